@@ -1,0 +1,305 @@
+// The CPU JIT. This is the only translation unit of the project that includes LLVM or clang headers
+// (each such TU costs ~30 s and ~0.8 GB to build). Never include Qt here (its `emit` macro breaks ORC).
+#include "engine/runtime/cpu/cpu_jit.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendOptions.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Lex/PreprocessorOptions.h>
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Passes/OptimizationLevel.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CodeGen.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+namespace ts::cpu {
+namespace {
+
+constexpr const char* kCFileName = "kernel.c";
+constexpr const char* kIrFileName = "kernel.ll";
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+std::string take_message(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+// Process-wide state, built once under std::call_once and immutable afterwards (the LLJIT itself is
+// internally synchronised).
+struct Jit {
+  std::string triple;
+  std::string cpu;                    // "x86-64" when LLVM does not know the host CPU (e.g. Zen 5 on LLVM 16)
+  std::vector<std::string> features;  // "+avx2", ... (enabled host features only), sorted
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple()};
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  // cc1 arguments, parsed once into a template invocation that every C compile copies.
+  std::vector<std::string> cc1_args;
+  std::unique_ptr<clang::CompilerInvocation> base_invocation;
+  std::atomic<uint64_t> next_dylib{0};
+};
+
+Jit* g_jit = nullptr;
+std::once_flag g_once;
+std::string g_init_error;
+
+void init_jit() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::InitializeNativeTargetAsmParser();
+
+  auto jit = std::make_unique<Jit>();
+
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    g_init_error = "cpu_jit: cannot detect the host target: " + take_message(jtmb.takeError());
+    return;
+  }
+  // detectHost() already carries every host feature (+ and -); only the CPU name may need fixing.
+  std::string cpu = jtmb->getCPU();
+  if (cpu.empty() || cpu == "generic") {
+    cpu = "x86-64";
+    jtmb->setCPU(cpu);
+  }
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);  // -O2 codegen
+  jtmb->getOptions().MCOptions.AsmVerbose = true;       // only matters for assembly()
+
+  llvm::StringMap<bool> host_features;
+  llvm::sys::getHostCPUFeatures(host_features);
+  for (const auto& f : host_features)
+    if (f.second) jit->features.push_back("+" + f.first().str());
+  std::sort(jit->features.begin(), jit->features.end());
+
+  jit->triple = jtmb->getTargetTriple().str();
+  jit->cpu = cpu;
+  jit->jtmb = *jtmb;
+
+  // ConcurrentIRCompiler creates a TargetMachine per module, so materialisations running on several
+  // caller threads at once (the default in-place dispatcher) never share one.
+  auto built = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(*jtmb)
+                   .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
+                                                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                     return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(b));
+                   })
+                   .create();
+  if (!built) {
+    g_init_error = "cpu_jit: cannot create the LLJIT: " + take_message(built.takeError());
+    return;
+  }
+  jit->lljit = std::move(*built);
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit->lljit->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    g_init_error = "cpu_jit: cannot search the process for symbols: " + take_message(gen.takeError());
+    return;
+  }
+  jit->lljit->getMainJITDylib().addGenerator(std::move(*gen));
+
+  // cc1 (not driver) arguments. Notes:
+  //  - no -fmath-errno: cc1 defaults to errno-free math, so __builtin_sqrtf etc. become llvm intrinsics
+  //    (sqrt lowers to an instruction; exp/log/... become calls to expf/logf resolved from the process).
+  //  - no -ffast-math / -menable-no-infs / -menable-no-nans / -fno-signed-zeros: plain IEEE semantics.
+  //  - -ffp-contract=off: no a*b+c -> fma fusion, results match an unfused IEEE evaluation.
+  //  - -vectorize-loops / -vectorize-slp: what the clang driver adds at -O2 (cc1 leaves them off).
+  auto& a = jit->cc1_args;
+  a = {"-triple", jit->triple, "-target-cpu", cpu};
+  for (const auto& f : jit->features) {
+    a.push_back("-target-feature");
+    a.push_back(f);
+  }
+  for (const char* s : {"-O2", "-ffreestanding", "-ffp-contract=off", "-vectorize-loops", "-vectorize-slp",
+                        "-nostdsysteminc", "-nobuiltininc", "-discard-value-names", "-fno-common",
+                        "-x", "c", "-std=gnu11"})
+    a.emplace_back(s);
+
+  std::vector<const char*> argv;
+  for (const auto& s : a) argv.push_back(s.c_str());
+  std::string diag_text;
+  llvm::raw_string_ostream diag_os(diag_text);
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diag_opts(new clang::DiagnosticOptions());
+  auto* printer = new clang::TextDiagnosticPrinter(diag_os, diag_opts.get());
+  clang::DiagnosticsEngine diags(llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs()),
+                                 diag_opts, printer, /*ShouldOwnClient=*/true);
+  jit->base_invocation = std::make_unique<clang::CompilerInvocation>();
+  bool ok = clang::CompilerInvocation::CreateFromArgs(*jit->base_invocation, argv, diags);
+  diag_os.flush();
+  if (!ok || diags.hasErrorOccurred()) {
+    g_init_error = "cpu_jit: clang rejected the cc1 arguments:\n" + diag_text;
+    return;
+  }
+  g_jit = jit.release();  // lives for the whole process: returned code pointers must stay valid
+}
+
+Jit& jit() {
+  std::call_once(g_once, init_jit);
+  if (!g_jit) fail(g_init_error);
+  return *g_jit;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(Jit& j) {
+  auto tm = j.jtmb.createTargetMachine();
+  if (!tm) fail("cpu_jit: cannot create a target machine: " + take_message(tm.takeError()));
+  return std::move(*tm);
+}
+
+// C99 text -> optimised (O2) module in `ctx`, via clang's library in-process.
+std::unique_ptr<llvm::Module> compile_c(Jit& j, const std::string& source, llvm::LLVMContext& ctx) {
+  auto inv = std::make_shared<clang::CompilerInvocation>(*j.base_invocation);
+  auto& fe = inv->getFrontendOpts();
+  fe.Inputs.clear();
+  fe.Inputs.emplace_back(kCFileName, clang::InputKind(clang::Language::C));
+  fe.DisableFree = false;
+  auto& pp = inv->getPreprocessorOpts();
+  pp.RetainRemappedFileBuffers = false;  // the preprocessor frees the buffer
+  pp.addRemappedFile(kCFileName, llvm::MemoryBuffer::getMemBufferCopy(source, kCFileName).release());
+
+  std::string diag_text;
+  llvm::raw_string_ostream diag_os(diag_text);
+  clang::CompilerInstance ci;
+  ci.setInvocation(std::move(inv));
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_os, &ci.getDiagnosticOpts()),
+                       /*ShouldOwnClient=*/true);
+  ci.setVerboseOutputStream(diag_os);  // "N errors generated." goes here, not to stderr
+
+  clang::EmitLLVMOnlyAction action(&ctx);
+  const bool ok = ci.ExecuteAction(action);
+  std::unique_ptr<llvm::Module> m = action.takeModule();
+  diag_os.flush();
+  if (!ok || !m || ci.getDiagnostics().hasErrorOccurred())
+    fail("C compile failed:\n" + (diag_text.empty() ? std::string("(no diagnostics)") : diag_text));
+  return m;
+}
+
+// LLVM IR text -> verified, O2-optimised module in `ctx`, with the JIT's triple and data layout.
+std::unique_ptr<llvm::Module> compile_ir(Jit& j, const std::string& source, llvm::LLVMContext& ctx) {
+  llvm::SMDiagnostic err;
+  std::unique_ptr<llvm::Module> m =
+      llvm::parseIR(llvm::MemoryBufferRef(source, kIrFileName), err, ctx);
+  if (!m) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    err.print(kIrFileName, os, /*ShowColors=*/false);
+    os.flush();
+    fail("LLVM IR parse failed:\n" + text);
+  }
+  {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (llvm::verifyModule(*m, &os)) {
+      os.flush();
+      fail("LLVM IR verification failed:\n" + text);
+    }
+  }
+  auto tm = make_target_machine(j);
+  m->setTargetTriple(j.triple);
+  m->setDataLayout(tm->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;  // as clang -O2
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm.get(), pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  mpm.run(*m, mam);
+  return m;
+}
+
+std::unique_ptr<llvm::Module> compile_module(Jit& j, SourceKind kind, const std::string& source,
+                                             llvm::LLVMContext& ctx) {
+  return kind == SourceKind::C ? compile_c(j, source, ctx) : compile_ir(j, source, ctx);
+}
+
+}  // namespace
+
+void* compile(SourceKind kind, const std::string& source, const std::string& symbol) {
+  Jit& j = jit();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, *ctx);
+  const llvm::DataLayout& dl = j.lljit->getDataLayout();
+  if (m->getDataLayout().isDefault()) m->setDataLayout(dl);
+  if (m->getDataLayout() != dl)
+    fail("cpu_jit: module data layout '" + m->getDataLayout().getStringRepresentation() +
+         "' differs from the JIT's '" + dl.getStringRepresentation() + "'");
+  if (m->getTargetTriple().empty()) m->setTargetTriple(j.triple);
+
+  // A fresh JITDylib per source: the same symbol name may be defined by many sources. It links against
+  // the main JITDylib, which resolves process symbols (memset, expf, __truncsfhf2, ...).
+  auto& es = j.lljit->getExecutionSession();
+  const std::string name = "ts_kernel_" + std::to_string(j.next_dylib.fetch_add(1));
+  auto jd = j.lljit->createJITDylib(name);
+  if (!jd) fail("cpu_jit: cannot create a JITDylib: " + take_message(jd.takeError()));
+  jd->addToLinkOrder(j.lljit->getMainJITDylib());
+
+  auto cleanup = [&](const std::string& msg) -> void {
+    llvm::consumeError(es.removeJITDylib(*jd));
+    fail(msg);
+  };
+  if (auto err = j.lljit->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    cleanup("cpu_jit: cannot add the module: " + take_message(std::move(err)));
+  auto addr = j.lljit->lookup(*jd, symbol);
+  if (!addr) cleanup("cpu_jit: cannot materialise '" + symbol + "': " + take_message(addr.takeError()));
+  return addr->toPtr<void*>();
+}
+
+std::string assembly(SourceKind kind, const std::string& source) {
+  Jit& j = jit();
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, ctx);
+  auto tm = make_target_machine(j);
+  m->setDataLayout(tm->createDataLayout());
+  if (m->getTargetTriple().empty()) m->setTargetTriple(j.triple);
+
+  llvm::SmallString<4096> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::CGFT_AssemblyFile))
+    fail("cpu_jit: the target cannot emit assembly");
+  pm.run(*m);
+  return std::string(buf.str());
+}
+
+std::string target_description() {
+  Jit& j = jit();
+  std::string s = j.cpu;
+  for (const auto& f : j.features) s += " " + f;
+  return s;
+}
+
+}  // namespace ts::cpu

@@ -1,0 +1,124 @@
+#include "engine/uop/rewrite.h"
+
+#include <unordered_set>
+
+#include "engine/uop/error.h"
+
+namespace ts {
+
+PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) { index(); }
+
+void PatternMatcher::index() {
+  by_op_.clear();
+  any_op_.clear();
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].ops.empty()) any_op_.push_back(i);
+    for (Ops o : rules_[i].ops) by_op_[static_cast<int>(o)].push_back(i);
+  }
+}
+
+PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
+  std::vector<Rule> r = rules_;
+  r.insert(r.end(), o.rules_.begin(), o.rules_.end());
+  return PatternMatcher(std::move(r));
+}
+
+UOpRef PatternMatcher::rewrite(const UOpRef& x, void* ctx, const Rule** fired) const {
+  auto it = by_op_.find(static_cast<int>(x->op));
+  const std::vector<size_t>* lists[2] = {it == by_op_.end() ? nullptr : &it->second, &any_op_};
+  // keep declaration order across the two lists
+  size_t a = 0, b = 0;
+  const auto& la = lists[0] ? *lists[0] : std::vector<size_t>{};
+  const auto& lb = *lists[1];
+  while (a < la.size() || b < lb.size()) {
+    size_t idx;
+    if (b >= lb.size() || (a < la.size() && la[a] < lb[b])) idx = la[a++];
+    else idx = lb[b++];
+    UOpRef r = rules_[idx].fn(x, ctx);
+    if (r && r.get() != x.get()) {
+      if (fired) *fired = &rules_[idx];
+      return r;
+    }
+  }
+  return nullptr;
+}
+
+RewriteListener*& rewrite_listener() {
+  thread_local RewriteListener* l = nullptr;
+  return l;
+}
+
+namespace {
+struct Rewriter {
+  const PatternMatcher& pm;
+  void* ctx;
+  RewriteListener* listener;
+  std::unordered_map<const UOp*, UOpRef> memo;
+  std::vector<UOpRef> keep;  // keep keys alive while memoized
+  int depth = 0;
+
+  UOpRef apply(const UOpRef& x) {
+    const Rule* fired = nullptr;
+    UOpRef r = pm.rewrite(x, ctx, &fired);
+    if (r && listener) listener->on_match(x, r, *fired);
+    return r;
+  }
+
+  UOpRef sources_first(const UOpRef& x) {
+    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    if (++depth > 20000) throw Error("graph_rewrite: graph too deep or infinite loop");
+    UOps ns;
+    ns.reserve(x->src.size());
+    for (auto& s : x->src) ns.push_back(sources_first(s));
+    UOpRef y = x->replace_src(std::move(ns));
+    UOpRef out = y;
+    if (UOpRef r = apply(y)) out = sources_first(r);
+    --depth;
+    keep.push_back(x);
+    memo[x.get()] = out;
+    return out;
+  }
+
+  UOpRef node_first(const UOpRef& x) {
+    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    if (++depth > 20000) throw Error("graph_rewrite: graph too deep or infinite loop");
+    UOpRef y = x;
+    for (int guard = 0; UOpRef r = apply(y); ++guard) {
+      if (guard > 1000) throw Error("graph_rewrite: infinite loop in bottom-up rewrite");
+      y = r;
+    }
+    UOps ns;
+    ns.reserve(y->src.size());
+    for (auto& s : y->src) ns.push_back(node_first(s));
+    UOpRef out = y->replace_src(std::move(ns));
+    --depth;
+    keep.push_back(x);
+    memo[x.get()] = out;
+    return out;
+  }
+};
+}  // namespace
+
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up) {
+  RewriteListener* l = rewrite_listener();
+  if (l) l->on_pass_begin(name, root);
+  Rewriter rw{pm, ctx, l, {}, {}};
+  UOpRef out = bottom_up ? rw.node_first(root) : rw.sources_first(root);
+  if (l) l->on_pass_end(name, out);
+  return out;
+}
+
+UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map) {
+  std::unordered_map<const UOp*, UOpRef> memo;
+  std::function<UOpRef(const UOpRef&)> go = [&](const UOpRef& x) -> UOpRef {
+    if (auto it = map.find(x.get()); it != map.end()) return it->second;
+    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    UOps ns;
+    ns.reserve(x->src.size());
+    for (auto& s : x->src) ns.push_back(go(s));
+    return memo[x.get()] = x->replace_src(std::move(ns));
+  };
+  return go(root);
+}
+
+}  // namespace ts

@@ -1,0 +1,375 @@
+#include "engine/uop/symbolic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+
+namespace ts {
+
+namespace {
+
+bool is_c(const UOpRef& x) { return x->op == Ops::CONST && !x->is<Invalid>(); }
+bool int_math(const UOpRef& x) { return is_int(x->dtype); }
+
+// python-style floor division / modulo
+int64_t fdiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) --q; return q; }
+int64_t fmod_(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+
+double round_to(DType dt, double v) {
+  if (dt == dtypes::float32) return static_cast<double>(static_cast<float>(v));
+  if (dt == dtypes::float16) return static_cast<double>(static_cast<_Float16>(v));
+  return v;
+}
+int64_t wrap_int(DType dt, int64_t v) {
+  switch (dt->bitsize) {
+    case 8: return is_unsigned(dt) ? static_cast<int64_t>(static_cast<uint8_t>(v)) : static_cast<int8_t>(v);
+    case 16: return is_unsigned(dt) ? static_cast<int64_t>(static_cast<uint16_t>(v)) : static_cast<int16_t>(v);
+    case 32: return is_unsigned(dt) ? static_cast<int64_t>(static_cast<uint32_t>(v)) : static_cast<int32_t>(v);
+    default: return v;
+  }
+}
+
+UOpRef fold_const(const UOpRef& x) {
+  for (auto& s : x->src)
+    if (!is_c(s)) return nullptr;
+  DType dt = x->dtype;
+  auto f = [&](size_t i) { return round_to(x->src[i]->dtype, x->src[i]->const_float()); };
+  if (x->op == Ops::CAST) {
+    double v = x->src[0]->const_float();
+    if (is_bool(dt)) return uconst_bool(v != 0);
+    if (is_int(dt)) return uconst_int(dt, wrap_int(dt, static_cast<int64_t>(std::trunc(v))));
+    return uconst(dt, round_to(dt, v));
+  }
+  if (!group::alu(x->op) || x->op == Ops::THREEFRY) return nullptr;
+  bool ints = is_int(dt) || is_bool(dt);
+  bool src_ints = std::all_of(x->src.begin(), x->src.end(), [](auto& s) { return is_int(s->dtype) || is_bool(s->dtype); });
+  if (ints && src_ints) {
+    auto iv = [&](size_t i) { return x->src[i]->const_int(); };
+    int64_t r;
+    switch (x->op) {
+      case Ops::ADD: r = iv(0) + iv(1); break;
+      case Ops::SUB: r = iv(0) - iv(1); break;
+      case Ops::MUL: r = iv(0) * iv(1); break;
+      case Ops::NEG: r = -iv(0); break;
+      case Ops::MAX: r = std::max(iv(0), iv(1)); break;
+      case Ops::FLOORDIV: if (iv(1) == 0) return nullptr; r = fdiv(iv(0), iv(1)); break;
+      case Ops::FLOORMOD: if (iv(1) == 0) return nullptr; r = fmod_(iv(0), iv(1)); break;
+      case Ops::CDIV: if (iv(1) == 0) return nullptr; r = iv(0) / iv(1); break;
+      case Ops::CMOD: if (iv(1) == 0) return nullptr; r = iv(0) % iv(1); break;
+      case Ops::CMPLT: return uconst_bool(iv(0) < iv(1));
+      case Ops::CMPNE: return uconst_bool(iv(0) != iv(1));
+      case Ops::CMPEQ: return uconst_bool(iv(0) == iv(1));
+      case Ops::AND: r = iv(0) & iv(1); break;
+      case Ops::OR: r = iv(0) | iv(1); break;
+      case Ops::XOR: r = iv(0) ^ iv(1); break;
+      case Ops::SHL: r = iv(0) << iv(1); break;
+      case Ops::SHR: r = iv(0) >> iv(1); break;
+      case Ops::WHERE: return iv(0) ? x->src[1] : x->src[2];
+      default: return nullptr;
+    }
+    if (is_bool(dt)) return uconst_bool(r != 0);
+    return uconst_int(dt, is_weak(dt) ? r : wrap_int(dt, r));
+  }
+  double r;
+  switch (x->op) {
+    case Ops::ADD: r = f(0) + f(1); break;
+    case Ops::SUB: r = f(0) - f(1); break;
+    case Ops::MUL: r = f(0) * f(1); break;
+    case Ops::NEG: r = -f(0); break;
+    case Ops::MAX: r = std::max(f(0), f(1)); break;
+    case Ops::RECIPROCAL: r = 1.0 / f(0); break;
+    case Ops::FDIV: r = f(0) / f(1); break;
+    case Ops::SQRT: r = std::sqrt(f(0)); break;
+    case Ops::EXP2: r = std::exp2(f(0)); break;
+    case Ops::LOG2: r = std::log2(f(0)); break;
+    case Ops::SIN: r = std::sin(f(0)); break;
+    case Ops::TRUNC: r = std::trunc(f(0)); break;
+    case Ops::POW: r = std::pow(f(0), f(1)); break;
+    case Ops::CMPLT: return uconst_bool(f(0) < f(1));
+    case Ops::CMPNE: return uconst_bool(f(0) != f(1));
+    case Ops::CMPEQ: return uconst_bool(f(0) == f(1));
+    case Ops::WHERE: return x->src[0]->const_float() != 0 ? x->src[1] : x->src[2];
+    default: return nullptr;
+  }
+  return uconst(dt, round_to(dt, r));
+}
+
+UOpRef c_like(const UOpRef& x, double v) { return uconst(x->dtype, v); }
+
+// x op identity
+UOpRef identities(const UOpRef& x) {
+  if (x->src.size() != 2) return nullptr;
+  const UOpRef &a = x->src[0], &b = x->src[1];
+  switch (x->op) {
+    case Ops::ADD:
+      if (b->is_const_value(0) && a->dtype == x->dtype) return a;
+      if (a->is_const_value(0) && b->dtype == x->dtype) return b;
+      // x + (-x) -> 0 ; x + x*-1 -> 0
+      if (b->op == Ops::NEG && b->src[0] == a) return c_like(x, 0);
+      if (a->op == Ops::NEG && a->src[0] == b) return c_like(x, 0);
+      if (b->op == Ops::MUL && b->src[0] == a && b->src[1]->is_const_value(-1)) return c_like(x, 0);
+      break;
+    case Ops::MUL:
+      if (b->is_const_value(1) && a->dtype == x->dtype) return a;
+      if (a->is_const_value(1) && b->dtype == x->dtype) return b;
+      if (b->is_const_value(0) || a->is_const_value(0)) return c_like(x, 0);
+      break;
+    case Ops::FLOORDIV: case Ops::CDIV:
+      if (b->is_const_value(1)) return a;
+      break;
+    case Ops::FLOORMOD: case Ops::CMOD:
+      if (b->is_const_value(1)) return c_like(x, 0);
+      break;
+    case Ops::AND:
+      if (is_bool(x->dtype)) {
+        if (b->is_const_value(1)) return a;
+        if (a->is_const_value(1)) return b;
+        if (b->is_const_value(0) || a->is_const_value(0)) return uconst_bool(false);
+        if (a == b) return a;
+      }
+      break;
+    case Ops::OR:
+      if (is_bool(x->dtype)) {
+        if (b->is_const_value(0)) return a;
+        if (a->is_const_value(0)) return b;
+        if (b->is_const_value(1) || a->is_const_value(1)) return uconst_bool(true);
+        if (a == b) return a;
+      }
+      break;
+    case Ops::MAX:
+      if (a == b) return a;
+      if (int_math(x)) {
+        if (a->vmin() >= b->vmax()) return a;
+        if (b->vmin() >= a->vmax()) return b;
+      }
+      break;
+    case Ops::CMPNE:
+      if (a == b && int_math(a)) return uconst_bool(false);
+      break;
+    default: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+LinearTerms linear_terms(const UOpRef& x) {
+  LinearTerms lt;
+  std::map<const UOp*, size_t> pos;
+  std::function<void(const UOpRef&, int64_t)> go = [&](const UOpRef& u, int64_t k) {
+    if (is_c(u) && is_int(u->dtype)) { lt.constant += k * u->const_int(); return; }
+    if (u->op == Ops::ADD) { go(u->src[0], k); go(u->src[1], k); return; }
+    if (u->op == Ops::MUL && is_c(u->src[1]) && is_int(u->src[1]->dtype)) { go(u->src[0], k * u->src[1]->const_int()); return; }
+    if (u->op == Ops::MUL && is_c(u->src[0]) && is_int(u->src[0]->dtype)) { go(u->src[1], k * u->src[0]->const_int()); return; }
+    if (u->op == Ops::NEG) { go(u->src[0], -k); return; }
+    auto it = pos.find(u.get());
+    if (it != pos.end()) { lt.terms[it->second].second += k; return; }
+    pos[u.get()] = lt.terms.size();
+    lt.terms.push_back({u, k});
+  };
+  go(x, 1);
+  lt.terms.erase(std::remove_if(lt.terms.begin(), lt.terms.end(), [](auto& t) { return t.second == 0; }), lt.terms.end());
+  return lt;
+}
+
+UOpRef from_linear_terms(const LinearTerms& lt, DType dt) {
+  UOpRef acc;
+  for (auto& [t, k] : lt.terms) {
+    UOpRef term = k == 1 ? t : alu(Ops::MUL, t, uconst_int(dt, k));
+    acc = acc ? alu(Ops::ADD, acc, term) : term;
+  }
+  if (!acc) return uconst_int(dt, lt.constant);
+  if (lt.constant) acc = alu(Ops::ADD, acc, uconst_int(dt, lt.constant));
+  return acc;
+}
+
+namespace {
+
+// integer division/modulo by a positive constant over a linear expression
+UOpRef divmod_fold(const UOpRef& x) {
+  if (!int_math(x) || !is_c(x->src[1])) return nullptr;
+  int64_t c = x->src[1]->const_int();
+  if (c <= 0) return nullptr;
+  const UOpRef& a = x->src[0];
+  bool is_div = x->op == Ops::FLOORDIV;
+  if (a->vmin() >= 0 && a->vmax() < c) return is_div ? uconst_int(x->dtype, 0) : a;
+  if (is_div && a->op == Ops::FLOORDIV && is_c(a->src[1]) && a->src[1]->const_int() > 0)
+    return alu(Ops::FLOORDIV, a->src[0], uconst_int(x->dtype, a->src[1]->const_int() * c));
+  // (x % (c*k)) % c -> x % c
+  if (!is_div && a->op == Ops::FLOORMOD && is_c(a->src[1]) && a->src[1]->const_int() % c == 0)
+    return alu(Ops::FLOORMOD, a->src[0], x->src[1]);
+  LinearTerms lt = linear_terms(a);
+  if (lt.terms.empty()) return nullptr;
+  LinearTerms quot, rem;
+  for (auto& [t, k] : lt.terms) {
+    if (k % c == 0) quot.terms.push_back({t, k / c});
+    else rem.terms.push_back({t, k});
+  }
+  quot.constant = fdiv(lt.constant, c);
+  rem.constant = fmod_(lt.constant, c);
+  if (quot.terms.empty() && quot.constant == 0 && rem.constant == lt.constant) {
+    // nothing divisible: try gcd of all coefficients
+    int64_t g = 0;
+    for (auto& [t, k] : lt.terms) g = std::gcd(g, k);
+    g = std::gcd(g, lt.constant);
+    if (g > 1 && c % g == 0 && is_div) {
+      LinearTerms red;
+      for (auto& [t, k] : lt.terms) red.terms.push_back({t, k / g});
+      red.constant = lt.constant / g;
+      UOpRef inner = from_linear_terms(red, a->dtype);
+      if (inner->vmin() >= 0) return alu(Ops::FLOORDIV, inner, uconst_int(x->dtype, c / g));
+    }
+    return nullptr;
+  }
+  UOpRef r = from_linear_terms(rem, a->dtype);
+  bool rem_in_range = r->vmin() >= 0 && r->vmax() < c;
+  if (is_div) {
+    UOpRef q = from_linear_terms(quot, a->dtype);
+    if (rem_in_range) return q;
+    if (r->vmin() < 0) return nullptr;
+    return alu(Ops::ADD, q, alu(Ops::FLOORDIV, r, x->src[1]));
+  }
+  if (rem_in_range) return r;
+  if (r->vmin() < 0) return nullptr;
+  if (quot.terms.empty() && quot.constant == 0) return nullptr;
+  return alu(Ops::FLOORMOD, r, x->src[1]);
+}
+
+// (x//c)*c + x%c -> x, as linear terms
+UOpRef merge_divmod(const UOpRef& x) {
+  if (!int_math(x)) return nullptr;
+  LinearTerms lt = linear_terms(x);
+  for (size_t i = 0; i < lt.terms.size(); ++i) {
+    auto& [d, kd] = lt.terms[i];
+    if (d->op != Ops::FLOORDIV || !is_c(d->src[1])) continue;
+    int64_t c = d->src[1]->const_int();
+    for (size_t j = 0; j < lt.terms.size(); ++j) {
+      auto& [m, km] = lt.terms[j];
+      if (m->op != Ops::FLOORMOD || m->src[0] != d->src[0] || !is_c(m->src[1]) || m->src[1]->const_int() != c) continue;
+      if (kd != km * c) continue;
+      LinearTerms out = lt;
+      UOpRef inner = d->src[0];
+      int64_t k = km;
+      out.terms.erase(out.terms.begin() + std::max(i, j));
+      out.terms.erase(out.terms.begin() + std::min(i, j));
+      out.terms.push_back({inner, k});
+      return from_linear_terms(linear_terms(from_linear_terms(out, x->dtype)), x->dtype);
+    }
+  }
+  return nullptr;
+}
+
+// canonical linear form for integer ADD chains: combine constants and like terms
+UOpRef canon_add(const UOpRef& x) {
+  if (!int_math(x)) return nullptr;
+  LinearTerms lt = linear_terms(x);
+  UOpRef y = from_linear_terms(lt, x->dtype);
+  if (y == x) return nullptr;
+  // only accept if it is smaller (avoid flip-flopping)
+  size_t nx = x->toposort().size(), ny = y->toposort().size();
+  return ny < nx ? y : nullptr;
+}
+
+UOpRef bounds_fold(const UOpRef& x) {
+  if (x->op == Ops::CONST || x->op == Ops::RANGE || x->op == Ops::PARAM || x->op == Ops::DEFINE_ACC) return nullptr;
+  if (!(int_math(x) || is_bool(x->dtype))) return nullptr;
+  for (auto& s : x->src)
+    if (s->op == Ops::INDEX || s->op == Ops::LOAD || s->op == Ops::REDUCE) return nullptr;
+  if (x->op == Ops::INDEX || x->op == Ops::LOAD || x->op == Ops::REDUCE || x->op == Ops::CAST) return nullptr;
+  int64_t lo = x->vmin(), hi = x->vmax();
+  if (lo == hi && lo != INT32_MIN && lo != INT32_MAX) return is_bool(x->dtype) ? uconst_bool(lo) : uconst_int(x->dtype, lo);
+  return nullptr;
+}
+
+UOpRef fold_where(const UOpRef& x) {
+  const UOpRef& c = x->src[0];
+  if (is_c(c)) return c->const_float() != 0 ? x->src[1] : x->src[2];
+  if (x->src[1] == x->src[2]) return x->src[1];
+  return nullptr;
+}
+
+}  // namespace
+
+const PatternMatcher& symbolic() {
+  static const PatternMatcher pm({
+      rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),
+      rule("where on a constant gate / equal branches", {Ops::WHERE}, [](const UOpRef& x, void*) { return fold_where(x); }),
+      rule("identities: x+0 x*1 x*0 x-x x//1 x%1", {}, [](const UOpRef& x, void*) { return identities(x); }),
+      rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x, void*) { return bounds_fold(x); }),
+      rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
+           [](const UOpRef& x, void*) { return divmod_fold(x); }),
+      rule("(x//c)*c + x%c -> x", {Ops::ADD}, [](const UOpRef& x, void*) { return merge_divmod(x); }),
+      rule("combine like terms and constants", {Ops::ADD}, [](const UOpRef& x, void*) { return canon_add(x); }),
+      rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x, void*) -> UOpRef {
+        return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
+      }),
+  });
+  return pm;
+}
+
+namespace {
+bool reads_memory(const UOpRef& x) {
+  for (auto& u : x->toposort())
+    if (u->op == Ops::INDEX || u->op == Ops::LOAD || u->op == Ops::BUFFER || u->op == Ops::PARAM || u->op == Ops::REDUCE)
+      if (!(u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU)) return true;
+  return false;
+}
+bool depends_on(const UOpRef& x, const UOp* r) {
+  for (auto& u : x->toposort())
+    if (u.get() == r) return true;
+  return false;
+}
+// number of r in [0,n) satisfying cond, for cond linear in r with coefficient +1; nullptr if unknown
+UOpRef count_true(const UOpRef& cond, const UOpRef& r, int64_t n) {
+  // cond: (a < b) with r appearing in a (coefficient 1) => r < b - rest  => count = clamp(b-rest, 0, n)
+  // cond: !(a < b) written as (a<b) != True  => count = n - clamp(...)
+  bool negate = false;
+  UOpRef c = cond;
+  if (c->op == Ops::CMPNE && c->src[1]->is_const_value(1) && is_bool(c->src[0]->dtype)) { negate = true; c = c->src[0]; }
+  if (c->op != Ops::CMPLT) return nullptr;
+  LinearTerms lhs = linear_terms(c->src[0]), rhs = linear_terms(c->src[1]);
+  int64_t kr = 0;
+  LinearTerms rest;
+  for (auto& [t, k] : lhs.terms) { if (t == r) kr += k; else rest.terms.push_back({t, -k}); }
+  for (auto& [t, k] : rhs.terms) { if (t == r) return nullptr; rest.terms.push_back({t, k}); }
+  if (kr != 1) return nullptr;
+  rest.constant = rhs.constant - lhs.constant;
+  UOpRef bound = simplify(from_linear_terms(rest, dtypes::weakint));  // r < bound
+  if (bound->vmin() < 0 || bound->vmax() > n) return nullptr;     // no clamping needed
+  return negate ? simplify(alu(Ops::ADD, iconst(n), alu(Ops::NEG, bound))) : bound;
+}
+UOpRef collapse_reduce(const UOpRef& x) {
+  if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
+  const UOpRef& body = x->src[0];
+  const UOpRef& r = x->src[1];
+  if (r->op != Ops::RANGE || reads_memory(body)) return nullptr;
+  int64_t n = r->src[0]->const_int();
+  if (!depends_on(body, r.get())) return alu(Ops::MUL, body, uconst(body->dtype, static_cast<double>(n)));
+  if (body->op == Ops::WHERE && body->src[2]->is_const_value(0) && !depends_on(body->src[1], r.get())) {
+    UOpRef cnt = count_true(body->src[0], r, n);
+    if (!cnt) return nullptr;
+    return alu(Ops::MUL, ucast(cnt, body->dtype), body->src[1]);
+  }
+  return nullptr;
+}
+}  // namespace
+
+const PatternMatcher& reduce_collapse() {
+  static const PatternMatcher pm({
+      rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
+           [](const UOpRef& x, void*) { return collapse_reduce(x); }),
+  });
+  return pm;
+}
+
+UOpRef simplify(const UOpRef& x) {
+  RewriteListener* saved = rewrite_listener();
+  rewrite_listener() = nullptr;
+  UOpRef out = graph_rewrite(x, symbolic(), nullptr, "simplify");
+  rewrite_listener() = saved;
+  return out;
+}
+
+}  // namespace ts

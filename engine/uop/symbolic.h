@@ -1,0 +1,22 @@
+#pragma once
+#include "engine/uop/rewrite.h"
+
+namespace ts {
+
+// Algebraic simplification: constant folding, identities (x+0, x*1, x*0, x-x), index math (div/mod folding
+// by bounds, (x//c)*c + x%c -> x), comparisons decided by bounds, where/and on constants.
+const PatternMatcher& symbolic();
+// REDUCE(ADD) over ranges whose body reads nothing: closed forms (what makes arange an index expression)
+const PatternMatcher& reduce_collapse();
+// one-shot helper: graph_rewrite(x, symbolic()) without tracing
+UOpRef simplify(const UOpRef& x);
+
+// a linear decomposition of integer math: sum(coeff_i * term_i) + constant
+struct LinearTerms {
+  std::vector<std::pair<UOpRef, int64_t>> terms;
+  int64_t constant = 0;
+};
+LinearTerms linear_terms(const UOpRef& x);
+UOpRef from_linear_terms(const LinearTerms& lt, DType dt);
+
+}  // namespace ts

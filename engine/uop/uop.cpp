@@ -1,0 +1,479 @@
+#include "engine/uop/uop.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/uop/error.h"
+
+namespace ts {
+
+std::string_view axis_type_name(AxisType t) {
+  static const char* n[] = {"DEVICE", "GLOBAL", "WARP", "LOCAL", "LOOP", "GROUP_REDUCE", "REDUCE", "UPCAST",
+                            "UNROLL", "THREAD", "WEAK", "PLACEHOLDER"};
+  return n[static_cast<int>(t)];
+}
+char axis_letter(AxisType t) {
+  static const char l[] = {'d', 'g', 'w', 'l', 'L', 'G', 'R', 'u', 'r', 't', 'L', 'P'};
+  return l[static_cast<int>(t)];
+}
+
+// ---- args ---------------------------------------------------------------------------------------
+namespace {
+inline size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+uint64_t dbits(double d) {
+  if (std::isnan(d)) d = std::nan("");
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+}  // namespace
+
+bool arg_equal(const Arg& a, const Arg& b) {
+  if (a.index() != b.index()) return false;
+  if (auto* x = std::get_if<double>(&a)) return dbits(*x) == dbits(std::get<double>(b));
+  return a == b;
+}
+
+size_t arg_hash(const Arg& a) {
+  size_t h = a.index() * 1315423911u;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) h = mix(h, std::hash<int64_t>()(v));
+        else if constexpr (std::is_same_v<T, double>) h = mix(h, std::hash<uint64_t>()(dbits(v)));
+        else if constexpr (std::is_same_v<T, bool>) h = mix(h, v);
+        else if constexpr (std::is_same_v<T, std::string>) h = mix(h, std::hash<std::string>()(v));
+        else if constexpr (std::is_same_v<T, Shape>) { for (auto s : v) h = mix(h, std::hash<int64_t>()(s)); }
+        else if constexpr (std::is_same_v<T, ParamArg>) {
+          h = mix(h, v.slot); h = mix(h, v.size); h = mix(h, std::hash<std::string>()(v.device));
+          h = mix(h, std::hash<std::string>()(v.name)); h = mix(h, (size_t)v.addrspace);
+        } else if constexpr (std::is_same_v<T, RangeArg>) { h = mix(h, v.id); h = mix(h, (size_t)v.type); }
+        else if constexpr (std::is_same_v<T, ReduceArg>) { h = mix(h, (size_t)v.op); h = mix(h, v.n); }
+        else if constexpr (std::is_same_v<T, StageArg>) { h = mix(h, std::hash<std::string>()(v.device)); h = mix(h, v.removable); }
+        else if constexpr (std::is_same_v<T, KernelInfo>) { h = mix(h, std::hash<std::string>()(v.name)); }
+      },
+      a);
+  return h;
+}
+
+std::string format_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::fabs(v) < 1e16) {
+    std::ostringstream o;
+    o << static_cast<int64_t>(v) << ".0";
+    if (v == 0 && std::signbit(v)) return "-0.0";
+    return o.str();
+  }
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string arg_repr(const Arg& a) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return "None";
+        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return format_double(v);
+        else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+        else if constexpr (std::is_same_v<T, Invalid>) return "Invalid";
+        else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
+        else if constexpr (std::is_same_v<T, Shape>) {
+          std::string s = "(";
+          for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+          return s + (v.size() == 1 ? ",)" : ")");
+        } else if constexpr (std::is_same_v<T, ParamArg>) {
+          std::string s = "ParamArg(" + std::to_string(v.slot);
+          if (!v.device.empty()) s += ", device='" + v.device + "'";
+          if (!v.name.empty()) s += ", name='" + v.name + "'";
+          return s + ")";
+        } else if constexpr (std::is_same_v<T, RangeArg>) {
+          return "(" + std::to_string(v.id) + ", AxisType." + std::string(axis_type_name(v.type)) + ")";
+        } else if constexpr (std::is_same_v<T, ReduceArg>) {
+          return "(Ops." + std::string(op_name(v.op)) + ", " + std::to_string(v.n) + ")";
+        } else if constexpr (std::is_same_v<T, StageArg>) {
+          return "BufferizeOpts(device='" + v.device + "', removable=" + (v.removable ? "True" : "False") + ")";
+        } else if constexpr (std::is_same_v<T, KernelInfo>) {
+          return "KernelInfo(name='" + v.name + "')";
+        }
+        return "?";
+      },
+      a);
+}
+
+// ---- interning ----------------------------------------------------------------------------------
+namespace {
+struct Table {
+  std::mutex mu;
+  std::unordered_multimap<size_t, std::pair<const UOp*, std::weak_ptr<const UOp>>> map;
+};
+Table& table() {
+  static Table* t = new Table();  // never destroyed: UOps may outlive static destruction order
+  return *t;
+}
+std::atomic<uint64_t> g_serial{0};
+
+bool same_key(const UOp& u, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) {
+  if (u.op != op || u.dtype != dt || u.tag != tag || u.src.size() != src.size()) return false;
+  for (size_t i = 0; i < src.size(); ++i)
+    if (u.src[i].get() != src[i].get()) return false;
+  return arg_equal(u.arg, arg);
+}
+
+Shape broadcast_shapes(const UOps& src) {
+  Shape out;
+  for (auto& s : src) {
+    if (!s->has_shape) continue;
+    const Shape& sh = s->shape;
+    if (sh.size() > out.size()) out.insert(out.begin(), sh.size() - out.size(), 1);
+    size_t off = out.size() - sh.size();
+    for (size_t i = 0; i < sh.size(); ++i) {
+      if (out[off + i] == 1) out[off + i] = sh[i];
+      else if (sh[i] != 1 && sh[i] != out[off + i]) throw Error("cannot broadcast shapes");
+    }
+  }
+  return out;
+}
+
+void infer_shape(UOp& u) {
+  auto src_shape = [&](size_t i) -> const Shape& { return u.src.at(i)->shape; };
+  switch (u.op) {
+    case Ops::CONST: case Ops::RANGE: case Ops::SPECIAL: case Ops::DEFINE_ACC: case Ops::INDEX: case Ops::LOAD:
+      u.has_shape = true; return;
+    case Ops::BUFFER: case Ops::PARAM:
+      u.has_shape = true;
+      if (u.as<ParamArg>().addrspace != AddrSpace::ALU) u.shape = {u.as<ParamArg>().size};
+      return;
+    case Ops::RESHAPE: u.has_shape = true; u.shape = u.as<Shape>(); return;
+    case Ops::EXPAND: {
+      u.has_shape = true;
+      u.shape = u.as<Shape>();
+      const Shape& s = src_shape(0);
+      u.shape.insert(u.shape.end(), s.begin(), s.end());
+      return;
+    }
+    case Ops::PERMUTE: {
+      u.has_shape = true;
+      const Shape& p = u.as<Shape>();
+      for (auto i : p) u.shape.push_back(src_shape(0).at(i));
+      return;
+    }
+    case Ops::PAD: case Ops::SHRINK: {
+      u.has_shape = true;
+      const Shape& a = u.as<Shape>();
+      const Shape& s = src_shape(0);
+      for (size_t i = 0; i < s.size(); ++i)
+        u.shape.push_back(u.op == Ops::PAD ? s[i] + a[2 * i] + a[2 * i + 1] : a[2 * i + 1] - a[2 * i]);
+      return;
+    }
+    case Ops::FLIP: case Ops::COPY: case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD: case Ops::DETACH:
+    case Ops::AFTER: case Ops::CAST: case Ops::BITCAST:
+      u.has_shape = u.src.at(0)->has_shape; u.shape = src_shape(0); return;
+    case Ops::STAGE: u.has_shape = false; return;
+    case Ops::REDUCE: {
+      u.has_shape = true;
+      int n = u.as<ReduceArg>().n;
+      if (n > 0) u.shape.assign(src_shape(0).begin() + n, src_shape(0).end());
+      return;
+    }
+    default:
+      if (group::elementwise(u.op)) {
+        u.has_shape = true;
+        u.shape = broadcast_shapes(u.src);
+      }
+      return;
+  }
+}
+
+void infer_device(UOp& u) {
+  if (u.op == Ops::BUFFER || u.op == Ops::PARAM) { u.device = u.as<ParamArg>().device; return; }
+  if (u.op == Ops::COPY) { u.device = u.as<std::string>(); return; }
+  if (u.op == Ops::STAGE) { u.device = u.as<StageArg>().device; return; }
+  for (auto& s : u.src)
+    if (!s->device.empty()) { u.device = s->device; return; }
+}
+}  // namespace
+
+size_t live_uop_count() {
+  auto& t = table();
+  std::lock_guard lk(t.mu);
+  return t.map.size();
+}
+
+UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
+  size_t h = mix(static_cast<size_t>(op) * 31 + 7, reinterpret_cast<size_t>(dtype));
+  for (auto& s : src) h = mix(h, s->hash);
+  h = mix(h, arg_hash(arg));
+  h = mix(h, static_cast<size_t>(tag));
+  auto& t = table();
+  {
+    std::lock_guard lk(t.mu);
+    auto [b, e] = t.map.equal_range(h);
+    for (auto it = b; it != e; ++it)
+      if (auto sp = it->second.second.lock(); sp && same_key(*sp, op, dtype, src, arg, tag)) return sp;
+  }
+  auto* raw = new UOp();
+  raw->op = op;
+  raw->dtype = dtype;
+  raw->src = std::move(src);
+  raw->arg = std::move(arg);
+  raw->tag = tag;
+  raw->hash = h;
+  raw->id = g_serial.fetch_add(1);
+  try {
+    infer_shape(*raw);
+  } catch (...) {
+    delete raw;
+    throw;
+  }
+  infer_device(*raw);
+  std::shared_ptr<const UOp> sp(raw, [h](const UOp* p) {
+    {
+      auto& tb = table();
+      std::lock_guard lk(tb.mu);
+      auto [b, e] = tb.map.equal_range(h);
+      for (auto it = b; it != e; ++it)
+        if (it->second.first == p) { tb.map.erase(it); break; }
+    }
+    delete p;
+  });
+  std::lock_guard lk(t.mu);
+  // another thread may have created the same node meanwhile: prefer the existing one
+  auto [b, e] = t.map.equal_range(h);
+  for (auto it = b; it != e; ++it)
+    if (auto ex = it->second.second.lock(); ex && same_key(*ex, raw->op, raw->dtype, raw->src, raw->arg, raw->tag)) return ex;
+  t.map.emplace(h, std::make_pair(raw, std::weak_ptr<const UOp>(sp)));
+  return sp;
+}
+
+UOpRef UOp::replace_src(UOps new_src) const {
+  bool same = new_src.size() == src.size();
+  for (size_t i = 0; same && i < src.size(); ++i) same = new_src[i].get() == src[i].get();
+  if (same) return ref();
+  DType dt = dtype;
+  // re-derive dtype of ALU ops whose sources changed dtype
+  if (group::alu(op) && !group::comparison(op)) {
+    size_t first = op == Ops::WHERE ? 1 : 0;
+    if (first < new_src.size()) dt = new_src[first]->dtype;
+    if (op != Ops::WHERE && new_src.size() == 2 && new_src[0]->dtype != new_src[1]->dtype)
+      dt = least_upper(new_src[0]->dtype, new_src[1]->dtype);
+    if (op == Ops::WHERE && new_src.size() == 3 && new_src[1]->dtype != new_src[2]->dtype)
+      dt = least_upper(new_src[1]->dtype, new_src[2]->dtype);
+  }
+  return make(op, dt, std::move(new_src), arg, tag);
+}
+UOpRef UOp::with_tag(int64_t t) const { return t == tag ? ref() : make(op, dtype, src, arg, t); }
+UOpRef UOp::with_arg(Arg a) const { return make(op, dtype, src, std::move(a), tag); }
+
+int64_t UOp::numel() const {
+  int64_t n = 1;
+  for (auto s : shape) n *= s;
+  return n;
+}
+int64_t UOp::const_int() const {
+  if (auto* i = std::get_if<int64_t>(&arg)) return *i;
+  if (auto* b = std::get_if<bool>(&arg)) return *b;
+  if (auto* d = std::get_if<double>(&arg)) return static_cast<int64_t>(*d);
+  throw Error("not an integer constant: " + arg_repr(arg));
+}
+double UOp::const_float() const {
+  if (auto* i = std::get_if<int64_t>(&arg)) return static_cast<double>(*i);
+  if (auto* b = std::get_if<bool>(&arg)) return *b;
+  if (auto* d = std::get_if<double>(&arg)) return *d;
+  throw Error("not a numeric constant: " + arg_repr(arg));
+}
+bool UOp::is_const_value(double v) const {
+  if (op != Ops::CONST || is<Invalid>()) return false;
+  return const_float() == v;
+}
+const UOp* UOp::base() const {
+  const UOp* u = this;
+  while (group::movement(u->op) || u->op == Ops::DETACH) u = u->src[0].get();
+  return u;
+}
+
+std::vector<UOpRef> UOp::toposort() const {
+  std::vector<UOpRef> out;
+  std::unordered_set<const UOp*> seen;
+  std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
+  seen.insert(this);
+  while (!stack.empty()) {
+    auto& [u, i] = stack.back();
+    if (i < u->src.size()) {
+      const UOp* s = u->src[i++].get();
+      if (seen.insert(s).second) stack.push_back({s, 0});
+    } else {
+      out.push_back(u->ref());
+      stack.pop_back();
+    }
+  }
+  return out;
+}
+
+std::vector<UOpRef> UOp::ranges() const {
+  // open ranges: RANGEs reachable, minus those closed by END/REDUCE (their range sources)
+  std::map<const UOp*, std::set<const UOp*>> memo;
+  std::function<const std::set<const UOp*>&(const UOp*)> go = [&](const UOp* u) -> const std::set<const UOp*>& {
+    auto it = memo.find(u);
+    if (it != memo.end()) return it->second;
+    std::set<const UOp*> r;
+    if (u->op == Ops::RANGE) r.insert(u);
+    size_t start = (u->op == Ops::END || u->op == Ops::REDUCE || u->op == Ops::STAGE) ? 1 : u->src.size();
+    for (size_t i = 0; i < u->src.size(); ++i) {
+      const auto& sr = go(u->src[i].get());
+      r.insert(sr.begin(), sr.end());
+    }
+    if (start < u->src.size())
+      for (size_t i = start; i < u->src.size(); ++i) r.erase(u->src[i].get());
+    return memo[u] = std::move(r);
+  };
+  const auto& s = go(this);
+  std::vector<UOpRef> out;
+  for (auto* u : s) out.push_back(u->ref());
+  std::sort(out.begin(), out.end(), [](const UOpRef& a, const UOpRef& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
+  return out;
+}
+
+// interval arithmetic over integer index math
+int64_t UOp::vmin() const {
+  switch (op) {
+    case Ops::CONST: return is<Invalid>() ? 0 : const_int();
+    case Ops::RANGE: return 0;
+    case Ops::SPECIAL: return 0;
+    case Ops::PARAM: case Ops::BUFFER: return as<ParamArg>().vmin;
+    case Ops::ADD: return src[0]->vmin() + src[1]->vmin();
+    case Ops::MUL: {
+      int64_t a = src[0]->vmin(), b = src[0]->vmax(), c = src[1]->vmin(), d = src[1]->vmax();
+      return std::min({a * c, a * d, b * c, b * d});
+    }
+    case Ops::FLOORDIV: case Ops::CDIV:
+      if (src[1]->is_const() && src[1]->const_int() > 0) {
+        int64_t c = src[1]->const_int(), lo = src[0]->vmin();
+        return lo >= 0 ? lo / c : -((-lo + c - 1) / c);
+      }
+      return INT32_MIN;
+    case Ops::FLOORMOD: case Ops::CMOD:
+      if (src[1]->is_const() && src[1]->const_int() > 0) {
+        if (src[0]->vmin() >= 0 && src[0]->vmax() < src[1]->const_int()) return src[0]->vmin();
+        return 0;
+      }
+      return INT32_MIN;
+    case Ops::NEG: return -src[0]->vmax();
+    case Ops::MAX: return std::max(src[0]->vmin(), src[1]->vmin());
+    case Ops::WHERE: return std::min(src[1]->vmin(), src[2]->vmin());
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
+      if (dtype == dtypes::bool_) {
+        int64_t lo = 0;
+        if (op == Ops::CMPLT && src[0]->vmax() < src[1]->vmin()) lo = 1;
+        return lo;
+      }
+      return INT32_MIN;
+    case Ops::CAST: return src[0]->vmin();
+    default: return INT32_MIN;
+  }
+}
+int64_t UOp::vmax() const {
+  switch (op) {
+    case Ops::CONST: return is<Invalid>() ? 0 : const_int();
+    case Ops::RANGE: return src[0]->vmax() - 1;
+    case Ops::SPECIAL: return src[0]->vmax() - 1;
+    case Ops::PARAM: case Ops::BUFFER: return as<ParamArg>().vmax;
+    case Ops::ADD: return src[0]->vmax() + src[1]->vmax();
+    case Ops::MUL: {
+      int64_t a = src[0]->vmin(), b = src[0]->vmax(), c = src[1]->vmin(), d = src[1]->vmax();
+      return std::max({a * c, a * d, b * c, b * d});
+    }
+    case Ops::FLOORDIV: case Ops::CDIV:
+      if (src[1]->is_const() && src[1]->const_int() > 0) {
+        int64_t c = src[1]->const_int(), hi = src[0]->vmax();
+        return hi >= 0 ? hi / c : -((-hi + c - 1) / c);
+      }
+      return INT32_MAX;
+    case Ops::FLOORMOD: case Ops::CMOD:
+      if (src[1]->is_const() && src[1]->const_int() > 0) {
+        if (src[0]->vmin() >= 0 && src[0]->vmax() < src[1]->const_int()) return src[0]->vmax();
+        return src[1]->const_int() - 1;
+      }
+      return INT32_MAX;
+    case Ops::NEG: return -src[0]->vmin();
+    case Ops::MAX: return std::max(src[0]->vmax(), src[1]->vmax());
+    case Ops::WHERE: return std::max(src[1]->vmax(), src[2]->vmax());
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
+      if (dtype == dtypes::bool_) {
+        if (op == Ops::CMPLT && src[0]->vmin() >= src[1]->vmax()) return 0;
+        return 1;
+      }
+      return INT32_MAX;
+    case Ops::CAST: return src[0]->vmax();
+    default: return INT32_MAX;
+  }
+}
+
+std::string UOp::render() const {
+  switch (op) {
+    case Ops::CONST: return arg_repr(arg);
+    case Ops::RANGE: return "r" + std::to_string(as<RangeArg>().id);
+    case Ops::PARAM: case Ops::BUFFER: return as<ParamArg>().name.empty() ? "p" + std::to_string(as<ParamArg>().slot) : as<ParamArg>().name;
+    case Ops::ADD: return "(" + src[0]->render() + "+" + src[1]->render() + ")";
+    case Ops::MUL: return "(" + src[0]->render() + "*" + src[1]->render() + ")";
+    case Ops::FLOORDIV: return "(" + src[0]->render() + "//" + src[1]->render() + ")";
+    case Ops::FLOORMOD: return "(" + src[0]->render() + "%" + src[1]->render() + ")";
+    case Ops::CMPLT: return "(" + src[0]->render() + "<" + src[1]->render() + ")";
+    case Ops::CMPNE: return "(" + src[0]->render() + "!=" + src[1]->render() + ")";
+    case Ops::AND: return "(" + src[0]->render() + "&" + src[1]->render() + ")";
+    case Ops::WHERE: return "(" + src[1]->render() + " if " + src[0]->render() + " else " + src[2]->render() + ")";
+    case Ops::NEG: return "(-" + src[0]->render() + ")";
+    default: return std::string(op_name(op));
+  }
+}
+
+// ---- constructors -------------------------------------------------------------------------------
+UOpRef uconst(DType dt, double v) {
+  if (is_bool(dt)) return UOp::make(Ops::CONST, dt, {}, Arg(std::in_place_type<bool>, v != 0));
+  if (is_int(dt)) return UOp::make(Ops::CONST, dt, {}, Arg(std::in_place_type<int64_t>, static_cast<int64_t>(v)));
+  return UOp::make(Ops::CONST, dt, {}, Arg(std::in_place_type<double>, v));
+}
+UOpRef uconst_int(DType dt, int64_t v) {
+  if (is_float(dt)) return uconst(dt, static_cast<double>(v));
+  if (is_bool(dt)) return uconst_bool(v != 0);
+  return UOp::make(Ops::CONST, dt, {}, Arg(std::in_place_type<int64_t>, v));
+}
+UOpRef uconst_bool(bool v) { return UOp::make(Ops::CONST, dtypes::bool_, {}, Arg(std::in_place_type<bool>, v)); }
+UOpRef uconst_invalid() { return UOp::make(Ops::CONST, dtypes::weakint, {}, Arg(Invalid{})); }
+UOpRef uconst_like(const UOpRef& x, double v) { return uconst(x->dtype, v); }
+UOpRef iconst(int64_t v) { return uconst_int(dtypes::weakint, v); }
+
+UOpRef alu(Ops op, UOps src) {
+  DType dt;
+  if (group::comparison(op)) dt = dtypes::bool_;
+  else if (op == Ops::WHERE) dt = src.at(1)->dtype == src.at(2)->dtype ? src[1]->dtype : least_upper(src[1]->dtype, src[2]->dtype);
+  else if (src.size() >= 2 && src[0]->dtype != src[1]->dtype) dt = least_upper(src[0]->dtype, src[1]->dtype);
+  else dt = src.at(0)->dtype;
+  return UOp::make(op, dt, std::move(src));
+}
+UOpRef alu(Ops op, const UOpRef& a) { return alu(op, UOps{a}); }
+UOpRef alu(Ops op, const UOpRef& a, const UOpRef& b) { return alu(op, UOps{a, b}); }
+UOpRef alu(Ops op, const UOpRef& a, const UOpRef& b, const UOpRef& c) { return alu(op, UOps{a, b, c}); }
+UOpRef ucast(const UOpRef& x, DType dt) { return x->dtype == dt ? x : UOp::make(Ops::CAST, dt, {x}); }
+UOpRef urange(int64_t size, int64_t id, AxisType t) {
+  if (size == 1) return iconst(0);
+  return UOp::make(Ops::RANGE, dtypes::weakint, {iconst(size)}, RangeArg{id, t});
+}
+UOpRef iadd(const UOpRef& a, const UOpRef& b) { return alu(Ops::ADD, a, b); }
+UOpRef imul(const UOpRef& a, const UOpRef& b) { return alu(Ops::MUL, a, b); }
+
+}  // namespace ts
