@@ -68,6 +68,11 @@ struct Jit {
 };
 
 Jit* g_jit = nullptr;
+// JIT session errors (e.g. "Symbols not found: [ foo ]") are reported through the ExecutionSession's
+// error reporter, on the thread that ran the materialisation: with the in-place dispatcher that is the
+// thread whose compile() asked for the symbol (each compile has its own JITDylib). Collect them here
+// for the exception text instead of the default reporter, which prints to stderr.
+thread_local std::string t_session_errors;
 std::once_flag g_once;
 std::string g_init_error;
 
@@ -116,6 +121,10 @@ void init_jit() {
     return;
   }
   jit->lljit = std::move(*built);
+  jit->lljit->getExecutionSession().setErrorReporter([](llvm::Error err) {
+    if (!t_session_errors.empty()) t_session_errors += "\n";
+    t_session_errors += llvm::toString(std::move(err));
+  });
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       jit->lljit->getDataLayout().getGlobalPrefix());
   if (!gen) {
@@ -267,7 +276,10 @@ void* compile(SourceKind kind, const std::string& source, const std::string& sym
   if (!jd) fail("cpu_jit: cannot create a JITDylib: " + take_message(jd.takeError()));
   jd->addToLinkOrder(j.lljit->getMainJITDylib());
 
-  auto cleanup = [&](const std::string& msg) -> void {
+  t_session_errors.clear();
+  auto cleanup = [&](std::string msg) -> void {
+    if (!t_session_errors.empty()) msg += "\n" + t_session_errors;
+    t_session_errors.clear();
     llvm::consumeError(es.removeJITDylib(*jd));
     fail(msg);
   };
