@@ -76,6 +76,8 @@ struct UOp : std::enable_shared_from_this<UOp> {
   bool has_shape = false;
   Shape shape;
   std::string device;
+  // storage of a BUFFER node (a runtime Buffer), owned by the node: freed when the node dies
+  mutable std::shared_ptr<void> buffer;
 
   static UOpRef make(Ops op, DType dtype, UOps src = {}, Arg arg = {}, int64_t tag = -1);
 

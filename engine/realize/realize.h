@@ -1,0 +1,41 @@
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/codegen/program.h"
+
+namespace ts {
+
+// One executed CALL, as the DEBUG=2 line reports it.
+struct CallRecord {
+  std::string kind;          // "kernel" | "copy"
+  std::string name;          // "E_4" / "copy       16 B,     CPU <- PYTHON" (no colors)
+  std::string colored_name;
+  std::string device;
+  int counter = 0;           // the *** counter
+  int num_args = 0;
+  std::vector<std::pair<int64_t, std::string>> arg_sizes;  // [elements, dtype name] per arg, output first
+  std::array<int64_t, 3> global_size{1, 1, 1};
+  std::vector<std::string> applied_opts;
+  bool first_run = false;
+  std::string program_key;   // equal keys = same compiled program
+  double seconds = 0;
+  Estimates estimates;
+  int schedule_index = 0;    // which realize (linear) this call belongs to
+};
+
+struct RealizeConfig {
+  std::string device = "CPU";   // DEV: CPU | CPU:LLVM | INTERP
+  int debug = 0;                // DEBUG
+};
+RealizeConfig& realize_config();  // initialised from the environment by install_realize()
+
+// Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized).
+void install_realize();
+// Every executed, counted call of this process, in order.
+const std::vector<CallRecord>& call_log();
+
+}  // namespace ts

@@ -1,0 +1,804 @@
+#include "engine/tensor/tensor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/uop/buffer.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+// ---- registry -----------------------------------------------------------------------------------
+namespace {
+std::mutex g_reg_mu;
+std::unordered_map<TensorData*, std::weak_ptr<TensorData>>& registry() {
+  static auto* r = new std::unordered_map<TensorData*, std::weak_ptr<TensorData>>();
+  return *r;
+}
+std::string& default_device_ref() {
+  static std::string d = [] {
+    const char* e = std::getenv("DEV");
+    std::string s = e && *e ? e : "CPU";
+    return s;
+  }();
+  return d;
+}
+std::string shape_str(const Shape& s) {
+  std::string o = "(";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + (s.size() == 1 ? ",)" : ")");
+}
+std::shared_ptr<TensorData> make_data(UOpRef u) {
+  auto d = std::make_shared<TensorData>(std::move(u));
+  std::lock_guard lk(g_reg_mu);
+  registry()[d.get()] = d;
+  return d;
+}
+DType weak_of(DType dt) {
+  if (is_float(dt)) return dtypes::weakfloat;
+  if (is_int(dt)) return dtypes::weakint;
+  return dt;
+}
+}  // namespace
+
+TensorData::TensorData(UOpRef u) : uop(std::move(u)) {}
+TensorData::~TensorData() {
+  std::lock_guard lk(g_reg_mu);
+  registry().erase(this);
+}
+
+std::vector<std::shared_ptr<TensorData>> live_tensors() {
+  std::lock_guard lk(g_reg_mu);
+  std::vector<std::shared_ptr<TensorData>> out;
+  for (auto& [p, w] : registry())
+    if (auto s = w.lock()) out.push_back(std::move(s));
+  return out;
+}
+
+RealizeHook& realize_hook() {
+  static RealizeHook h;
+  return h;
+}
+ReadHook& read_hook() {
+  static ReadHook h;
+  return h;
+}
+const std::string& default_device() { return default_device_ref(); }
+void set_default_device(const std::string& d) { default_device_ref() = d; }
+int64_t next_buffer_slot() {
+  static std::atomic<int64_t> n{0};
+  return n.fetch_add(1);
+}
+UOpRef new_buffer(const std::string& device, int64_t numel, DType dt) {
+  ParamArg pa;
+  pa.slot = next_buffer_slot();
+  pa.size = numel;
+  pa.device = device;
+  return UOp::make(Ops::BUFFER, dt, {}, pa);
+}
+
+Tensor::Tensor(UOpRef u) : d_(make_data(std::move(u))) {}
+
+std::string Tensor::device() const { return uop()->device; }
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (auto s : shape()) n *= s;
+  return n;
+}
+bool Tensor::is_realized() const {
+  const UOp* u = uop().get();
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER;
+}
+
+int64_t Tensor::resolve_dim(int64_t d, int64_t extra) const {
+  int64_t n = ndim() + extra;
+  int64_t r = d < 0 ? d + n : d;
+  if (r < 0 || r >= std::max<int64_t>(n, 1))
+    throw Error("dim " + std::to_string(d) + " out of range for tensor of shape " + shape_str(shape()));
+  return r;
+}
+
+// ---- creation -----------------------------------------------------------------------------------
+Tensor Tensor::from_host(const HostData& h, const std::string& device) {
+  int64_t n = 1;
+  for (auto s : h.shape) n *= s;
+  DType dt = h.dtype;
+  auto buf = std::make_shared<Buffer>();
+  buf->device = "PYTHON";
+  buf->dtype = dt;
+  buf->size = n;
+  buf->ptr = std::calloc(std::max<size_t>(buf->nbytes(), 1), 1);
+  buf->release = [](void* p, size_t) { std::free(p); };
+  auto* p = static_cast<uint8_t*>(buf->ptr);
+  for (int64_t i = 0; i < n; ++i) {
+    bool fl = is_float(dt);
+    double fv = fl ? (i < (int64_t)h.f.size() ? h.f[i] : 0) : 0;
+    int64_t iv = fl ? 0 : (i < (int64_t)h.i.size() ? h.i[i] : 0);
+    if (!fl && !h.f.empty() && h.i.empty()) iv = static_cast<int64_t>(h.f[i]);
+    if (fl && h.f.empty() && !h.i.empty()) fv = static_cast<double>(h.i[i]);
+    void* dst = p + i * dt->itemsize();
+    if (dt == dtypes::float32) { float v = static_cast<float>(fv); std::memcpy(dst, &v, 4); }
+    else if (dt == dtypes::float64) std::memcpy(dst, &fv, 8);
+    else if (dt == dtypes::float16) { _Float16 v = static_cast<_Float16>(fv); std::memcpy(dst, &v, 2); }
+    else if (dt == dtypes::bool_) { bool v = iv != 0; std::memcpy(dst, &v, 1); }
+    else std::memcpy(dst, &iv, dt->itemsize());  // little endian truncation
+  }
+  UOpRef b = new_buffer("PYTHON", n, dt);
+  b->buffer = buf;
+  std::string dev = device.empty() ? default_device() : device;
+  UOpRef c = UOp::make(Ops::COPY, dt, {b}, std::string(dev));
+  if (h.shape.size() != 1 || h.shape[0] != n) c = UOp::make(Ops::RESHAPE, dt, {c}, Shape(h.shape));
+  return Tensor(c);
+}
+
+Tensor Tensor::scalar(double v, DType dt) { return Tensor(uconst(dt, v)); }
+
+Tensor Tensor::empty(const Shape& shape, DType dt, const std::string& device) {
+  if (!dt) dt = dtypes::default_float;
+  int64_t n = 1;
+  for (auto s : shape) {
+    if (s < 0) throw Error("Tensor.empty: negative dimension in shape " + shape_str(shape));
+    n *= s;
+  }
+  UOpRef b = new_buffer(device.empty() ? default_device() : device, n, dt);
+  if (shape.size() != 1) b = UOp::make(Ops::RESHAPE, dt, {b}, Shape(shape));
+  return Tensor(b);
+}
+
+Tensor Tensor::full(const Shape& shape, double v, DType dt, const std::string& device) {
+  if (!dt) dt = (v == std::floor(v) && std::fabs(v) < 1e15) ? dtypes::default_float : dtypes::default_float;
+  Tensor val = Tensor(uconst(dt, v)).reshape(Shape(shape.size(), 1)).expand(std::vector<int64_t>(shape));
+  Tensor ret = empty(shape, dt, device);
+  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {ret.uop(), val.uop()});
+  return Tensor(UOp::make(Ops::AFTER, dt, {ret.uop(), store}));
+}
+Tensor Tensor::zeros(const Shape& s, DType dt, const std::string& d) { return full(s, 0, dt, d); }
+Tensor Tensor::ones(const Shape& s, DType dt, const std::string& d) { return full(s, 1, dt, d); }
+
+namespace {
+// a broadcast constant with no device (the reference's full(..., buffer=False))
+Tensor const_full(const Shape& shape, double v, DType dt) {
+  return Tensor(uconst(dt, v)).reshape(Shape(shape.size(), 1)).expand(std::vector<int64_t>(shape));
+}
+}  // namespace
+
+Tensor Tensor::arange(double start, std::optional<double> stop, double step, DType dt) {
+  if (!stop) { stop = start; start = 0; }
+  if (step == 0) throw Error("arange: step cannot be 0");
+  bool any_float = start != std::floor(start) || *stop != std::floor(*stop) || step != std::floor(step);
+  if (!dt) dt = any_float ? dtypes::default_float : dtypes::default_int;
+  int64_t n = static_cast<int64_t>(std::ceil((*stop - start) / step));
+  if (n <= 0) return const_full({0}, 0, dt);
+  Tensor s = const_full({n}, step, dt);
+  Tensor cs = s.cumsum(0);
+  return cs.add(Tensor::scalar(start - step, is_float(dt) ? dtypes::weakfloat : dtypes::weakint)).cast(dt);
+}
+
+Tensor Tensor::eye(int64_t n, DType dt) {
+  if (!dt) dt = dtypes::default_float;
+  Tensor a = arange(static_cast<double>(n), std::nullopt).reshape({n, 1}), b = arange(static_cast<double>(n), std::nullopt).reshape({1, n});
+  return a.eq(b).cast(dt);
+}
+
+// ---- elementwise --------------------------------------------------------------------------------
+namespace {
+std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y) {
+  DType out = least_upper(x.dtype(), y.dtype());
+  auto promote = [&](const Tensor& t) {
+    if (is_weak(t.dtype()) && t.uop()->base()->op == Ops::CONST) {
+      const UOp* b = t.uop()->base();
+      if (t.uop()->op == Ops::CONST) return Tensor(uconst(weak_of(out), b->const_float()));
+      return t;
+    }
+    return t.cast(out);
+  };
+  // shape check with a readable error
+  const Shape &a = x.shape(), &b = y.shape();
+  size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())], db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) throw Error("cannot broadcast shapes " + shape_str(a) + " and " + shape_str(b));
+  }
+  return {promote(x), promote(y)};
+}
+Tensor raw_alu(Ops op, const Tensor& a, const Tensor& b) { return Tensor(ts::alu(op, a.uop(), b.uop())); }
+Tensor raw_alu(Ops op, const Tensor& a) { return Tensor(ts::alu(op, a.uop())); }
+Tensor py(double v) { return Tensor::scalar(v, v == std::floor(v) && std::fabs(v) < 1e15 ? dtypes::weakint : dtypes::weakfloat); }
+Tensor pyf(double v) { return Tensor::scalar(v, dtypes::weakfloat); }
+}  // namespace
+
+Tensor Tensor::alu(Ops op, const Tensor& y) const {
+  auto [a, b] = broadcasted(*this, y);
+  try {
+    return raw_alu(op, a, b);
+  } catch (const Error& e) {
+    throw Error(std::string(op_name(op)) + ": " + e.what());
+  }
+}
+Tensor Tensor::add(const Tensor& y) const { return alu(Ops::ADD, y); }
+Tensor Tensor::mul(const Tensor& y) const { return alu(Ops::MUL, y); }
+Tensor Tensor::sub(const Tensor& y) const {
+  auto [a, b] = broadcasted(*this, y);
+  return raw_alu(Ops::ADD, a, b.neg());
+}
+Tensor Tensor::neg() const {
+  if (dtype() == dtypes::bool_) return logical_not();
+  return mul(py(-1));
+}
+Tensor Tensor::div(const Tensor& y) const {
+  auto [a, b] = broadcasted(*this, y);
+  if (is_int(a.dtype()) || is_bool(a.dtype())) a = a.cast(dtypes::default_float);
+  if (is_int(b.dtype()) || is_bool(b.dtype())) b = b.cast(is_weak(b.dtype()) ? dtypes::weakfloat : dtypes::default_float);
+  return raw_alu(Ops::MUL, a, b.reciprocal());
+}
+Tensor Tensor::floordiv(const Tensor& y) const {
+  auto [a, b] = broadcasted(*this, y);
+  if (is_int(a.dtype()) && is_int(b.dtype())) return raw_alu(Ops::FLOORDIV, a, b);
+  return a.div(b).floor();
+}
+Tensor Tensor::mod(const Tensor& y) const {
+  auto [a, b] = broadcasted(*this, y);
+  if (is_int(a.dtype()) && is_int(b.dtype())) return raw_alu(Ops::FLOORMOD, a, b);
+  return a.sub(a.div(b).floor().mul(b));
+}
+Tensor Tensor::pow(const Tensor& y) const {
+  // x ** y = exp2(y * log2(x)) with sign handling for integral exponents is the reference's decomposition; the
+  // common constant cases are rewritten exactly
+  if (y.uop()->op == Ops::CONST) {
+    double e = y.uop()->const_float();
+    if (e == 0) return mul(py(0)).add(py(1));
+    if (e == 1) return *this;
+    if (e == 2) return mul(*this);
+    if (e == 0.5) return sqrt();
+    if (e == -1) return reciprocal();
+  }
+  Tensor base = cast(least_upper(dtype(), dtypes::float32));
+  Tensor r = base.abs().log2().mul(y).exp2();
+  // negative base with integral exponent: sign from the exponent's parity
+  Tensor yi = y.cast(least_upper(y.dtype(), dtypes::float32));
+  Tensor odd = yi.mod(pyf(2)).ne(pyf(0));
+  Tensor neg_sign = base.lt(pyf(0)).bitwise_and(odd);
+  return neg_sign.where(r.neg(), r);
+}
+Tensor Tensor::maximum(const Tensor& y) const { return alu(Ops::MAX, y); }
+Tensor Tensor::minimum(const Tensor& y) const {
+  auto [t, x] = broadcasted(*this, y);
+  if (is_float(least_upper(t.dtype(), x.dtype()))) return raw_alu(Ops::MAX, t.neg(), x.neg()).neg();
+  return t.lt(x).where(t, x);
+}
+Tensor Tensor::lt(const Tensor& y) const { return alu(Ops::CMPLT, y); }
+Tensor Tensor::gt(const Tensor& y) const {
+  auto [a, b] = broadcasted(y, *this);
+  return raw_alu(Ops::CMPLT, a, b);
+}
+Tensor Tensor::ge(const Tensor& y) const { return lt(y).logical_not(); }
+Tensor Tensor::le(const Tensor& y) const { return gt(y).logical_not(); }
+Tensor Tensor::ne(const Tensor& y) const { return alu(Ops::CMPNE, y); }
+Tensor Tensor::eq(const Tensor& y) const { return ne(y).logical_not(); }
+Tensor Tensor::logical_not() const { return cast(dtypes::bool_).ne(Tensor::scalar(1, dtypes::bool_)); }
+Tensor Tensor::bitwise_and(const Tensor& y) const { return alu(Ops::AND, y); }
+Tensor Tensor::bitwise_or(const Tensor& y) const { return alu(Ops::OR, y); }
+Tensor Tensor::bitwise_xor(const Tensor& y) const { return alu(Ops::XOR, y); }
+Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
+  const Tensor& ref = (x.uop()->op != Ops::CONST || !is_weak(x.dtype())) ? x : y;
+  (void)ref;
+  auto [a, b] = broadcasted(x, y);
+  Tensor c = cast(dtypes::bool_);
+  // readable shape check
+  broadcasted(c, a);
+  broadcasted(c, b);
+  return Tensor(ts::alu(Ops::WHERE, c.uop(), a.uop(), b.uop()));
+}
+Tensor Tensor::reciprocal() const { return raw_alu(Ops::RECIPROCAL, *this); }
+Tensor Tensor::sqrt() const { return raw_alu(Ops::SQRT, cast(least_upper(dtype(), dtypes::weakfloat) == dtypes::weakfloat ? dtypes::float32 : least_upper(dtype(), dtypes::weakfloat))); }
+Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
+Tensor Tensor::exp2() const { return raw_alu(Ops::EXP2, *this); }
+Tensor Tensor::log2() const { return raw_alu(Ops::LOG2, *this); }
+Tensor Tensor::exp() const {
+  Tensor x = cast(is_float(dtype()) && !is_weak(dtype()) ? dtype() : dtypes::float32);
+  return x.mul(pyf(1.0 / std::log(2.0))).exp2();
+}
+Tensor Tensor::log() const {
+  Tensor x = cast(is_float(dtype()) && !is_weak(dtype()) ? dtype() : dtypes::float32);
+  return x.log2().mul(pyf(std::log(2.0)));
+}
+Tensor Tensor::sin() const { return raw_alu(Ops::SIN, cast(is_float(dtype()) && !is_weak(dtype()) ? dtype() : dtypes::float32)); }
+Tensor Tensor::cos() const { return Tensor::scalar(M_PI / 2, dtypes::weakfloat).sub(cast(is_float(dtype()) && !is_weak(dtype()) ? dtype() : dtypes::float32)).sin(); }
+Tensor Tensor::tan() const { return sin().div(cos()); }
+Tensor Tensor::trunc() const { return raw_alu(Ops::TRUNC, *this); }
+Tensor Tensor::floor() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return lt(t).where(t.sub(py(1)), t);
+}
+Tensor Tensor::ceil() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return gt(t).where(t.add(py(1)), t);
+}
+Tensor Tensor::round() const {
+  // round half to even
+  Tensor b = trunc().div(py(2)).trunc().mul(py(2)).eq(trunc());
+  Tensor lt0 = lt(py(0));
+  return lt0.where(sub(pyf(0.5)).ceil(), add(pyf(0.5)).floor()).sub(
+      (sub(trunc()).abs().eq(pyf(0.5))).bitwise_and(b.logical_not()).where(lt0.where(py(-1), py(1)), py(0)).mul(py(0)));
+}
+Tensor Tensor::abs() const {
+  if (is_unsigned(dtype()) || is_bool(dtype())) return *this;
+  return lt(py(0)).where(neg(), *this);
+}
+Tensor Tensor::sign() const { return ne(py(0)).where(lt(py(0)).where(Tensor::scalar(-1, dtypes::weakint), py(1)), py(0)).add(mul(py(0))); }
+Tensor Tensor::relu() const { return gt(py(0)).where(*this, py(0)); }
+Tensor Tensor::sigmoid() const { return add(py(0)).neg().exp().add(py(1)).reciprocal(); }
+Tensor Tensor::tanh() const { return mul(py(2)).sigmoid().mul(py(2)).sub(py(1)); }
+Tensor Tensor::gelu() const {
+  return mul(pyf(0.5)).mul(add(mul(*this).mul(*this).mul(pyf(0.044715))).mul(pyf(std::sqrt(2.0 / M_PI))).tanh().add(py(1)));
+}
+Tensor Tensor::silu() const { return mul(sigmoid()); }
+Tensor Tensor::leaky_relu(double s) const { return lt(py(0)).where(mul(pyf(s)), *this); }
+Tensor Tensor::square() const { return mul(*this); }
+Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+  Tensor r = *this;
+  if (lo) r = r.maximum(py(*lo));
+  if (hi) r = r.minimum(py(*hi));
+  return r;
+}
+Tensor Tensor::cast(DType dt) const {
+  if (dt == dtype()) return *this;
+  if (uop()->op == Ops::CONST && is_weak(dtype())) return Tensor(uconst(dt, uop()->const_float()));
+  return Tensor(UOp::make(Ops::CAST, dt, {uop()}));
+}
+Tensor Tensor::bitcast(DType dt) const {
+  if (dt->itemsize() != dtype()->itemsize()) throw Error("bitcast: itemsize of " + dtype_repr(dtype()) + " and " + dtype_repr(dt) + " differ");
+  return Tensor(UOp::make(Ops::BITCAST, dt, {uop()}));
+}
+
+// ---- movement -----------------------------------------------------------------------------------
+Tensor Tensor::reshape(std::vector<int64_t> ns) const {
+  int64_t known = 1, neg = -1;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (ns[i] == -1) {
+      if (neg >= 0) throw Error("reshape: only one dimension can be inferred, got " + shape_str(ns));
+      neg = static_cast<int64_t>(i);
+    } else if (ns[i] < 0) throw Error("reshape: invalid dimension in " + shape_str(ns));
+    else known *= ns[i];
+  }
+  if (neg >= 0) {
+    if (known == 0 || numel() % known) throw Error("reshape: cannot reshape " + shape_str(shape()) + " to " + shape_str(ns));
+    ns[neg] = numel() / known;
+  }
+  int64_t n = 1;
+  for (auto s : ns) n *= s;
+  if (n != numel()) throw Error("reshape: size mismatch, can't reshape " + shape_str(shape()) + " -> " + shape_str(ns));
+  if (ns == shape()) return *this;
+  return Tensor(UOp::make(Ops::RESHAPE, dtype(), {uop()}, Shape(ns)));
+}
+
+Tensor Tensor::broadcast_to(const Tensor& t, const Shape& ns) {
+  const Shape& s = t.shape();
+  if (s == ns) return t;
+  if (s.size() > ns.size()) throw Error("cannot broadcast tensor of shape " + shape_str(s) + " to fewer dimensions " + shape_str(ns));
+  size_t nleft = ns.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] != ns[nleft + i] && s[i] != 1) throw Error("cannot broadcast " + shape_str(s) + " to " + shape_str(ns));
+  std::vector<int64_t> expand_at, kept;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == 1 && ns[nleft + i] != 1) expand_at.push_back(i);
+    else kept.push_back(i);
+  }
+  Shape sq;
+  for (auto i : kept) sq.push_back(s[i]);
+  Tensor squeezed = t.reshape(sq);
+  Shape arg(ns.begin(), ns.begin() + nleft);
+  for (auto i : expand_at) arg.push_back(ns[nleft + i]);
+  Tensor expanded = arg.empty() ? squeezed : Tensor(UOp::make(Ops::EXPAND, t.dtype(), {squeezed.uop()}, arg));
+  std::vector<int64_t> perm;
+  for (size_t i = 0; i < nleft; ++i) perm.push_back(i);
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto e = std::find(expand_at.begin(), expand_at.end(), (int64_t)i);
+    if (e != expand_at.end()) perm.push_back(nleft + (e - expand_at.begin()));
+    else perm.push_back(nleft + expand_at.size() + (std::find(kept.begin(), kept.end(), (int64_t)i) - kept.begin()));
+  }
+  return expanded.permute(perm);
+}
+
+Tensor Tensor::expand(std::vector<int64_t> ns) const {
+  size_t nleft = ns.size() >= shape().size() ? ns.size() - shape().size() : 0;
+  for (size_t i = 0; i < ns.size(); ++i)
+    if (ns[i] == -1) {
+      if (i < nleft) throw Error("expand: -1 is not allowed for new leading dims");
+      ns[i] = shape()[i - nleft];
+    }
+  return broadcast_to(*this, ns);
+}
+
+Tensor Tensor::permute(std::vector<int64_t> order) const {
+  if ((int64_t)order.size() != ndim()) throw Error("permute: order " + shape_str(order) + " does not match shape " + shape_str(shape()));
+  std::vector<bool> seen(order.size());
+  for (auto& o : order) {
+    o = resolve_dim(o);
+    if (seen[o]) throw Error("permute: repeated dim in " + shape_str(order));
+    seen[o] = true;
+  }
+  bool ident = true;
+  for (size_t i = 0; i < order.size(); ++i) ident &= order[i] == (int64_t)i;
+  if (ident) return *this;
+  return Tensor(UOp::make(Ops::PERMUTE, dtype(), {uop()}, Shape(order)));
+}
+
+Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value) const {
+  if ((int64_t)pads.size() != ndim()) throw Error("pad: " + std::to_string(pads.size()) + " pads for shape " + shape_str(shape()));
+  bool has_neg = false, any = false;
+  for (auto& [b, a] : pads) { has_neg |= b < 0 || a < 0; any |= b != 0 || a != 0; }
+  if (!any) return *this;
+  Tensor x = *this;
+  std::vector<std::pair<int64_t, int64_t>> p = pads;
+  if (has_neg) {
+    std::vector<std::pair<int64_t, int64_t>> sh;
+    for (size_t i = 0; i < pads.size(); ++i) sh.push_back({-std::min<int64_t>(pads[i].first, 0), std::min(pads[i].second + shape()[i], shape()[i])});
+    x = x.shrink(sh);
+    for (auto& [b, a] : p) { b = std::max<int64_t>(b, 0); a = std::max<int64_t>(a, 0); }
+  }
+  Shape arg;
+  bool nz = false;
+  for (auto& [b, a] : p) { arg.push_back(b); arg.push_back(a); nz |= b || a; }
+  if (!nz) return x;
+  Tensor base(UOp::make(Ops::PAD, x.dtype(), {x.uop()}, arg));
+  if (value == 0) return base;
+  Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {const_full(x.shape(), 1, dtypes::bool_).uop()}, arg));
+  return mask.where(base, Tensor::scalar(value, is_float(dtype()) ? dtypes::weakfloat : dtypes::weakint));
+}
+
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b) const {
+  if ((int64_t)b.size() != ndim()) throw Error("shrink: " + std::to_string(b.size()) + " bounds for shape " + shape_str(shape()));
+  Shape arg;
+  bool noop = true;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i].first < 0 || b[i].second > shape()[i] || b[i].first > b[i].second)
+      throw Error("shrink: bounds (" + std::to_string(b[i].first) + ", " + std::to_string(b[i].second) + ") out of range for dim " +
+                  std::to_string(i) + " of shape " + shape_str(shape()));
+    arg.push_back(b[i].first);
+    arg.push_back(b[i].second);
+    noop &= b[i].first == 0 && b[i].second == shape()[i];
+  }
+  if (noop) return *this;
+  return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
+}
+
+Tensor Tensor::flip(std::vector<int64_t> axes) const {
+  Shape arg(ndim(), 0);
+  for (auto a : axes) {
+    int64_t r = resolve_dim(a);
+    if (arg[r]) throw Error("flip: dim " + std::to_string(a) + " appears more than once");
+    arg[r] = 1;
+  }
+  if (std::all_of(arg.begin(), arg.end(), [](int64_t v) { return v == 0; })) return *this;
+  return Tensor(UOp::make(Ops::FLIP, dtype(), {uop()}, arg));
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  std::vector<int64_t> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[resolve_dim(a)], order[resolve_dim(b)]);
+  return permute(order);
+}
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  if (ndim() == 0) return reshape({1});
+  int64_t s = resolve_dim(start), e = resolve_dim(end);
+  std::vector<int64_t> ns(shape().begin(), shape().begin() + s);
+  int64_t p = 1;
+  for (int64_t i = s; i <= e; ++i) p *= shape()[i];
+  ns.push_back(p);
+  ns.insert(ns.end(), shape().begin() + e + 1, shape().end());
+  return reshape(ns);
+}
+Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
+  std::vector<int64_t> ns;
+  if (!dim) {
+    for (auto s : shape()) if (s != 1) ns.push_back(s);
+    return reshape(ns);
+  }
+  if (ndim() == 0) return *this;
+  int64_t d = resolve_dim(*dim);
+  if (shape()[d] != 1) return *this;
+  for (int64_t i = 0; i < ndim(); ++i) if (i != d) ns.push_back(shape()[i]);
+  return reshape(ns);
+}
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  int64_t d = resolve_dim(dim, 1);
+  std::vector<int64_t> ns(shape().begin(), shape().end());
+  ns.insert(ns.begin() + d, 1);
+  return reshape(ns);
+}
+Tensor Tensor::contiguous() const {
+  if (is_weak(dtype())) return *this;
+  if (uop()->op == Ops::CONTIGUOUS || device().empty() || is_realized()) return *this;
+  return Tensor(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}));
+}
+Tensor Tensor::detach() const { return Tensor(UOp::make(Ops::DETACH, dtype(), {uop()})); }
+Tensor Tensor::clone(const std::string& dev) const {
+  std::string d = dev.empty() ? (device().empty() ? default_device() : device()) : dev;
+  Tensor ret = empty(shape(), dtype(), d);
+  Tensor src = *this;
+  if (!device().empty() && device() != d) src = to(d);
+  Tensor val = src;
+  if (device().empty()) val = broadcast_to(*this, shape());
+  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {ret.uop(), val.uop()});
+  return Tensor(UOp::make(Ops::AFTER, dtype(), {ret.uop(), store}));
+}
+Tensor Tensor::to(const std::string& dev) const {
+  if (dev == device() || device().empty()) return *this;
+  return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, std::string(dev)));
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
+  if (ts.empty()) throw Error("cat: no tensors");
+  int64_t d = ts[0].resolve_dim(dim);
+  for (auto& t : ts) {
+    if (t.ndim() != ts[0].ndim()) throw Error("cat: tensors have different ranks: " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()));
+    for (int64_t i = 0; i < t.ndim(); ++i)
+      if (i != d && t.shape()[i] != ts[0].shape()[i]) throw Error("cat: shape mismatch " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " on dim " + std::to_string(i));
+  }
+  int64_t total = 0;
+  for (auto& t : ts) total += t.shape()[d];
+  Tensor out;
+  int64_t off = 0;
+  for (auto& t : ts) {
+    std::vector<std::pair<int64_t, int64_t>> p(t.ndim(), {0, 0});
+    p[d] = {off, total - off - t.shape()[d]};
+    off += t.shape()[d];
+    Tensor padded = t.pad(p);
+    out = out.d_ ? out.add(padded) : padded;
+  }
+  return out;
+}
+Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t dim) {
+  std::vector<Tensor> us;
+  for (auto& t : ts) us.push_back(t.unsqueeze(dim));
+  return cat(us, dim);
+}
+
+Tensor Tensor::index_tensor(int64_t dim, const Tensor& idx) const {
+  // one-hot: (idx[..., None] == arange(n)) selects x along `dim`, summed over it
+  int64_t d = resolve_dim(dim);
+  int64_t n = shape()[d];
+  std::vector<int64_t> perm{d};
+  for (int64_t i = 0; i < ndim(); ++i) if (i != d) perm.push_back(i);
+  Tensor x = permute(perm);  // indexed dim first, others in order
+  Shape rest(x.shape().begin() + 1, x.shape().end());
+  Tensor oh = idx.unsqueeze(-1).eq(arange(static_cast<double>(n), std::nullopt));  // idx.shape + (n,)
+  std::vector<int64_t> ohs = oh.shape();
+  for (size_t i = 0; i < rest.size(); ++i) ohs.push_back(1);
+  oh = oh.reshape(ohs);
+  std::vector<int64_t> xs(idx.ndim(), 1);
+  xs.insert(xs.end(), x.shape().begin(), x.shape().end());
+  Tensor r = oh.where(x.reshape(xs), py(0)).sum(std::vector<int64_t>{idx.ndim()}, false, dtype());
+  if (d == 0) return r;
+  // r: idx dims + rest; put the idx dims where `dim` was
+  int64_t ni = idx.ndim(), nr = static_cast<int64_t>(rest.size());
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < d; ++i) order.push_back(ni + i);
+  for (int64_t i = 0; i < ni; ++i) order.push_back(i);
+  for (int64_t i = d; i < nr; ++i) order.push_back(ni + i);
+  return r.permute(order);
+}
+
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+  int64_t d = resolve_dim(dim);
+  if (index.ndim() != ndim()) throw Error("gather: index rank " + std::to_string(index.ndim()) + " != tensor rank " + std::to_string(ndim()));
+  std::vector<std::pair<int64_t, int64_t>> sh;
+  for (int64_t i = 0; i < ndim(); ++i) sh.push_back({0, i == d ? shape()[i] : index.shape()[i]});
+  Tensor x = shrink(sh).unsqueeze(-1).transpose(-1, d);
+  Tensor oh = index.unsqueeze(-1).eq(arange(static_cast<double>(shape()[d]), std::nullopt));
+  return oh.where(x, py(0)).sum(std::vector<int64_t>{-1}, false, dtype());
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+Tensor Tensor::reduce(Ops op, const AxisArg& axis_in, bool keepdim, const char* opname) const {
+  Tensor self = cast(strong(dtype()));
+  std::vector<int64_t> axis;
+  if (!axis_in) for (int64_t i = 0; i < ndim(); ++i) axis.push_back(i);
+  else for (auto a : *axis_in) {
+    if (ndim() == 0 && (a == 0 || a == -1)) continue;
+    int64_t r = a < 0 ? a + ndim() : a;
+    if (r < 0 || r >= ndim()) throw Error(std::string(opname) + ": axis " + std::to_string(a) + " out of range for shape " + shape_str(shape()));
+    axis.push_back(r);
+  }
+  if (ndim() == 0) axis.clear();
+  std::sort(axis.begin(), axis.end());
+  axis.erase(std::unique(axis.begin(), axis.end()), axis.end());
+  std::vector<int64_t> red;
+  for (auto a : axis) if (shape()[a] != 1) red.push_back(a);
+  Shape out_shape;
+  for (int64_t i = 0; i < ndim(); ++i) if (std::find(axis.begin(), axis.end(), i) == axis.end()) out_shape.push_back(shape()[i]);
+  Tensor ret;
+  if (red.empty()) ret = self.reshape(out_shape);
+  else {
+    std::vector<int64_t> perm = red;
+    for (int64_t i = 0; i < ndim(); ++i) if (std::find(red.begin(), red.end(), i) == red.end()) perm.push_back(i);
+    Tensor p = self.permute(perm);
+    ret = Tensor(UOp::make(Ops::REDUCE, p.dtype(), {p.uop()}, ReduceArg{op, static_cast<int>(red.size())}));
+    if (axis != red) ret = ret.reshape(out_shape);
+  }
+  if (keepdim) {
+    Shape ks;
+    for (int64_t i = 0; i < ndim(); ++i) ks.push_back(std::find(axis.begin(), axis.end(), i) != axis.end() ? 1 : shape()[i]);
+    ret = ret.reshape(ks);
+  }
+  return ret;
+}
+Tensor Tensor::sum(const AxisArg& axis, bool keepdim, DType acc) const {
+  Tensor r = cast(acc ? acc : sum_acc(dtype())).reduce(Ops::ADD, axis, keepdim, "sum");
+  if (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) r = r.cast(dtype());
+  return r;
+}
+Tensor Tensor::prod(const AxisArg& axis, bool keepdim) const { return reduce(Ops::MUL, axis, keepdim, "prod"); }
+Tensor Tensor::max(const AxisArg& axis, bool keepdim) const { return reduce(Ops::MAX, axis, keepdim, "max"); }
+Tensor Tensor::min(const AxisArg& axis, bool keepdim) const {
+  if (is_float(dtype())) return neg().max(axis, keepdim).neg();
+  if (is_bool(dtype())) return logical_not().max(axis, keepdim).logical_not();
+  return bitwise_xor(py(-1)).max(axis, keepdim).bitwise_xor(py(-1));
+}
+Tensor Tensor::mean(const AxisArg& axis, bool keepdim) const {
+  DType out = is_float(dtype()) ? dtype() : dtypes::float32;
+  Tensor num = cast(sum_acc(dtype())).sum(axis, keepdim);
+  Shape ks = sum(axis, true).shape();
+  int64_t den = 1;
+  for (size_t i = 0; i < shape().size(); ++i) if (shape()[i] != ks[i]) den *= shape()[i];
+  return num.div(py(static_cast<double>(den))).cast(out);
+}
+Tensor Tensor::var(const AxisArg& axis, bool keepdim, double correction) const {
+  Tensor sq = sub(mean(axis, true)).square();
+  Shape ks = sum(axis, true).shape();
+  int64_t n = 1;
+  for (size_t i = 0; i < shape().size(); ++i) if (shape()[i] != ks[i]) n *= shape()[i];
+  return sq.sum(axis, keepdim).div(py(std::max(0.0, n - correction)));
+}
+Tensor Tensor::std(const AxisArg& axis, bool keepdim, double correction) const { return var(axis, keepdim, correction).sqrt(); }
+Tensor Tensor::any(const AxisArg& axis, bool keepdim) const { return cast(dtypes::bool_).max(axis, keepdim); }
+Tensor Tensor::all(const AxisArg& axis, bool keepdim) const { return logical_not().any(axis, keepdim).logical_not(); }
+Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
+  if (!axis) return flatten().argmax(0, false);
+  int64_t a = resolve_dim(*axis);
+  int64_t n = shape()[a];
+  Tensor m = eq(max(std::vector<int64_t>{a}, true));
+  std::vector<int64_t> rs(ndim(), 1);
+  rs[a] = n;
+  Tensor idx = arange(static_cast<double>(n), 0.0, -1).reshape(rs);
+  return Tensor::scalar(n, dtypes::weakint).sub(m.mul(idx).max(std::vector<int64_t>{a}, keepdim)).cast(dtypes::int32);
+}
+Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
+  if (is_float(dtype())) return neg().argmax(axis, keepdim);
+  return bitwise_xor(py(-1)).argmax(axis, keepdim);
+}
+Tensor Tensor::cumsum(int64_t axis) const {
+  int64_t a = resolve_dim(axis);
+  if (ndim() == 0) return *this;
+  int64_t n = shape()[a];
+  std::vector<std::pair<int64_t, int64_t>> pads(ndim(), {0, 0});
+  pads.back() = {n - 1, 0};
+  Tensor x = transpose(a, -1).pad(pads);
+  // _pool((n,)) with stride 1: windows of size n over the last dim (length 2n-1) -> (..., n_out, k)
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  int64_t i = x.shape().back();          // 2n-1
+  int64_t k = n, o = i - (k - 1);         // o = n
+  int64_t f = std::max<int64_t>(1, (o + i - 1 - 1) / i + ((o * 1 - 1) % i ? 0 : 0));
+  f = std::max<int64_t>(1, (o * 1 - 1 + i - 1) / i);
+  int64_t rep = (k * (i * f + 1) + i - 1) / i;
+  // repeat along last dim
+  std::vector<int64_t> r1 = lead; r1.push_back(1); r1.push_back(i);
+  std::vector<int64_t> r2 = lead; r2.push_back(rep); r2.push_back(i);
+  std::vector<int64_t> r3 = lead; r3.push_back(rep * i);
+  Tensor y = x.reshape(r1).expand(r2).reshape(r3);
+  std::vector<std::pair<int64_t, int64_t>> s1;
+  for (auto d : lead) s1.push_back({0, d});
+  s1.push_back({0, k * (i * f + 1)});
+  y = y.shrink(s1);
+  std::vector<int64_t> r4 = lead; r4.push_back(k); r4.push_back(i * f + 1);
+  y = y.reshape(r4);
+  std::vector<std::pair<int64_t, int64_t>> s2;
+  for (auto d : lead) s2.push_back({0, d});
+  s2.push_back({0, k}); s2.push_back({0, o});
+  y = y.shrink(s2);
+  std::vector<int64_t> r5 = lead; r5.push_back(k); r5.push_back(o); r5.push_back(1);
+  y = y.reshape(r5);
+  std::vector<std::pair<int64_t, int64_t>> s3;
+  for (auto d : lead) s3.push_back({0, d});
+  s3.push_back({0, k}); s3.push_back({0, o}); s3.push_back({0, 1});
+  y = y.shrink(s3);
+  std::vector<int64_t> r6 = lead; r6.push_back(k); r6.push_back(o);
+  y = y.reshape(r6);
+  std::vector<int64_t> perm;
+  for (size_t j = 0; j < lead.size(); ++j) perm.push_back(j);
+  perm.push_back(lead.size() + 1);
+  perm.push_back(lead.size());
+  y = y.permute(perm);
+  return y.sum(std::vector<int64_t>{-1}).transpose(a, -1);
+}
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor m = sub(max(std::vector<int64_t>{axis}, true).detach());
+  Tensor e = m.exp();
+  return e.mul(e.sum(std::vector<int64_t>{axis}, true).reciprocal());
+}
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor m = sub(max(std::vector<int64_t>{axis}, true).detach());
+  Tensor e = m.exp();
+  return m.sub(e.sum(std::vector<int64_t>{axis}, true).log());
+}
+Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
+  Tensor m = max(std::vector<int64_t>{axis}, true).detach();
+  Tensor r = sub(m).exp().sum(std::vector<int64_t>{axis}, keepdim).log();
+  return r.add(keepdim ? m : m.squeeze(axis));
+}
+
+// ---- composites ---------------------------------------------------------------------------------
+Tensor Tensor::matmul(const Tensor& w) const {
+  int64_t dx = ndim(), dw = w.ndim();
+  if (dx == 0 || dw == 0) throw Error("matmul: both tensors need to be at least 1D, got " + std::to_string(dx) + "D and " + std::to_string(dw) + "D");
+  int64_t axis_w = dw >= 2 ? dw - 2 : 0;
+  if (shape().back() != w.shape()[axis_w]) throw Error("matmul: cannot dot " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
+  std::vector<int64_t> xs(shape().begin(), shape().end() - 1);
+  for (int64_t i = 0; i < ones; ++i) xs.push_back(1);
+  xs.push_back(shape().back());
+  std::vector<int64_t> ws(w.shape().begin(), w.shape().end() - std::min<int64_t>(dw, 2));
+  for (int64_t i = 0; i < ones; ++i) ws.push_back(1);
+  ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  Tensor x = reshape(xs);
+  Tensor ww = w.reshape(ws).transpose(-1, -std::min<int64_t>(dw, 2));
+  return x.mul(ww).sum(std::vector<int64_t>{-1}).cast(least_upper(dtype(), w.dtype()));
+}
+Tensor Tensor::linear(const Tensor& w, const std::optional<Tensor>& bias) const {
+  Tensor x = w.ndim() == 1 ? mul(w) : matmul(w);
+  return bias ? x.add(*bias) : x;
+}
+Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& bias, int64_t groups, std::vector<int64_t> stride,
+                      std::vector<int64_t> dilation, std::vector<int64_t> padding) const {
+  throw Error("conv2d is not implemented yet (input " + shape_str(shape()) + ", weight " + shape_str(w.shape()) + ")");
+}
+
+// ---- effects ------------------------------------------------------------------------------------
+Tensor& Tensor::assign(const Tensor& x) {
+  if (x.shape() != shape()) throw Error("assign: shape mismatch " + shape_str(shape()) + " <- " + shape_str(x.shape()));
+  Tensor v = x.dtype() == dtype() ? x : x.cast(dtype());
+  if (v.device().empty()) v = broadcast_to(v, shape());
+  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {uop(), v.uop()});
+  set_uop(UOp::make(Ops::AFTER, dtype(), {uop(), store}));
+  return *this;
+}
+
+Tensor& Tensor::realize() {
+  realize_all({*this});
+  return *this;
+}
+
+void Tensor::realize_all(const std::vector<Tensor>& ts) {
+  std::vector<std::shared_ptr<TensorData>> todo;
+  for (auto& t : ts) {
+    if (t.device().empty() || is_weak(t.dtype())) continue;  // deviceless: nothing to do
+    if (t.is_realized()) continue;
+    todo.push_back(t.d_);
+  }
+  if (todo.empty()) return;
+  if (!realize_hook()) throw Error("no realize backend installed");
+  realize_hook()(todo);
+}
+
+HostData Tensor::data() const {
+  Tensor c = *this;
+  if (device().empty()) c = clone();
+  c = c.contiguous();
+  c.realize();
+  if (!read_hook()) throw Error("no realize backend installed");
+  return read_hook()(c.uop());
+}
+
+}  // namespace ts
