@@ -1,0 +1,406 @@
+// Rangeify: movement ops become index expressions over RANGEs, the realize decisions (where storage is needed)
+// are made with the reference's algorithm (realize map, consumer ranges, ending ranges), and the cost model
+// removes storage again where recomputing is cheap.
+#include "engine/schedule/rangeify.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <unordered_set>
+
+#include "engine/uop/error.h"
+#include "engine/uop/symbolic.h"
+
+namespace ts {
+
+bool is_invalid(const UOpRef& x) { return x->op == Ops::CONST && x->is<Invalid>(); }
+UOpRef get_idx(const UOpRef& r) { return (r->op == Ops::WHERE && is_invalid(r->src[2])) ? r->src[1] : r; }
+UOpRef get_valid(const UOpRef& r) {
+  if (r->op == Ops::WHERE && is_invalid(r->src[2])) return r->src[0];
+  return uconst_bool(!is_invalid(r));
+}
+UOpRef with_valid(const UOpRef& idx, const UOpRef& valid) {
+  UOpRef v = simplify(valid);
+  if (v->is_const_value(1)) return idx;
+  return alu(Ops::WHERE, v, idx, uconst_invalid());
+}
+UOpRef logical_not(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
+
+const Shape& node_shape(const UOp& x) { return x.op == Ops::STORE ? x.src[1]->shape : x.shape; }
+
+std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out) {
+  std::vector<size_t> r;
+  if (out.size() < src.size()) return r;
+  size_t nleft = out.size() - src.size();
+  for (size_t i = 0; i < nleft; ++i) r.push_back(i);
+  for (size_t i = 0; i < src.size(); ++i)
+    if (src[i] == 1 && out[nleft + i] != 1) r.push_back(nleft + i);
+  return r;
+}
+
+namespace {
+bool broadcastable(Ops o) { return group::binary(o) || group::ternary(o); }
+
+UOps open_ranges_of(const UOps& xs) {
+  UOps out;
+  std::unordered_set<const UOp*> seen;
+  for (auto& x : xs)
+    for (auto& r : x->ranges())
+      if (seen.insert(r.get()).second) out.push_back(r);
+  return out;
+}
+
+UOps data_srcs(const UOp& x) {
+  switch (x.op) {
+    case Ops::PARAM: case Ops::BUFFER: case Ops::RANGE: case Ops::SPECIAL: return {};
+    case Ops::INDEX: case Ops::STAGE: case Ops::REDUCE: case Ops::AFTER: case Ops::END: return {x.src[0]};
+    default:
+      if (group::movement(x.op)) return {x.src[0]};
+      return x.src;
+  }
+}
+
+// map the index part of a maybe-masked index
+UOpRef map_idx(const UOpRef& r, const std::function<UOpRef(const UOpRef&)>& f) {
+  if (r->op == Ops::WHERE && is_invalid(r->src[2])) return with_valid(f(r->src[1]), r->src[0]);
+  return f(r);
+}
+}  // namespace
+
+UOps apply_movement_op(const UOp& x, const UOps& rngs) {
+  const Shape& in = x.src[0]->shape;
+  UOps out;
+  switch (x.op) {
+    case Ops::SHRINK: {
+      const Shape& a = x.as<Shape>();
+      for (size_t i = 0; i < rngs.size(); ++i) {
+        int64_t off = a[2 * i];
+        out.push_back(off == 0 ? rngs[i] : map_idx(rngs[i], [&](const UOpRef& e) { return simplify(iadd(e, iconst(off))); }));
+      }
+      return out;
+    }
+    case Ops::PERMUTE: {
+      const Shape& p = x.as<Shape>();
+      out.resize(rngs.size());
+      for (size_t j = 0; j < p.size(); ++j) out[p[j]] = rngs[j];
+      return out;
+    }
+    case Ops::FLIP: {
+      const Shape& f = x.as<Shape>();
+      for (size_t i = 0; i < rngs.size(); ++i)
+        out.push_back(!f[i] ? rngs[i] : map_idx(rngs[i], [&](const UOpRef& e) {
+          return simplify(iadd(iconst(in[i] - 1), alu(Ops::MUL, e, iconst(-1))));
+        }));
+      return out;
+    }
+    case Ops::EXPAND: {
+      size_t n = x.as<Shape>().size();
+      return UOps(rngs.begin() + n, rngs.end());
+    }
+    case Ops::PAD: {
+      const Shape& a = x.as<Shape>();
+      for (size_t i = 0; i < rngs.size(); ++i) {
+        int64_t before = a[2 * i], after = a[2 * i + 1];
+        if (before == 0 && after == 0) { out.push_back(rngs[i]); continue; }
+        UOpRef e = get_idx(rngs[i]);
+        UOpRef cond = alu(Ops::AND, logical_not(alu(Ops::CMPLT, e, iconst(before))), alu(Ops::CMPLT, e, iconst(in[i] + before)));
+        UOpRef v = alu(Ops::AND, get_valid(rngs[i]), cond);
+        out.push_back(with_valid(simplify(iadd(e, iconst(-before))), v));
+      }
+      return out;
+    }
+    case Ops::RESHAPE: {
+      const Shape& os = x.as<Shape>();
+      UOpRef combined = iconst(0), valid = uconst_bool(true);
+      int64_t acc = 1;
+      for (size_t k = rngs.size(); k-- > 0;) {
+        combined = iadd(combined, imul(get_idx(rngs[k]), iconst(acc)));
+        valid = alu(Ops::AND, valid, get_valid(rngs[k]));
+        acc *= os[k];
+      }
+      combined = simplify(combined);
+      UOps rev;
+      for (size_t k = in.size(); k-- > 0;) {
+        rev.push_back(simplify(alu(Ops::FLOORMOD, combined, iconst(in[k]))));
+        combined = simplify(alu(Ops::FLOORDIV, combined, iconst(in[k])));
+      }
+      UOpRef vs = simplify(valid);
+      for (size_t k = rev.size(); k-- > 0;) out.push_back(vs->is_const_value(1) ? rev[k] : with_valid(rev[k], vs));
+      return out;
+    }
+    default: throw Error(std::string(op_name(x.op)) + " is not a movement op");
+  }
+}
+
+namespace {
+
+struct RangeifyCtx {
+  std::unordered_map<const UOp*, std::vector<int>> realize;  // realized axes (all, with PCONTIG=0)
+  std::unordered_set<const UOp*> realize_pending;            // in realize map, axes not decided yet
+  std::unordered_set<const UOp*> non_removable;
+  std::unordered_map<const UOp*, std::pair<UOps, UOps>> range_map;
+  int64_t next_range = 0;
+  UOpRef new_range(int64_t s, AxisType t = AxisType::WEAK) {
+    if (s == 1) return iconst(0);
+    return urange(s, next_range++, t);
+  }
+  bool is_realized(const UOp* x) const { return realize.count(x) || realize_pending.count(x); }
+};
+
+UOps broadcast_rngs(const UOp& c, const UOp& src, const UOps& rngs) {
+  if (!broadcastable(c.op)) return rngs;
+  auto baxes = broadcast_axes(node_shape(src), node_shape(c));
+  size_t nleft = node_shape(c).size() - node_shape(src).size();
+  UOps out;
+  for (size_t j = nleft; j < rngs.size(); ++j)
+    out.push_back(std::find(baxes.begin(), baxes.end(), j) != baxes.end() ? iconst(0) : rngs[j]);
+  return out;
+}
+
+bool always_contiguous(Ops o) {
+  return o == Ops::CONTIGUOUS || o == Ops::AFTER || o == Ops::BUFFER || o == Ops::CONST || o == Ops::PARAM || o == Ops::LOAD;
+}
+
+void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
+  UOps topo = sink->toposort();
+  std::unordered_map<const UOp*, UOps> consumers;
+  for (auto& c : topo)
+    for (auto& s : data_srcs(*c)) {
+      auto& v = consumers[s.get()];
+      if (std::find(v.begin(), v.end(), c) == v.end()) v.push_back(c);
+    }
+  // always realize CONTIGUOUS and STORE
+  for (auto& x : topo)
+    if (x->op == Ops::CONTIGUOUS || x->op == Ops::STORE) ctx.realize_pending.insert(x.get());
+
+  std::unordered_map<const UOp*, UOps> ending;
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    const UOpRef& x = *it;
+    if (x->op == Ops::AFTER || x->op == Ops::SINK) continue;
+    const auto& cons = consumers[x.get()];
+    UOps& end_x = ending[x.get()];
+    for (auto& c : cons) {
+      auto e = ending.find(c.get());
+      if (e != ending.end()) end_x.insert(end_x.end(), e->second.begin(), e->second.end());
+    }
+    UOps ended;
+    for (auto& c : cons) {
+      auto rm = ctx.range_map.find(c.get());
+      if (rm == ctx.range_map.end() || !broadcastable(c->op)) continue;
+      for (size_t i : broadcast_axes(node_shape(*x), node_shape(*c)))
+        if (i < rm->second.first.size()) ended.push_back(rm->second.first[i]);
+    }
+    UOps bcast_ending = open_ranges_of(ended);
+    if (x->op == Ops::REDUCE) end_x.insert(end_x.end(), bcast_ending.begin(), bcast_ending.end());
+
+    std::vector<UOps> consumer_rngs;
+    for (auto& c : cons) {
+      auto rm = ctx.range_map.find(c.get());
+      if (rm != ctx.range_map.end()) consumer_rngs.push_back(broadcast_rngs(*c, *x, rm->second.first));
+    }
+    const Shape& shp = node_shape(*x);
+    UOps out;
+    if (ctx.realize_pending.count(x.get())) {
+      for (auto s : shp) out.push_back(ctx.new_range(s));
+      end_x.clear();
+      ctx.realize_pending.erase(x.get());
+      std::vector<int> all(shp.size());
+      std::iota(all.begin(), all.end(), 0);
+      ctx.realize[x.get()] = all;
+    } else if (consumer_rngs.empty()) {
+      continue;
+    } else if (consumer_rngs.size() == 1) {
+      out = consumer_rngs[0];
+    } else {
+      bool all_same = true;
+      for (size_t i = 0; i < shp.size() && all_same; ++i)
+        for (auto& cr : consumer_rngs)
+          if (get_idx(cr[i]) != get_idx(consumer_rngs[0][i])) { all_same = false; break; }
+      if (all_same) {
+        for (size_t i = 0; i < shp.size(); ++i) {
+          UOpRef v = uconst_bool(false);
+          for (auto& cr : consumer_rngs) v = alu(Ops::OR, v, get_valid(cr[i]));
+          out.push_back(with_valid(get_idx(consumer_rngs[0][i]), v));
+        }
+      } else {
+        std::vector<int> axes;
+        for (size_t i = 0; i < shp.size(); ++i) { out.push_back(ctx.new_range(shp[i])); axes.push_back(i); }
+        if (!axes.empty()) ctx.realize[x.get()] = axes;
+      }
+    }
+    // fusion decision: pending ending ranges on an elementwise/reduce node realize all its output axes
+    if (!end_x.empty() && (group::elementwise(x->op) || x->op == Ops::REDUCE)) {
+      auto it2 = ctx.realize.find(x.get());
+      std::vector<int> axes = it2 != ctx.realize.end() ? it2->second : std::vector<int>{};
+      std::vector<int> added;
+      for (size_t i = 0; i < out.size(); ++i)
+        if (std::find(axes.begin(), axes.end(), (int)i) == axes.end()) { axes.push_back(i); added.push_back(i); }
+      end_x.clear();
+      if (!axes.empty()) {
+        ctx.realize[x.get()] = axes;
+        for (int i : added) out[i] = ctx.new_range(shp[i]);
+      }
+    }
+    end_x.insert(end_x.end(), bcast_ending.begin(), bcast_ending.end());
+
+    UOps rngs = out;
+    if (group::movement(x->op)) rngs = apply_movement_op(*x, out);
+    if (x->op == Ops::EXPAND) {
+      size_t n = x->as<Shape>().size();
+      UOps lead(out.begin(), out.begin() + std::min(n, out.size()));
+      for (auto& r : open_ranges_of(lead)) end_x.push_back(r);
+    }
+    if (x->op == Ops::REDUCE && x->as<ReduceArg>().n > 0) {
+      UOps r;
+      for (int i = 0; i < x->as<ReduceArg>().n; ++i) r.push_back(ctx.new_range(x->src[0]->shape[i], AxisType::REDUCE));
+      r.insert(r.end(), out.begin(), out.end());
+      rngs = r;
+    }
+    ctx.range_map[x.get()] = {rngs, out};
+  }
+}
+
+struct Applier {
+  RangeifyCtx& ctx;
+  std::unordered_map<const UOp*, UOpRef> memo;
+  UOps keep;
+
+  UOps create_srcs(const UOpRef& x) {
+    UOps out;
+    auto rm = ctx.range_map.find(x.get());
+    size_t n_data = data_srcs(*x).size();
+    for (size_t i = 0; i < x->src.size(); ++i) {
+      const UOpRef& s = x->src[i];
+      UOpRef ns = s;
+      UOps src_rngs = rm != ctx.range_map.end() ? broadcast_rngs(*x, *s, rm->second.first) : UOps{};
+      if (s->op == Ops::BUFFER || s->op == Ops::PARAM || s->op == Ops::AFTER) {
+        if (rm != ctx.range_map.end() && i < n_data) {
+          UOps idx{s};
+          idx.insert(idx.end(), src_rngs.begin(), src_rngs.end());
+          ns = UOp::make(Ops::INDEX, s->dtype, idx);
+        }
+      } else if (auto rz = ctx.realize.find(s.get()); rz != ctx.realize.end()) {
+        const UOps& s_out = ctx.range_map.at(s.get()).second;
+        UOps closed;
+        for (int a : rz->second) closed.push_back(s_out[a]);
+        if (s->op == Ops::STORE) {
+          UOps e{s};
+          for (auto& r : closed) if (r->op == Ops::RANGE) e.push_back(r);
+          ns = UOp::make(Ops::END, dtypes::void_, e);
+        } else {
+          UOps st{s};
+          st.insert(st.end(), closed.begin(), closed.end());
+          bool removable = !always_contiguous(s->op) && !ctx.non_removable.count(s.get());
+          ns = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, removable});
+          if (rm != ctx.range_map.end()) {
+            UOps idx{ns};
+            for (int a : rz->second) idx.push_back(src_rngs.at(a));
+            ns = UOp::make(Ops::INDEX, s->dtype, idx);
+          }
+        }
+      }
+      out.push_back(ns);
+    }
+    return out;
+  }
+
+  UOpRef rw(const UOpRef& x) {
+    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    UOpRef out;
+    auto rm = ctx.range_map.find(x.get());
+    bool has = rm != ctx.range_map.end();
+    if (group::movement(x->op) && has) {
+      if (x->op == Ops::PAD) {
+        UOps s = create_srcs(x);
+        UOpRef valid = uconst_bool(true);
+        for (auto& r : rm->second.first) valid = alu(Ops::AND, valid, get_valid(r));
+        UOpRef v = simplify(valid);
+        UOpRef inner = rw(s[0]);
+        out = v->is_const_value(1) ? inner : alu(Ops::WHERE, v, inner, uconst(inner->dtype, 0));
+      } else {
+        out = rw(create_srcs(x)[0]);
+      }
+    } else if (x->op == Ops::REDUCE && x->as<ReduceArg>().n > 0) {
+      if (!has) throw Error("REDUCE has no ranges in rangeify");
+      UOps s = create_srcs(x);
+      UOps src{rw(s[0])};
+      for (int i = 0; i < x->as<ReduceArg>().n; ++i)
+        if (rm->second.first[i]->op == Ops::RANGE) src.push_back(rm->second.first[i]);
+      out = src.size() == 1 ? src[0] : UOp::make(Ops::REDUCE, x->dtype, src, ReduceArg{x->as<ReduceArg>().op, 0});
+    } else if (x->op == Ops::INDEX || x->op == Ops::STAGE || x->op == Ops::END) {
+      UOps s;
+      for (auto& c : x->src) s.push_back(rw(c));
+      out = x->replace_src(s);
+    } else {
+      UOps s = create_srcs(x);
+      for (auto& c : s) c = rw(c);
+      out = x->replace_src(s);
+    }
+    keep.push_back(x);
+    memo[x.get()] = out;
+    return out;
+  }
+};
+
+// --- cost model: remove STAGEs whose recomputation is cheap (reference 5.4) ---
+bool keep_stage(const UOpRef& stage) {
+  const StageArg& a = stage->as<StageArg>();
+  const UOpRef& src = stage->src[0];
+  if (!a.removable || src->op == Ops::CONTIGUOUS || src->op == Ops::NOOP) return true;
+  std::unordered_set<const UOp*> bufs, seen;
+  UOps reduces;
+  std::function<void(const UOpRef&)> walk = [&](const UOpRef& u) {
+    if (!seen.insert(u.get()).second) return;
+    if (u->op == Ops::STAGE) { bufs.insert(u.get()); return; }
+    if (u->op == Ops::STORE) return;
+    if (u->op == Ops::BUFFER || u->op == Ops::PARAM) bufs.insert(u.get());
+    if (u->op == Ops::REDUCE) reduces.push_back(u);
+    for (auto& s : u->src) walk(s);
+  };
+  walk(src);
+  if (bufs.size() > 3) return true;
+  for (auto& r : reduces)
+    for (auto& u : r->src[0]->toposort())
+      if (u->op == Ops::BUFFER || u->op == Ops::PARAM || u->op == Ops::STAGE) return true;
+  return false;
+}
+
+UOpRef remove_bufferize(const UOpRef& idx, void*) {
+  const UOpRef& st = idx->src[0];
+  if (st->op != Ops::STAGE) return nullptr;
+  if (st->src[0]->op == Ops::CONST) return st->src[0];
+  if (keep_stage(st)) return nullptr;
+  std::unordered_map<const UOp*, UOpRef> sub;
+  for (size_t i = 1; i < st->src.size(); ++i)
+    if (st->src[i]->op == Ops::RANGE && !is_invalid(idx->src[i])) sub[st->src[i].get()] = idx->src[i];
+  return substitute(st->src[0], sub);
+}
+
+const PatternMatcher& pm_remove_bufferize() {
+  static const PatternMatcher pm = symbolic() + reduce_collapse() + PatternMatcher({
+      rule("remove_bufferize: recompute a cheap staged value", {Ops::INDEX},
+           [](const UOpRef& x, void* c) { return remove_bufferize(x, c); }),
+      rule("indexing a const is a const", {Ops::INDEX},
+           [](const UOpRef& x, void*) -> UOpRef { return x->src[0]->op == Ops::CONST ? x->src[0] : nullptr; }),
+  });
+  return pm;
+}
+
+}  // namespace
+
+UOpRef rangeify(const UOpRef& sink) {
+  RangeifyCtx ctx;
+  graph_rewrite(sink, PatternMatcher{}, nullptr, "get realize");
+  run_walk(ctx, sink);
+  Applier ap{ctx, {}, {}};
+  UOpRef applied;
+  {
+    RewriteListener* l = rewrite_listener();
+    if (l) l->on_pass_begin("apply rangeify", sink);
+    applied = ap.rw(sink);
+    if (l) l->on_pass_end("apply rangeify", applied);
+  }
+  return graph_rewrite(applied, pm_remove_bufferize(), nullptr, "symbolic+reduce_collapse+debuf");
+}
+
+}  // namespace ts

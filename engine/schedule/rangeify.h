@@ -1,0 +1,20 @@
+#pragma once
+#include <vector>
+
+#include "engine/uop/uop.h"
+
+namespace ts {
+
+// Turns a SINK of STOREs over the tensor graph into the same SINK with movement ops replaced by index math:
+// END(STORE(INDEX(buf, idx), value), ranges), values reading INDEX(BUFFER, idx), staged (realized)
+// intermediates as INDEX(STAGE(value, ranges), idx). Cheap stages are already inlined by the cost model.
+UOpRef rangeify(const UOpRef& sink);
+
+bool is_invalid(const UOpRef& x);
+UOpRef get_idx(const UOpRef& r);
+UOpRef get_valid(const UOpRef& r);
+UOpRef with_valid(const UOpRef& idx, const UOpRef& valid);
+const Shape& node_shape(const UOp& x);
+std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out);
+
+}  // namespace ts

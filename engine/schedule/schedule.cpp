@@ -1,0 +1,429 @@
+// create_schedule: callify (which nodes get buffers), earliest rewrites (split_reduceop), rangeify, stage to
+// store, split kernels, and the Kahn toposort that orders the calls.
+#include "engine/schedule/schedule.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <unordered_set>
+
+#include "engine/schedule/rangeify.h"
+#include "engine/tensor/tensor.h"
+#include "engine/uop/error.h"
+#include "engine/uop/symbolic.h"
+
+namespace ts {
+
+namespace {
+
+std::string shape_str(const Shape& s) {
+  std::string o = "(";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + (s.size() == 1 ? ",)" : ")");
+}
+
+void snapshot(const char* name, const UOpRef& sink) {
+  if (rewrite_listener()) graph_rewrite(sink, PatternMatcher{}, nullptr, name);
+}
+
+UOpRef reshape_to(const UOpRef& x, const Shape& s) {
+  if (x->shape == s) return x;
+  return UOp::make(Ops::RESHAPE, x->dtype, {x}, Shape(s));
+}
+
+const UOp* buffer_base(const UOp* u) {
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER ? u : nullptr;
+}
+
+// ---- split_reduceop (reference 5.5) --------------------------------------------------------------
+UOpRef split_reduceop(const UOpRef& red, void*) {
+  const ReduceArg& ra = red->as<ReduceArg>();
+  if (ra.n == 0) return nullptr;
+  const UOpRef& x = red->src[0];
+  int64_t in_n = x->numel(), out_n = red->numel();
+  if (out_n == 0 || in_n / out_n < 32768) return nullptr;
+  // which dims of x are expanded (broadcast) relative to its base
+  UOps rngs;
+  for (size_t i = 0; i < x->shape.size(); ++i) rngs.push_back(x->shape[i] > 1 ? urange(x->shape[i], (int64_t)i, AxisType::WEAK) : iconst(0));
+  const UOp* u = x.get();
+  UOps cur = rngs;
+  while (group::movement(u->op)) { cur = apply_movement_op(*u, cur); u = u->src[0].get(); }
+  std::unordered_set<int64_t> alive;
+  for (auto& r : cur)
+    for (auto& rr : r->ranges()) alive.insert(rr->as<RangeArg>().id);
+  int64_t maxd = std::min<int64_t>(256, (int64_t(1) << 22) / out_n);
+  for (int i = 0; i < ra.n; ++i) {
+    if (!alive.count(i)) continue;
+    for (int64_t d = maxd; d >= 8; --d) {
+      if (x->shape[i] % d) continue;
+      Shape ss(x->shape.begin(), x->shape.begin() + i);
+      ss.push_back(d);
+      ss.push_back(x->shape[i] / d);
+      ss.insert(ss.end(), x->shape.begin() + i + 1, x->shape.end());
+      Tensor t(x);
+      std::vector<int64_t> perm;
+      for (size_t k = 0; k < ss.size(); ++k) if ((int64_t)k != i) perm.push_back(k);
+      perm.push_back(i);
+      Tensor sp = t.reshape(ss).permute(perm);
+      // reduce the original axes (the first ra.n of the permuted shape), keep the split one last
+      UOpRef r1 = UOp::make(Ops::REDUCE, red->dtype, {sp.uop()}, ReduceArg{ra.op, ra.n});
+      UOpRef c = UOp::make(Ops::CONTIGUOUS, red->dtype, {r1});
+      // reduce the split axis (now last) of the partials
+      size_t nd = c->shape.size();
+      std::vector<int64_t> p2{(int64_t)nd - 1};
+      for (size_t k = 0; k + 1 < nd; ++k) p2.push_back(k);
+      UOpRef pc = Tensor(c).permute(p2).uop();
+      UOpRef r2 = UOp::make(Ops::REDUCE, red->dtype, {pc}, ReduceArg{ra.op, 1});
+      return reshape_to(r2, red->shape);
+    }
+  }
+  return nullptr;
+}
+
+const PatternMatcher& earliest_rewrites() {
+  static const PatternMatcher pm({
+      rule("remove DETACH / CONTIGUOUS_BACKWARD", {Ops::DETACH, Ops::CONTIGUOUS_BACKWARD},
+           [](const UOpRef& x, void*) { return x->src[0]; }),
+      rule("merge RESHAPE chains", {Ops::RESHAPE}, [](const UOpRef& x, void*) -> UOpRef {
+        if (x->src[0]->op == Ops::RESHAPE) return reshape_to(x->src[0]->src[0], x->shape);
+        if (x->src[0]->shape == x->shape) return x->src[0];
+        return nullptr;
+      }),
+      rule("split_reduceop: large reduce in two kernels", {Ops::REDUCE}, split_reduceop),
+  });
+  return pm;
+}
+
+// ---- callify ------------------------------------------------------------------------------------
+struct Item {
+  ScheduleItem::Kind kind;
+  UOpRef value_store;  // Kernel: STORE(RESHAPE(buf), value) (tensor graph)
+  UOpRef dst, src;     // Copy buffers; Kernel: dst = output buffer
+  std::vector<int> deps;
+  std::vector<int> war_before;  // items that must run before this one (they read the old buffer)
+};
+
+struct Callify {
+  std::vector<Item> items;
+  std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
+  std::unordered_map<const UOp*, int> producer;  // BUFFER -> item writing it
+  std::unordered_set<const UOp*> tagged;
+  UOps keep;
+
+  // rewrite a value: tagged nodes -> their buffer views; record dependencies
+  UOpRef subst(const UOpRef& v, std::vector<int>& deps, std::unordered_set<const UOp*>& raw_bufs) {
+    std::unordered_map<const UOp*, UOpRef> memo;
+    std::function<UOpRef(const UOpRef&)> go = [&](const UOpRef& x) -> UOpRef {
+      if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+      UOpRef out;
+      if (auto r = repl.find(x.get()); r != repl.end()) {
+        out = r->second;
+        if (auto p = producer.find(buffer_base(out.get())); p != producer.end()) deps.push_back(p->second);
+      } else if (x->op == Ops::BUFFER) {
+        raw_bufs.insert(x.get());
+        out = x;
+      } else {
+        UOps ns;
+        for (auto& s : x->src) ns.push_back(go(s));
+        out = x->replace_src(ns);
+      }
+      return memo[x.get()] = out;
+    };
+    return go(v);
+  }
+
+  void tag(const UOpRef& x) {
+    if (!tagged.insert(x.get()).second) return;
+    keep.push_back(x);
+  }
+
+  void realize_node(const UOpRef& x) {
+    if (repl.count(x.get())) return;
+    if (x->op == Ops::AFTER) {
+      // assign: x = AFTER(target view, STORE(target view, value))
+      const UOp* b = buffer_base(x->src[0].get());
+      if (!b) throw Error("assign: the target must be a whole buffer (shape " + shape_str(x->shape) + ")");
+      UOpRef buf = b->ref();
+      const UOpRef& store = x->src[1];
+      UOpRef value = store->src[1];
+      std::vector<int> deps;
+      std::unordered_set<const UOp*> raw;
+      if (value->op == Ops::RESHAPE && value->src[0]->op == Ops::COPY) value = value->src[0];
+      if (value->op == Ops::COPY && buffer_base(value->src[0].get()) && value->src[0]->device != value->device) {
+        Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}, {}};
+        add_item(std::move(it), buf.get());
+      } else {
+        UOpRef v = subst(value, deps, raw);
+        Item it{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, v->shape), v}), buf, nullptr, deps, {}};
+        int id = add_item(std::move(it), buf.get());
+        // readers of the old contents already scheduled must run first
+        for (size_t k = 0; k + 1 < items.size(); ++k) (void)k;
+        (void)id;
+      }
+      repl[x.get()] = x->src[0];
+      return;
+    }
+    if (x->op == Ops::COPY) {
+      const UOpRef& src = x->src[0];
+      const UOp* sb = buffer_base(src.get());
+      if (src->device == x->device) { repl[x.get()] = src; return; }
+      if (!sb) throw Error("COPY of a computed or strided view to " + x->device + " is not supported yet (shape " + shape_str(x->shape) + ")");
+      UOpRef dst = new_buffer(x->device, sb->numel(), x->dtype);
+      add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}, {}}, dst.get());
+      repl[x.get()] = reshape_to(dst, x->shape);
+      return;
+    }
+    // a value computed into a new buffer
+    UOpRef value = x->op == Ops::CONTIGUOUS ? x->src[0] : x;
+    std::vector<int> deps;
+    std::unordered_set<const UOp*> raw;
+    UOpRef v = subst(value, deps, raw);
+    DType dt = strong(x->dtype);
+    std::string dev = x->device.empty() ? default_device() : x->device;
+    UOpRef buf = new_buffer(dev, std::max<int64_t>(x->numel(), 1), dt);
+    if (v->dtype != dt) v = ucast(v, dt);
+    if (v->shape != x->shape) v = Tensor::broadcast_to(Tensor(v), x->shape).uop();
+    add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, x->shape), v}), buf, nullptr, deps, {}}, buf.get());
+    repl[x.get()] = reshape_to(buf, x->shape);
+  }
+
+  int add_item(Item it, const UOp* writes) {
+    items.push_back(std::move(it));
+    int id = static_cast<int>(items.size()) - 1;
+    producer[writes] = id;
+    return id;
+  }
+
+  // post-order over the graph: tag what needs a buffer, realize sources first
+  void visit(const UOpRef& root) {
+    std::unordered_set<const UOp*> seen;
+    std::function<void(const UOpRef&)> go = [&](const UOpRef& x) {
+      if (!seen.insert(x.get()).second) return;
+      for (auto& s : x->src) go(s);
+      bool host_copy = x->op == Ops::COPY && !x->src[0]->device.empty() && x->src[0]->device != x->device;
+      if (x->op == Ops::CONTIGUOUS || x->op == Ops::AFTER || host_copy || tagged.count(x.get())) realize_node(x);
+    };
+    go(root);
+  }
+};
+
+// ---- stage to store / split kernels ------------------------------------------------------------
+struct KernelBuild {
+  UOpRef store_end;  // END(STORE(INDEX(buf, idx), value), ranges) or STORE
+  UOpRef out_buf;
+};
+
+UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
+  UOpRef acc = iconst(0), valid = uconst_bool(true);
+  int64_t stride = 1;
+  for (size_t k = idx.size(); k-- > 0;) {
+    acc = iadd(acc, imul(get_idx(idx[k]), iconst(stride)));
+    valid = alu(Ops::AND, valid, get_valid(idx[k]));
+    stride *= sizes[k];
+  }
+  return with_valid(simplify(acc), valid);
+}
+
+int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->const_int() : 1; }
+
+// move masks (WHERE(valid, x, Invalid)) out of index math; a masked read becomes a gated read
+UOpRef push_invalid(const UOpRef& x, void*) {
+  if (x->op == Ops::INDEX && x->src.size() == 2 && x->src[1]->op == Ops::WHERE && is_invalid(x->src[1]->src[2])) {
+    UOpRef ld = UOp::make(Ops::INDEX, x->dtype, {x->src[0], x->src[1]->src[1]});
+    return alu(Ops::WHERE, x->src[1]->src[0], ld, uconst(x->dtype, 0));
+  }
+  if (group::alu(x->op) && x->op != Ops::WHERE) {
+    for (size_t i = 0; i < x->src.size(); ++i) {
+      const UOpRef& s = x->src[i];
+      if (s->op == Ops::WHERE && is_invalid(s->src[2])) {
+        UOps ns = x->src;
+        ns[i] = s->src[1];
+        UOpRef inner = x->replace_src(ns);
+        if (is_bool(x->dtype)) return alu(Ops::AND, s->src[0], inner);  // masked-out conditions are false
+        return alu(Ops::WHERE, s->src[0], inner, uconst_invalid());
+      }
+    }
+  }
+  if (x->op == Ops::WHERE && x->src[0]->op == Ops::WHERE && is_invalid(x->src[0]->src[2]))
+    return alu(Ops::WHERE, alu(Ops::AND, x->src[0]->src[0], x->src[0]->src[1]), x->src[1], x->src[2]);
+  // WHERE(c, WHERE(c, a, b), d) -> WHERE(c, a, d)
+  if (x->op == Ops::WHERE && x->src[1]->op == Ops::WHERE && x->src[1]->src[0] == x->src[0])
+    return alu(Ops::WHERE, x->src[0], x->src[1]->src[1], x->src[2]);
+  return nullptr;
+}
+
+const PatternMatcher& pm_lower_masks() {
+  static const PatternMatcher pm = symbolic() + PatternMatcher({
+      rule("push masks out of index math; masked reads become gated reads", {}, push_invalid),
+  });
+  return pm;
+}
+
+// renumber BUFFERs to PARAM slots and RANGEs from 0, in pre-order (output first), as "kernel split" does
+UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
+  std::unordered_map<const UOp*, UOpRef> memo;
+  int64_t next_range = 0;
+  std::unordered_map<const UOp*, UOpRef> rmap;
+  std::function<void(const UOpRef&)> number = [&](const UOpRef& x) {
+    if (memo.count(x.get())) return;
+    memo[x.get()] = nullptr;
+    if (x->op == Ops::BUFFER) {
+      ParamArg pa = x->as<ParamArg>();
+      pa.slot = static_cast<int64_t>(bufs.size());
+      bufs.push_back(x);
+      rmap[x.get()] = UOp::make(Ops::PARAM, x->dtype, {}, pa);
+      return;
+    }
+    if (x->op == Ops::RANGE) {
+      RangeArg ra = x->as<RangeArg>();
+      ra.id = next_range++;
+      rmap[x.get()] = UOp::make(Ops::RANGE, x->dtype, x->src, ra);
+      return;
+    }
+    for (auto& s : x->src) number(s);
+  };
+  number(store_end);
+  UOpRef body = substitute(store_end, rmap);
+  // sort END ranges by id
+  if (body->op == Ops::END) {
+    UOps rs(body->src.begin() + 1, body->src.end());
+    std::sort(rs.begin(), rs.end(), [](const UOpRef& a, const UOpRef& b) { return a->as<RangeArg>().id < b->as<RangeArg>().id; });
+    UOps ns{body->src[0]};
+    ns.insert(ns.end(), rs.begin(), rs.end());
+    body = body->replace_src(ns);
+  }
+  return UOp::make(Ops::SINK, dtypes::void_, {body}, KernelInfo{});
+}
+
+}  // namespace
+
+Schedule create_schedule(const UOps& outputs) {
+  Callify cf;
+  // the bases of requested outputs get buffers
+  for (auto& o : outputs) {
+    const UOp* b = o->base();
+    if (b->op == Ops::BUFFER || b->op == Ops::CONST) continue;
+    cf.tag(b->ref());
+  }
+  for (auto& o : outputs) cf.visit(o);
+  Schedule out;
+  for (auto& [k, v] : cf.repl) out.becomes[k] = v;
+  out.keep_alive = cf.keep;
+  for (auto& o : outputs) out.keep_alive.push_back(o);
+
+  // kernel graph over every kernel store of this schedule
+  UOps stores;
+  std::vector<int> store_item;
+  for (size_t i = 0; i < cf.items.size(); ++i)
+    if (cf.items[i].kind == ScheduleItem::Kind::Kernel) { stores.push_back(cf.items[i].value_store); store_item.push_back(i); }
+
+  struct Built { ScheduleItem item; std::vector<int> deps; const UOp* writes; };
+  std::vector<Built> built;          // final items in discovery order
+  std::vector<int> item_to_built(cf.items.size(), -1);
+
+  if (!stores.empty()) {
+    UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, stores);
+    snapshot("View Call", sink);
+    sink = graph_rewrite(sink, earliest_rewrites(), nullptr, "earliest rewrites", true);
+    UOpRef rsink = rangeify(sink);
+    snapshot("View Rangeify", rsink);
+
+    // stage to store: each remaining STAGE gets a buffer and a kernel
+    std::unordered_map<const UOp*, UOpRef> stage_buf;
+    std::vector<std::pair<UOpRef, UOpRef>> stage_kernels;  // (store_end, buffer) in discovery order
+    std::unordered_map<const UOp*, UOpRef> memo;
+    std::function<UOpRef(const UOpRef&)> lower = [&](const UOpRef& x) -> UOpRef {
+      if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+      UOpRef out;
+      if (x->op == Ops::INDEX && x->src[0]->op == Ops::STAGE) {
+        const UOpRef& st = x->src[0];
+        auto sb = stage_buf.find(st.get());
+        if (sb == stage_buf.end()) {
+          std::vector<int64_t> sizes;
+          UOps rng(st->src.begin() + 1, st->src.end());
+          int64_t n = 1;
+          for (auto& r : rng) { sizes.push_back(range_size(r)); n *= sizes.back(); }
+          UOpRef value = lower(st->src[0]);
+          DType dt = strong(st->dtype);
+          UOpRef buf = new_buffer(st->as<StageArg>().device.empty() ? default_device() : st->as<StageArg>().device, n, dt);
+          UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dt, {buf, flat_index(rng, sizes)}), ucast(value, dt)});
+          UOps e{store};
+          for (auto& r : rng) if (r->op == Ops::RANGE) e.push_back(r);
+          UOpRef end = e.size() > 1 ? UOp::make(Ops::END, dtypes::void_, e) : store;
+          stage_kernels.push_back({end, buf});
+          sb = stage_buf.emplace(st.get(), buf).first;
+        }
+        std::vector<int64_t> sizes;
+        for (size_t i = 1; i < st->src.size(); ++i) sizes.push_back(range_size(st->src[i]));
+        UOps idx(x->src.begin() + 1, x->src.end());
+        out = UOp::make(Ops::INDEX, sb->second->dtype, {sb->second, flat_index(idx, sizes)});
+        if (out->dtype != x->dtype) out = ucast(out, x->dtype);
+      } else {
+        UOps ns;
+        for (auto& s : x->src) ns.push_back(lower(s));
+        out = x->replace_src(ns);
+      }
+      return memo[x.get()] = out;
+    };
+    for (size_t k = 0; k < rsink->src.size(); ++k) {
+      const UOpRef& se = rsink->src[k];
+      size_t first_stage = stage_kernels.size();
+      UOpRef lowered = lower(se);
+      // intermediates discovered while lowering this kernel come first
+      for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
+        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
+        built.push_back(std::move(b));
+      }
+      int ci = store_item[k];
+      // copies this kernel depends on, in order, before it
+      for (int d : cf.items[ci].deps)
+        if (cf.items[d].kind == ScheduleItem::Kind::Copy && item_to_built[d] < 0) {
+          item_to_built[d] = built.size();
+          built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}}, {}, cf.items[d].dst.get()});
+        }
+      item_to_built[ci] = built.size();
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}}, {}, cf.items[ci].dst.get()});
+    }
+  }
+  for (size_t i = 0; i < cf.items.size(); ++i)
+    if (item_to_built[i] < 0) {
+      item_to_built[i] = built.size();
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}}, {}, cf.items[i].dst.get()});
+    }
+
+  // kernel ASTs + dependencies (RAW through buffers)
+  std::unordered_map<const UOp*, int> writer;
+  for (size_t i = 0; i < built.size(); ++i) writer[built[i].writes] = i;
+  for (size_t i = 0; i < built.size(); ++i) {
+    auto& b = built[i];
+    if (b.item.kind == ScheduleItem::Kind::Kernel) {
+      UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), nullptr, "lower masks");
+      b.item.ast = make_kernel_ast(body, b.item.bufs);
+    }
+    for (size_t k = 0; k < b.item.bufs.size(); ++k) {
+      if (b.item.kind == ScheduleItem::Kind::Kernel && k == 0) continue;
+      if (b.item.kind == ScheduleItem::Kind::Copy && k == 0) continue;
+      auto w = writer.find(b.item.bufs[k].get());
+      if (w != writer.end() && w->second != (int)i) b.deps.push_back(w->second);
+    }
+  }
+  // Kahn's algorithm, FIFO in discovery order
+  std::vector<int> indeg(built.size(), 0);
+  std::vector<std::vector<int>> succ(built.size());
+  for (size_t i = 0; i < built.size(); ++i)
+    for (int d : built[i].deps) { succ[d].push_back(i); indeg[i]++; }
+  std::deque<int> q;
+  for (size_t i = 0; i < built.size(); ++i) if (!indeg[i]) q.push_back(i);
+  while (!q.empty()) {
+    int i = q.front();
+    q.pop_front();
+    out.items.push_back(built[i].item);
+    for (int s : succ[i]) if (--indeg[s] == 0) q.push_back(s);
+  }
+  if (out.items.size() != built.size()) throw Error("cycle detected in assign graph");
+  return out;
+}
+
+}  // namespace ts

@@ -1,0 +1,32 @@
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/uop/uop.h"
+
+namespace ts {
+
+// One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order.
+struct ScheduleItem {
+  enum class Kind { Kernel, Copy };
+  Kind kind = Kind::Kernel;
+  UOpRef ast;   // Kernel: SINK[KernelInfo] (see engine/codegen/program.h)
+  UOps bufs;    // BUFFER nodes; Copy: {dst, src}
+};
+
+struct Schedule {
+  std::vector<ScheduleItem> items;  // execution order
+  // node -> the buffer view that now holds its value (apply to every live tensor)
+  std::unordered_map<const UOp*, UOpRef> becomes;
+  UOps keep_alive;  // keys of `becomes`
+};
+
+// Callify + kernel graph + create_schedule for realizing `outputs` (tensor-level UOps).
+Schedule create_schedule(const UOps& outputs);
+
+// Index expressions of the input of a movement op, given the ranges of its output (reference's
+// apply_movement_op). A masked index is WHERE(valid, idx, Invalid).
+UOps apply_movement_op(const UOp& mop, const UOps& out_rngs);
+
+}  // namespace ts
