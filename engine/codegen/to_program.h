@@ -1,0 +1,20 @@
+#pragma once
+// codegen entry point: kernel AST (see program.h) -> named, optimized, linearized and rendered ProgramSpec.
+#include "engine/codegen/program.h"
+
+namespace ts {
+
+// C: C source (the reference's CLANG renderer), LLVM: textual LLVM IR, INTERP: no source (the interpreter runs
+// ProgramSpec.lowered; src holds the printed instruction list)
+enum class Lang { C, LLVM, INTERP };
+
+// Runs the codegen passes (each a traced graph_rewrite, see to_program.cpp) and renders for `lang`.
+// ProgramSpec.function_name is the kernel symbol NAME; the rendered source also defines the uniform entry
+// `void NAME_entry(void** bufs, const long long* vars, int core_id)` (bufs indexed by buffer slot, vars in the
+// order of ProgramSpec.vars) which the runtime calls once per core_id in [0, threads).
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang);
+
+// The entry wrapper's symbol for a program: function_name + "_entry".
+std::string entry_symbol(const ProgramSpec& p);
+
+}  // namespace ts

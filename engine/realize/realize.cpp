@@ -1,0 +1,274 @@
+// run_linear: compile every kernel of a schedule (deduplicated by content), then execute the calls in order,
+// printing the reference's DEBUG lines and recording each call for the trace.
+#include "engine/realize/realize.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "engine/codegen/to_program.h"
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/compiler_hook.h"
+#include "engine/runtime/program_runner.h"
+#include "engine/schedule/schedule.h"
+#include "engine/tensor/tensor.h"
+#include "engine/trace/recorder.h"
+#include "engine/uop/buffer.h"
+#include "engine/uop/error.h"
+#include "engine/uop/rewrite.h"
+
+namespace ts {
+
+namespace {
+
+std::mutex g_mu;
+std::vector<CallRecord> g_calls;
+int g_counter = 0;
+int g_schedule_index = 0;
+double g_time_sum = 0;
+
+struct Compiled {
+  ProgramSpec spec;
+  KernelEntry entry = nullptr;
+  std::string key;
+  UOpRef ast;  // keeps the cache key alive
+};
+std::unordered_map<const UOp*, std::shared_ptr<Compiled>> g_programs;  // per (ast) for the active lang
+std::string g_programs_lang;
+std::unordered_map<const UOp*, bool> g_seen_program;
+
+Lang lang_of(const std::string& dev) {
+  if (dev == "CPU:LLVM" || dev == "LLVM") return Lang::LLVM;
+  if (dev == "INTERP") return Lang::INTERP;
+  return Lang::C;
+}
+
+std::string time_to_str(double t, int w) {
+  char buf[64];
+  if (t > 10) std::snprintf(buf, sizeof buf, "%*.2fs ", w, t);
+  else if (t > 10e-3) std::snprintf(buf, sizeof buf, "%*.2fms", w, t * 1e3);
+  else std::snprintf(buf, sizeof buf, "%*.2fus", w, t * 1e6);
+  return buf;
+}
+std::string size_to_str(int64_t s) {
+  char buf[64];
+  if (s >= (1 << 30)) std::snprintf(buf, sizeof buf, "%.2f GB", s / double(1 << 30));
+  else if (s >= (1 << 20)) std::snprintf(buf, sizeof buf, "%.2f MB", s / double(1 << 20));
+  else if (s >= (1 << 10)) std::snprintf(buf, sizeof buf, "%.2f KB", s / double(1 << 10));
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(s));
+  return buf;
+}
+std::string colored(const std::string& s, const char* code) {
+  if (!code) return s;
+  return std::string("\x1b[") + code + "m" + s + "\x1b[0m";
+}
+size_t ansilen(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') { while (i < s.size() && s[i] != 'm') ++i; continue; }
+    ++n;
+  }
+  return n;
+}
+std::string dev_name(const std::string& d) { return d.substr(0, 7); }
+
+Buffer& ensure_buffer(const UOpRef& b) {
+  if (!b->buffer) {
+    const ParamArg& pa = b->as<ParamArg>();
+    b->buffer = allocate_buffer(pa.device, b->dtype, pa.size);
+  }
+  return *buffer_of(*b);
+}
+
+std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
+  const std::string& dev = realize_config().device;
+  if (g_programs_lang != dev) { g_programs.clear(); g_programs_lang = dev; }
+  auto it = g_programs.find(ast.get());
+  if (it != g_programs.end()) return it->second;
+  auto c = std::make_shared<Compiled>();
+  c->ast = ast;
+  Lang lang = lang_of(dev);
+  {
+    trace::ContextScope scope(trace::ContextKind::Kernel, "");
+    c->spec = to_program(ast, lang);
+    scope.rename(c->spec.colored_name);
+    trace::record_program(c->spec);
+  }
+  if (lang != Lang::INTERP) {
+    if (!compiler_hook()) throw Error("no compiler installed for " + dev);
+    if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
+    c->entry = reinterpret_cast<KernelEntry>(compiler_hook()(c->spec.lang, c->spec.src, c->spec.function_name + "_entry"));
+  } else if (realize_config().debug >= 4) {
+    std::printf("%s\n", c->spec.src.c_str());
+  }
+  char key[32];
+  std::snprintf(key, sizeof key, "%016zx", ast->hash);
+  c->key = key;
+  g_programs[ast.get()] = c;
+  return c;
+}
+
+void print_line(const CallRecord& r, bool first, int nbufs) {
+  double et = r.seconds;
+  std::string head = "*** " + dev_name(r.device);
+  head.resize(std::max<size_t>(head.size(), 11), ' ');
+  char num[16];
+  std::snprintf(num, sizeof num, " %4d", r.counter);
+  head += num;
+  std::string name = r.colored_name;
+  size_t pad = ansilen(name) < 46 ? 46 - ansilen(name) : 0;
+  char rest[256];
+  std::string ptm = colored(time_to_str(et, 9), et > 0.01 ? "33" : nullptr);
+  double flops = r.estimates.ops / (et ? et : 1e-20), mem = r.estimates.mem / (et ? et : 1e-20), lds = r.estimates.lds / (et ? et : 1e-20);
+  std::snprintf(rest, sizeof rest, " arg %2d mem %6.2f GB tm %s/%9.2fms (%7.0f GFLOPS %4.0f|%-6.0f GB/s)", nbufs,
+                allocated_bytes() / 1e9, ptm.c_str(), g_time_sum * 1e3, flops * 1e-9, mem * 1e-9, lds * 1e-9);
+  std::printf("%s %s%s%s\n", colored(head, first ? "32" : nullptr).c_str(), name.c_str(), std::string(pad, ' ').c_str(), rest);
+  std::fflush(stdout);
+}
+
+void run_schedule(const Schedule& sched, bool update_stats) {
+  // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
+  std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
+  for (size_t i = 0; i < sched.items.size(); ++i)
+    if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast);
+  int sidx = g_schedule_index++;
+  for (size_t i = 0; i < sched.items.size(); ++i) {
+    const ScheduleItem& it = sched.items[i];
+    std::vector<void*> ptrs;
+    CallRecord rec;
+    for (auto& b : it.bufs) {
+      Buffer& buf = ensure_buffer(b);
+      ptrs.push_back(buf.ptr);
+      rec.arg_sizes.push_back({buf.size, buf.dtype->name});
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    if (it.kind == ScheduleItem::Kind::Copy) {
+      Buffer& dst = *buffer_of(*it.bufs[0]);
+      Buffer& src = *buffer_of(*it.bufs[1]);
+      std::memcpy(dst.ptr, src.ptr, std::min(dst.nbytes(), src.nbytes()));
+      rec.kind = "copy";
+      char nm[128];
+      std::snprintf(nm, sizeof nm, "copy %10s, %7s <- %-7s", size_to_str(dst.nbytes()).c_str(), dev_name(dst.device).c_str(),
+                    dev_name(src.device).c_str());
+      rec.name = nm;
+      rec.colored_name = colored(nm, "33");
+      rec.device = dst.device;
+      rec.estimates.mem = rec.estimates.lds = static_cast<double>(dst.nbytes());
+      rec.num_args = 2;
+    } else {
+      const Compiled& c = *progs[i];
+      run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>());
+      rec.kind = "kernel";
+      rec.name = c.spec.name;
+      rec.colored_name = c.spec.colored_name;
+      rec.device = buffer_of(*it.bufs[0])->device;
+      rec.global_size = c.spec.global_size;
+      rec.applied_opts = c.spec.applied_opts;
+      rec.program_key = c.key;
+      rec.estimates = c.spec.estimates;
+      rec.num_args = static_cast<int>(ptrs.size());
+    }
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!update_stats) continue;
+    g_time_sum += rec.seconds;
+    rec.counter = ++g_counter;
+    rec.schedule_index = sidx;
+    bool first = false;
+    if (it.kind == ScheduleItem::Kind::Kernel) {
+      first = !g_seen_program[progs[i]->ast.get()];
+      g_seen_program[progs[i]->ast.get()] = true;
+    } else {
+      first = rec.counter == 1;
+    }
+    rec.first_run = first;
+    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
+    trace::record_call(rec);
+    g_calls.push_back(std::move(rec));
+  }
+}
+
+void apply_becomes(const Schedule& s) {
+  if (s.becomes.empty()) return;
+  std::unordered_map<const UOp*, UOpRef> memo;
+  for (auto& t : live_tensors()) {
+    UOpRef n = substitute(t->uop, s.becomes);
+    if (n != t->uop) t->uop = n;
+  }
+}
+
+void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
+  std::lock_guard lk(g_mu);
+  UOps outs;
+  for (auto& t : ts) outs.push_back(t->uop);
+  Schedule sched;
+  {
+    trace::ContextScope scope(trace::ContextKind::Schedule, "Schedule");
+    trace::snapshot_tensor_graph(outs);
+    sched = create_schedule(outs);
+    int nk = 0;
+    for (auto& it : sched.items) nk += it.kind == ScheduleItem::Kind::Kernel;
+    scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels"));
+    trace::record_schedule(sched);
+  }
+  apply_becomes(sched);
+  run_schedule(sched, true);
+}
+
+HostData read_buffer(const UOpRef& view) {
+  const UOp* u = view.get();
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  if (u->op != Ops::BUFFER) throw Error("internal: read of a non-buffer (" + std::string(op_name(u->op)) + ")");
+  Buffer& b = ensure_buffer(u->ref());
+  HostData h;
+  h.shape = view->shape;
+  h.dtype = b.dtype;
+  int64_t n = b.size;
+  auto* p = static_cast<const uint8_t*>(b.ptr);
+  for (int64_t i = 0; i < n; ++i) {
+    const void* s = p + i * b.dtype->itemsize();
+    if (b.dtype == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }
+    else if (b.dtype == dtypes::float64) { double v; std::memcpy(&v, s, 8); h.f.push_back(v); }
+    else if (b.dtype == dtypes::float16) { _Float16 v; std::memcpy(&v, s, 2); h.f.push_back(static_cast<double>(v)); }
+    else if (b.dtype == dtypes::bool_) { h.i.push_back(*static_cast<const uint8_t*>(s) != 0); }
+    else {
+      int64_t v = 0;
+      switch (b.dtype->itemsize()) {
+        case 1: v = is_unsigned(b.dtype) ? *static_cast<const uint8_t*>(s) : *static_cast<const int8_t*>(s); break;
+        case 2: { int16_t x; uint16_t y; std::memcpy(&x, s, 2); std::memcpy(&y, s, 2); v = is_unsigned(b.dtype) ? y : x; break; }
+        case 4: { int32_t x; uint32_t y; std::memcpy(&x, s, 4); std::memcpy(&y, s, 4); v = is_unsigned(b.dtype) ? y : x; break; }
+        default: std::memcpy(&v, s, 8);
+      }
+      h.i.push_back(v);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+RealizeConfig& realize_config() {
+  static RealizeConfig c;
+  return c;
+}
+
+void install_realize() {
+  RealizeConfig& c = realize_config();
+  if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
+  if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
+  // CPU, CPU:LLVM and INTERP all run on host memory: buffers live on "CPU", the device picks the renderer
+  set_default_device("CPU");
+  realize_hook() = realize_tensors;
+  read_hook() = [](const UOpRef& v) {
+    std::lock_guard lk(g_mu);
+    return read_buffer(v);
+  };
+}
+
+const std::vector<CallRecord>& call_log() { return g_calls; }
+
+}  // namespace ts

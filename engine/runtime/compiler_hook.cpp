@@ -1,0 +1,8 @@
+#include "engine/runtime/compiler_hook.h"
+
+namespace ts {
+CompileFn& compiler_hook() {
+  static CompileFn f;
+  return f;
+}
+}  // namespace ts

@@ -1,0 +1,203 @@
+#include "engine/trace/recorder.h"
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "engine/uop/error.h"
+#include "engine/uop/rewrite.h"
+
+namespace ts::trace {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::recursive_mutex g_mu;
+Level g_level = Level::Off;
+json g_contexts = json::array();
+json g_calls = json::array();
+json g_uops = json::object();
+json g_fields = json::object();
+std::unordered_set<uint64_t> g_known;
+
+std::string loc_str(const std::source_location& l) {
+  std::string f = l.file_name();
+  auto p = f.find("engine/");
+  if (p != std::string::npos) f = f.substr(p);
+  return f + ":" + std::to_string(l.line());
+}
+
+json shape_json(const UOp& u) {
+  if (!u.has_shape) return nullptr;
+  return u.shape;
+}
+
+// record every node reachable from root (once per node)
+uint64_t intern(const UOpRef& root) {
+  if (!root) return 0;
+  if (g_known.count(root->id)) return root->id;
+  for (auto& u : root->toposort()) {
+    if (!g_known.insert(u->id).second) continue;
+    json src = json::array();
+    for (auto& s : u->src) src.push_back(s->id);
+    json j = {{"op", std::string(op_name(u->op))}, {"dtype", dtype_repr(u->dtype)}, {"src", src}, {"arg", arg_repr(u->arg)}};
+    if (u->has_shape) j["shape"] = u->shape;
+    if (u->tag != -1) j["tag"] = u->tag;
+    if (!u->device.empty()) j["device"] = u->device;
+    g_uops[std::to_string(u->id)] = std::move(j);
+  }
+  return root->id;
+}
+
+struct Recorder : RewriteListener {
+  int ctx = -1;
+  std::vector<int> open;  // pass indices (nesting)
+  void on_pass_begin(std::string_view name, const UOpRef& root) override {
+    std::lock_guard lk(g_mu);
+    json& passes = g_contexts[ctx]["passes"];
+    passes.push_back({{"name", std::string(name)}, {"depth", open.size()}, {"before", intern(root)}, {"matches", json::array()}});
+    open.push_back(static_cast<int>(passes.size()) - 1);
+  }
+  void on_match(const UOpRef& before, const UOpRef& after, const Rule& rule) override {
+    std::lock_guard lk(g_mu);
+    if (open.empty()) return;
+    json& p = g_contexts[ctx]["passes"][open.back()];
+    p["match_count"] = p.value("match_count", 0) + 1;
+    if (g_level < Level::Matches) return;
+    p["matches"].push_back({{"rule", rule.name}, {"loc", loc_str(rule.loc)}, {"before", intern(before)}, {"after", intern(after)}});
+  }
+  void on_pass_end(std::string_view, const UOpRef& result) override {
+    std::lock_guard lk(g_mu);
+    if (open.empty()) return;
+    json& p = g_contexts[ctx]["passes"][open.back()];
+    p["after"] = intern(result);
+    if (!p.contains("match_count")) p["match_count"] = 0;
+    open.pop_back();
+  }
+};
+thread_local Recorder* t_rec = nullptr;
+
+}  // namespace
+
+void set_level(Level l) { g_level = l; }
+Level level() { return g_level; }
+
+ContextScope::ContextScope(ContextKind kind, std::string name) {
+  if (g_level == Level::Off) return;
+  std::lock_guard lk(g_mu);
+  index_ = static_cast<int>(g_contexts.size());
+  g_contexts.push_back({{"id", index_}, {"kind", kind == ContextKind::Schedule ? "schedule" : "kernel"}, {"name", name}, {"passes", json::array()}});
+  saved_listener_ = rewrite_listener();
+  auto* r = new Recorder();
+  r->ctx = index_;
+  rewrite_listener() = r;
+}
+ContextScope::~ContextScope() {
+  if (index_ < 0) return;
+  delete static_cast<Recorder*>(rewrite_listener());
+  rewrite_listener() = static_cast<RewriteListener*>(saved_listener_);
+}
+void ContextScope::rename(const std::string& name) {
+  if (index_ < 0) return;
+  std::lock_guard lk(g_mu);
+  g_contexts[index_]["name"] = name;
+}
+
+namespace {
+json* current_context() {
+  auto* r = dynamic_cast<Recorder*>(rewrite_listener());
+  if (!r) return nullptr;
+  return &g_contexts[r->ctx];
+}
+}  // namespace
+
+void snapshot_tensor_graph(const UOps& outputs) {
+  if (g_level == Level::Off) return;
+  std::lock_guard lk(g_mu);
+  json* c = current_context();
+  if (!c) return;
+  json roots = json::array();
+  for (auto& o : outputs) roots.push_back(intern(o));
+  (*c)["tensor_graph"] = roots;
+}
+
+void record_schedule(const Schedule& s) {
+  if (g_level == Level::Off) return;
+  std::lock_guard lk(g_mu);
+  json* c = current_context();
+  if (!c) return;
+  json items = json::array();
+  for (auto& it : s.items) {
+    json bufs = json::array();
+    for (auto& b : it.bufs) bufs.push_back(intern(b));
+    json j = {{"kind", it.kind == ScheduleItem::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
+    if (it.ast) j["ast"] = intern(it.ast);
+    items.push_back(std::move(j));
+  }
+  (*c)["linear"] = items;
+}
+
+void record_program(const ProgramSpec& p) {
+  if (g_level == Level::Off) return;
+  std::lock_guard lk(g_mu);
+  json* c = current_context();
+  if (!c) return;
+  (*c)["program"] = {{"name", p.name},
+                     {"colored_name", p.colored_name},
+                     {"function_name", p.function_name},
+                     {"lang", p.lang},
+                     {"src", p.src},
+                     {"applied_opts", p.applied_opts},
+                     {"global_size", p.global_size},
+                     {"threads", p.threads},
+                     {"outs", p.outs},
+                     {"ins", p.ins},
+                     {"estimates", {{"ops", p.estimates.ops}, {"lds", p.estimates.lds}, {"mem", p.estimates.mem}}},
+                     {"ast", intern(p.ast)}};
+}
+
+void record_call(const CallRecord& r) {
+  std::lock_guard lk(g_mu);
+  json sizes = json::array();
+  for (auto& [n, d] : r.arg_sizes) sizes.push_back({n, d});
+  g_calls.push_back({{"kind", r.kind},
+                     {"name", r.name},
+                     {"colored_name", r.colored_name},
+                     {"device", r.device},
+                     {"counter", r.counter},
+                     {"num_args", r.num_args},
+                     {"arg_sizes", sizes},
+                     {"global_size", r.global_size},
+                     {"applied_opts", r.applied_opts},
+                     {"first_run", r.first_run},
+                     {"program_key", r.program_key},
+                     {"seconds", r.seconds},
+                     {"estimates", {{"ops", r.estimates.ops}, {"lds", r.estimates.lds}, {"mem", r.estimates.mem}}},
+                     {"schedule_index", r.schedule_index}});
+}
+
+json to_json() {
+  std::lock_guard lk(g_mu);
+  json j = g_fields;
+  j["version"] = kSchemaVersion;
+  j["contexts"] = g_contexts;
+  j["calls"] = g_calls;
+  j["uops"] = g_uops;
+  return j;
+}
+
+void set_field(const std::string& key, const json& value) {
+  std::lock_guard lk(g_mu);
+  g_fields[key] = value;
+}
+
+void save(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write trace file " + path);
+  f << to_json().dump();
+  if (!f) throw Error("failed writing trace file " + path);
+}
+
+}  // namespace ts::trace

@@ -1,0 +1,34 @@
+#pragma once
+#include <string>
+
+#include "engine/codegen/program.h"
+#include "engine/realize/realize.h"
+#include "engine/schedule/schedule.h"
+#include "engine/trace/trace.h"
+#include "engine/uop/uop.h"
+
+namespace ts::trace {
+
+enum class ContextKind { Schedule, Kernel };
+
+// Opens a trace context (one realize's schedule, or one kernel's codegen) for the calling thread; every
+// graph_rewrite inside it is recorded as a pass (with its matches at Level::Matches).
+class ContextScope {
+ public:
+  ContextScope(ContextKind kind, std::string name);
+  ~ContextScope();
+  void rename(const std::string& name);
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  int index_ = -1;
+  void* saved_listener_ = nullptr;
+};
+
+void snapshot_tensor_graph(const UOps& outputs);
+void record_schedule(const Schedule& s);
+void record_program(const ProgramSpec& p);
+void record_call(const CallRecord& c);
+
+}  // namespace ts::trace
