@@ -256,6 +256,7 @@ UOpRef push_invalid(const UOpRef& x, void*) {
 
 const PatternMatcher& pm_lower_masks() {
   static const PatternMatcher pm = symbolic() + PatternMatcher({
+      rule("CONTIGUOUS inside a kernel is its value", {Ops::CONTIGUOUS}, [](const UOpRef& x, void*) { return x->src[0]; }),
       rule("push masks out of index math; masked reads become gated reads", {}, push_invalid),
   });
   return pm;
@@ -282,10 +283,14 @@ UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
       rmap[x.get()] = UOp::make(Ops::RANGE, x->dtype, x->src, ra);
       return;
     }
+    // loop ranges of END/REDUCE are numbered in their listed (dimension) order before their bodies
+    if (x->op == Ops::END || x->op == Ops::REDUCE)
+      for (size_t i = 1; i < x->src.size(); ++i) number(x->src[i]);
     for (auto& s : x->src) number(s);
   };
   number(store_end);
   UOpRef body = substitute(store_end, rmap);
+  if (body->op == Ops::END && body->src.size() == 1) body = body->src[0];
   // sort END ranges by id
   if (body->op == Ops::END) {
     UOps rs(body->src.begin() + 1, body->src.end());

@@ -202,6 +202,23 @@ UOpRef divmod_fold(const UOpRef& x) {
     return alu(Ops::FLOORMOD, a->src[0], x->src[1]);
   LinearTerms lt = linear_terms(a);
   if (lt.terms.empty()) return nullptr;
+  if (!is_div) {
+    // x % c only depends on the coefficients modulo c
+    LinearTerms red;
+    bool changed = false;
+    for (auto& [t, k] : lt.terms) {
+      int64_t km = fmod_(k, c);
+      changed |= km != k;
+      if (km) red.terms.push_back({t, km});
+    }
+    red.constant = fmod_(lt.constant, c);
+    changed |= red.constant != lt.constant;
+    if (changed) {
+      UOpRef r = from_linear_terms(red, a->dtype);
+      if (r->vmin() >= 0 && r->vmax() < c) return r;
+      if (r->vmin() >= 0) return alu(Ops::FLOORMOD, r, x->src[1]);
+    }
+  }
   LinearTerms quot, rem;
   for (auto& [t, k] : lt.terms) {
     if (k % c == 0) quot.terms.push_back({t, k / c});
@@ -273,7 +290,7 @@ UOpRef canon_add(const UOpRef& x) {
 }
 
 UOpRef bounds_fold(const UOpRef& x) {
-  if (x->op == Ops::CONST || x->op == Ops::RANGE || x->op == Ops::PARAM || x->op == Ops::DEFINE_ACC) return nullptr;
+  if (!group::alu(x->op)) return nullptr;
   if (!(int_math(x) || is_bool(x->dtype))) return nullptr;
   for (auto& s : x->src)
     if (s->op == Ops::INDEX || s->op == Ops::LOAD || s->op == Ops::REDUCE) return nullptr;
