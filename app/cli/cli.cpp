@@ -1,0 +1,115 @@
+#include "app/cli/cli.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/python/interpreter.h"
+#include "engine/realize/realize.h"
+
+namespace tscli {
+
+namespace {
+constexpr const char* kUsage =
+    "usage: tinyscope <command> [args]\n"
+    "\n"
+    "commands:\n"
+    "  run SCRIPT.py [--json TRACE.json] [-- ARGS...]\n"
+    "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...)\n"
+    "  SCRIPT.py --run     same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
+    "  bench               benchmarks (not yet implemented)\n"
+    "  --help              this text\n"
+    "\n"
+    "environment:\n"
+    "  DEV=CPU|CPU:LLVM|INTERP   device (default CPU: C source compiled in-process by clang)\n"
+    "  DEBUG=N                   1: device/schedule info, 2: one line per call, 4: generated source, 5: kernel ASTs\n"
+    "\n"
+    "Without a command the window opens (the GUI is not built yet: this text is printed instead).\n";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args) {
+  ts::install_realize();
+  tsp::ScriptRun run;
+  run.script = script;
+  run.args = args;
+  run.json_path = json_path;
+  run.device = env_or("DEV", "CPU");
+  return tsp::run_script(run);
+}
+
+// run SCRIPT.py [--json TRACE.json] [--] [ARGS...]: everything after the script that is not --json goes to sys.argv
+int cmd_run(const std::vector<std::string>& a) {
+  std::string script, json_path;
+  std::vector<std::string> rest;
+  bool passthrough = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!passthrough && a[i] == "--json") {
+      if (i + 1 >= a.size()) {
+        std::fputs("tinyscope run: --json needs a file name\n", stderr);
+        return 2;
+      }
+      json_path = a[++i];
+    } else if (!passthrough && a[i] == "--") {
+      passthrough = true;
+    } else if (script.empty()) {
+      script = a[i];
+    } else {
+      rest.push_back(a[i]);
+    }
+  }
+  if (script.empty()) {
+    std::fputs("tinyscope run: no script given\n\n", stderr);
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  return run_script(script, json_path, rest);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  const std::string& cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "run") return cmd_run({args.begin() + 1, args.end()});
+  if (cmd == "bench") {
+    std::fputs("tinyscope bench: not yet implemented\n", stderr);
+    return 2;
+  }
+  if (ends_with(cmd, ".py")) {
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    bool headless = false;
+    std::vector<std::string> script_args;
+    for (const auto& r : rest) {
+      if (r == "--run") headless = true;
+      else script_args.push_back(r);
+    }
+    if (!headless) {  // the window would open this script
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    setenv("DEBUG", "2", /*overwrite=*/0);
+    return run_script(cmd, "", script_args);
+  }
+  std::fprintf(stderr, "tinyscope: unknown command '%s'\n\n", cmd.c_str());
+  std::fputs(kUsage, stderr);
+  return 2;
+}
+
+}  // namespace tscli

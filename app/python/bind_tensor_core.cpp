@@ -1,0 +1,200 @@
+// Tensor: construction from python data, creation functions, properties, effects (realize, assign) and reads.
+#include <algorithm>
+#include <cstdio>
+
+#include "app/python/bindings.h"
+#include "app/python/convert.h"
+
+namespace tsp {
+
+namespace {
+using ts::Tensor;
+
+[[noreturn]] void not_implemented(const std::string& msg) {
+  PyErr_SetString(PyExc_NotImplementedError, msg.c_str());
+  throw py::error_already_set();
+}
+
+// tinygrad's Tensor.__init__: constants stay deviceless and weak (cast if a dtype is given), lists become a
+// PYTHON buffer copied to the device
+Tensor make_tensor(py::handle data, py::handle device, py::handle dtype) {
+  ts::DType dt = to_dtype_or_null(dtype);
+  std::string dev = device_arg(device);
+  if (data.is_none() || is_py_scalar(data)) {
+    Tensor t = data.is_none() ? Tensor::scalar(0.0, ts::dtypes::weakfloat) : as_tensor(data);
+    return dt && dt != t.dtype() ? t.cast(dt) : t;
+  }
+  if (is_tensor(data)) {
+    Tensor t = data.cast<Tensor>();
+    if (!dev.empty() && !t.device().empty() && dev != t.device()) t = t.to(dev);
+    return dt && dt != t.dtype() ? t.cast(dt) : t;
+  }
+  if (py::isinstance<UOpHandle>(data)) {
+    Tensor t(data.cast<const UOpHandle&>().u);
+    return dt && dt != t.dtype() ? t.cast(dt) : t;
+  }
+  if (py::isinstance<py::bytes>(data)) {
+    std::string b = data.cast<std::string>();
+    ts::HostData h;
+    h.shape = {static_cast<int64_t>(b.size())};
+    h.dtype = ts::dtypes::uint8;
+    for (unsigned char c : b) h.i.push_back(c);
+    Tensor t = Tensor::from_host(h, dev);
+    return dt && dt != t.dtype() ? t.bitcast(dt) : t;
+  }
+  if (py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data)) return Tensor::from_host(host_from_py(data, dt), dev);
+  throw py::type_error("can't create Tensor from " + std::string(py::repr(data)) + " with type " +
+                       std::string(py::str(py::type::of(data).attr("__name__"))));
+}
+
+// dtype of a python fill value when no dtype is given (tinygrad: strong(from_py(v)))
+ts::DType fill_dtype(py::handle v, py::handle dtype) {
+  if (!dtype.is_none()) return to_dtype(dtype);
+  return ts::strong(dtype_of_scalar(v));
+}
+
+double scalar_value(py::handle v) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? 1.0 : 0.0;
+  if (!is_py_scalar(v)) throw py::type_error("expected a python scalar, got " + std::string(py::repr(v)));
+  return v.cast<double>();
+}
+
+ts::Shape shape_arg(py::handle shape) { return int_list(shape); }
+
+// half/bfloat16 are read as float32 (tinygrad casts before reading); weak dtypes as their strong dtype
+Tensor readable(const Tensor& t) {
+  if (ts::is_weak(t.dtype())) return t.cast(ts::strong(t.dtype()));
+  if (t.dtype() == ts::dtypes::float16 || t.dtype() == ts::dtypes::bfloat16) return t.cast(ts::dtypes::float32);
+  return t;
+}
+
+bool has_zero_dim(const ts::Shape& s) { return std::find(s.begin(), s.end(), 0) != s.end(); }
+
+py::object tolist(const Tensor& self) {
+  Tensor t = readable(self);
+  if (has_zero_dim(t.shape())) {
+    ts::HostData empty;
+    empty.shape = t.shape();
+    empty.dtype = t.dtype();
+    return host_to_py(empty);
+  }
+  return host_to_py(t.data());
+}
+
+std::string tensor_repr(const Tensor& t) {
+  std::string shape = py::repr(shape_tuple(t.shape()));
+  std::string dev = t.device().empty() ? "None" : t.device();
+  std::string dt = ts::dtype_repr(t.dtype()).substr(7);
+  return "<Tensor <UOp " + dev + " " + shape + " " + dt + "> on " + dev + " with grad None>";
+}
+}  // namespace
+
+void bind_tensor_core(py::module_& m, TensorClass& t) {
+  t.def(py::init([](py::object data, py::object device, py::object dtype, py::object) { return make_tensor(data, device, dtype); }),
+        py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
+        py::arg("requires_grad") = py::none());
+
+  // ---- creation ----
+  t.def_static("empty", [](py::args shape, py::object device, py::object dtype) {
+    return Tensor::empty(argfix(shape), to_dtype_or_null(dtype), device_arg(device));
+  }, py::kw_only(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
+  t.def_static("zeros", [](py::args shape, py::object device, py::object dtype) {
+    return Tensor::full(argfix(shape), 0.0, fill_dtype(py::float_(0.0), dtype), device_arg(device));
+  }, py::kw_only(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
+  t.def_static("ones", [](py::args shape, py::object device, py::object dtype) {
+    return Tensor::full(argfix(shape), 1.0, fill_dtype(py::float_(1.0), dtype), device_arg(device));
+  }, py::kw_only(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
+  t.def_static("full", [](py::object shape, py::object fill_value, py::object dtype, py::object device) {
+    return Tensor::full(shape_arg(shape), scalar_value(fill_value), fill_dtype(fill_value, dtype), device_arg(device));
+  }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype, py::object device) {
+    // tinygrad: default_float if any argument is a float, else default_int
+    bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);
+    ts::DType dt = dtype.is_none() ? (any_float ? ts::dtypes::default_float : ts::dtypes::default_int) : to_dtype(dtype);
+    std::optional<double> stop_v;
+    if (!stop.is_none()) stop_v = scalar_value(stop);
+    Tensor r = Tensor::arange(scalar_value(start), stop_v, scalar_value(step), dt);
+    std::string dev = device_arg(device);
+    return dev.empty() ? r : r.clone(dev);
+  }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none());
+  t.def_static("eye", [](int64_t n, py::object m_cols, py::object dtype, py::object device) {
+    ts::DType dt = dtype.is_none() ? ts::dtypes::default_float : to_dtype(dtype);
+    Tensor r = Tensor::eye(n, dt);
+    if (!m_cols.is_none()) {
+      int64_t mc = m_cols.cast<int64_t>();
+      if (mc != n) {  // rectangular: compare the row and column indices
+        Tensor rows = Tensor::arange(static_cast<double>(n), std::nullopt, 1, ts::dtypes::default_int).reshape({n, 1});
+        Tensor cols = Tensor::arange(static_cast<double>(mc), std::nullopt, 1, ts::dtypes::default_int).reshape({1, mc});
+        r = rows.eq(cols).cast(dt);
+      }
+    }
+    std::string dev = device_arg(device);
+    return dev.empty() ? r : r.clone(dev);
+  }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  t.def_static("scalar", [](py::object v, py::object dtype) {
+    return Tensor::scalar(scalar_value(v), dtype.is_none() ? dtype_of_scalar(v) : to_dtype(dtype));
+  }, py::arg("value"), py::arg("dtype") = py::none(), "a deviceless constant (weak unless a dtype is given)");
+
+  // ---- properties ----
+  t.def_property_readonly("shape", [](const Tensor& s) { return shape_tuple(s.shape()); });
+  t.def_property_readonly("dtype", [](const Tensor& s) { return dtype_object(s.dtype()); });
+  t.def_property_readonly("device", [](const Tensor& s) -> py::object {
+    if (s.device().empty()) return py::none();
+    return py::str(s.device());
+  });
+  t.def_property("uop", [](const Tensor& s) { return uop_object(s.uop()); },
+                 [](Tensor& s, const UOpHandle& u) { s.set_uop(u.u); });
+  t.def_property_readonly("ndim", [](const Tensor& s) { return s.ndim(); });
+  t.def("numel", [](const Tensor& s) { return s.numel(); });
+  t.def("element_size", [](const Tensor& s) { return s.dtype()->itemsize(); });
+  t.def("nbytes", [](const Tensor& s) { return s.numel() * s.dtype()->itemsize(); });
+  t.def("is_realized", [](const Tensor& s) { return s.is_realized(); });
+  t.def("__repr__", &tensor_repr);
+  t.def("__hash__", [](py::object self) { return static_cast<py::ssize_t>(reinterpret_cast<uintptr_t>(self.ptr()) >> 4); });
+  t.def("__bool__", [](const Tensor&) -> bool { throw py::type_error("__bool__ on Tensor is not defined"); });
+  t.def("__len__", [](const Tensor& s) {
+    if (s.shape().empty()) throw py::type_error("len() of a 0-d tensor");
+    return s.shape()[0];
+  });
+
+  // ---- effects ----
+  // Tensor.realize(a, b, ...) on the class binds a as self: both call forms realize everything in one schedule
+  t.def("realize", [](py::object self, py::args more) {
+    std::vector<Tensor> all{self.cast<Tensor>()};
+    for (py::handle h : more) all.push_back(h.cast<Tensor>());
+    Tensor::realize_all(all);
+    return self;
+  });
+  t.def("assign", [](py::object self, py::object x) {
+    Tensor& s = self.cast<Tensor&>();
+    Tensor v = is_tensor(x) ? x.cast<Tensor>() : make_tensor(x, py::str(s.device()), dtype_object(s.dtype()));
+    if (v.uop() == s.uop()) return self;  // a self assign is a no-op
+    if (v.shape() != s.shape()) v = Tensor::broadcast_to(v, s.shape());
+    s.assign(v);
+    return self;
+  }, py::arg("x"));
+  t.def("replace", [](py::object self, const Tensor& x) {
+    Tensor& s = self.cast<Tensor&>();
+    if (s.shape() != x.shape()) throw py::value_error("replace shape mismatch");
+    s.set_uop(x.uop());
+    return self;
+  });
+  t.def("tolist", &tolist);
+  t.def("item", [](const Tensor& self) {
+    if (self.numel() != 1) throw py::value_error("must have one element for item");
+    ts::HostData d = readable(self).data();
+    d.shape.clear();
+    return host_to_py(d);
+  });
+  t.def("schedule_linear", [](const Tensor&, py::args) -> py::object {
+    not_implemented("Tensor.schedule_linear: the engine does not expose schedules to Python yet");
+  });
+  t.def("numpy", [](const Tensor&) -> py::object { not_implemented("Tensor.numpy: numpy is not available in tinyscope"); });
+
+  m.def("Variable", [](py::args, py::kwargs) -> py::object {
+    not_implemented("Variable: symbolic shapes are not supported by the engine yet");
+  });
+}
+
+}  // namespace tsp

@@ -1,0 +1,78 @@
+// Movement ops with tinygrad's argument conventions (f(2, 3) or f((2, 3)); None keeps a dimension).
+#include <pybind11/stl.h>
+
+#include "app/python/bindings.h"
+#include "app/python/convert.h"
+
+namespace tsp {
+
+namespace {
+using ts::Tensor;
+
+std::vector<Tensor> tensors_of(const Tensor& self, const py::args& more) {
+  std::vector<Tensor> out{self};
+  for (py::handle h : more) out.push_back(as_tensor(h));
+  return out;
+}
+
+// reshape: argfix, None keeps the dimension, -1 is inferred by the engine
+std::vector<int64_t> reshape_arg(const Tensor& self, const py::args& args) {
+  py::sequence seq = args.size() == 1 && (py::isinstance<py::list>(args[0]) || py::isinstance<py::tuple>(args[0]))
+                         ? py::reinterpret_borrow<py::sequence>(args[0])
+                         : py::reinterpret_borrow<py::sequence>(args);
+  std::vector<int64_t> out;
+  size_t i = 0;
+  for (py::handle h : seq) {
+    if (h.is_none()) {
+      if (i >= self.shape().size()) throw py::value_error("reshape: None at position " + std::to_string(i) + " has no dimension to keep");
+      out.push_back(self.shape()[i]);
+    } else {
+      out.push_back(int_list(h).at(0));
+    }
+    ++i;
+  }
+  return out;
+}
+
+Tensor reshape(const Tensor& self, py::args args) {
+  std::vector<int64_t> s = reshape_arg(self, args);
+  return s == self.shape() ? self : self.reshape(s);
+}
+}  // namespace
+
+void bind_tensor_movement(TensorClass& t) {
+  t.def("reshape", &reshape);
+  t.def("view", &reshape);
+  t.def("expand", [](const Tensor& s, py::args shape) { return s.expand(argfix(shape)); });
+  t.def("permute", [](const Tensor& s, py::args order) { return s.permute(argfix(order)); });
+  t.def("flip", [](const Tensor& s, py::args axis) { return s.flip(argfix(axis)); });
+  // the prelude's pad/shrink normalize tinygrad's forms (None entries, flat torch-style pads) into these
+  t.def("_pad", [](const Tensor& s, const std::vector<std::pair<int64_t, int64_t>>& pads, double value) {
+    return s.pad(pads, value);
+  }, py::arg("pads"), py::arg("value") = 0.0);
+  t.def("_shrink", [](const Tensor& s, const std::vector<std::pair<int64_t, int64_t>>& bounds) { return s.shrink(bounds); });
+  t.def("transpose", &Tensor::transpose, py::arg("dim0") = 1, py::arg("dim1") = 0);
+  t.def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  t.def("squeeze", [](const Tensor& s, py::object dim) {
+    if (dim.is_none()) return s.squeeze();
+    return s.squeeze(dim.cast<int64_t>());
+  }, py::arg("dim") = py::none());
+  t.def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"));
+  t.def("contiguous", &Tensor::contiguous);
+  t.def("detach", &Tensor::detach);
+  t.def("clone", [](const Tensor& s, py::object device) { return s.clone(device_arg(device)); }, py::arg("device") = py::none());
+  t.def("to", [](const Tensor& s, py::object device) {
+    std::string d = device_arg(device);
+    return d.empty() ? s : s.to(d);
+  }, py::arg("device"));
+  // tinygrad: cat/stack are methods (t.cat(u, dim=1)); Tensor.cat(a, b) binds a as self
+  t.def("cat", [](const Tensor& s, py::args more, int64_t dim) { return Tensor::cat(tensors_of(s, more), dim); },
+        py::kw_only(), py::arg("dim") = 0);
+  t.def("stack", [](const Tensor& s, py::args more, int64_t dim) { return Tensor::stack(tensors_of(s, more), dim); },
+        py::kw_only(), py::arg("dim") = 0);
+  t.def("gather", &Tensor::gather, py::arg("dim"), py::arg("index"));
+  t.def("_index_tensor", &Tensor::index_tensor, py::arg("dim"), py::arg("idx"));
+  t.def("_broadcast_to", [](const Tensor& s, py::args shape) { return Tensor::broadcast_to(s, argfix(shape)); });
+}
+
+}  // namespace tsp

@@ -1,0 +1,124 @@
+// UOp: a read-only python view of an engine node (op, dtype, src, arg, base, shape, device).
+#include <functional>
+#include <sstream>
+#include <unordered_map>
+
+#include "app/python/bindings.h"
+#include "app/python/convert.h"
+
+namespace tsp {
+
+py::object uop_object(const ts::UOpRef& u) {
+  if (!u) return py::none();
+  return py::cast(UOpHandle{u});
+}
+
+namespace {
+struct ArgVisitor {
+  const ts::Arg& arg;
+  py::object operator()(std::monostate) const { return py::none(); }
+  py::object operator()(int64_t v) const { return py::int_(v); }
+  py::object operator()(double v) const { return py::float_(v); }
+  py::object operator()(bool v) const { return py::bool_(v); }
+  py::object operator()(const std::string& v) const { return py::str(v); }
+  py::object operator()(const ts::Shape& v) const { return shape_tuple(v); }
+  py::object operator()(const ts::ReduceArg& v) const { return py::make_tuple(ops_object(v.op), v.n); }
+  py::object operator()(const ts::RangeArg& v) const {
+    return py::make_tuple(v.id, py::str(std::string(ts::axis_type_name(v.type))));
+  }
+  template <class T> py::object operator()(const T&) const { return py::str(ts::arg_repr(arg)); }
+};
+
+py::object arg_object(const ts::Arg& a) { return std::visit(ArgVisitor{a}, a); }
+
+// tinygrad-like tree print; shared nodes are printed once and then referred to as x<N>
+std::string uop_repr(const ts::UOpRef& root) {
+  std::unordered_map<const ts::UOp*, int> uses, names;
+  for (const auto& n : root->toposort())
+    for (const auto& s : n->src) uses[s.get()]++;
+  std::ostringstream os;
+  int lines = 0;
+  std::function<void(const ts::UOpRef&, int)> rec = [&](const ts::UOpRef& u, int depth) {
+    std::string pad(depth * 2, ' ');
+    if (auto it = names.find(u.get()); it != names.end()) {
+      os << pad << "x" << it->second;
+      return;
+    }
+    if (++lines > 400) {
+      os << pad << "...";
+      return;
+    }
+    os << pad;
+    if (uses[u.get()] > 1) {
+      int id = static_cast<int>(names.size());
+      names[u.get()] = id;
+      os << "x" << id << ":=";
+    }
+    os << "UOp(Ops." << ts::op_name(u->op) << ", " << ts::dtype_repr(u->dtype) << ", arg=" << ts::arg_repr(u->arg);
+    if (u->tag >= 0) os << ", tag=" << u->tag;
+    os << ", src=(";
+    if (!u->src.empty()) os << "\n";
+    for (const auto& s : u->src) {
+      rec(s, depth + 1);
+      os << ",\n";
+    }
+    if (!u->src.empty()) os << pad;
+    os << "))";
+  };
+  rec(root, 0);
+  return os.str();
+}
+}  // namespace
+
+void bind_uop(py::module_& m) {
+  m.def("_op_names", [] {
+    py::list names;
+    for (int i = 0; i <= static_cast<int>(ts::Ops::DEFINE_ACC); ++i) names.append(std::string(ts::op_name(static_cast<ts::Ops>(i))));
+    return names;
+  }, "the engine's Ops in declaration order (the python Ops enum is built from this)");
+
+  py::class_<UOpHandle>(m, "UOp")
+      .def_property_readonly("op", [](const UOpHandle& h) { return ops_object(h.u->op); })
+      .def_property_readonly("dtype", [](const UOpHandle& h) { return dtype_object(h.u->dtype); })
+      .def_property_readonly("src", [](const UOpHandle& h) {
+        py::tuple t(h.u->src.size());
+        for (size_t i = 0; i < h.u->src.size(); ++i) t[i] = uop_object(h.u->src[i]);
+        return t;
+      })
+      .def_property_readonly("arg", [](const UOpHandle& h) { return arg_object(h.u->arg); })
+      .def_property_readonly("tag", [](const UOpHandle& h) -> py::object {
+        if (h.u->tag < 0) return py::none();
+        return py::int_(h.u->tag);
+      })
+      .def_property_readonly("base", [](const UOpHandle& h) { return uop_object(h.u->base()->ref()); })
+      .def_property_readonly("shape", [](const UOpHandle& h) -> py::object {
+        if (!h.u->has_shape) return py::none();
+        return shape_tuple(h.u->shape);
+      })
+      .def_property_readonly("device", [](const UOpHandle& h) -> py::object {
+        if (h.u->device.empty()) return py::none();
+        return py::str(h.u->device);
+      })
+      .def_property_readonly("size", [](const UOpHandle& h) { return h.u->numel(); })
+      .def_property_readonly("id", [](const UOpHandle& h) { return h.u->id; })
+      .def("numel", [](const UOpHandle& h) { return h.u->numel(); })
+      .def("toposort", [](const UOpHandle& h) {
+        py::list out;
+        for (const auto& n : h.u->toposort()) out.append(uop_object(n));
+        return out;
+      })
+      .def("render", [](const UOpHandle& h) { return h.u->render(); })
+      .def("__eq__", [](const UOpHandle& a, py::object b) -> py::object {
+        if (!py::isinstance<UOpHandle>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::bool_(a.u.get() == b.cast<const UOpHandle&>().u.get());
+      })
+      .def("__ne__", [](const UOpHandle& a, py::object b) -> py::object {
+        if (!py::isinstance<UOpHandle>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::bool_(a.u.get() != b.cast<const UOpHandle&>().u.get());
+      })
+      .def("__hash__", [](const UOpHandle& h) { return static_cast<py::ssize_t>(reinterpret_cast<uintptr_t>(h.u.get()) >> 4); })
+      .def("__repr__", [](const UOpHandle& h) { return uop_repr(h.u); })
+      .def("__str__", [](const UOpHandle& h) { return uop_repr(h.u); });
+}
+
+}  // namespace tsp

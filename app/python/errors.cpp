@@ -1,0 +1,30 @@
+// Engine errors surface in Python as tinyscope.EngineError, a RuntimeError carrying the engine's message.
+#include <exception>
+
+#include "app/python/bindings.h"
+#include "engine/uop/error.h"
+
+namespace tsp {
+
+namespace {
+PyObject* engine_error_type() {
+  // leaked on purpose: never decref'd after the interpreter is finalized
+  static PyObject* type = PyErr_NewExceptionWithDoc("tinyscope.EngineError",
+                                                    "an invalid Tensor program (the engine's ts::Error)",
+                                                    PyExc_RuntimeError, nullptr);
+  return type;
+}
+}  // namespace
+
+void bind_errors(py::module_& m) {
+  m.attr("EngineError") = py::reinterpret_borrow<py::object>(engine_error_type());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ts::Error& e) {
+      PyErr_SetString(engine_error_type(), e.what());
+    }
+  });
+}
+
+}  // namespace tsp

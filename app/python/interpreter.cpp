@@ -1,0 +1,138 @@
+#include "app/python/interpreter.h"
+
+#include <pybind11/embed.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/python/prelude_source.h"
+#include "engine/trace/trace.h"
+#include "engine/uop/error.h"
+
+namespace py = pybind11;
+
+namespace tsp {
+
+namespace {
+// the prelude defines the python half of the API and the tinygrad aliases
+void run_prelude() {
+  py::dict globals;
+  globals["__name__"] = "tinyscope._prelude";
+  globals["__builtins__"] = py::module_::import("builtins");
+  py::object code = py::module_::import("builtins").attr("compile")(py::str(kPreludeSource), "<tinyscope prelude.py>", "exec");
+  py::object result = py::reinterpret_steal<py::object>(PyEval_EvalCode(code.ptr(), globals.ptr(), globals.ptr()));
+  if (!result) throw py::error_already_set();
+  py::module_::import("tinyscope").attr("_prelude") = globals;
+}
+
+void flush_python_streams() {
+  PyObject* type = nullptr;  // flushing must not clobber a pending error
+  PyObject* value = nullptr;
+  PyObject* tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  for (const char* name : {"stdout", "stderr"}) {
+    PyObject* stream = PySys_GetObject(name);  // borrowed
+    if (stream && stream != Py_None) {
+      PyObject* r = PyObject_CallMethod(stream, "flush", nullptr);
+      Py_XDECREF(r);
+      PyErr_Clear();
+    }
+  }
+  PyErr_Restore(type, value, tb);
+  std::fflush(stdout);
+  std::fflush(stderr);
+}
+
+// a fresh __main__ module whose dict the script runs in; the file name makes tracebacks name the script
+py::module_ make_main_module(const std::string& path) {
+  py::module_ types = py::module_::import("types");
+  py::module_ main = types.attr("ModuleType")("__main__");
+  main.attr("__file__") = path;
+  main.attr("__builtins__") = py::module_::import("builtins");
+  main.attr("__cached__") = py::none();
+  py::module_::import("sys").attr("modules")["__main__"] = main;
+  return main;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open script '" + path + "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// print the traceback of a python error; returns the exit code (SystemExit keeps its code)
+int report(py::error_already_set& e, std::string* message) {
+  if (e.matches(PyExc_SystemExit)) {
+    py::object code = e.value().attr("code");
+    if (code.is_none()) return 0;
+    if (py::isinstance<py::int_>(code)) return code.cast<int>();
+    py::print(code, py::arg("file") = py::module_::import("sys").attr("stderr"));
+    return 1;
+  }
+  py::module_ tb = py::module_::import("traceback");
+  py::object lines = tb.attr("format_exception")(e.type(), e.value(), e.trace());
+  std::string text = py::str("").attr("join")(lines).cast<std::string>();
+  if (message) *message = text;
+  flush_python_streams();
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  return 1;
+}
+
+void write_trace(const ScriptRun& run, const std::string& result_json, const std::string& error) {
+  nlohmann::json result = nlohmann::json::parse(result_json);
+  ts::trace::set_field("result", result);
+  ts::trace::set_field("script", run.script);
+  ts::trace::set_field("device", run.device);
+  if (!error.empty()) ts::trace::set_field("error", error);
+  ts::trace::save(run.json_path);
+}
+
+int run_in_interpreter(const ScriptRun& run) {
+  std::string error;
+  int code = 0;
+  std::string result_json = "null";
+  try {
+    run_prelude();
+    py::module_ main = make_main_module(run.script);
+    py::object compiled = py::module_::import("builtins").attr("compile")(py::bytes(read_file(run.script)), run.script, "exec",
+                                                                         py::arg("dont_inherit") = true);
+    py::object globals = main.attr("__dict__");
+    py::object r = py::reinterpret_steal<py::object>(PyEval_EvalCode(compiled.ptr(), globals.ptr(), globals.ptr()));
+    if (!r) throw py::error_already_set();
+    flush_python_streams();
+    if (!run.json_path.empty()) result_json = py::module_::import("tinyscope").attr("_prelude")["_result_json"](globals).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    code = report(e, &error);
+  } catch (const std::exception& e) {  // a C++ error outside any python call (reading the script, ...)
+    flush_python_streams();
+    std::fprintf(stderr, "tinyscope: %s\n", e.what());
+    error = e.what();
+    code = 1;
+  }
+  if (!run.json_path.empty()) {
+    try {
+      write_trace(run, result_json, error);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinyscope: cannot write the trace to '%s': %s\n", run.json_path.c_str(), e.what());
+      return code ? code : 1;
+    }
+  }
+  flush_python_streams();
+  return code;
+}
+}  // namespace
+
+int run_script(const ScriptRun& run) {
+  std::vector<const char*> argv{run.script.c_str()};
+  for (const auto& a : run.args) argv.push_back(a.c_str());
+  py::scoped_interpreter guard{true, static_cast<int>(argv.size()), argv.data(), true};
+  return run_in_interpreter(run);
+}
+
+}  // namespace tsp

@@ -1,0 +1,20 @@
+#pragma once
+// The embedded Python host: starts the interpreter with the tinyscope module and the tinygrad aliases and
+// runs a user's script as __main__.
+#include <string>
+#include <vector>
+
+namespace tsp {
+
+struct ScriptRun {
+  std::string script;             // path of the .py file
+  std::vector<std::string> args;  // sys.argv[1:]
+  std::string json_path;          // write the trace here when non-empty
+  std::string device;             // DEV as given (recorded in the trace)
+};
+
+// Runs the script (ts::install_realize() must have been called). Errors print a Python traceback to stderr.
+// Returns the process exit code: 0 on success, 1 on an error, or the script's sys.exit code.
+int run_script(const ScriptRun& run);
+
+}  // namespace tsp

@@ -1,0 +1,44 @@
+// The embedded `tinyscope` module: the engine's Tensor with tinygrad's Python API. The prelude
+// (prelude.py) adds the pure-Python parts and the `tinygrad` import aliases on top of it.
+#include <pybind11/embed.h>
+
+#include "app/python/bindings.h"
+#include "app/python/convert.h"
+#include "engine/realize/realize.h"
+
+namespace py = pybind11;
+
+PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
+  m.doc() = "tinyscope: tinygrad's Tensor API over the C++ engine";
+  tsp::bind_errors(m);
+  tsp::bind_dtype(m);
+  tsp::bind_uop(m);
+  tsp::TensorClass t(m, "Tensor", py::dynamic_attr());
+  tsp::bind_tensor_core(m, t);
+  tsp::bind_tensor_elementwise(t);
+  tsp::bind_tensor_movement(t);
+  tsp::bind_tensor_reduce(t);
+  m.def("_set_ops_enum", &tsp::set_ops_enum, "register the python Ops enum (called once by the prelude)");
+  m.def("default_device", [] { return ts::default_device(); });
+  m.def("device_config", [] {
+    const auto& c = ts::realize_config();
+    return py::make_tuple(c.device, c.debug);
+  }, "(DEV, DEBUG) as the engine reads them");
+  m.def("call_log", [] {
+    py::list out;
+    for (const auto& c : ts::call_log()) {
+      py::dict d;
+      d["kind"] = c.kind;
+      d["name"] = c.name;
+      d["device"] = c.device;
+      d["counter"] = c.counter;
+      d["num_args"] = c.num_args;
+      d["first_run"] = c.first_run;
+      d["program_key"] = c.program_key;
+      d["seconds"] = c.seconds;
+      d["schedule_index"] = c.schedule_index;
+      out.append(d);
+    }
+    return out;
+  }, "every executed, counted call of this process, in order");
+}
