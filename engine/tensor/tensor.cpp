@@ -680,49 +680,110 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   return bitwise_xor(py(-1)).argmax(axis, keepdim);
 }
 Tensor Tensor::cumsum(int64_t axis) const {
-  int64_t a = resolve_dim(axis);
   if (ndim() == 0) return *this;
+  int64_t a = resolve_dim(axis);
   int64_t n = shape()[a];
   std::vector<std::pair<int64_t, int64_t>> pads(ndim(), {0, 0});
   pads.back() = {n - 1, 0};
-  Tensor x = transpose(a, -1).pad(pads);
-  // _pool((n,)) with stride 1: windows of size n over the last dim (length 2n-1) -> (..., n_out, k)
-  Shape lead(x.shape().begin(), x.shape().end() - 1);
-  int64_t i = x.shape().back();          // 2n-1
-  int64_t k = n, o = i - (k - 1);         // o = n
-  int64_t f = std::max<int64_t>(1, (o + i - 1 - 1) / i + ((o * 1 - 1) % i ? 0 : 0));
-  f = std::max<int64_t>(1, (o * 1 - 1 + i - 1) / i);
-  int64_t rep = (k * (i * f + 1) + i - 1) / i;
-  // repeat along last dim
-  std::vector<int64_t> r1 = lead; r1.push_back(1); r1.push_back(i);
-  std::vector<int64_t> r2 = lead; r2.push_back(rep); r2.push_back(i);
-  std::vector<int64_t> r3 = lead; r3.push_back(rep * i);
-  Tensor y = x.reshape(r1).expand(r2).reshape(r3);
-  std::vector<std::pair<int64_t, int64_t>> s1;
-  for (auto d : lead) s1.push_back({0, d});
-  s1.push_back({0, k * (i * f + 1)});
-  y = y.shrink(s1);
-  std::vector<int64_t> r4 = lead; r4.push_back(k); r4.push_back(i * f + 1);
-  y = y.reshape(r4);
-  std::vector<std::pair<int64_t, int64_t>> s2;
-  for (auto d : lead) s2.push_back({0, d});
-  s2.push_back({0, k}); s2.push_back({0, o});
-  y = y.shrink(s2);
-  std::vector<int64_t> r5 = lead; r5.push_back(k); r5.push_back(o); r5.push_back(1);
-  y = y.reshape(r5);
-  std::vector<std::pair<int64_t, int64_t>> s3;
-  for (auto d : lead) s3.push_back({0, d});
-  s3.push_back({0, k}); s3.push_back({0, o}); s3.push_back({0, 1});
-  y = y.shrink(s3);
-  std::vector<int64_t> r6 = lead; r6.push_back(k); r6.push_back(o);
-  y = y.reshape(r6);
-  std::vector<int64_t> perm;
-  for (size_t j = 0; j < lead.size(); ++j) perm.push_back(j);
-  perm.push_back(lead.size() + 1);
-  perm.push_back(lead.size());
-  y = y.permute(perm);
-  return y.sum(std::vector<int64_t>{-1}).transpose(a, -1);
+  return transpose(a, -1).pad(pads).pool({n}).sum(std::vector<int64_t>{-1}).transpose(a, -1);
 }
+
+Tensor Tensor::repeat(std::vector<int64_t> reps) const {
+  if (reps.size() < shape().size()) throw Error("repeat: need at least " + std::to_string(ndim()) + " repeats for shape " + shape_str(shape()));
+  Shape base(reps.size() - shape().size(), 1);
+  base.insert(base.end(), shape().begin(), shape().end());
+  std::vector<int64_t> un, ex, fin;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (reps[i] < 0) throw Error("repeat: negative repeat count");
+    if (reps[i] == 1) { un.push_back(base[i]); ex.push_back(base[i]); }
+    else { un.push_back(1); un.push_back(base[i]); ex.push_back(reps[i]); ex.push_back(base[i]); }
+    fin.push_back(reps[i] * base[i]);
+  }
+  return reshape(un).expand(ex).reshape(fin);
+}
+
+Tensor Tensor::pool(const std::vector<int64_t>& k, std::vector<int64_t> s, std::vector<int64_t> d) const {
+  size_t nk = k.size();
+  if (shape().size() < nk) throw Error("pool: can't pool " + shape_str(shape()) + " with kernel " + shape_str(k));
+  if (s.size() <= 1) s.assign(nk, s.empty() ? 1 : s[0]);
+  if (d.size() <= 1) d.assign(nk, d.empty() ? 1 : d[0]);
+  if (s.size() != nk || d.size() != nk) throw Error("pool: stride/dilation do not match kernel " + shape_str(k));
+  size_t nn = shape().size() - nk;
+  std::vector<int64_t> noop(shape().begin(), shape().begin() + nn), i_(shape().begin() + nn, shape().end());
+  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  std::vector<int64_t> o, f;
+  for (size_t j = 0; j < nk; ++j) {
+    if (d[j] * (k[j] - 1) + 1 > i_[j]) throw Error("pool: kernel size " + shape_str(k) + " cannot be greater than the input size " + shape_str(i_));
+    o.push_back(cdiv(i_[j] - d[j] * (k[j] - 1), s[j]));
+    f.push_back(std::max<int64_t>(1, cdiv(o[j] * s[j] - d[j], i_[j])));
+  }
+  std::vector<int64_t> reps(nn, 1);
+  for (size_t j = 0; j < nk; ++j) reps.push_back(cdiv(k[j] * (i_[j] * f[j] + d[j]), i_[j]));
+  Tensor x = repeat(reps);
+  auto shrink_to = [&](const Tensor& t, const std::vector<int64_t>& to) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    for (size_t j = 0; j < to.size(); ++j) b.push_back({0, to[j]});
+    return t.shrink(b);
+  };
+  std::vector<int64_t> t1 = noop, t2 = noop, t3 = noop, t4 = noop, t5 = noop, t6 = noop;
+  for (size_t j = 0; j < nk; ++j) {
+    int64_t w = i_[j] * f[j] + d[j];
+    t1.push_back(k[j] * w);
+    t2.push_back(k[j]); t2.push_back(w);
+    t3.push_back(k[j]); t3.push_back(o[j] * s[j]);
+    t4.push_back(k[j]); t4.push_back(o[j]); t4.push_back(s[j]);
+    t5.push_back(k[j]); t5.push_back(o[j]); t5.push_back(1);
+    t6.push_back(k[j]); t6.push_back(o[j]);
+  }
+  x = shrink_to(x, t1).reshape(t2);
+  x = shrink_to(x, t3).reshape(t4);
+  x = shrink_to(x, t5).reshape(t6);
+  std::vector<int64_t> perm;
+  for (size_t j = 0; j < nn; ++j) perm.push_back(j);
+  for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2 + 1);
+  for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2);
+  return x.permute(perm);
+}
+
+namespace {
+// padding spec -> per-dim (before, after) for the last `dims` dims (int, per-dim, or torch-style flat list)
+std::vector<std::pair<int64_t, int64_t>> pool_pads(const std::vector<int64_t>& p, size_t dims) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (p.size() <= 1) { for (size_t i = 0; i < dims; ++i) out.push_back({p.empty() ? 0 : p[0], p.empty() ? 0 : p[0]}); return out; }
+  if (p.size() == dims) { for (auto v : p) out.push_back({v, v}); return out; }
+  if (p.size() == 2 * dims) {
+    // (left, right, top, bottom, ...) -> per dim from the last
+    for (size_t i = 0; i < dims; ++i) out.push_back({p[2 * (dims - 1 - i)], p[2 * (dims - 1 - i) + 1]});
+    return out;
+  }
+  throw Error("padding must be an int or a sequence of length " + std::to_string(dims) + " or " + std::to_string(2 * dims));
+}
+}  // namespace
+
+Tensor Tensor::max_pool2d(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> p) const {
+  if (k.size() == 1) k.push_back(k[0]);
+  if (s.empty()) s = k;
+  auto pads = pool_pads(p, k.size());
+  std::vector<std::pair<int64_t, int64_t>> full(ndim() - k.size(), {0, 0});
+  full.insert(full.end(), pads.begin(), pads.end());
+  double lo = is_float(dtype()) ? -INFINITY : -2147483648.0;
+  Tensor x = pad(full, lo).pool(k, s, d);
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < k.size(); ++i) axes.push_back(-1 - (int64_t)i);
+  return x.max(axes);
+}
+Tensor Tensor::avg_pool2d(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> p) const {
+  if (k.size() == 1) k.push_back(k[0]);
+  if (s.empty()) s = k;
+  auto pads = pool_pads(p, k.size());
+  std::vector<std::pair<int64_t, int64_t>> full(ndim() - k.size(), {0, 0});
+  full.insert(full.end(), pads.begin(), pads.end());
+  Tensor x = pad(full).pool(k, s, d);
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < k.size(); ++i) axes.push_back(-1 - (int64_t)i);
+  return x.mean(axes);
+}
+
 Tensor Tensor::softmax(int64_t axis) const {
   Tensor m = sub(max(std::vector<int64_t>{axis}, true).detach());
   Tensor e = m.exp();
@@ -762,7 +823,41 @@ Tensor Tensor::linear(const Tensor& w, const std::optional<Tensor>& bias) const 
 }
 Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& bias, int64_t groups, std::vector<int64_t> stride,
                       std::vector<int64_t> dilation, std::vector<int64_t> padding) const {
-  throw Error("conv2d is not implemented yet (input " + shape_str(shape()) + ", weight " + shape_str(w.shape()) + ")");
+  if (ndim() < 3 || w.ndim() != ndim())
+    throw Error("conv2d: input " + shape_str(shape()) + " does not match the shape of the weights " + shape_str(w.shape()));
+  int64_t bs = shape()[0], cin_ = shape()[1], cout = w.shape()[0], cin = w.shape()[1];
+  std::vector<int64_t> HW(w.shape().begin() + 2, w.shape().end());
+  size_t nd = HW.size();
+  if (groups * cin != cin_)
+    throw Error("conv2d: input tensor shape " + shape_str(shape()) + " does not match the shape of the weights " + shape_str(w.shape()) +
+                ". (" + std::to_string(groups * cin) + " vs. " + std::to_string(cin_) + ")");
+  auto pads = pool_pads(padding, nd);
+  std::vector<std::pair<int64_t, int64_t>> full(ndim() - nd, {0, 0});
+  full.insert(full.end(), pads.begin(), pads.end());
+  Tensor x = pad(full).pool(HW, stride, dilation);
+  int64_t rcout = cout / groups;
+  std::vector<int64_t> oyx(x.shape().begin() + 2, x.shape().end() - nd);
+  std::vector<int64_t> r1{bs, groups, cin, 1}, e1{bs, groups, cin, rcout};
+  r1.insert(r1.end(), oyx.begin(), oyx.end()); r1.insert(r1.end(), HW.begin(), HW.end());
+  e1.insert(e1.end(), oyx.begin(), oyx.end()); e1.insert(e1.end(), HW.begin(), HW.end());
+  std::vector<int64_t> perm{0, 1, 3};
+  for (size_t i = 0; i < oyx.size(); ++i) perm.push_back(4 + i);
+  perm.push_back(2);
+  for (size_t i = 0; i < nd; ++i) perm.push_back(4 + oyx.size() + i);
+  x = x.reshape(r1).expand(e1).permute(perm);
+  std::vector<int64_t> ws{1, groups, rcout};
+  for (size_t i = 0; i < oyx.size(); ++i) ws.push_back(1);
+  ws.push_back(cin);
+  ws.insert(ws.end(), HW.begin(), HW.end());
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < 1 + oyx.size(); ++i) axes.push_back(-1 - (int64_t)i);
+  std::vector<int64_t> out{bs, cout};
+  out.insert(out.end(), oyx.begin(), oyx.end());
+  Tensor ret = x.mul(w.reshape(ws)).sum(axes, true).reshape(out);
+  if (!bias) return ret;
+  std::vector<int64_t> bsh{1, -1};
+  for (size_t i = 0; i < nd; ++i) bsh.push_back(1);
+  return ret.add(bias->reshape(bsh));
 }
 
 // ---- effects ------------------------------------------------------------------------------------

@@ -126,6 +126,13 @@ class Tensor {
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim = 0);
   static Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);
   Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor repeat(std::vector<int64_t> repeats) const;
+  // sliding windows over the last len(k) dims: (..., *out, *k) (the reference's _pool)
+  Tensor pool(const std::vector<int64_t>& k, std::vector<int64_t> stride = {}, std::vector<int64_t> dilation = {}) const;
+  Tensor max_pool2d(std::vector<int64_t> kernel = {2, 2}, std::vector<int64_t> stride = {}, std::vector<int64_t> dilation = {1},
+                    std::vector<int64_t> padding = {0}) const;
+  Tensor avg_pool2d(std::vector<int64_t> kernel = {2, 2}, std::vector<int64_t> stride = {}, std::vector<int64_t> dilation = {1},
+                    std::vector<int64_t> padding = {0}) const;
   // t[idx] along the leading axes with integer tensors (one-hot form)
   Tensor index_tensor(int64_t dim, const Tensor& idx) const;
 
