@@ -1,0 +1,240 @@
+#include "engine/codegen/linearize.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/codegen/opt.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+namespace {
+bool is_virtual(Ops op) { return op == Ops::GROUP || op == Ops::AFTER || op == Ops::NOOP; }
+bool is_effect(Ops op) { return op == Ops::STORE || op == Ops::DEFINE_ACC; }
+int priority(Ops op) {
+  switch (op) {
+    case Ops::PARAM: return 0;
+    case Ops::CONST: return 1;
+    case Ops::DEFINE_ACC: return 2;
+    case Ops::LOAD: return 3;
+    case Ops::STORE: return 5;
+    default: return 4;
+  }
+}
+using RSet = std::vector<int>;  // sorted range numbers
+RSet set_union(const RSet& a, const RSet& b) {
+  RSet out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+bool has(const RSet& s, int r) { return std::binary_search(s.begin(), s.end(), r); }
+}  // namespace
+
+UOpRef linearize(const UOpRef& sink) {
+  std::vector<UOpRef> nodes;
+  for (auto& u : sink->toposort())
+    if (u != sink) nodes.push_back(u);
+  const int n = static_cast<int>(nodes.size());
+  std::unordered_map<const UOp*, int> id;
+  for (int i = 0; i < n; ++i) id[nodes[i].get()] = i;
+
+  // loops: number the RANGEs, find the END of each
+  std::vector<int> range_no(n, -1), range_node, end_of;
+  for (int i = 0; i < n; ++i)
+    if (nodes[i]->op == Ops::RANGE) {
+      range_no[i] = static_cast<int>(range_node.size());
+      range_node.push_back(i);
+    }
+  end_of.assign(range_node.size(), -1);
+  // rs[i]: loops node i must be inside of; level[i]: where it is placed (a RANGE is placed outside itself)
+  std::vector<RSet> rs(n), level(n);
+  for (int i = 0; i < n; ++i) {
+    const UOpRef& u = nodes[i];
+    RSet acc;
+    for (auto& s : u->src) acc = set_union(acc, rs[id.at(s.get())]);
+    if (u->op == Ops::RANGE) {
+      level[i] = acc;
+      acc = set_union(acc, {range_no[i]});
+    } else if (u->op == Ops::END) {
+      for (size_t k = 1; k < u->src.size(); ++k) {
+        int r = range_no[id.at(u->src[k].get())];
+        if (r < 0) throw Error("linearize: END of something that is not a RANGE");
+        if (end_of[r] >= 0) throw Error("linearize: RANGE " + u->src[k]->render() + " is closed by two ENDs");
+        end_of[r] = i;
+        acc.erase(std::remove(acc.begin(), acc.end(), r), acc.end());
+      }
+      if (u->src.size() != 2) throw Error("linearize: END must close exactly one range (run split ends first)");
+      level[i] = acc;
+    } else {
+      level[i] = acc;
+    }
+    rs[i] = acc;
+  }
+
+  // readiness bookkeeping
+  std::vector<int> missing(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i) {
+    std::unordered_set<int> uniq;
+    for (auto& s : nodes[i]->src) uniq.insert(id.at(s.get()));
+    missing[i] = static_cast<int>(uniq.size());
+    for (int s : uniq) users[s].push_back(i);
+  }
+  std::vector<bool> emitted(n, false), on_stack(range_node.size(), false);
+  std::vector<int> stack;
+  UOps out;
+  int emitted_count = 0;
+  std::vector<int> virtual_ready;
+  auto emit = [&](int i) {
+    emitted[i] = true;
+    ++emitted_count;
+    if (!is_virtual(nodes[i]->op)) out.push_back(nodes[i]);
+    for (int u : users[i])
+      if (--missing[u] == 0 && is_virtual(nodes[u]->op)) virtual_ready.push_back(u);
+  };
+  for (int i = 0; i < n; ++i)
+    if (missing[i] == 0 && is_virtual(nodes[i]->op)) virtual_ready.push_back(i);
+  auto flush_virtual = [&] {
+    while (!virtual_ready.empty()) {
+      int v = virtual_ready.back();
+      virtual_ready.pop_back();
+      if (!emitted[v]) emit(v);
+    }
+  };
+  auto subset = [&](const RSet& s) { return std::all_of(s.begin(), s.end(), [&](int r) { return on_stack[r]; }); };
+  auto equal = [&](const RSet& s) { return s.size() == stack.size() && subset(s); };
+  auto rank = [&](int r) {
+    const auto& ra = nodes[range_node[r]]->as<RangeArg>();
+    return std::make_pair(axis_to_pos(ra.type), ra.id);
+  };
+
+  while (emitted_count < n) {
+    flush_virtual();
+    if (emitted_count >= n) break;
+    // 1. an instruction that fits the current loop nest
+    int best = -1;
+    for (int i = 0; i < n; ++i) {
+      if (emitted[i] || missing[i] || is_virtual(nodes[i]->op)) continue;
+      Ops op = nodes[i]->op;
+      if (op == Ops::RANGE || op == Ops::END) continue;
+      bool fits = is_effect(op) ? equal(level[i]) : subset(level[i]);
+      if (!fits) continue;
+      if (best < 0 || std::make_pair(priority(op), i) < std::make_pair(priority(nodes[best]->op), best)) best = i;
+    }
+    if (best >= 0) {
+      emit(best);
+      continue;
+    }
+    // 2. open a loop whose END belongs here and whose outside dependencies are all done
+    int open = -1;
+    for (size_t r = 0; r < range_node.size(); ++r) {
+      int ri = range_node[r];
+      if (emitted[ri] || missing[ri] || !subset(level[ri])) continue;
+      int e = end_of[r];
+      if (e < 0) throw Error("linearize: RANGE " + nodes[ri]->render() + " is never closed");
+      if (!equal(level[e])) continue;
+      bool ok = true;
+      for (auto& d : nodes[e]->toposort()) {
+        int j = id.at(d.get());
+        // what belongs at or above the current nest must be done before the loop opens
+        if (j != e && !emitted[j] && !is_virtual(d->op) && d->op != Ops::RANGE && subset(rs[j])) { ok = false; break; }
+      }
+      if (!ok) continue;
+      if (open < 0 || rank(static_cast<int>(r)) < rank(open)) open = static_cast<int>(r);
+    }
+    if (open >= 0) {
+      emit(range_node[open]);
+      stack.push_back(open);
+      on_stack[open] = true;
+      continue;
+    }
+    // 3. close the innermost loop
+    if (!stack.empty()) {
+      int e = end_of[stack.back()];
+      if (e >= 0 && !emitted[e] && missing[e] == 0) {
+        emit(e);
+        on_stack[stack.back()] = false;
+        stack.pop_back();
+        continue;
+      }
+    }
+    throw Error("linearize: no valid order (loop nest of the kernel is inconsistent)");
+  }
+  if (!stack.empty()) throw Error("linearize: loops left open");
+  return UOp::make(Ops::LINEAR, dtypes::void_, std::move(out));
+}
+
+namespace {
+const UOp* base_param(const UOp* u) {
+  while (!u->src.empty() && u->op != Ops::PARAM) u = u->src[0].get();
+  return u->op == Ops::PARAM ? u : nullptr;
+}
+double trip_count(const UOpRef& size) {
+  if (size->op == Ops::CONST) return static_cast<double>(size->const_int());
+  return static_cast<double>(size->vmax());  // symbolic size: its upper bound
+}
+}  // namespace
+
+Estimates estimate(const UOpRef& linear) {
+  std::unordered_set<const UOp*> excluded;
+  std::function<void(const UOp*)> mark = [&](const UOp* u) {
+    if (u->op == Ops::END || !excluded.insert(u).second) return;
+    for (auto& s : u->src) mark(s.get());
+  };
+  for (auto& u : linear->src)
+    if (u->op == Ops::INDEX)
+      for (size_t i = 1; i < u->src.size(); ++i) mark(u->src[i].get());
+  Estimates e;
+  double mults = 1;
+  std::vector<double> mult_stack;
+  std::map<std::pair<const UOp*, Ops>, double> mem;
+  for (auto& u : linear->src) {
+    if (u->op == Ops::LOAD || u->op == Ops::STORE) {
+      if (const UOp* buf = base_param(u.get())) {
+        DType dt = u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype;
+        double& m = mem[{buf, u->op}];
+        m = std::min(m + dt->itemsize() * mults, static_cast<double>(buf->as<ParamArg>().size * buf->dtype->itemsize()));
+        e.lds += dt->itemsize() * mults;
+      }
+    }
+    if (u->op == Ops::RANGE) {
+      mult_stack.push_back(mults);
+      mults *= trip_count(u->src[0]);
+    } else if (u->op == Ops::END) {
+      mults = mult_stack.back();
+      mult_stack.pop_back();
+    } else if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU && u->as<ParamArg>().name == "core_id") {
+      mults *= static_cast<double>(u->as<ParamArg>().vmax + 1);
+    } else if (group::alu(u->op) && !excluded.count(u.get())) {
+      e.ops += mults * (u->op == Ops::MULACC ? 2 : 1);
+    }
+  }
+  for (auto& [k, v] : mem) e.mem += v;
+  return e;
+}
+
+std::string print_linear(const UOpRef& linear) {
+  std::unordered_map<const UOp*, size_t> pos;
+  std::ostringstream o;
+  for (size_t i = 0; i < linear->src.size(); ++i) pos[linear->src[i].get()] = i;
+  for (size_t i = 0; i < linear->src.size(); ++i) {
+    const UOpRef& u = linear->src[i];
+    char head[64];
+    std::snprintf(head, sizeof head, "%4zu %-12s %-16s ", i, std::string(op_name(u->op)).c_str(), dtype_repr(u->dtype).c_str());
+    o << head << "[";
+    for (size_t k = 0; k < u->src.size(); ++k) {
+      const UOp* s = u->src[k].get();
+      while (s->op == Ops::AFTER || s->op == Ops::GROUP) s = s->src[0].get();  // show what the entry refers to
+      auto it = pos.find(s);
+      o << (k ? ", " : "") << (it == pos.end() ? std::string("--") : std::to_string(it->second));
+    }
+    o << "] " << arg_repr(u->arg) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace ts

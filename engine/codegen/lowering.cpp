@@ -1,0 +1,533 @@
+#include "engine/codegen/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "engine/codegen/opt.h"
+#include "engine/uop/symbolic.h"
+
+namespace ts {
+
+namespace {
+using SubMap = std::unordered_map<const UOp*, UOpRef>;
+
+bool is_range(const UOpRef& x) { return x->op == Ops::RANGE; }
+AxisType rtype(const UOpRef& r) { return r->as<RangeArg>().type; }
+int64_t rid(const UOpRef& r) { return r->as<RangeArg>().id; }
+bool is_global_param(const UOpRef& x) {
+  return x->op == Ops::PARAM && x->as<ParamArg>().addrspace != AddrSpace::ALU;
+}
+bool is_invalid(const UOpRef& x) { return x->op == Ops::CONST && x->is<Invalid>(); }
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+int64_t log2i(int64_t v) {
+  int64_t k = 0;
+  while ((int64_t{1} << k) < v) ++k;
+  return k;
+}
+
+// rewrite without reporting to the trace listener (helper rewrites inside a rule)
+UOpRef quiet_rewrite(const UOpRef& x, const PatternMatcher& pm) {
+  RewriteListener* saved = rewrite_listener();
+  rewrite_listener() = nullptr;
+  UOpRef out;
+  try {
+    out = graph_rewrite(x, pm, nullptr, "quiet");
+  } catch (...) {
+    rewrite_listener() = saved;
+    throw;
+  }
+  rewrite_listener() = saved;
+  return out;
+}
+
+size_t count_divmod(const UOpRef& x) {
+  size_t n = 0;
+  for (auto& u : x->toposort())
+    if (u.get() != x.get() && (u->op == Ops::FLOORDIV || u->op == Ops::FLOORMOD)) ++n;
+  return n;
+}
+
+// ---- flatten range ------------------------------------------------------------------------------
+UOpRef flatten_range(const UOpRef& r) {
+  if (r->src.size() < 2) return nullptr;
+  UOps rs(r->src.begin() + 1, r->src.end());
+  auto flat = ranges_of(rs);
+  UOps ns{r->src[0]};
+  ns.insert(ns.end(), flat.begin(), flat.end());
+  return r->replace_src(std::move(ns));
+}
+UOpRef end_without_ranges(const UOpRef& x) { return x->src.size() == 1 ? x->src[0] : nullptr; }
+
+// ---- simplify ranges ----------------------------------------------------------------------------
+UOpRef merge_adjacent(const UOpRef& u0) {
+  UOpRef u = u0;
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    UOps ended(u->src.begin() + 1, u->src.end());
+    if (ended.size() < 2 || !std::all_of(ended.begin(), ended.end(), is_range)) break;
+    std::vector<std::pair<UOpRef, UOpRef>> pairs;
+    if (u->op == Ops::END) {
+      for (size_t i = 0; i + 1 < ended.size(); ++i) pairs.push_back({ended[i], ended[i + 1]});
+    } else {
+      for (auto& a : ended)
+        for (auto& b : ended)
+          if (a != b) pairs.push_back({a, b});
+    }
+    std::vector<std::vector<UOpRef>> reduce_ranges;
+    for (auto& x : u->toposort())
+      if (x->op == Ops::REDUCE) reduce_ranges.push_back(x->ranges());
+    for (auto& [r0, r1] : pairs) {
+      if (rtype(r0) != rtype(r1)) continue;
+      bool same = std::all_of(reduce_ranges.begin(), reduce_ranges.end(), [&](const std::vector<UOpRef>& rr) {
+        bool a = std::find(rr.begin(), rr.end(), r0) != rr.end(), b = std::find(rr.begin(), rr.end(), r1) != rr.end();
+        return a == b;
+      });
+      if (!same) continue;
+      const UOpRef &s0 = r0->src[0], &s1 = r1->src[0];
+      if (s0->op != Ops::CONST || s1->op != Ops::CONST) continue;
+      UOpRef nr = UOp::make(Ops::RANGE, r0->dtype, {uconst_int(s0->dtype, s0->const_int() * s1->const_int())}, r0->arg);
+      UOpRef nidx = substitute(u, {{r0.get(), alu(Ops::FLOORDIV, nr, s1)}, {r1.get(), alu(Ops::FLOORMOD, nr, s1)}});
+      nidx = quiet_rewrite(nidx, symbolic() + pm_flatten_range());
+      if (count_divmod(nidx) <= count_divmod(u)) {
+        u = nidx;
+        changed = true;
+        again = u->op == Ops::END || u->op == Ops::REDUCE;
+        break;
+      }
+    }
+  }
+  return changed ? u : nullptr;
+}
+
+// ---- postopt ------------------------------------------------------------------------------------
+UOpRef range_size_one(const UOpRef& r) {
+  if (r->src[0]->op == Ops::CONST && !r->src[0]->is<Invalid>() && r->src[0]->const_int() == 1) return uconst_int(r->dtype, 0);
+  return nullptr;
+}
+
+UOpRef reduce_unparented(const UOpRef& red) {
+  Ops op = red->as<ReduceArg>().op;
+  if (op != Ops::ADD && op != Ops::MAX) return nullptr;
+  auto used = red->src[0]->ranges();
+  UOps parented, unparented;
+  for (size_t i = 1; i < red->src.size(); ++i) {
+    if (!is_range(red->src[i])) return nullptr;
+    (std::find(used.begin(), used.end(), red->src[i]) != used.end() ? parented : unparented).push_back(red->src[i]);
+  }
+  if (unparented.empty()) return nullptr;
+  UOpRef ret;
+  if (!parented.empty() || red->dtype != red->src[0]->dtype) {
+    UOps ns{red->src[0]};
+    ns.insert(ns.end(), parented.begin(), parented.end());
+    ret = UOp::make(Ops::REDUCE, red->dtype, ns, red->arg);
+  } else {
+    ret = red->src[0];
+  }
+  if (op == Ops::ADD)
+    for (auto& r : unparented) {
+      if (r->src[0]->op != Ops::CONST) return nullptr;
+      ret = alu(Ops::MUL, ret, uconst(ret->dtype, static_cast<double>(r->src[0]->const_int())));
+    }
+  return ret;
+}
+
+UOpRef index_where_invalid(const UOpRef& x) {
+  if (x->src.size() != 2) return nullptr;
+  const UOpRef& i = x->src[1];
+  if (i->op == Ops::WHERE && is_invalid(i->src[2])) return UOp::make(Ops::INDEX, x->dtype, {x->src[0], i->src[1], i->src[0]}, x->arg);
+  return nullptr;
+}
+
+bool gate_has(const UOpRef& gate, const UOpRef& c) {
+  if (gate == c) return true;
+  if (gate->op == Ops::AND) return gate_has(gate->src[0], c) || gate_has(gate->src[1], c);
+  return false;
+}
+bool index_in_bounds(const UOpRef& index) {
+  if (!is_global_param(index->src[0])) return true;
+  if (index->src.size() > 2) return false;
+  const UOpRef& i = index->src[1];
+  int64_t size = index->src[0]->as<ParamArg>().size;
+  return i->vmin() >= 0 && i->vmax() < size;
+}
+UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
+  SubMap map;
+  for (auto& u : x->toposort()) {
+    if (u->op != Ops::INDEX || !is_global_param(u->src[0]) || index_in_bounds(u)) continue;
+    if (u->src.size() > 2 && gate_has(u->src[2], c)) continue;
+    UOpRef g = u->src.size() > 2 ? alu(Ops::AND, u->src[2], c) : c;
+    map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], u->src[1], g}, u->arg);
+  }
+  return map.empty() ? x : substitute(x, map);
+}
+UOpRef move_where_on_load(const UOpRef& w) {
+  const UOpRef& c = w->src[0];
+  UOpRef a = gate_reads(w->src[1], c);
+  UOpRef b = gate_reads(w->src[2], alu(Ops::CMPNE, c, uconst_bool(true)));
+  if (a == w->src[1] && b == w->src[2]) return nullptr;
+  return w->replace_src({c, a, b});
+}
+
+// ---- expander -----------------------------------------------------------------------------------
+// every assignment of constants to `rs` (first range slowest)
+std::vector<SubMap> lanes(const UOps& rs) {
+  std::vector<SubMap> out{SubMap{}};
+  for (auto& r : rs) {
+    int64_t n = r->src[0]->const_int();
+    std::vector<SubMap> next;
+    for (auto& m : out)
+      for (int64_t k = 0; k < n; ++k) {
+        SubMap m2 = m;
+        m2[r.get()] = uconst_int(r->dtype, k);
+        next.push_back(std::move(m2));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+std::pair<UOps, UOps> split_ranges(const UOpRef& x, AxisType t) {
+  UOps hit, rest;
+  for (size_t i = 1; i < x->src.size(); ++i) {
+    const UOpRef& r = x->src[i];
+    (is_range(r) && rtype(r) == t && r->src[0]->op == Ops::CONST ? hit : rest).push_back(r);
+  }
+  std::sort(hit.begin(), hit.end(), [](auto& a, auto& b) { return rid(a) < rid(b); });
+  return {hit, rest};
+}
+UOpRef expand_end(const UOpRef& e) {
+  auto [ups, rest] = split_ranges(e, AxisType::UPCAST);
+  if (ups.empty()) return nullptr;
+  UOps stores;
+  for (auto& m : lanes(ups)) stores.push_back(substitute(e->src[0], m));
+  UOpRef body = stores.size() == 1 ? stores[0] : UOp::make(Ops::GROUP, dtypes::void_, stores);
+  if (rest.empty()) return body;
+  UOps ns{body};
+  ns.insert(ns.end(), rest.begin(), rest.end());
+  return UOp::make(Ops::END, dtypes::void_, ns, e->arg);
+}
+UOpRef expand_reduce(const UOpRef& red) {
+  auto [unr, rest] = split_ranges(red, AxisType::UNROLL);
+  if (unr.empty()) return nullptr;
+  Ops op = red->as<ReduceArg>().op;
+  UOpRef chain;
+  for (auto& m : lanes(unr)) {
+    UOpRef v = substitute(red->src[0], m);
+    chain = chain ? alu(op, chain, v) : v;
+  }
+  if (rest.empty()) return ucast(chain, red->dtype);
+  UOps ns{chain};
+  ns.insert(ns.end(), rest.begin(), rest.end());
+  return UOp::make(Ops::REDUCE, red->dtype, ns, red->arg);
+}
+
+// ---- add loads ----------------------------------------------------------------------------------
+UOpRef add_loads(const UOpRef& x) {
+  if (x->op == Ops::INDEX || x->op == Ops::LOAD) return nullptr;
+  UOps ns = x->src;
+  bool changed = false;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (x->op == Ops::STORE && i == 0) continue;
+    if (ns[i]->op == Ops::INDEX && is_global_param(ns[i]->src[0])) {
+      ns[i] = UOp::make(Ops::LOAD, ns[i]->src[0]->dtype, {ns[i]});
+      changed = true;
+    }
+  }
+  return changed ? x->replace_src(std::move(ns)) : nullptr;
+}
+
+// ---- remove reduces -----------------------------------------------------------------------------
+UOpRef reduce_to_acc(const UOpRef& red, ReduceContext& ctx) {
+  UOps rngs(red->src.begin() + 1, red->src.end());
+  if (rngs.empty()) return red->src[0];
+  if (!std::all_of(rngs.begin(), rngs.end(), is_range)) return nullptr;
+  Ops op = red->as<ReduceArg>().op;
+  DType dt = red->dtype;
+  UOps acc_src{reduce_identity(op, dt)};
+  for (auto& r : red->ranges()) acc_src.push_back(r);  // the accumulator lives inside the outer loops
+  UOpRef acc = UOp::make(Ops::DEFINE_ACC, dt, acc_src, int64_t{ctx.acc_num++});
+  UOps after_in{acc};
+  after_in.insert(after_in.end(), rngs.begin(), rngs.end());
+  UOpRef cur = UOp::make(Ops::LOAD, dt, {UOp::make(Ops::AFTER, dt, after_in)});
+  UOpRef upd = UOp::make(Ops::STORE, dtypes::void_, {acc, alu(op, cur, ucast(red->src[0], dt))});
+  UOps end_src{upd};
+  end_src.insert(end_src.end(), rngs.begin(), rngs.end());
+  UOpRef end = UOp::make(Ops::END, dtypes::void_, end_src);
+  return UOp::make(Ops::LOAD, dt, {UOp::make(Ops::AFTER, dt, {acc, end})});
+}
+bool is_acc_end(const UOpRef& e) {
+  if (e->op != Ops::END) return false;
+  const UOpRef& b = e->src[0];
+  if (b->op == Ops::STORE) return b->src[0]->op == Ops::DEFINE_ACC;
+  if (b->op == Ops::GROUP)
+    return std::all_of(b->src.begin(), b->src.end(), [](auto& s) { return s->op == Ops::STORE && s->src[0]->op == Ops::DEFINE_ACC; });
+  return false;
+}
+bool depends_on(const UOpRef& x, const UOp* y) {
+  for (auto& u : x->toposort())
+    if (u.get() == y) return true;
+  return false;
+}
+// ENDs of accumulators over the same ranges become one loop
+UOpRef merge_reduce_ends(const UOpRef& sink) {
+  std::map<std::vector<const UOp*>, UOps> groups;
+  std::vector<std::vector<const UOp*>> order;
+  for (auto& u : sink->toposort()) {
+    if (!is_acc_end(u)) continue;
+    std::vector<const UOp*> key;
+    for (size_t i = 1; i < u->src.size(); ++i) key.push_back(u->src[i].get());
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(u);
+  }
+  SubMap map;
+  for (auto& key : order) {
+    UOps& ends = groups[key];
+    if (ends.size() < 2) continue;
+    bool independent = true;
+    for (auto& a : ends)
+      for (auto& b : ends)
+        if (a != b && depends_on(a, b.get())) independent = false;
+    if (!independent) continue;
+    UOps stores;
+    for (auto& e : ends) {
+      if (e->src[0]->op == Ops::GROUP) stores.insert(stores.end(), e->src[0]->src.begin(), e->src[0]->src.end());
+      else stores.push_back(e->src[0]);
+    }
+    UOps ns{UOp::make(Ops::GROUP, dtypes::void_, stores)};
+    ns.insert(ns.end(), ends[0]->src.begin() + 1, ends[0]->src.end());
+    UOpRef merged = UOp::make(Ops::END, dtypes::void_, ns);
+    for (auto& e : ends) map[e.get()] = merged;
+  }
+  return map.empty() ? nullptr : substitute(sink, map);
+}
+
+// ---- gpudims ------------------------------------------------------------------------------------
+UOpRef thread_to_core_id(const UOpRef& r, GpuDimsContext& ctx) {
+  if (rtype(r) != AxisType::THREAD || r->src[0]->op != Ops::CONST) return nullptr;
+  int64_t n = r->src[0]->const_int();
+  ctx.threads = static_cast<int>(n);
+  ParamArg pa;
+  pa.slot = -1;
+  pa.name = "core_id";
+  pa.vmin = 0;
+  pa.vmax = n - 1;
+  pa.addrspace = AddrSpace::ALU;
+  return ucast(UOp::make(Ops::PARAM, dtypes::int32, {}, pa), r->dtype);
+}
+
+// ---- dtypes -------------------------------------------------------------------------------------
+UOpRef commit_to(const UOpRef& x, DType dt) {
+  if (!is_weak(x->dtype) || is_weak(dt)) return x;
+  if (x->op == Ops::CONST) {
+    if (x->is<Invalid>()) return x;
+    if (is_float(dt)) return uconst(dt, x->const_float());
+    if (is_bool(dt)) return uconst_bool(x->const_float() != 0);
+    return uconst_int(dt, x->const_int());
+  }
+  return UOp::make(Ops::CAST, dt, {x});
+}
+UOpRef commit_weak(const UOpRef& x) {
+  if (x->op == Ops::INDEX || x->op == Ops::RANGE || x->op == Ops::END || x->op == Ops::CAST || x->op == Ops::BITCAST) return nullptr;
+  UOps ns = x->src;
+  if (x->op == Ops::STORE) {
+    ns[1] = commit_to(ns[1], ns[0]->dtype);
+  } else if (x->op == Ops::DEFINE_ACC) {
+    ns[0] = commit_to(ns[0], x->dtype);
+  } else if (group::comparison(x->op)) {
+    if (!is_weak(ns[0]->dtype) && is_weak(ns[1]->dtype)) ns[1] = commit_to(ns[1], ns[0]->dtype);
+    else if (is_weak(ns[0]->dtype) && !is_weak(ns[1]->dtype)) ns[0] = commit_to(ns[0], ns[1]->dtype);
+  } else if (group::alu(x->op) && !is_weak(x->dtype) && !is_bool(x->dtype)) {
+    size_t first = x->op == Ops::WHERE ? 1 : 0;
+    for (size_t i = first; i < ns.size(); ++i) ns[i] = commit_to(ns[i], x->dtype);
+  } else if (x->op == Ops::WHERE) {
+    for (size_t i = 1; i < ns.size(); ++i) ns[i] = commit_to(ns[i], x->dtype);
+  } else {
+    return nullptr;
+  }
+  bool same = true;
+  for (size_t i = 0; i < ns.size(); ++i) same = same && ns[i] == x->src[i];
+  return same ? nullptr : UOp::make(x->op, x->dtype, ns, x->arg, x->tag);
+}
+UOpRef lower_index(const UOpRef& x, DType idx) {
+  if (x->dtype == dtypes::weakint) return UOp::make(x->op, idx, x->src, x->arg, x->tag);
+  if (x->dtype == dtypes::weakfloat) {
+    if (x->op == Ops::CONST) return uconst(dtypes::float32, x->const_float());
+    return UOp::make(x->op, dtypes::float32, x->src, x->arg, x->tag);
+  }
+  return nullptr;
+}
+
+// ---- decompositions -----------------------------------------------------------------------------
+UOpRef divmod_decomp(const UOpRef& x) {
+  const UOpRef &a = x->src[0], &b = x->src[1];
+  if (!is_int(x->dtype) || b->op != Ops::CONST || a->vmin() < 0) return nullptr;
+  int64_t c = b->const_int();
+  if (c <= 0) return nullptr;
+  bool div = x->op == Ops::FLOORDIV;
+  if (is_pow2(c)) return div ? alu(Ops::SHR, a, uconst_int(x->dtype, log2i(c))) : alu(Ops::AND, a, uconst_int(x->dtype, c - 1));
+  return alu(div ? Ops::CDIV : Ops::CMOD, a, b);
+}
+UOpRef late_decomp(const UOpRef& x) {
+  switch (x->op) {
+    case Ops::MAX: return alu(Ops::WHERE, alu(Ops::CMPLT, x->src[0], x->src[1]), x->src[1], x->src[0]);
+    case Ops::MUL: {
+      for (int i = 0; i < 2; ++i) {
+        const UOpRef &c = x->src[i], &v = x->src[1 - i];
+        if (c->op != Ops::CONST || c->is<Invalid>()) continue;
+        if (c->const_float() == -1 && !is_bool(x->dtype) && !is_unsigned(x->dtype)) return alu(Ops::NEG, v);
+        if (is_int(x->dtype) && !is_weak(x->dtype) && v->vmin() >= 0 && is_pow2(c->const_int()) && c->const_int() > 1)
+          return alu(Ops::SHL, v, uconst_int(x->dtype, log2i(c->const_int())));
+      }
+      return nullptr;
+    }
+    case Ops::ADD:
+      if (x->src[1]->op == Ops::NEG) return alu(Ops::SUB, x->src[0], x->src[1]->src[0]);
+      if (x->src[0]->op == Ops::NEG) return alu(Ops::SUB, x->src[1], x->src[0]->src[0]);
+      return nullptr;
+    default: return nullptr;
+  }
+}
+
+// ---- split ends ---------------------------------------------------------------------------------
+UOpRef split_end(const UOpRef& e) {
+  if (e->src.size() <= 2) return nullptr;
+  UOps rs(e->src.begin() + 1, e->src.end());
+  std::sort(rs.begin(), rs.end(), [](const UOpRef& a, const UOpRef& b) {
+    auto ka = is_range(a) ? std::make_pair(axis_to_pos(rtype(a)), rid(a)) : std::make_pair(99, int64_t{0});
+    auto kb = is_range(b) ? std::make_pair(axis_to_pos(rtype(b)), rid(b)) : std::make_pair(99, int64_t{0});
+    return ka > kb;  // innermost first
+  });
+  UOpRef body = e->src[0];
+  for (auto& r : rs) body = UOp::make(Ops::END, dtypes::void_, {body, r});
+  return body;
+}
+
+}  // namespace
+
+// ---- public -------------------------------------------------------------------------------------
+UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name) {
+  PatternMatcher pm({rule("substitute", {}, [](const UOpRef& x, void* ctx) -> UOpRef {
+    auto& m = *static_cast<const SubMap*>(ctx);
+    auto it = m.find(x.get());
+    return it == m.end() ? nullptr : it->second;
+  })});
+  return graph_rewrite(root, pm, const_cast<SubMap*>(&map), name);
+}
+
+std::vector<UOpRef> ranges_of(const UOps& xs) {
+  if (xs.empty()) return {};
+  return UOp::make(Ops::SINK, dtypes::void_, xs)->ranges();
+}
+
+UOpRef reduce_identity(Ops op, DType dt) {
+  if (op == Ops::ADD) return uconst(dt, 0);
+  if (op == Ops::MUL) return uconst(dt, 1);
+  // MAX
+  if (is_bool(dt)) return uconst_bool(false);
+  if (is_float(dt)) return uconst(dt, -std::numeric_limits<double>::infinity());
+  if (is_unsigned(dt)) return uconst_int(dt, 0);
+  if (dt->bitsize >= 64) return uconst_int(dt, std::numeric_limits<int64_t>::min());
+  return uconst_int(dt, -(int64_t{1} << (dt->bitsize - 1)));
+}
+
+const PatternMatcher& pm_flatten_range() {
+  static const PatternMatcher pm({
+      rule("flatten range", {Ops::END, Ops::REDUCE}, [](const UOpRef& x, void*) { return flatten_range(x); }),
+      rule("END without ranges -> body", {Ops::END}, [](const UOpRef& x, void*) { return end_without_ranges(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_simplify_ranges() {
+  static const PatternMatcher pm({
+      rule("merge adjacent ranges", {Ops::END, Ops::REDUCE}, [](const UOpRef& x, void*) { return merge_adjacent(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_postopt() {
+  static const PatternMatcher pm = PatternMatcher({
+      rule("range of size 1 -> 0", {Ops::RANGE}, [](const UOpRef& x, void*) { return range_size_one(x); }),
+      rule("reduce over unused ranges", {Ops::REDUCE}, [](const UOpRef& x, void*) { return reduce_unparented(x); }),
+      rule("INDEX(p, valid.where(i, Invalid)) -> gated INDEX", {Ops::INDEX},
+           [](const UOpRef& x, void*) { return index_where_invalid(x); }),
+      rule("move where on load", {Ops::WHERE}, [](const UOpRef& x, void*) { return move_where_on_load(x); }),
+  }) + pm_flatten_range();
+  return pm;
+}
+
+const PatternMatcher& pm_expander() {
+  static const PatternMatcher pm = PatternMatcher({
+      rule("expand UPCAST lanes of an END", {Ops::END}, [](const UOpRef& x, void*) { return expand_end(x); }),
+      rule("expand UNROLL of a REDUCE (horizontal chain)", {Ops::REDUCE}, [](const UOpRef& x, void*) { return expand_reduce(x); }),
+  }) + pm_flatten_range();
+  return pm;
+}
+
+const PatternMatcher& pm_add_loads() {
+  static const PatternMatcher pm({
+      rule("read of INDEX -> LOAD", {}, [](const UOpRef& x, void*) { return add_loads(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_remove_reduces() {
+  static const PatternMatcher pm({
+      rule("REDUCE -> accumulator loop", {Ops::REDUCE},
+           [](const UOpRef& x, void* ctx) { return reduce_to_acc(x, *static_cast<ReduceContext*>(ctx)); }),
+      rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x, void*) { return merge_reduce_ends(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_add_gpudims() {
+  static const PatternMatcher pm = PatternMatcher({
+      rule("THREAD range -> core_id", {Ops::RANGE},
+           [](const UOpRef& x, void* ctx) { return thread_to_core_id(x, *static_cast<GpuDimsContext*>(ctx)); }),
+  }) + pm_flatten_range();
+  return pm;
+}
+
+const PatternMatcher& pm_commit_weak() {
+  static const PatternMatcher pm({
+      rule("commit weak operands to the op's dtype", {}, [](const UOpRef& x, void*) { return commit_weak(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_lower_index_dtype() {
+  static const PatternMatcher pm({
+      rule("weakint -> index dtype, weakfloat -> float", {},
+           [](const UOpRef& x, void* ctx) { return lower_index(x, *static_cast<DType*>(ctx)); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_early_decompositions() {
+  static const PatternMatcher pm({
+      rule("x//c, x%c (x>=0) -> shift/mask or CDIV/CMOD", {Ops::FLOORDIV, Ops::FLOORMOD},
+           [](const UOpRef& x, void*) { return divmod_decomp(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_late_decompositions() {
+  static const PatternMatcher pm({
+      rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB", {Ops::MAX, Ops::MUL, Ops::ADD},
+           [](const UOpRef& x, void*) { return late_decomp(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& pm_split_ends() {
+  static const PatternMatcher pm({
+      rule("split END over several ranges", {Ops::END}, [](const UOpRef& x, void*) { return split_end(x); }),
+  });
+  return pm;
+}
+
+}  // namespace ts

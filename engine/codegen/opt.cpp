@@ -1,0 +1,489 @@
+#include "engine/codegen/opt.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <tuple>
+#include <unordered_set>
+
+#include "engine/codegen/lowering.h"
+#include "engine/uop/rewrite.h"
+#include "engine/uop/symbolic.h"
+
+namespace ts {
+
+// ---- small helpers ------------------------------------------------------------------------------
+std::string_view opt_op_name(OptOps op) {
+  static const char* n[] = {"TC", "UPCAST", "UNROLL", "LOCAL", "THREAD", "GROUP", "GROUPTOP", "NOLOCALS", "PADTO", "SWAP"};
+  return n[static_cast<int>(op)];
+}
+
+std::string Opt::str() const {
+  return "Opt(op=OptOps." + std::string(opt_op_name(op)) + ", axis=" + std::to_string(axis) + ", arg=" + std::to_string(arg) + ")";
+}
+
+int num_cpu_threads() {
+  const char* e = std::getenv("NUM_CPU_THREADS");
+  if (e && *e) {
+    int v = std::atoi(e);
+    if (v > 0) return v;
+  }
+  return 8;
+}
+
+OptTarget cpu_opt_target() {
+  OptTarget t;
+  t.global_max0 = num_cpu_threads();
+  return t;
+}
+
+int axis_to_pos(AxisType t) {
+  switch (t) {
+    case AxisType::DEVICE: return -2;
+    case AxisType::WEAK: case AxisType::LOOP: return -1;
+    case AxisType::THREAD: case AxisType::GLOBAL: return 0;
+    case AxisType::WARP: return 1;
+    case AxisType::LOCAL: case AxisType::GROUP_REDUCE: return 2;
+    case AxisType::UPCAST: return 3;
+    case AxisType::REDUCE: return 4;
+    case AxisType::UNROLL: return 5;
+    default: return 6;
+  }
+}
+
+std::string colored(std::string_view s, std::string_view color) {
+  static const char* names[] = {"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"};
+  std::string lower(color);
+  bool upper = true;
+  for (auto& c : lower) {
+    if (c >= 'a' && c <= 'z') upper = false;
+    c = static_cast<char>(std::tolower(c));
+  }
+  int idx = 0;
+  for (int i = 0; i < 8; ++i)
+    if (lower == names[i]) idx = i;
+  int code = 60 * upper + 30 + idx;
+  return "\x1b[" + std::to_string(code) + "m" + std::string(s) + "\x1b[0m";
+}
+
+std::string_view axis_color(AxisType t) {
+  switch (t) {
+    case AxisType::DEVICE: return "green";
+    case AxisType::GLOBAL: return "blue";
+    case AxisType::THREAD: return "BLUE";
+    case AxisType::LOCAL: return "cyan";
+    case AxisType::WARP: return "CYAN";
+    case AxisType::WEAK: case AxisType::LOOP: return "WHITE";
+    case AxisType::UPCAST: return "yellow";
+    case AxisType::GROUP_REDUCE: return "RED";
+    case AxisType::REDUCE: return "red";
+    case AxisType::UNROLL: return "magenta";
+    default: return "white";
+  }
+}
+
+std::string ansistrip(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      size_t j = i + 2;
+      if (j < s.size() && s[j] == 'K') { i = j; continue; }
+      while (j < s.size() && s[j] != 'm') ++j;
+      i = j;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+std::string to_function_name(std::string_view name) {
+  std::string out;
+  for (char c : ansistrip(name)) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') out += c;
+    else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%02X", static_cast<unsigned char>(c));
+      out += buf;
+    }
+  }
+  return out;
+}
+
+namespace {
+std::unordered_set<const UOp*> backward_slice(const UOpRef& x) {
+  std::unordered_set<const UOp*> s;
+  for (auto& u : x->toposort()) s.insert(u.get());
+  s.erase(x.get());  // the reference's backward_slice excludes the node itself
+  return s;
+}
+void split_add(const UOpRef& x, std::vector<UOpRef>& out) {
+  if (x->op == Ops::ADD) {
+    for (auto& s : x->src) split_add(s, out);
+  } else {
+    out.push_back(x);
+  }
+}
+// the index expression of an INDEX (without its validity gate)
+UOpRef get_idx(const UOpRef& index) {
+  const UOpRef& i = index->src.at(1);
+  if (i->op == Ops::WHERE && i->src[2]->op == Ops::CONST && i->src[2]->is<Invalid>()) return i->src[1];
+  return i;
+}
+int64_t range_id(const UOpRef& r) { return r->as<RangeArg>().id; }
+AxisType range_type(const UOpRef& r) { return r->as<RangeArg>().type; }
+bool contains(const std::vector<UOpRef>& v, const UOpRef& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+void check(bool cond, const std::string& msg) {
+  if (!cond) throw KernelOptError(msg);
+}
+}  // namespace
+
+// ---- Scheduler ----------------------------------------------------------------------------------
+Scheduler::Scheduler(UOpRef a, OptTarget t) : ast(std::move(a)), target(t) {
+  int64_t mx = 0;
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::RANGE) mx = std::max(mx, range_id(u));
+  next_range_id_ = mx + 1;
+  if (ast->is<KernelInfo>())
+    for (auto& s : ast->as<KernelInfo>().applied_opts) (void)s;  // pre-applied opts are not re-parsed
+}
+
+std::vector<UOpRef> Scheduler::rngs() const {
+  std::vector<UOpRef> out;
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::RANGE && u->dtype != dtypes::void_ && u->vmax() > 0 && range_type(u) != AxisType::DEVICE) out.push_back(u);
+  std::sort(out.begin(), out.end(), [](const UOpRef& a, const UOpRef& b) {
+    return std::make_tuple(axis_to_pos(range_type(a)), range_id(a)) < std::make_tuple(axis_to_pos(range_type(b)), range_id(b));
+  });
+  return out;
+}
+
+std::vector<std::optional<int64_t>> Scheduler::full_shape() const {
+  std::vector<std::optional<int64_t>> out;
+  for (auto& r : rngs()) {
+    UOpRef s = simplify(r->src[0]);
+    if (s->op == Ops::CONST) out.push_back(s->const_int());
+    else out.push_back(std::nullopt);
+  }
+  return out;
+}
+
+std::vector<AxisType> Scheduler::axis_types() const {
+  std::vector<AxisType> out;
+  for (auto& r : rngs()) out.push_back(range_type(r));
+  return out;
+}
+
+std::vector<int> Scheduler::axes_of(std::initializer_list<AxisType> types) const {
+  std::vector<int> out;
+  auto at = axis_types();
+  for (size_t i = 0; i < at.size(); ++i)
+    if (std::find(types.begin(), types.end(), at[i]) != types.end()) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<UOpRef> Scheduler::ranges_of(std::initializer_list<AxisType> types) const {
+  std::vector<UOpRef> out;
+  for (auto& r : rngs())
+    if (std::find(types.begin(), types.end(), range_type(r)) != types.end()) out.push_back(r);
+  return out;
+}
+
+std::vector<int> Scheduler::upcastable_dims() const {
+  auto fs = full_shape();
+  std::vector<int> out;
+  for (int i : axes_of({AxisType::GLOBAL, AxisType::LOCAL, AxisType::WEAK}))
+    if (fs[i] && *fs[i] > 1) out.push_back(i);
+  return out;
+}
+
+std::vector<int> Scheduler::unrollable_dims() const {
+  auto fs = full_shape();
+  std::vector<int> out;
+  for (int i : axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}))
+    if (fs[i] && *fs[i] > 1) out.push_back(i);
+  return out;
+}
+
+int64_t Scheduler::upcast_size() const {
+  auto fs = full_shape();
+  int64_t p = 1;
+  for (int i : axes_of({AxisType::UPCAST, AxisType::UNROLL})) p *= fs[i].value_or(1);
+  return p;
+}
+
+int Scheduler::upcasted() const { return static_cast<int>(axes_of({AxisType::UPCAST, AxisType::UNROLL}).size()); }
+
+bool Scheduler::has_reduce() const {
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::REDUCE) return true;
+  return false;
+}
+
+std::vector<UOpRef> Scheduler::bufs() const {
+  std::vector<UOpRef> out;
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::INDEX) out.push_back(u);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<UOpRef> Scheduler::output_rngs() const {
+  std::vector<UOpRef> out;
+  for (auto& s : ast->src) {
+    if (s->op != Ops::END) continue;
+    for (size_t i = 1; i < s->src.size(); ++i)
+      for (auto& u : s->src[i]->toposort())
+        if (u->op == Ops::RANGE && range_type(u) != AxisType::REDUCE && !contains(out, u)) out.push_back(u);
+  }
+  return out;
+}
+
+std::vector<UOpRef> Scheduler::globalizable_rngs() const {
+  std::vector<UOpRef> ret;
+  for (auto& r : output_rngs())
+    if (range_type(r) == AxisType::WEAK) ret.push_back(r);
+  for (auto& x : ast->toposort()) {
+    if (x->op != Ops::STAGE) continue;
+    std::vector<UOpRef> in_stage;
+    for (size_t i = 1; i < x->src.size(); ++i)
+      for (auto& u : x->src[i]->toposort())
+        if (u->op == Ops::RANGE) in_stage.push_back(u);
+    std::vector<UOpRef> keep;
+    for (auto& r : ret)
+      if (contains(in_stage, r)) keep.push_back(r);
+    ret = keep;
+  }
+  return ret;
+}
+
+std::vector<std::string> Scheduler::colors() const {
+  auto out = output_rngs();
+  auto glob = globalizable_rngs();
+  std::vector<std::string> ret;
+  for (auto& r : rngs()) {
+    AxisType t = range_type(r);
+    if (t == AxisType::WEAK && !contains(out, r)) ret.push_back("BLACK");
+    else if (t == AxisType::WEAK && !contains(glob, r)) ret.push_back("white");
+    else ret.push_back(std::string(axis_color(t)));
+  }
+  return ret;
+}
+
+std::pair<UOpRef, UOpRef> Scheduler::shift_to(const UOpRef& rng, int64_t amount, AxisType new_type, bool top) {
+  const UOpRef& size = rng->src[0];
+  check(size->op == Ops::CONST && amount > 0 && size->const_int() % amount == 0,
+        std::to_string(amount) + " can't divide " + size->render());
+  UOpRef old_sz = uconst_int(size->dtype, size->const_int() / amount);
+  UOpRef new_rng = UOp::make(Ops::RANGE, rng->dtype, {uconst_int(size->dtype, amount)}, RangeArg{next_range_id_++, new_type});
+  UOpRef replaced = UOp::make(Ops::RANGE, rng->dtype, {old_sz}, rng->arg);
+  UOpRef sub = top ? alu(Ops::ADD, alu(Ops::MUL, new_rng, old_sz), replaced)
+                   : alu(Ops::ADD, alu(Ops::MUL, replaced, uconst_int(size->dtype, amount)), new_rng);
+  std::string tname(axis_type_name(new_type));
+  for (auto& c : tname) c = static_cast<char>(std::tolower(c));
+  std::string name = "shift (" + std::to_string(range_id(rng)) + ",) " + std::to_string(amount) + " " + tname;
+  ast = substitute_traced(ast, {{rng.get(), sub}}, name);
+  return {replaced, new_rng};
+}
+
+void Scheduler::apply_opt(const Opt& opt, bool append) {
+  static const std::set<OptOps> supported = {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::THREAD,
+                                             OptOps::GROUP, OptOps::GROUPTOP};
+  check(supported.count(opt.op) > 0, "unsupported opt " + std::string(opt_op_name(opt.op)));
+  if (opt.op == OptOps::LOCAL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP)
+    check(target.has_local, "locals needed for opt");
+  auto rs = rngs();
+  int real_axis;
+  if (opt.op == OptOps::UNROLL) {
+    auto u = unrollable_dims();
+    check(opt.axis >= 0 && opt.axis < static_cast<int>(u.size()), "invalid unroll axis");
+    real_axis = u[opt.axis];
+  } else {
+    check(opt.axis >= 0 && opt.axis < static_cast<int>(rs.size()), "invalid axis " + std::to_string(opt.axis));
+    real_axis = opt.axis;
+  }
+  UOpRef rng = rs[real_axis];
+  int64_t amt = opt.arg;
+  if (amt == 0) amt = rng->vmax() + 1;
+  AxisType t = range_type(rng);
+  AxisType new_type = AxisType::UPCAST;
+  switch (opt.op) {
+    case OptOps::UNROLL:
+      check(amt <= 32, "don't unroll more than 32");
+      check(t == AxisType::GROUP_REDUCE || t == AxisType::REDUCE, "unroll is for GROUP_REDUCE/REDUCE");
+      new_type = AxisType::UNROLL;
+      break;
+    case OptOps::UPCAST:
+      check(amt <= target.max_upcast, "don't upcast more than 16");
+      check(t == AxisType::GLOBAL || t == AxisType::LOCAL || t == AxisType::WEAK, "upcast is for GLOBAL/LOCAL/LOOP");
+      new_type = AxisType::UPCAST;
+      break;
+    case OptOps::THREAD: {
+      check(target.has_threads, "target does not support threads");
+      check(amt <= target.global_max0, "too many threads");
+      for (auto at : axis_types()) check(at != AxisType::THREAD, "already threaded");
+      check(contains(globalizable_rngs(), rng), "can't apply range to this dim");
+      new_type = AxisType::THREAD;
+      break;
+    }
+    case OptOps::LOCAL: new_type = AxisType::LOCAL; break;
+    default: new_type = AxisType::GROUP_REDUCE; break;
+  }
+  shift_to(rng, amt, new_type, opt.op == OptOps::GROUPTOP || opt.op == OptOps::THREAD);
+  if (append) applied_opts.push_back(opt);
+}
+
+std::string Scheduler::colored_name() const {
+  std::string name = has_reduce() ? "r" : "E";
+  auto rs = rngs();
+  auto cs = colors();
+  for (size_t i = 0; i < rs.size(); ++i) name += colored("_", "BLACK") + colored(rs[i]->src[0]->render(), cs[i]);
+  return name;
+}
+
+UOpRef Scheduler::get_optimized_ast() {
+  KernelInfo ki;
+  ki.colored_name = colored_name();
+  ki.name = ansistrip(ki.colored_name);
+  for (auto& o : applied_opts) ki.applied_opts.push_back(o.str());
+  ast = graph_rewrite(ast, pm_flatten_range(), nullptr, "flatten range");
+  return ast->with_arg(ki);
+}
+
+// ---- heuristics ---------------------------------------------------------------------------------
+void hand_coded_optimizations(Scheduler& k) {
+  // (tensor cores, mat-vec and GROUPTOP need locals or tensor cores: none on the CPU target)
+  if (k.target.has_local) {
+    // not implemented: the CPU has no locals
+  }
+
+  // small masked (WHERE-gated) output axes are upcast fully
+  {
+    std::vector<int> to_upcast;
+    std::vector<UOpRef> gate_rngs;
+    for (auto& u : k.ast->toposort())
+      if (u->op == Ops::WHERE)
+        for (auto& r : u->src[0]->ranges()) gate_rngs.push_back(r);
+    auto fs = k.full_shape();
+    auto rs = k.rngs();
+    for (int axis : k.upcastable_dims()) {
+      bool masked = contains(gate_rngs, rs[axis]);
+      int64_t p = 1;
+      for (int j : to_upcast) p *= *fs[j];
+      if (*fs[axis] <= 7 && masked && p * *fs[axis] <= 7 * 7) to_upcast.push_back(axis);
+    }
+    for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) k.apply_opt({OptOps::UPCAST, *it, 0});
+  }
+
+  // upcast axes along which some buffer is broadcast while the output is large
+  {
+    std::set<int> upcasted_axis;
+    auto out_size = [&]() -> std::optional<int64_t> {
+      auto fs = k.full_shape();
+      int64_t p = 1;
+      for (int i : k.upcastable_dims()) p *= *fs[i];
+      return p;
+    };
+    while (out_size().value_or(0) >= 1024 && k.upcast_size() < 32) {
+      std::vector<std::tuple<int64_t, int64_t, int, int64_t>> choices;
+      auto fs = k.full_shape();
+      auto rs = k.rngs();
+      auto up_rngs = k.ranges_of({AxisType::UPCAST, AxisType::UNROLL});
+      auto bufs = k.bufs();
+      std::vector<std::unordered_set<const UOp*>> slices;
+      std::vector<UOpRef> idxs;
+      for (auto& b : bufs) {
+        idxs.push_back(get_idx(b));
+        slices.push_back(backward_slice(idxs.back()));
+      }
+      for (int axis : k.upcastable_dims()) {
+        for (int64_t amount : {3, 4}) {
+          if (upcasted_axis.count(axis) || *fs[axis] % amount != 0) continue;
+          const UOpRef& rng = rs[axis];
+          bool any = false;
+          for (size_t bi = 0; bi < bufs.size(); ++bi) {
+            bool all_up = std::all_of(up_rngs.begin(), up_rngs.end(), [&](const UOpRef& r2) { return slices[bi].count(r2.get()) > 0; });
+            if (!slices[bi].count(rng.get()) && all_up) { any = true; break; }
+          }
+          if (!any) continue;
+          int64_t num_strides = 0, sum_strides = 0;
+          for (size_t bi = 0; bi < bufs.size(); ++bi) {
+            if (slices[bi].count(rng.get())) ++num_strides;
+            std::vector<UOpRef> terms;
+            split_add(idxs[bi], terms);
+            for (auto& c : terms) {
+              if (c == rng) sum_strides += 1;
+              if (c->op == Ops::MUL && c->src[0] == rng && c->src[1]->op == Ops::CONST) sum_strides += c->src[1]->const_int();
+              if (c->op == Ops::MUL && c->src[1] == rng && c->src[0]->op == Ops::CONST) sum_strides += c->src[0]->const_int();
+            }
+          }
+          choices.emplace_back(num_strides, sum_strides, axis, amount);
+        }
+      }
+      if (choices.empty()) break;
+      std::sort(choices.begin(), choices.end());
+      k.apply_opt({OptOps::UPCAST, std::get<2>(choices[0]), std::get<3>(choices[0])});
+      upcasted_axis.insert(std::get<2>(choices[0]));
+    }
+  }
+
+  // unroll small reduce dims
+  try {
+    auto ud = k.unrollable_dims();
+    if (!ud.empty() && (k.upcast_size() <= 4 || k.axes_of({AxisType::UNROLL}).empty()) && k.upcast_size() < 64) {
+      int64_t s = *k.full_shape()[ud.back()];
+      if (s <= 32) {
+        k.apply_opt({OptOps::UNROLL, static_cast<int>(ud.size()) - 1, 0});
+        ud = k.unrollable_dims();
+        if (!ud.empty() && s <= 3 && *k.full_shape()[ud.back()] <= 3)
+          k.apply_opt({OptOps::UNROLL, static_cast<int>(ud.size()) - 1, 0});
+      } else if (s % 4 == 0) {
+        k.apply_opt({OptOps::UNROLL, static_cast<int>(ud.size()) - 1, 4});
+      }
+    }
+  } catch (const KernelOptError&) {
+  }
+
+  // if nothing is upcast and it is easy to, upcast by 4
+  {
+    auto ud = k.upcastable_dims();
+    if (k.upcasted() == 0 && !ud.empty() && *k.full_shape()[ud.back()] % 4 == 0) k.apply_opt({OptOps::UPCAST, ud.back(), 4});
+  }
+
+  // threads: about 128K ops per thread
+  if (k.target.has_threads && k.target.global_max0 > 0) {
+    for (int threads : {32, 16, 12, 8, 6, 5, 4, 3, 2}) {
+      if (threads > k.target.global_max0) continue;
+      auto fs = k.full_shape();
+      int64_t p = 1;
+      bool symbolic_shape = false;
+      for (auto& s : fs) {
+        if (!s) symbolic_shape = true;
+        else p *= *s;
+      }
+      if (symbolic_shape || p / (128 << 10) < threads) continue;
+      for (int axis : k.axes_of({AxisType::WEAK})) {
+        if (fs[axis] && *fs[axis] % threads == 0) {
+          try {
+            k.apply_opt({OptOps::THREAD, axis, threads});
+          } catch (const KernelOptError&) {
+          }
+          break;
+        }
+      }
+      if (!k.applied_opts.empty() && k.applied_opts.back().op == OptOps::THREAD) break;
+    }
+  }
+}
+
+UOpRef apply_opts(const UOpRef& sink, const OptTarget& target) {
+  Scheduler k(sink, target);
+  const char* noopt = std::getenv("NOOPT");
+  bool has_stage = false;
+  for (auto& u : sink->toposort())
+    if (u->op == Ops::STAGE) has_stage = true;
+  if (!(noopt && std::atoi(noopt) != 0) && !has_stage) hand_coded_optimizations(k);
+  return k.get_optimized_ast();
+}
+
+}  // namespace ts

@@ -1,0 +1,146 @@
+// codegen: the kernel AST goes through a straight list of named passes (names as the reference's VIZ steps where
+// there is a counterpart), then linearize, estimates and render.
+#include "engine/codegen/to_program.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/codegen/linearize.h"
+#include "engine/codegen/lowering.h"
+#include "engine/codegen/opt.h"
+#include "engine/renderer/c_renderer.h"
+#include "engine/renderer/llvm_renderer.h"
+#include "engine/uop/error.h"
+#include "engine/uop/symbolic.h"
+
+namespace ts {
+
+namespace {
+
+// Variables get slots after the buffers, ordered by name; core_id (the thread index) goes last.
+struct ParamNumbering {
+  std::map<std::string, int64_t> slot;
+};
+const PatternMatcher& pm_number_params() {
+  static const PatternMatcher pm({rule("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, void* ctx) -> UOpRef {
+    const ParamArg& pa = x->as<ParamArg>();
+    if (pa.addrspace != AddrSpace::ALU) return nullptr;
+    auto& m = static_cast<ParamNumbering*>(ctx)->slot;
+    auto it = m.find(pa.name);
+    if (it == m.end() || it->second == pa.slot) return nullptr;
+    ParamArg na = pa;
+    na.slot = it->second;
+    return UOp::make(Ops::PARAM, x->dtype, x->src, na, x->tag);
+  })});
+  return pm;
+}
+
+// one pass with nothing to rewrite: a snapshot for the trace (the reference's "View ..." steps)
+UOpRef view(const UOpRef& sink, std::string_view name) {
+  static const PatternMatcher none(std::vector<Rule>{});
+  return graph_rewrite(sink, none, nullptr, name);
+}
+
+DType index_dtype_for(const UOpRef& sink) {
+  for (auto& u : sink->toposort()) {
+    if (u->dtype != dtypes::weakint || u->op == Ops::CONST) continue;
+    if (u->vmax() > INT32_MAX || u->vmin() < INT32_MIN) return dtypes::int64;
+  }
+  return dtypes::int32;
+}
+
+}  // namespace
+
+std::string entry_symbol(const ProgramSpec& p) { return p.function_name + "_entry"; }
+
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
+  if (kernel_ast->op != Ops::SINK) throw Error("to_program: the kernel AST must be a SINK, got " + std::string(op_name(kernel_ast->op)));
+  UOpRef sink = view(kernel_ast, "View Base AST");
+
+  // optimization
+  sink = graph_rewrite(sink, symbolic() + reduce_collapse(), nullptr, "initial symbolic");
+  sink = graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
+  sink = apply_opts(sink, cpu_opt_target());  // "shift (i,) n upcast" per opt, then "flatten range"
+  const KernelInfo info = sink->as<KernelInfo>();
+  sink = graph_rewrite(sink, symbolic() + pm_postopt(), nullptr, "postopt symbolic");
+
+  // lowering to a scalar loop program
+  sink = graph_rewrite(sink, pm_expander(), nullptr, "expander");
+  ReduceContext rctx;
+  sink = graph_rewrite(sink, pm_remove_reduces(), &rctx, "remove reduces");
+  GpuDimsContext gctx;
+  sink = graph_rewrite(sink, pm_add_gpudims(), &gctx, "add gpudims");
+  sink = graph_rewrite(sink, pm_add_loads(), nullptr, "*** expand broadcast / add loads");
+  sink = graph_rewrite(sink, symbolic() + pm_flatten_range(), nullptr, "early symbolic");
+  sink = graph_rewrite(sink, pm_commit_weak(), nullptr, "decomp dtypes");
+  DType idx_dt = index_dtype_for(sink);
+  sink = graph_rewrite(sink, pm_lower_index_dtype(), &idx_dt, "lower all index dtypes");
+  sink = graph_rewrite(sink, symbolic(), nullptr, "final symbolic");
+  sink = graph_rewrite(sink, pm_early_decompositions(), nullptr, "early decompositions");
+  sink = graph_rewrite(sink, pm_late_decompositions(), nullptr, "late decompositions");
+  sink = graph_rewrite(sink, pm_split_ends(), nullptr, "final rewrite");
+
+  // params: buffers keep their slots; Variables follow
+  ProgramSpec spec;
+  int64_t num_buffers = 0;
+  std::set<int64_t> globals;
+  for (auto& u : kernel_ast->toposort())
+    if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace != AddrSpace::ALU) num_buffers = std::max(num_buffers, u->as<ParamArg>().slot + 1);
+  std::set<std::string> var_names;
+  bool has_core_id = false;
+  for (auto& u : sink->toposort()) {
+    if (u->op != Ops::PARAM) continue;
+    const ParamArg& pa = u->as<ParamArg>();
+    if (pa.addrspace != AddrSpace::ALU) globals.insert(pa.slot);
+    else if (pa.name == "core_id") has_core_id = true;
+    else var_names.insert(pa.name);
+  }
+  ParamNumbering numbering;
+  int64_t next = num_buffers;
+  for (auto& v : var_names) {
+    numbering.slot[v] = next++;
+    spec.vars.push_back(v);
+  }
+  if (has_core_id) numbering.slot["core_id"] = next++;
+  sink = graph_rewrite(sink, pm_number_params(), &numbering, "number params with -1");
+  sink = view(sink, "View Output AST");
+
+  UOpRef lin = linearize(sink);
+
+  spec.name = info.name;
+  spec.colored_name = info.colored_name;
+  spec.function_name = to_function_name(info.colored_name);
+  spec.applied_opts = info.applied_opts;
+  spec.num_buffers = static_cast<int>(num_buffers);
+  spec.globals.assign(globals.begin(), globals.end());
+  std::set<int> outs, ins;
+  for (auto& u : lin->src) {
+    if (u->op == Ops::STORE && u->src[0]->op == Ops::INDEX) outs.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
+    if (u->op == Ops::LOAD && u->src[0]->op == Ops::INDEX) ins.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
+  }
+  spec.outs.assign(outs.begin(), outs.end());
+  spec.ins.assign(ins.begin(), ins.end());
+  spec.threads = gctx.threads;
+  spec.global_size = {gctx.threads, 1, 1};
+  spec.estimates = estimate(lin);
+  spec.ast = kernel_ast;
+  spec.lowered = lin;
+  switch (lang) {
+    case Lang::C:
+      spec.lang = "c";
+      spec.src = render_c(spec);
+      break;
+    case Lang::LLVM:
+      spec.lang = "llvm";
+      spec.src = render_llvm(spec);
+      break;
+    case Lang::INTERP:
+      spec.lang = "interp";
+      spec.src = print_linear(lin);
+      break;
+  }
+  return spec;
+}
+
+}  // namespace ts

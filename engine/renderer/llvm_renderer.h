@@ -1,0 +1,14 @@
+#pragma once
+// Textual LLVM IR (LLVM 16, opaque pointers) for a linearized program: the same kernel as the C renderer, with
+// loop counters and accumulators in allocas (O2 turns them into registers), plus the same uniform entry
+//   define void @NAME_entry(ptr %bufs, ptr %vars, i32 %core_id)
+#include <string>
+
+#include "engine/codegen/program.h"
+
+namespace ts {
+
+// renders spec.lowered (a LINEAR) under spec.function_name
+std::string render_llvm(const ProgramSpec& spec);
+
+}  // namespace ts

@@ -1,0 +1,26 @@
+#include "engine/runtime/program_runner.h"
+
+#include <vector>
+
+#include "engine/runtime/interp/interpreter.h"
+#include "engine/runtime/thread_pool.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+void run_program(const ProgramSpec& spec, KernelEntry entry, std::span<void*> bufs, std::span<const int64_t> vars) {
+  if (static_cast<int>(bufs.size()) < spec.num_buffers)
+    throw Error("run_program " + spec.name + ": needs " + std::to_string(spec.num_buffers) + " buffers, got " + std::to_string(bufs.size()));
+  if (vars.size() < spec.vars.size())
+    throw Error("run_program " + spec.name + ": needs " + std::to_string(spec.vars.size()) + " variable values, got " + std::to_string(vars.size()));
+  int threads = std::max(1, spec.threads);
+  if (!entry) {
+    cpu_thread_pool().parallel_for(threads, [&](int core) { interpret_core(spec, bufs, vars, core); });
+    return;
+  }
+  std::vector<long long> v(vars.begin(), vars.end());
+  v.push_back(0);  // never an empty array
+  cpu_thread_pool().parallel_for(threads, [&](int core) { entry(bufs.data(), v.data(), core); });
+}
+
+}  // namespace ts

@@ -1,0 +1,366 @@
+// Tests for codegen (engine/codegen/to_program.h): kernel names and opts as the reference's CPU heuristics pick them,
+// estimates, the rendered C signature, and the interpreter's numbers on hand-built kernel ASTs.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/linearize.h"
+#include "engine/codegen/opt.h"
+#include "engine/codegen/to_program.h"
+#include "engine/runtime/interp/interpreter.h"
+#include "engine/runtime/program_runner.h"
+#include "engine/uop/uop.h"
+
+using namespace ts;
+
+// kernel ASTs built by hand, as the scheduler hands them to codegen (see engine/codegen/program.h)
+namespace k {
+using namespace ts;
+inline UOpRef param(int slot, int64_t size, DType dt = dtypes::float32) {
+  ParamArg pa; pa.slot = slot; pa.size = size; pa.device = "CPU";
+  return UOp::make(Ops::PARAM, dt, {}, pa);
+}
+inline UOpRef idx(const UOpRef& p, const UOpRef& i) { return UOp::make(Ops::INDEX, p->dtype, {p, i}); }
+inline UOpRef store(const UOpRef& p, const UOpRef& i, const UOpRef& v) { return UOp::make(Ops::STORE, dtypes::void_, {idx(p, i), v}); }
+inline UOpRef end(const UOpRef& s, UOps rs) { UOps src{s}; src.insert(src.end(), rs.begin(), rs.end()); return UOp::make(Ops::END, dtypes::void_, src); }
+inline UOpRef reduce(Ops op, const UOpRef& v, UOps rs) { UOps src{v}; src.insert(src.end(), rs.begin(), rs.end()); return UOp::make(Ops::REDUCE, v->dtype, src, ReduceArg{op, 0}); }
+inline UOpRef sink(const UOpRef& x) { return UOp::make(Ops::SINK, dtypes::void_, {x}, KernelInfo{}); }
+inline UOpRef R(int64_t n, int64_t id, AxisType t = AxisType::WEAK) { return urange(n, id, t); }
+inline UOpRef c(int64_t v) { return iconst(v); }
+
+// out[r0] = a[r0] + b[r0], 4
+inline UOpRef seed_add() {
+  auto o = param(0, 4), a = param(1, 4), b = param(2, 4);
+  auto r0 = R(4, 0);
+  return sink(end(store(o, r0, alu(Ops::ADD, idx(a, r0), idx(b, r0))), {r0}));
+}
+// out[r0] = sum_r1 x[r0*3+r1]
+inline UOpRef row_sum_2x3() {
+  auto o = param(0, 2), x = param(1, 6);
+  auto r0 = R(2, 0), r1 = R(3, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r0, c(3)), r1)), {r1})), {r0}));
+}
+// out[r0] = sum_r1 x[r1*3+r0]  (axis 0 of 2x3)
+inline UOpRef col_sum_2x3() {
+  auto o = param(0, 3), x = param(1, 6);
+  auto r0 = R(3, 0), r1 = R(2, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r1, c(3)), r0)), {r1})), {r0}));
+}
+// out[0] = sum x[r0*3+r1]
+inline UOpRef full_sum_2x3() {
+  auto o = param(0, 1), x = param(1, 6);
+  auto r0 = R(2, 0, AxisType::REDUCE), r1 = R(3, 1, AxisType::REDUCE);
+  return sink(store(o, c(0), reduce(Ops::ADD, idx(x, iadd(imul(r0, c(3)), r1)), {r0, r1})));
+}
+// out[r0*N+r1] = sum_r2 a[r0*K+r2]*b[r2*N+r1]
+inline UOpRef matmul(int64_t M, int64_t K, int64_t N) {
+  auto o = param(0, M * N), a = param(1, M * K), b = param(2, K * N);
+  auto r0 = R(M, 0), r1 = R(N, 1), r2 = R(K, 2, AxisType::REDUCE);
+  auto v = alu(Ops::MUL, idx(a, iadd(imul(r0, c(K)), r2)), idx(b, iadd(imul(r2, c(N)), r1)));
+  return sink(end(store(o, iadd(imul(r0, c(N)), r1), reduce(Ops::ADD, v, {r2})), {r0, r1}));
+}
+// out[r0*2+r1] = x[r1*3+r0]  (3x2 transposed copy of 2x3)
+inline UOpRef transpose_3x2() {
+  auto o = param(0, 6), x = param(1, 6);
+  auto r0 = R(3, 0), r1 = R(2, 1);
+  return sink(end(store(o, iadd(imul(r0, c(2)), r1), idx(x, iadd(imul(r1, c(3)), r0))), {r0, r1}));
+}
+// out[r0] = max_r1 x[r0*4+r1]  (softmax max, 3x4)
+inline UOpRef row_max_3x4() {
+  auto o = param(0, 3), x = param(1, 12);
+  auto r0 = R(3, 0), r1 = R(4, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::MAX, idx(x, iadd(imul(r0, c(4)), r1)), {r1})), {r0}));
+}
+// out[r0*4+r1] = exp2((x - m[r0]) * log2e) * (1/s[r0])
+inline UOpRef softmax_final_3x4() {
+  auto o = param(0, 12), x = param(1, 12), m = param(2, 3), s = param(3, 3);
+  auto r0 = R(3, 0), r1 = R(4, 1);
+  auto i = iadd(imul(r0, c(4)), r1);
+  auto e = alu(Ops::EXP2, alu(Ops::MUL, alu(Ops::ADD, idx(x, i), alu(Ops::NEG, idx(m, r0))), uconst(dtypes::float32, 1.4426950408889634)));
+  return sink(end(store(o, i, alu(Ops::MUL, e, alu(Ops::RECIPROCAL, idx(s, r0)))), {r0, r1}));
+}
+// out[r0] = where(g[r0], a[r0], b[r0]) over 5
+inline UOpRef where_5() {
+  auto o = param(0, 5), g = param(1, 5, dtypes::bool_), a = param(2, 5), b = param(3, 5);
+  auto r0 = R(5, 0);
+  return sink(end(store(o, r0, alu(Ops::WHERE, idx(g, r0), idx(a, r0), idx(b, r0))), {r0}));
+}
+// out[r0] = a[r0] < b[r0] (bool) over 5
+inline UOpRef cmp_5() {
+  auto o = param(0, 5, dtypes::bool_), a = param(1, 5), b = param(2, 5);
+  auto r0 = R(5, 0);
+  return sink(end(store(o, r0, alu(Ops::CMPLT, idx(a, r0), idx(b, r0))), {r0}));
+}
+// sum of 65536 split: out[r0] = sum_r1 x[r0*256+r1] over 256x256
+inline UOpRef split_sum_256() {
+  auto o = param(0, 256), x = param(1, 65536);
+  auto r0 = R(256, 0), r1 = R(256, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r0, c(256)), r1)), {r1})), {r0}));
+}
+// arange % 3 as float over 65536
+inline UOpRef arange_mod3() {
+  auto o = param(0, 65536);
+  auto r0 = R(65536, 0);
+  return sink(end(store(o, r0, ucast(alu(Ops::FLOORMOD, r0, c(3)), dtypes::float32)), {r0}));
+}
+// 2x4 elementwise: out[r0*4+r1] = a*b+a
+inline UOpRef ew_2x4() {
+  auto o = param(0, 8), a = param(1, 8), b = param(2, 8);
+  auto r0 = R(2, 0), r1 = R(4, 1);
+  auto i = iadd(imul(r0, c(4)), r1);
+  return sink(end(store(o, i, alu(Ops::ADD, alu(Ops::MUL, idx(a, i), idx(b, i)), idx(a, i))), {r0, r1}));
+}
+}  // namespace k
+
+namespace {
+
+using Segments = std::vector<std::pair<std::string, std::string>>;  // (text, color) as in the corpus name_segments
+std::string colored_from(const std::string& kind, const Segments& segs) {
+  std::string s = kind;
+  for (auto& [t, c] : segs) s += colored("_", "BLACK") + colored(t, c);
+  return s;
+}
+std::vector<float> iota_f(int n, float start = 0, float step = 1) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = start + step * i;
+  return v;
+}
+void run_interp(const ProgramSpec& p, std::vector<std::vector<float>*> bufs, std::vector<int64_t> vars = {}) {
+  std::vector<void*> ptrs;
+  for (auto* b : bufs) ptrs.push_back(b->data());
+  run_program(p, nullptr, ptrs, vars);
+}
+void check_close(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+  QCOMPARE(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::fabs(got[i] - want[i]) > tol * std::max(1.0f, std::fabs(want[i])))
+      QFAIL(qPrintable(QString("element %1: got %2 want %3").arg(i).arg(got[i]).arg(want[i])));
+}
+std::vector<std::string> opts(std::initializer_list<const char*> l) { return std::vector<std::string>(l.begin(), l.end()); }
+
+}  // namespace
+
+class TestCodegen : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { setenv("NUM_CPU_THREADS", "8", 1); }
+
+  void seed_add_is_E_4() {
+    ProgramSpec p = to_program(k::seed_add(), Lang::C);
+    QCOMPARE(p.name, std::string("E_4"));
+    QCOMPARE(p.colored_name, colored_from("E", {{"4", "yellow"}}));
+    QCOMPARE(p.colored_name, std::string("E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m"));
+    QCOMPARE(p.function_name, std::string("E_4"));
+    QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
+    QCOMPARE(p.global_size, (std::array<int64_t, 3>{1, 1, 1}));
+    QCOMPARE(p.threads, 1);
+    QCOMPARE(p.outs, std::vector<int>{0});
+    QCOMPARE(p.ins, (std::vector<int>{1, 2}));
+    QCOMPARE(p.num_buffers, 3);
+    QCOMPARE(p.estimates.ops, 4.0);
+    QCOMPARE(p.estimates.lds, 48.0);
+    QCOMPARE(p.estimates.mem, 48.0);
+    QVERIFY2(p.src.find("void E_4(float* restrict data0_4, float* restrict data1_4, float* restrict data2_4) {") != std::string::npos, p.src.c_str());
+    QVERIFY(p.src.find("void E_4_entry(void** bufs, const long long* vars, int core_id) {") != std::string::npos);
+    QCOMPARE(entry_symbol(p), std::string("E_4_entry"));
+    std::vector<float> out(4), a{1, 2, 3, 4}, b{10, 20, 30, 40};
+    run_interp(to_program(k::seed_add(), Lang::INTERP), {&out, &a, &b});
+    check_close(out, {11, 22, 33, 44});
+  }
+
+  void sums_of_2x3() {
+    ProgramSpec row = to_program(k::row_sum_2x3(), Lang::INTERP);
+    QCOMPARE(row.name, std::string("r_2_3"));
+    QCOMPARE(row.colored_name, colored_from("r", {{"2", "WHITE"}, {"3", "magenta"}}));
+    QCOMPARE(row.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(row.estimates.ops, 4.0);
+    QCOMPARE(row.estimates.lds, 32.0);
+    QCOMPARE(row.estimates.mem, 32.0);
+    std::vector<float> x = iota_f(6, 1), o2(2), o3(3), o1(1);
+    run_interp(row, {&o2, &x});
+    check_close(o2, {6, 15});
+
+    ProgramSpec col = to_program(k::col_sum_2x3(), Lang::INTERP);
+    QCOMPARE(col.name, std::string("r_3_2"));
+    QCOMPARE(col.colored_name, colored_from("r", {{"3", "WHITE"}, {"2", "magenta"}}));
+    QCOMPARE(col.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(col.estimates.ops, 3.0);
+    QCOMPARE(col.estimates.lds, 36.0);
+    run_interp(col, {&o3, &x});
+    check_close(o3, {5, 7, 9});
+
+    // two contiguous reduce ranges merge into one: r_6, not r_2_3
+    ProgramSpec full = to_program(k::full_sum_2x3(), Lang::INTERP);
+    QCOMPARE(full.name, std::string("r_6"));
+    QCOMPARE(full.colored_name, colored_from("r", {{"6", "magenta"}}));
+    QCOMPARE(full.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(full.estimates.ops, 5.0);
+    QCOMPARE(full.estimates.lds, 28.0);
+    QCOMPARE(full.estimates.mem, 28.0);
+    run_interp(full, {&o1, &x});
+    check_close(o1, {21});
+  }
+
+  void softmax_kernels() {
+    ProgramSpec mx = to_program(k::row_max_3x4(), Lang::INTERP);
+    QCOMPARE(mx.name, std::string("r_3_4"));
+    QCOMPARE(mx.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(mx.estimates.ops, 18.0);  // MAX is a<b?b:a: two ops, as the reference counts it
+    QCOMPARE(mx.estimates.lds, 60.0);
+    std::vector<float> x{1, 5, 2, 0, -1, -3, -2, -7, 4, 4, 9, 8}, m(3);
+    run_interp(mx, {&m, &x});
+    check_close(m, {5, -1, 9});
+
+    ProgramSpec fin = to_program(k::softmax_final_3x4(), Lang::INTERP);
+    QCOMPARE(fin.name, std::string("E_3_4"));
+    QCOMPARE(fin.colored_name, colored_from("E", {{"3", "WHITE"}, {"4", "yellow"}}));
+    QCOMPARE(fin.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)"}));
+    QCOMPARE(fin.estimates.lds, 120.0);
+    std::vector<float> s{2, 4, 8}, out(12);
+    run_interp(fin, {&out, &x, &m, &s});
+    std::vector<float> want(12);
+    for (int i = 0; i < 12; ++i) want[i] = std::exp(x[i] - m[i / 4]) / s[i / 4];
+    check_close(out, want, 1e-5f);
+  }
+
+  void matmuls() {
+    ProgramSpec small = to_program(k::matmul(4, 8, 3), Lang::INTERP);
+    QCOMPARE(small.name, std::string("r_4_3_8"));
+    QCOMPARE(small.colored_name, colored_from("r", {{"4", "WHITE"}, {"3", "WHITE"}, {"8", "magenta"}}));
+    QCOMPARE(small.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(small.estimates.ops, 180.0);
+    QCOMPARE(small.estimates.lds, 560.0);
+    QCOMPARE(small.estimates.mem, 272.0);
+
+    ProgramSpec p = to_program(k::matmul(64, 64, 64), Lang::INTERP);
+    QCOMPARE(p.name, std::string("r_8_16_2_4_4_16_4"));
+    QCOMPARE(p.colored_name, colored_from("r", {{"8", "WHITE"}, {"16", "WHITE"}, {"2", "BLUE"}, {"4", "yellow"},
+                                                {"4", "yellow"}, {"16", "red"}, {"4", "magenta"}}));
+    QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)", "Opt(op=OptOps.UPCAST, axis=0, arg=4)",
+                                   "Opt(op=OptOps.UNROLL, axis=0, arg=4)", "Opt(op=OptOps.THREAD, axis=0, arg=2)"}));
+    QCOMPARE(p.threads, 2);
+    QCOMPARE(p.global_size, (std::array<int64_t, 3>{2, 1, 1}));
+    QCOMPARE(p.estimates.ops, 524288.0);
+    QCOMPARE(p.estimates.lds, 540672.0);
+    QCOMPARE(p.estimates.mem, 49152.0);
+    QVERIFY(p.vars.empty());  // core_id is supplied by the runtime, not a user Variable
+
+    const int n = 64;
+    std::vector<float> a(n * n), b(n * n), out(n * n, -1.f);
+    for (int i = 0; i < n * n; ++i) {
+      a[i] = static_cast<float>((i * 7) % 13) - 6;
+      b[i] = static_cast<float>((i * 5) % 11) - 5;
+    }
+    run_interp(p, {&out, &a, &b});
+    std::vector<float> want(n * n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int kk = 0; kk < n; ++kk) acc += static_cast<double>(a[i * n + kk]) * b[kk * n + j];
+        want[i * n + j] = static_cast<float>(acc);
+      }
+    check_close(out, want);
+
+    ProgramSpec c = to_program(k::matmul(64, 64, 64), Lang::C);
+    QVERIFY2(c.src.find("void r_8_16_2_4_4_16_4(float* restrict data0_4096, float* restrict data1_4096, float* restrict data2_4096, const int data3_) {") != std::string::npos, c.src.c_str());
+    QVERIFY(c.src.find("for (int Lidx0 = 0; Lidx0 < 8; Lidx0++) {") != std::string::npos);
+    QVERIFY(c.src.find("for (int Ridx2 = 0; Ridx2 < 16; Ridx2++) {") != std::string::npos);
+  }
+
+  void threads_follow_NUM_CPU_THREADS() {
+    setenv("NUM_CPU_THREADS", "1", 1);
+    ProgramSpec p = to_program(k::matmul(64, 64, 64), Lang::INTERP);
+    setenv("NUM_CPU_THREADS", "8", 1);
+    QCOMPARE(p.name, std::string("r_16_16_4_4_16_4"));
+    QCOMPARE(p.threads, 1);
+  }
+
+  void elementwise_shapes() {
+    ProgramSpec t = to_program(k::transpose_3x2(), Lang::INTERP);
+    QCOMPARE(t.name, std::string("E_3_2"));  // merging would add div/mod: the ranges stay apart
+    QCOMPARE(t.colored_name, colored_from("E", {{"3", "WHITE"}, {"2", "WHITE"}}));
+    QVERIFY(t.applied_opts.empty());
+    QCOMPARE(t.estimates.ops, 0.0);
+    QCOMPARE(t.estimates.lds, 48.0);
+    std::vector<float> x = iota_f(6), o(6);
+    run_interp(t, {&o, &x});
+    check_close(o, {0, 3, 1, 4, 2, 5});
+
+    ProgramSpec e = to_program(k::ew_2x4(), Lang::INTERP);
+    QCOMPARE(e.name, std::string("E_2_4"));
+    QCOMPARE(e.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
+    std::vector<float> a = iota_f(8, 1), b = iota_f(8, 2), o8(8);
+    run_interp(e, {&o8, &a, &b});
+    std::vector<float> want(8);
+    for (int i = 0; i < 8; ++i) want[i] = a[i] * b[i] + a[i];
+    check_close(o8, want);
+
+    ProgramSpec big = to_program(k::arange_mod3(), Lang::INTERP);
+    QCOMPARE(big.name, std::string("E_16384_4"));
+    QCOMPARE(big.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
+    std::vector<float> o64(65536);
+    run_interp(big, {&o64});
+    for (int i : {0, 1, 2, 3, 4, 65535}) QCOMPARE(o64[i], static_cast<float>(i % 3));
+
+    ProgramSpec sp = to_program(k::split_sum_256(), Lang::INTERP);
+    QCOMPARE(sp.name, std::string("r_256_64_4"));
+    QCOMPARE(sp.colored_name, colored_from("r", {{"256", "WHITE"}, {"64", "red"}, {"4", "magenta"}}));
+    QCOMPARE(sp.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=4)"}));
+    QCOMPARE(sp.estimates.ops, 65536.0);
+    QCOMPARE(sp.estimates.lds, 263168.0);
+    std::vector<float> o256(256);
+    run_interp(sp, {&o256, &o64});
+    float s0 = 0;
+    for (int i = 0; i < 256; ++i) s0 += static_cast<float>(i % 3);
+    QCOMPARE(o256[0], s0);
+  }
+
+  void where_and_compare() {
+    ProgramSpec w = to_program(k::where_5(), Lang::INTERP);
+    QCOMPARE(w.name, std::string("E_5"));
+    QCOMPARE(w.colored_name, colored_from("E", {{"5", "yellow"}}));  // masked small axis: upcast fully
+    QCOMPARE(w.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=0)"}));
+    QCOMPARE(w.estimates.lds, 65.0);
+    ProgramSpec c = to_program(k::cmp_5(), Lang::INTERP);
+    QCOMPARE(c.colored_name, colored_from("E", {{"5", "WHITE"}}));
+    QVERIFY(c.applied_opts.empty());
+    QCOMPARE(c.estimates.lds, 45.0);
+
+    std::vector<float> a{1, 5, -3, 4, 0}, b{2, 5, -4, 1, 0.5f}, sel(5);
+    std::vector<uint8_t> gt(5);
+    std::vector<void*> cb{gt.data(), a.data(), b.data()};
+    run_program(c, nullptr, cb, {});
+    QCOMPARE(gt, (std::vector<uint8_t>{1, 0, 0, 0, 1}));  // a < b
+    std::vector<void*> wb{sel.data(), gt.data(), a.data(), b.data()};
+    run_program(w, nullptr, wb, {});
+    check_close(sel, {1, 5, -4, 1, 0});
+  }
+
+  void c_source_shape() {
+    ProgramSpec p = to_program(k::row_sum_2x3(), Lang::C);
+    QCOMPARE(p.lang, std::string("c"));
+    QVERIFY2(p.src.find("void r_2_3(float* restrict data0_2, float* restrict data1_6) {") != std::string::npos, p.src.c_str());
+    QVERIFY(p.src.find("for (int Lidx0 = 0; Lidx0 < 2; Lidx0++) {") != std::string::npos);
+    QVERIFY(p.src.find("#include") == std::string::npos);
+    ProgramSpec s = to_program(k::softmax_final_3x4(), Lang::C);
+    QVERIFY(s.src.find("__builtin_exp2f(") != std::string::npos);
+    ProgramSpec r = to_program(k::split_sum_256(), Lang::C);
+    QVERIFY2(r.src.find("float acc0 = 0.0f;") != std::string::npos, r.src.c_str());
+    QVERIFY(r.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++) {") != std::string::npos);
+  }
+
+  void linear_program_is_printed() {
+    ProgramSpec p = to_program(k::split_sum_256(), Lang::INTERP);
+    QCOMPARE(p.lang, std::string("interp"));
+    QVERIFY(p.lowered && p.lowered->op == Ops::LINEAR);
+    QVERIFY(p.src.find("DEFINE_ACC") != std::string::npos);
+    QVERIFY(p.src.find("RANGE") != std::string::npos);
+    QVERIFY(p.src.find("END") != std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCodegen)
+#include "test_codegen.moc"
