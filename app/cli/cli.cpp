@@ -6,8 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "app/cli/bench.h"
 #include "app/python/interpreter.h"
 #include "engine/realize/realize.h"
+#include "engine/runtime/cpu/install.h"
 
 namespace tscli {
 
@@ -19,7 +21,7 @@ constexpr const char* kUsage =
     "  run SCRIPT.py [--json TRACE.json] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...)\n"
     "  SCRIPT.py --run     same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
-    "  bench               benchmarks (not yet implemented)\n"
+    "  bench [--quick]     the benchmark table against this machine's measured limits\n"
     "  --help              this text\n"
     "\n"
     "environment:\n"
@@ -77,6 +79,7 @@ int cmd_run(const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(kUsage, stdout);
@@ -88,10 +91,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "run") return cmd_run({args.begin() + 1, args.end()});
-  if (cmd == "bench") {
-    std::fputs("tinyscope bench: not yet implemented\n", stderr);
-    return 2;
-  }
+  if (cmd == "bench") return run_bench(argc, argv);
   if (ends_with(cmd, ".py")) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     bool headless = false;

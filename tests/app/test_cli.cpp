@@ -1,0 +1,177 @@
+// The tinyscope command line and its embedded Python: exit codes, tracebacks naming the script's lines, engine
+// errors surfacing as Python exceptions, the tutorial example, and the tinygrad API's object identities.
+#include <QtCore/QFile>
+#include <QtCore/QJsonDocument>
+#include <QtCore/QJsonObject>
+#include <QtCore/QProcess>
+#include <QtCore/QTemporaryDir>
+#include <QtTest/QtTest>
+
+namespace {
+
+QString env_or(const char* name, const QString& fallback) {
+  QByteArray v = qgetenv(name);
+  return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
+}
+
+QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }
+QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+  QProcess p;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("DEBUG", "0");
+  for (auto it = extra_env.begin(); it != extra_env.end(); ++it) env.insert(it.key(), it.value());
+  p.setProcessEnvironment(env);
+  p.start(tinyscope_bin(), args);
+  Result r;
+  if (!p.waitForStarted() || !p.waitForFinished(60000)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = QStringLiteral("did not finish");
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+QString write_script(QTemporaryDir& dir, const QString& name, const QString& text) {
+  QString path = dir.filePath(name);
+  QFile f(path);
+  if (f.open(QIODevice::WriteOnly | QIODevice::Text)) f.write(text.toUtf8());
+  return path;
+}
+
+QByteArray why(const Result& r) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.code).arg(r.out, r.err).toUtf8(); }
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void help_lists_subcommands() {
+    Result r = run({"--help"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("run SCRIPT.py") && r.out.contains("bench"), why(r).constData());
+  }
+
+  void unknown_command_fails() { QCOMPARE(run({"frobnicate"}).code, 2); }
+
+  void python_error_shows_the_script_line() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "err.py", "x = 1\ny = 2\nraise ValueError('boom on purpose')\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 1, why(r).constData());
+    QVERIFY2(r.err.contains("Traceback (most recent call last)"), why(r).constData());
+    QVERIFY2(r.err.contains(QStringLiteral("File \"%1\", line 3").arg(path)), why(r).constData());
+    QVERIFY2(r.err.contains("ValueError: boom on purpose"), why(r).constData());
+  }
+
+  void engine_error_is_a_python_exception() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "shape.py",
+                                "from tinygrad import Tensor\n"
+                                "a = Tensor([1.0, 2.0])\n"
+                                "b = Tensor([1.0, 2.0, 3.0])\n"
+                                "c = a + b\n"
+                                "print('not reached')\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 1, why(r).constData());
+    QVERIFY2(r.err.contains(QStringLiteral("File \"%1\", line 4").arg(path)), why(r).constData());
+    // the engine's message names both shapes
+    QString last = r.err.trimmed().section('\n', -1);
+    QVERIFY2(last.startsWith("tinyscope.EngineError: "), why(r).constData());
+    QVERIFY2(last.contains("2") && last.contains("3"), why(r).constData());
+    QVERIFY2(!r.out.contains("not reached"), why(r).constData());
+  }
+
+  void engine_error_can_be_caught() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "catch.py",
+                                "from tinygrad import Tensor\n"
+                                "try:\n"
+                                "  Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])\n"
+                                "except RuntimeError as e:\n"
+                                "  print('caught', type(e).__name__)\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("caught EngineError"), why(r).constData());
+  }
+
+  void tutorial_example_prints_the_sum() {
+    Result r = run({"run", source_dir() + "/resources/examples/tutorial.py"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("[11.0, 22.0, 33.0, 44.0]"), why(r).constData());
+  }
+
+  void run_flag_is_run_with_debug2() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QProcess p;
+    env.remove("DEBUG");
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {source_dir() + "/resources/examples/tutorial.py", "--run"});
+    QVERIFY(p.waitForFinished(60000));
+    QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(out.contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(out));
+    QVERIFY2(out.contains("***"), qPrintable(out));  // DEBUG=2 lines
+  }
+
+  void api_identities() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "ids.py",
+                                "from tinygrad import Tensor, dtypes\n"
+                                "from tinygrad.dtype import dtypes as dt2\n"
+                                "from tinygrad.uop.ops import Ops, UOp\n"
+                                "from tinygrad.helpers import getenv, DEBUG\n"
+                                "from tinygrad.engine.realize import run_linear\n"
+                                "import tinygrad.nn\n"
+                                "a = Tensor([1.0, 2.0, 3.0, 4.0]).realize()\n"
+                                "b = Tensor([10.0, 20.0, 30.0, 40.0]).realize()\n"
+                                "c = a + b\n"
+                                "print(c.uop.op is Ops.ADD, str(Ops.ADD), dtypes.float32 is dtypes.float, dt2 is dtypes,\n"
+                                "      str(c.dtype), c.shape, (a > b).dtype is dtypes.bool, isinstance(c.uop, UOp))\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("True Ops.ADD True True dtypes.float (4,) True True"), why(r).constData());
+  }
+
+  void json_trace_holds_result_and_calls() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "res.py",
+                                "import sys\n"
+                                "from tinygrad import Tensor\n"
+                                "RESULT = {'v': (Tensor([1.0, 2.0]) * 2).tolist(), 'argv': sys.argv[1:], 'n': float('nan')}\n");
+    QString trace = dir.filePath("trace.json");
+    Result r = run({"run", path, "--json", trace, "--", "x", "y"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QJsonObject res = o["result"].toObject();
+    QCOMPARE(res["v"].toArray().size(), 2);
+    QCOMPARE(res["v"].toArray()[1].toDouble(), 4.0);
+    QCOMPARE(res["argv"].toArray().size(), 2);
+    QCOMPARE(res["n"].toString(), QStringLiteral("NaN"));
+    QCOMPARE(o["script"].toString(), path);
+    QVERIFY(o["calls"].isArray());
+    QVERIFY(!o["calls"].toArray().isEmpty());
+  }
+
+  void sys_exit_code_is_kept() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "exit.py", "import sys\nsys.exit(3)\n");
+    QCOMPARE(run({"run", path}).code, 3);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
