@@ -392,6 +392,18 @@ UOpRef late_decomp(const UOpRef& x) {
   }
 }
 
+// ---- constant gates -----------------------------------------------------------------------------
+UOpRef drop_true_gate(const UOpRef& x) {
+  if (x->src.size() > 2 && x->src[2]->op == Ops::CONST && x->src[2]->const_float() != 0)
+    return UOp::make(Ops::INDEX, x->dtype, {x->src[0], x->src[1]}, x->arg);
+  return nullptr;
+}
+UOpRef load_false_gate(const UOpRef& x) {
+  const UOpRef& i = x->src[0];
+  if (i->op == Ops::INDEX && i->src.size() > 2 && i->src[2]->op == Ops::CONST && i->src[2]->const_float() == 0) return uconst(x->dtype, 0);
+  return nullptr;
+}
+
 // ---- split ends ---------------------------------------------------------------------------------
 UOpRef split_end(const UOpRef& e) {
   if (e->src.size() <= 2) return nullptr;
@@ -526,6 +538,8 @@ const PatternMatcher& pm_late_decompositions() {
 const PatternMatcher& pm_split_ends() {
   static const PatternMatcher pm({
       rule("split END over several ranges", {Ops::END}, [](const UOpRef& x, void*) { return split_end(x); }),
+      rule("INDEX gated by true -> plain INDEX", {Ops::INDEX}, [](const UOpRef& x, void*) { return drop_true_gate(x); }),
+      rule("load gated by false -> 0", {Ops::LOAD}, [](const UOpRef& x, void*) { return load_false_gate(x); }),
   });
   return pm;
 }

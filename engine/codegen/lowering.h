@@ -43,7 +43,7 @@ const PatternMatcher& pm_lower_index_dtype();
 const PatternMatcher& pm_early_decompositions();
 // MAX -> a<b?b:a, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL
 const PatternMatcher& pm_late_decompositions();
-// END over several ranges -> nested ENDs, innermost range (by axis order) first
+// END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();
 
 // the reduce identity of op for dtype dt

@@ -1,7 +1,362 @@
 #include "engine/renderer/llvm_renderer.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
 #include "engine/uop/error.h"
 
 namespace ts {
-std::string render_llvm(const ProgramSpec& spec) { throw Error("LLVM renderer: not implemented yet"); }
+
+namespace {
+
+const UOp* resolve(const UOp* u) {
+  while (u->op == Ops::AFTER || u->op == Ops::GROUP) u = u->src[0].get();
+  return u;
+}
+
+// register type (bool is i1) and memory type (bool is i8)
+std::string reg_type(DType dt) {
+  if (is_bool(dt)) return "i1";
+  if (dt == dtypes::float32) return "float";
+  if (dt == dtypes::float64) return "double";
+  if (dt == dtypes::float16) return "half";
+  if (dt == dtypes::bfloat16) return "bfloat";
+  if (dt == dtypes::weakint) return "i64";
+  if (dt == dtypes::weakfloat) return "float";
+  return "i" + std::to_string(dt->bitsize);
+}
+std::string mem_type(DType dt) { return is_bool(dt) ? "i8" : reg_type(dt); }
+std::string fsuffix(DType dt) { return dt == dtypes::float64 ? "f64" : dt == dtypes::float16 ? "f16" : "f32"; }
+
+std::string hex_double(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, 8);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(b));
+  return buf;
+}
+
+std::string const_literal(const UOp& c) {
+  DType dt = c.dtype;
+  if (c.is<Invalid>()) return is_float(dt) ? "0.0" : "0";
+  if (is_bool(dt)) return c.const_float() != 0 ? "true" : "false";
+  if (is_float(dt)) {
+    double v = c.const_float();
+    if (dt == dtypes::float32 || dt == dtypes::weakfloat) v = static_cast<double>(static_cast<float>(v));
+    if (dt == dtypes::float16) {
+      _Float16 h = static_cast<_Float16>(v);
+      uint16_t b;
+      std::memcpy(&b, &h, 2);
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "0xH%04X", b);
+      return buf;
+    }
+    return hex_double(v);
+  }
+  return std::to_string(c.const_int());
+}
+
+struct Emitter {
+  const ProgramSpec& spec;
+  std::ostringstream body;
+  std::vector<std::string> allocas;
+  std::set<std::string> intrinsics;
+  std::unordered_map<const UOp*, std::string> r;
+  int tmp = 0;
+
+  std::string fresh(const std::string& base) { return "%" + base + "." + std::to_string(tmp++); }
+  const std::string& get(const UOpRef& x) {
+    auto it = r.find(resolve(x.get()));
+    if (it == r.end()) throw Error("LLVM renderer: operand used before its definition: " + std::string(op_name(x->op)));
+    return it->second;
+  }
+  void ins(const std::string& s) { body << "  " << s << "\n"; }
+  void label(const std::string& l) { body << l << ":\n"; }
+  std::string call_intrinsic(const std::string& name, DType dt, const std::vector<std::string>& args) {
+    std::string t = reg_type(dt);
+    std::string decl = "declare " + t + " @llvm." + name + "." + fsuffix(dt) + "(";
+    std::string call = "call " + t + " @llvm." + name + "." + fsuffix(dt) + "(";
+    for (size_t i = 0; i < args.size(); ++i) {
+      decl += (i ? ", " : "") + t;
+      call += (i ? ", " : "") + t + " " + args[i];
+    }
+    intrinsics.insert(decl + ")");
+    std::string v = fresh("f");
+    ins(v + " = " + call + ")");
+    return v;
+  }
+  std::string op2(const std::string& inst, DType dt, const std::string& a, const std::string& b) {
+    std::string v = fresh("a");
+    ins(v + " = " + inst + " " + reg_type(dt) + " " + a + ", " + b);
+    return v;
+  }
+
+  std::string alu(const UOp& u) {
+    std::vector<std::string> s;
+    for (auto& x : u.src) s.push_back(get(x));
+    DType dt = u.dtype;
+    DType in = u.src[0]->dtype;
+    bool fl = is_float(dt);
+    bool uns = is_unsigned(dt);
+    switch (u.op) {
+      case Ops::ADD: return op2(fl ? "fadd" : "add", dt, s[0], s[1]);
+      case Ops::SUB: return op2(fl ? "fsub" : "sub", dt, s[0], s[1]);
+      case Ops::MUL: return op2(fl ? "fmul" : "mul", dt, s[0], s[1]);
+      case Ops::FDIV: return op2("fdiv", dt, s[0], s[1]);
+      case Ops::CDIV: return op2(fl ? "fdiv" : uns ? "udiv" : "sdiv", dt, s[0], s[1]);
+      case Ops::CMOD: return op2(fl ? "frem" : uns ? "urem" : "srem", dt, s[0], s[1]);
+      case Ops::AND: return op2("and", dt, s[0], s[1]);
+      case Ops::OR: return op2("or", dt, s[0], s[1]);
+      case Ops::XOR: return op2("xor", dt, s[0], s[1]);
+      case Ops::SHL: return op2("shl", dt, s[0], s[1]);
+      case Ops::SHR: return op2(uns ? "lshr" : "ashr", dt, s[0], s[1]);
+      case Ops::NEG: {
+        std::string v = fresh("a");
+        if (fl) ins(v + " = fneg " + reg_type(dt) + " " + s[0]);
+        else ins(v + " = sub " + reg_type(dt) + " 0, " + s[0]);
+        return v;
+      }
+      case Ops::RECIPROCAL: return op2("fdiv", dt, hex_double(1.0), s[0]);
+      case Ops::SQRT: return call_intrinsic("sqrt", dt, {s[0]});
+      case Ops::EXP2: return call_intrinsic("exp2", dt, {s[0]});
+      case Ops::LOG2: return call_intrinsic("log2", dt, {s[0]});
+      case Ops::SIN: return call_intrinsic("sin", dt, {s[0]});
+      case Ops::TRUNC: return fl ? call_intrinsic("trunc", dt, {s[0]}) : s[0];
+      case Ops::POW: return call_intrinsic("pow", dt, {s[0], s[1]});
+      case Ops::MULACC: return op2(fl ? "fadd" : "add", dt, op2(fl ? "fmul" : "mul", dt, s[0], s[1]), s[2]);
+      case Ops::MAX: {
+        std::string c = cmp(Ops::CMPLT, in, s[0], s[1]);
+        return select(c, dt, s[1], s[0]);
+      }
+      case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: return cmp(u.op, in, s[0], s[1]);
+      case Ops::WHERE: return select(s[0], dt, s[1], s[2]);
+      case Ops::FLOORDIV: case Ops::FLOORMOD: {
+        if (fl) {
+          std::string fd = call_intrinsic("floor", dt, {op2("fdiv", dt, s[0], s[1])});
+          if (u.op == Ops::FLOORDIV) return fd;
+          return op2("fsub", dt, s[0], op2("fmul", dt, s[1], fd));
+        }
+        std::string q = op2("sdiv", dt, s[0], s[1]), rem = op2("srem", dt, s[0], s[1]);
+        std::string t = reg_type(dt);
+        std::string nz = fresh("a"), rn = fresh("a"), bn = fresh("a"), sg = fresh("a"), fix = fresh("a");
+        ins(nz + " = icmp ne " + t + " " + rem + ", 0");
+        ins(rn + " = icmp slt " + t + " " + rem + ", 0");
+        ins(bn + " = icmp slt " + t + " " + s[1] + ", 0");
+        ins(sg + " = xor i1 " + rn + ", " + bn);
+        ins(fix + " = and i1 " + nz + ", " + sg);
+        if (u.op == Ops::FLOORDIV) return select(fix, dt, op2("sub", dt, q, "1"), q);
+        return select(fix, dt, op2("add", dt, rem, s[1]), rem);
+      }
+      default: throw Error("LLVM renderer: unsupported op " + std::string(op_name(u.op)));
+    }
+  }
+  std::string cmp(Ops op, DType in, const std::string& a, const std::string& b) {
+    std::string v = fresh("c");
+    std::string pred;
+    if (is_float(in)) {
+      pred = op == Ops::CMPLT ? "fcmp olt" : op == Ops::CMPNE ? "fcmp une" : "fcmp oeq";
+    } else {
+      bool uns = is_unsigned(in) || is_bool(in);
+      pred = op == Ops::CMPLT ? (uns ? "icmp ult" : "icmp slt") : op == Ops::CMPNE ? "icmp ne" : "icmp eq";
+    }
+    ins(v + " = " + pred + " " + reg_type(in) + " " + a + ", " + b);
+    return v;
+  }
+  std::string select(const std::string& c, DType dt, const std::string& a, const std::string& b) {
+    std::string v = fresh("s");
+    std::string t = reg_type(dt);
+    ins(v + " = select i1 " + c + ", " + t + " " + a + ", " + t + " " + b);
+    return v;
+  }
+  std::string cast(DType from, DType to, const std::string& x) {
+    std::string ft = reg_type(from), tt = reg_type(to);
+    if (ft == tt && is_float(from) == is_float(to)) return x;
+    std::string v = fresh("cast");
+    if (is_bool(to)) {
+      if (is_float(from)) ins(v + " = fcmp une " + ft + " " + x + ", 0.0");
+      else ins(v + " = icmp ne " + ft + " " + x + ", 0");
+    } else if (is_float(to) && is_float(from)) {
+      ins(v + " = " + (from->bitsize < to->bitsize ? "fpext " : "fptrunc ") + ft + " " + x + " to " + tt);
+    } else if (is_float(to)) {
+      ins(v + " = " + (is_unsigned(from) || is_bool(from) ? "uitofp " : "sitofp ") + ft + " " + x + " to " + tt);
+    } else if (is_float(from)) {
+      ins(v + " = " + (is_unsigned(to) ? "fptoui " : "fptosi ") + ft + " " + x + " to " + tt);
+    } else {
+      int fb = is_bool(from) ? 1 : from->bitsize, tb = to->bitsize;
+      if (fb == tb) return x;
+      if (fb > tb) ins(v + " = trunc " + ft + " " + x + " to " + tt);
+      else ins(v + " = " + (is_unsigned(from) || is_bool(from) ? "zext " : "sext ") + ft + " " + x + " to " + tt);
+    }
+    return v;
+  }
+};
+
+}  // namespace
+
+std::string render_llvm(const ProgramSpec& spec) {
+  const UOpRef& lin = spec.lowered;
+  if (!lin || lin->op != Ops::LINEAR) throw Error("render_llvm: ProgramSpec.lowered is not a LINEAR");
+  Emitter e{spec};
+  std::vector<const UOp*> params;
+  int acc_no = 0, store_no = 0;
+  for (auto& up : lin->src) {
+    const UOp& u = *up;
+    switch (u.op) {
+      case Ops::CONST: e.r[&u] = const_literal(u); break;
+      case Ops::PARAM: {
+        const ParamArg& pa = u.as<ParamArg>();
+        e.r[&u] = "%data" + std::to_string(pa.slot) + "_" + (pa.addrspace == AddrSpace::ALU ? "" : std::to_string(pa.size));
+        params.push_back(&u);
+        break;
+      }
+      case Ops::RANGE: {
+        const RangeArg& ra = u.as<RangeArg>();
+        std::string nm = std::string(1, axis_letter(ra.type)) + "idx" + std::to_string(ra.id);
+        std::string t = reg_type(u.dtype);
+        e.allocas.push_back("%" + nm + ".p = alloca " + t);
+        e.ins("store " + t + " 0, ptr %" + nm + ".p");
+        e.ins("br label %" + nm + ".cond");
+        e.label(nm + ".cond");
+        e.ins("%" + nm + ".c = load " + t + ", ptr %" + nm + ".p");
+        e.ins("%" + nm + ".cmp = icmp slt " + t + " %" + nm + ".c, " + e.get(u.src[0]));
+        e.ins("br i1 %" + nm + ".cmp, label %" + nm + ".body, label %" + nm + ".exit");
+        e.label(nm + ".body");
+        e.ins("%" + nm + " = load " + t + ", ptr %" + nm + ".p");
+        e.r[&u] = "%" + nm;
+        break;
+      }
+      case Ops::END: {
+        const UOp* rng = resolve(u.src[1].get());
+        std::string nm = e.r.at(rng).substr(1);
+        std::string t = reg_type(rng->dtype);
+        e.ins("%" + nm + ".n = add " + t + " %" + nm + ", 1");
+        e.ins("store " + t + " %" + nm + ".n, ptr %" + nm + ".p");
+        e.ins("br label %" + nm + ".cond");
+        e.label(nm + ".exit");
+        break;
+      }
+      case Ops::DEFINE_ACC: {
+        std::string nm = "%acc" + std::to_string(acc_no++);
+        e.allocas.push_back(nm + " = alloca " + reg_type(u.dtype));
+        e.ins("store " + reg_type(u.dtype) + " " + e.get(u.src[0]) + ", ptr " + nm);
+        e.r[&u] = nm;
+        break;
+      }
+      case Ops::INDEX: {
+        std::string idx = e.get(u.src[1]);
+        std::string it = reg_type(u.src[1]->dtype);
+        if (u.src.size() > 2) {  // a gated access never leaves the buffer: clamp the index to 0 when the gate is off
+          std::string safe = e.fresh("i");
+          e.ins(safe + " = select i1 " + e.get(u.src[2]) + ", " + it + " " + idx + ", " + it + " 0");
+          idx = safe;
+        }
+        std::string v = e.fresh("p");
+        e.ins(v + " = getelementptr inbounds " + mem_type(u.src[0]->dtype) + ", ptr " + e.get(u.src[0]) + ", " + it + " " + idx);
+        e.r[&u] = v;
+        break;
+      }
+      case Ops::LOAD: {
+        const UOp* src = resolve(u.src[0].get());
+        std::string v = e.fresh("val");
+        if (src->op == Ops::DEFINE_ACC) {
+          e.ins(v + " = load " + reg_type(u.dtype) + ", ptr " + e.r.at(src));
+          e.r[&u] = v;
+          break;
+        }
+        e.ins(v + " = load " + mem_type(u.dtype) + ", ptr " + e.r.at(src));
+        if (is_bool(u.dtype)) {
+          std::string b = e.fresh("val");
+          e.ins(b + " = icmp ne i8 " + v + ", 0");
+          v = b;
+        }
+        if (src->src.size() > 2) v = e.select(e.get(src->src[2]), u.dtype, v, is_float(u.dtype) ? "0.0" : is_bool(u.dtype) ? "false" : "0");
+        e.r[&u] = v;
+        break;
+      }
+      case Ops::STORE: {
+        const UOp* dst = resolve(u.src[0].get());
+        DType dt = u.src[1]->dtype;
+        std::string v = e.get(u.src[1]);
+        if (dst->op == Ops::DEFINE_ACC) {
+          e.ins("store " + reg_type(dt) + " " + v + ", ptr " + e.r.at(dst));
+          break;
+        }
+        if (is_bool(dt)) {
+          std::string z = e.fresh("b");
+          e.ins(z + " = zext i1 " + v + " to i8");
+          v = z;
+        }
+        std::string st = "store " + mem_type(dt) + " " + v + ", ptr " + e.r.at(dst);
+        if (dst->src.size() > 2) {
+          std::string l = "st" + std::to_string(store_no++);
+          e.ins("br i1 " + e.get(dst->src[2]) + ", label %" + l + ".then, label %" + l + ".end");
+          e.label(l + ".then");
+          e.ins(st);
+          e.ins("br label %" + l + ".end");
+          e.label(l + ".end");
+        } else {
+          e.ins(st);
+        }
+        break;
+      }
+      case Ops::CAST: e.r[&u] = e.cast(u.src[0]->dtype, u.dtype, e.get(u.src[0])); break;
+      case Ops::BITCAST: {
+        std::string v = e.fresh("bc");
+        e.ins(v + " = bitcast " + reg_type(u.src[0]->dtype) + " " + e.get(u.src[0]) + " to " + reg_type(u.dtype));
+        e.r[&u] = v;
+        break;
+      }
+      default:
+        if (!group::alu(u.op)) throw Error("LLVM renderer: unexpected " + std::string(op_name(u.op)) + " in the program");
+        e.r[&u] = e.alu(u);
+        break;
+    }
+  }
+
+  std::sort(params.begin(), params.end(), [](const UOp* a, const UOp* b) { return a->as<ParamArg>().slot < b->as<ParamArg>().slot; });
+  const std::string& name = spec.function_name;
+  std::ostringstream o, sig, entry, args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const UOp* p = params[i];
+    const ParamArg& pa = p->as<ParamArg>();
+    std::string sep = i ? ", " : "";
+    std::string a = "%a" + std::to_string(i);
+    if (pa.addrspace == AddrSpace::ALU) {
+      std::string t = reg_type(p->dtype);
+      sig << sep << t << " " << e.r.at(p);
+      if (pa.name == "core_id") {
+        entry << "  " << a << " = " << (t == "i32" ? "add i32 %core_id, 0" : "sext i32 %core_id to " + t) << "\n";
+      } else {
+        entry << "  " << a << ".p = getelementptr i64, ptr %vars, i64 " << (pa.slot - spec.num_buffers) << "\n";
+        entry << "  " << a << ".l = load i64, ptr " << a << ".p\n";
+        if (t == "i64") entry << "  " << a << " = add i64 " << a << ".l, 0\n";
+        else entry << "  " << a << " = trunc i64 " << a << ".l to " << t << "\n";
+      }
+      args << sep << t << " " << a;
+    } else {
+      sig << sep << "ptr noalias " << e.r.at(p);
+      entry << "  " << a << ".p = getelementptr ptr, ptr %bufs, i64 " << pa.slot << "\n";
+      entry << "  " << a << " = load ptr, ptr " << a << ".p\n";
+      args << sep << "ptr " << a;
+    }
+  }
+  o << "; " << spec.name << "\n";
+  o << "define void @" << name << "(" << sig.str() << ") nounwind {\n";
+  o << "entry:\n";
+  for (auto& a : e.allocas) o << "  " << a << "\n";
+  o << e.body.str();
+  o << "  ret void\n}\n\n";
+  o << "define void @" << name << "_entry(ptr %bufs, ptr %vars, i32 %core_id) nounwind {\n";
+  o << "entry:\n" << entry.str();
+  o << "  call void @" << name << "(" << args.str() << ")\n";
+  o << "  ret void\n}\n";
+  for (auto& d : e.intrinsics) o << "\n" << d;
+  if (!e.intrinsics.empty()) o << "\n";
+  return o.str();
+}
+
 }  // namespace ts

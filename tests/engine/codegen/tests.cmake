@@ -1,1 +1,2 @@
 ts_add_test(test_codegen SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_codegen.cpp LIBS tinyscope_engine TIMEOUT 120)
+ts_add_test(test_codegen_jit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_codegen_jit.cpp LIBS tinyscope_cpu TIMEOUT 120)

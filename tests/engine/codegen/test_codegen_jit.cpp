@@ -1,0 +1,139 @@
+// Differential tests: every hand-built kernel compiled as C and as LLVM IR through the CPU JIT must compute what
+// the interpreter computes (engine/runtime/interp), on the same inputs.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/to_program.h"
+#include "engine/runtime/cpu/cpu_jit.h"
+#include "engine/runtime/program_runner.h"
+#include "tests/engine/codegen/kernels.h"
+
+using namespace ts;
+
+namespace {
+
+struct Case {
+  const char* label;
+  std::function<UOpRef()> build;
+  std::vector<int64_t> vars;
+};
+
+// fills every buffer of the kernel with deterministic values (bool buffers with 0/1)
+std::vector<std::vector<uint8_t>> make_buffers(const UOpRef& ast) {
+  std::vector<std::pair<int64_t, DType>> layout;
+  std::vector<int64_t> sizes;
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace != AddrSpace::ALU) {
+      const auto& pa = u->as<ParamArg>();
+      if (static_cast<int64_t>(layout.size()) <= pa.slot) layout.resize(pa.slot + 1, {0, dtypes::float32});
+      layout[pa.slot] = {pa.size, u->dtype};
+    }
+  std::vector<std::vector<uint8_t>> bufs;
+  for (size_t s = 0; s < layout.size(); ++s) {
+    auto [n, dt] = layout[s];
+    std::vector<uint8_t> b(n * dt->itemsize());
+    for (int64_t i = 0; i < n; ++i) {
+      if (is_bool(dt)) b[i] = (i * 7 + s) % 3 == 0;
+      else if (dt == dtypes::float32) {
+        float v = static_cast<float>(((i * 37 + s * 11) % 23)) * 0.25f - 2.0f;
+        std::memcpy(&b[i * 4], &v, 4);
+      } else if (dt == dtypes::int32) {
+        int32_t v = static_cast<int32_t>((i * 13 + s) % 17) - 8;
+        std::memcpy(&b[i * 4], &v, 4);
+      }
+    }
+    bufs.push_back(std::move(b));
+  }
+  return bufs;
+}
+
+std::vector<std::vector<uint8_t>> run(const ProgramSpec& p, KernelEntry entry, const std::vector<std::vector<uint8_t>>& init,
+                                      const std::vector<int64_t>& vars) {
+  auto bufs = init;
+  std::vector<void*> ptrs;
+  for (auto& b : bufs) ptrs.push_back(b.data());
+  run_program(p, entry, ptrs, vars);
+  return bufs;
+}
+
+bool close(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, DType dt) {
+  if (a.size() != b.size()) return false;
+  if (dt != dtypes::float32) return a == b;
+  for (size_t i = 0; i < a.size(); i += 4) {
+    float x, y;
+    std::memcpy(&x, &a[i], 4);
+    std::memcpy(&y, &b[i], 4);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (std::fabs(x - y) > 1e-4f * std::max(1.0f, std::fabs(y))) {
+      qWarning("element %zu: %g vs %g", i / 4, x, y);
+      return false;
+    }
+  }
+  return true;
+}
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> c = {
+      {"seed_add", k::seed_add, {}},           {"row_sum_2x3", k::row_sum_2x3, {}},
+      {"col_sum_2x3", k::col_sum_2x3, {}},     {"full_sum_2x3", k::full_sum_2x3, {}},
+      {"matmul_4_8_3", [] { return k::matmul(4, 8, 3); }, {}},
+      {"matmul_64", [] { return k::matmul(64, 64, 64); }, {}},
+      {"transpose_3x2", k::transpose_3x2, {}}, {"row_max_3x4", k::row_max_3x4, {}},
+      {"softmax_final_3x4", k::softmax_final_3x4, {}},
+      {"where_5", k::where_5, {}},             {"cmp_5", k::cmp_5, {}},
+      {"split_sum_256", k::split_sum_256, {}}, {"arange_mod3", k::arange_mod3, {}},
+      {"ew_2x4", k::ew_2x4, {}},               {"var_sum_n3", k::var_sum, {3}},
+      {"var_sum_n10", k::var_sum, {10}},       {"mixed_6", k::mixed_6, {}},
+  };
+  return c;
+}
+
+}  // namespace
+
+class TestCodegenJit : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { setenv("NUM_CPU_THREADS", "8", 1); }
+
+  void c_and_llvm_match_the_interpreter_data() {
+    QTest::addColumn<int>("index");
+    for (size_t i = 0; i < cases().size(); ++i) QTest::newRow(cases()[i].label) << static_cast<int>(i);
+  }
+  void c_and_llvm_match_the_interpreter() {
+    QFETCH(int, index);
+    const Case& cs = cases()[index];
+    UOpRef ast = cs.build();
+    auto init = make_buffers(ast);
+    ProgramSpec ip = to_program(ast, Lang::INTERP);
+    auto want = run(ip, nullptr, init, cs.vars);
+    for (Lang lang : {Lang::C, Lang::LLVM}) {
+      ProgramSpec p = to_program(ast, lang);
+      QCOMPARE(p.name, ip.name);
+      void* fn = nullptr;
+      try {
+        fn = cpu::compile(lang == Lang::C ? cpu::SourceKind::C : cpu::SourceKind::LlvmIr, p.src, entry_symbol(p));
+      } catch (const std::exception& e) {
+        QFAIL(qPrintable(QString("%1\n%2").arg(e.what(), p.src.c_str())));
+      }
+      auto got = run(p, reinterpret_cast<KernelEntry>(fn), init, cs.vars);
+      DType out_dt = dtypes::float32;
+      for (auto& u : ast->toposort())
+        if (u->op == Ops::PARAM && u->as<ParamArg>().slot == 0 && u->as<ParamArg>().addrspace != AddrSpace::ALU) out_dt = u->dtype;
+      QVERIFY2(close(got[0], want[0], out_dt), qPrintable(QString("%1 (%2)\n%3").arg(cs.label, p.lang.c_str(), p.src.c_str())));
+    }
+  }
+
+  void variable_kernel_is_r_n() {
+    ProgramSpec p = to_program(k::var_sum(), Lang::C);
+    QCOMPARE(p.name, std::string("r_n"));
+    QCOMPARE(p.vars, std::vector<std::string>{"n"});
+    QVERIFY(p.applied_opts.empty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCodegenJit)
+#include "test_codegen_jit.moc"
