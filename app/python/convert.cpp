@@ -188,10 +188,21 @@ ts::HostData host_from_py(py::handle data, ts::DType dt) {
 }
 
 namespace {
+// a value held in an N-bit integer dtype, sign- or zero-extended from its low N bits (the engine's reads may hand
+// back an int32 zero-extended)
+int64_t wrap_to_dtype(int64_t v, ts::DType dt) {
+  int bits = dt->bitsize;
+  if (bits >= 64 || bits <= 0 || ts::is_weak(dt)) return v;
+  uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(v) & mask;
+  if (!ts::is_unsigned(dt) && (u >> (bits - 1)) != 0) u |= ~mask;
+  return static_cast<int64_t>(u);
+}
+
 py::object element(const ts::HostData& d, size_t i) {
   if (ts::is_float(d.dtype)) return py::float_(i < d.f.size() ? d.f[i] : static_cast<double>(d.i.at(i)));
   int64_t v = i < d.i.size() ? d.i[i] : static_cast<int64_t>(d.f.at(i));
   if (ts::is_bool(d.dtype)) return py::bool_(v != 0);
+  v = wrap_to_dtype(v, d.dtype);
   if (d.dtype == ts::dtypes::uint64 && v < 0) return py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(static_cast<uint64_t>(v)));
   return py::int_(v);
 }
