@@ -198,11 +198,19 @@ struct Callify {
 
   // post-order over the graph: tag what needs a buffer, realize sources first
   void visit(const UOpRef& root) {
-    std::unordered_set<const UOp*> seen;
+    std::unordered_set<const UOp*> seen, absorbed;
+    // a host copy stored straight into an assign target is one copy into that buffer, not a copy and a kernel
+    for (auto& u : root->toposort()) {
+      if (u->op != Ops::AFTER || u->src.size() < 2 || u->src[1]->op != Ops::STORE) continue;
+      const UOp* v = u->src[1]->src[1].get();
+      if (v->op == Ops::RESHAPE) v = v->src[0].get();
+      if (v->op == Ops::COPY) absorbed.insert(v);
+    }
     std::function<void(const UOpRef&)> go = [&](const UOpRef& x) {
       if (!seen.insert(x.get()).second) return;
       for (auto& s : x->src) go(s);
       bool host_copy = x->op == Ops::COPY && !x->src[0]->device.empty() && x->src[0]->device != x->device;
+      if (host_copy && absorbed.count(x.get())) return;
       if (x->op == Ops::CONTIGUOUS || x->op == Ops::AFTER || host_copy || tagged.count(x.get())) realize_node(x);
     };
     go(root);

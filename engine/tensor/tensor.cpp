@@ -888,9 +888,9 @@ void Tensor::realize_all(const std::vector<Tensor>& ts) {
 }
 
 HostData Tensor::data() const {
-  Tensor c = *this;
-  if (device().empty()) c = clone();
-  c = c.contiguous();
+  // the reference's Tensor._buffer: contiguous (a no-op when deviceless), clone to the device if deviceless
+  Tensor c = contiguous();
+  if (device().empty()) c = c.clone();
   c.realize();
   if (!read_hook()) throw Error("no realize backend installed");
   return read_hook()(c.uop());

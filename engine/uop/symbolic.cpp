@@ -313,6 +313,16 @@ const PatternMatcher& symbolic() {
   static const PatternMatcher pm({
       rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),
       rule("where on a constant gate / equal branches", {Ops::WHERE}, [](const UOpRef& x, void*) { return fold_where(x); }),
+      rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef& g = x->src[0];
+        if (g->op != Ops::CMPLT) return nullptr;
+        const UOpRef &a = g->src[0], &b = g->src[1];
+        if (is_c(a) && b == x->src[1] && is_c(x->src[2]) && a->const_float() == x->src[2]->const_float())
+          return alu(Ops::MAX, ucast(a, x->dtype), b);
+        if (is_c(b) && a == x->src[2] && is_c(x->src[1]) && b->const_float() == x->src[1]->const_float())
+          return alu(Ops::MAX, a, ucast(b, x->dtype));
+        return nullptr;
+      }),
       rule("identities: x+0 x*1 x*0 x-x x//1 x%1", {}, [](const UOpRef& x, void*) { return identities(x); }),
       rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x, void*) { return bounds_fold(x); }),
       rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
