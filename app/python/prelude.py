@@ -14,6 +14,7 @@ for _stream in (sys.stdout, sys.stderr):
 # ---- Ops: one python enum, members in the engine's order, value = index (so `u.op is Ops.ADD` holds) ----
 Ops = enum.Enum("Ops", [(n, i) for i, n in enumerate(_ts._op_names())], module="tinygrad.uop.ops")
 Ops.__lt__ = lambda a, b: a.value < b.value if isinstance(b, Ops) else NotImplemented
+Ops.__repr__ = lambda self: f"Ops.{self.name}"  # as tinygrad's FastEnum prints
 _ts._set_ops_enum(Ops)
 _ts.Ops = Ops
 
