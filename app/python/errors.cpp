@@ -1,4 +1,4 @@
-// Engine errors surface in Python as tinyscope.EngineError, a RuntimeError carrying the engine's message.
+// Engine errors surface in Python as tinyscope.EngineError (a RuntimeError and ValueError) carrying the engine's message.
 #include <exception>
 
 #include "app/python/bindings.h"
@@ -9,9 +9,10 @@ namespace tsp {
 namespace {
 PyObject* engine_error_type() {
   // leaked on purpose: never decref'd after the interpreter is finalized
+  // both a RuntimeError and a ValueError: tinygrad raises either for invalid programs (shapes, axes, dtypes)
   static PyObject* type = PyErr_NewExceptionWithDoc("tinyscope.EngineError",
                                                     "an invalid Tensor program (the engine's ts::Error)",
-                                                    PyExc_RuntimeError, nullptr);
+                                                    PyTuple_Pack(2, PyExc_RuntimeError, PyExc_ValueError), nullptr);
   return type;
 }
 }  // namespace

@@ -283,7 +283,6 @@ def _not_implemented(what):
 for _name in ("rand", "randn", "randint", "uniform", "normal", "manual_seed", "kaiming_uniform", "glorot_uniform"):
   setattr(Tensor, _name, staticmethod(_not_implemented(f"Tensor.{_name}")))
 Tensor.backward = _not_implemented("Tensor.backward")
-Tensor.__setitem__ = _not_implemented("Tensor.__setitem__")
 
 @_install
 def __iter__(self):
@@ -340,8 +339,7 @@ def _broadcast_shape(*shapes):
     out.append(0 if 0 in dims else big)
   return tuple(out)
 
-@_install
-def __getitem__(self, indices):
+def _parse_indices(self, indices):
   if (isinstance(indices, list) and all_int(indices)) or not isinstance(indices, (tuple, list)): indices = [indices]
   indices = list(indices)
   if len(ell := [i for i, x in enumerate(indices) if x is Ellipsis]) > 1: raise IndexError("indices can only have a single ellipsis")
@@ -363,7 +361,11 @@ def __getitem__(self, indices):
     else: p = {**_parse_view_index(index, size), "index": index}
     parsed.append(p)
     if index is not None: dim += 1
+  return parsed
 
+@_install
+def __getitem__(self, indices):
+  parsed = _parse_indices(self, indices)
   mops = [p for p in parsed if p["index"] is not None]
   x = _apply_view_ops(self, mops)
   x_dims = [p for p in parsed if not p["collapse_dim"]]
@@ -387,6 +389,37 @@ def __getitem__(self, indices):
   if dims[0] != 0 and len(dims) != 1 and tuple(dims) != tuple(range(dims[0], dims[-1] + 1)):
     x = x.permute(*range(dims[0], dims[0] + len(big_shape)), *range(0, dims[0]), *range(dims[0] + len(big_shape), x.ndim))
   return x
+
+@_install
+def __setitem__(self, indices, v):
+  # basic setitem (ints, slices, None, ...): the whole tensor becomes mask.where(v placed in the view, self), as
+  # tinygrad's masked form; a realized tensor is assigned in place (the engine assigns whole buffers only)
+  if self.dtype in dtypes.weaks: raise RuntimeError("cannot setitem into a weak tensor; it has no storage")
+  if not isinstance(v, Tensor): v = Tensor(v, device=self.device, dtype=self.dtype)
+  elif v.dtype in dtypes.weaks: v = v.cast(least_upper_dtype(self.dtype, v.dtype))
+  if v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: {self.dtype=} != {v.dtype=}")
+  parsed = _parse_indices(self, indices)
+  if any(isinstance(p["index"], Tensor) for p in parsed):
+    raise NotImplementedError("setitem with tensor indices is not supported by tinyscope yet")
+  mops = [p for p in parsed if p["index"] is not None]
+  vb = v._broadcast_to(tuple(p["size"] for p in parsed if not p["collapse_dim"]))
+  vb = vb.reshape(tuple(1 if p["collapse_dim"] else p["size"] for p in mops))
+  per_dim = []
+  for d, m in enumerate(mops):
+    (s, e), st = m["boundary"], abs(m["stride"])
+    if st != 1 and vb.shape[d] > 1:  # un-stride: interleave with zeros
+      vb = vb.unsqueeze(d + 1)
+      vb = vb.pad_to(tuple(st if j == d + 1 else None for j in range(vb.ndim)))
+      vb = vb.reshape(vb.shape[:d] + (vb.shape[d] * vb.shape[d + 1],) + vb.shape[d + 2:])
+      vb = vb.shrink_to(tuple(e - s if j == d else None for j in range(self.ndim)))
+    idx = Tensor.arange(self.shape[d]).reshape([1] * d + [self.shape[d]] + [1] * (self.ndim - d - 1))
+    per_dim.append((idx >= s) & (idx < e) & ((((e - 1 - idx) if m["stride"] < 0 else (idx - s)) % st) == 0))
+  if flips := tuple(d for d, m in enumerate(mops) if m["stride"] < 0): vb = vb.flip(flips)
+  vb = vb.pad(tuple((m["boundary"][0], self.shape[d] - m["boundary"][1]) for d, m in enumerate(mops)))
+  mask = functools.reduce(operator.and_, per_dim) if per_dim else Tensor(True)
+  new = mask.where(vb, self)
+  if self.is_realized(): self.assign(new)
+  else: self.replace(new)
 
 # ---- the trace's RESULT: json text (non-finite floats as the strings "NaN", "Infinity", "-Infinity") ----
 def _jsonable(x):
