@@ -173,6 +173,38 @@ UOpRef move_where_on_load(const UOpRef& w) {
   return w->replace_src({c, a, b});
 }
 
+// ---- reduce mul chain ---------------------------------------------------------------------------
+void split_mul(const UOpRef& x, UOps& out) {
+  if (x->op == Ops::MUL) {
+    for (auto& s : x->src) split_mul(s, out);
+  } else {
+    out.push_back(x);
+  }
+}
+// factors of a reduced product that do not depend on the reduce ranges move after the REDUCE
+UOpRef reduce_mul_chain(const UOpRef& red) {
+  Ops op = red->as<ReduceArg>().op;
+  if ((op != Ops::ADD && op != Ops::MAX) || red->src[0]->op != Ops::MUL || red->dtype != red->src[0]->dtype) return nullptr;
+  UOps factors, inside, outside;
+  split_mul(red->src[0], factors);
+  UOps rngs(red->src.begin() + 1, red->src.end());
+  for (auto& m : factors) {
+    bool depends = false;
+    for (auto& u : m->toposort())
+      if (std::find(rngs.begin(), rngs.end(), u) != rngs.end()) depends = true;
+    bool nonneg = m->op == Ops::CONST && !m->is<Invalid>() && m->const_float() >= 0;
+    (!depends && (op != Ops::MAX || nonneg) ? outside : inside).push_back(m);
+  }
+  if (outside.empty()) return nullptr;
+  UOpRef in = inside.empty() ? uconst(red->dtype, 1) : inside[0];
+  for (size_t i = 1; i < inside.size(); ++i) in = alu(Ops::MUL, in, inside[i]);
+  UOps ns{in};
+  ns.insert(ns.end(), rngs.begin(), rngs.end());
+  UOpRef out = UOp::make(Ops::REDUCE, red->dtype, ns, red->arg);
+  for (auto& m : outside) out = alu(Ops::MUL, out, m);
+  return out;
+}
+
 // ---- expander -----------------------------------------------------------------------------------
 // every assignment of constants to `rs` (first range slowest)
 std::vector<SubMap> lanes(const UOps& rs) {
@@ -384,6 +416,11 @@ UOpRef late_decomp(const UOpRef& x) {
       }
       return nullptr;
     }
+    case Ops::CMPNE:
+      // !(a!=b) -> a==b
+      if (x->src[0]->op == Ops::CMPNE && x->src[1]->op == Ops::CONST && is_bool(x->src[1]->dtype) && x->src[1]->const_float() != 0)
+        return alu(Ops::CMPEQ, x->src[0]->src[0], x->src[0]->src[1]);
+      return nullptr;
     case Ops::ADD:
       if (x->src[1]->op == Ops::NEG) return alu(Ops::SUB, x->src[0], x->src[1]->src[0]);
       if (x->src[0]->op == Ops::NEG) return alu(Ops::SUB, x->src[1], x->src[0]->src[0]);
@@ -461,6 +498,14 @@ const PatternMatcher& pm_simplify_ranges() {
   return pm;
 }
 
+const PatternMatcher& pm_reduce_mul_chain() {
+  static const PatternMatcher pm({
+      rule("reduce mul chain: move factors without the reduce ranges after the REDUCE", {Ops::REDUCE},
+           [](const UOpRef& x, void*) { return reduce_mul_chain(x); }),
+  });
+  return pm;
+}
+
 const PatternMatcher& pm_postopt() {
   static const PatternMatcher pm = PatternMatcher({
       rule("range of size 1 -> 0", {Ops::RANGE}, [](const UOpRef& x, void*) { return range_size_one(x); }),
@@ -529,7 +574,7 @@ const PatternMatcher& pm_early_decompositions() {
 
 const PatternMatcher& pm_late_decompositions() {
   static const PatternMatcher pm({
-      rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB", {Ops::MAX, Ops::MUL, Ops::ADD},
+      rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
            [](const UOpRef& x, void*) { return late_decomp(x); }),
   });
   return pm;

@@ -12,6 +12,9 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 // RANGE nodes used by `xs` (not closed below them), sorted by id
 std::vector<UOpRef> ranges_of(const UOps& xs);
 
+// REDUCE(ADD/MAX) of a product: factors that do not use the reduce ranges move after it (the reference's
+// reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2)
+const PatternMatcher& pm_reduce_mul_chain();
 // pm_flatten_range: END/REDUCE list exactly the RANGEs their range sources use; END without ranges -> its body
 const PatternMatcher& pm_flatten_range();
 // pm_simplify_ranges: merge adjacent same-type ranges when that does not add div/mod ("r_6" for a 2x3 sum)
@@ -41,7 +44,7 @@ const PatternMatcher& pm_commit_weak();
 const PatternMatcher& pm_lower_index_dtype();
 // FLOORDIV/FLOORMOD of non-negative values by constants -> CDIV/CMOD or shifts/masks
 const PatternMatcher& pm_early_decompositions();
-// MAX -> a<b?b:a, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL
+// MAX -> a<b?b:a, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b
 const PatternMatcher& pm_late_decompositions();
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();

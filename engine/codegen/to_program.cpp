@@ -59,11 +59,11 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
   UOpRef sink = view(kernel_ast, "View Base AST");
 
   // optimization
-  sink = graph_rewrite(sink, symbolic() + reduce_collapse(), nullptr, "initial symbolic");
+  sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), nullptr, "initial symbolic");
   sink = graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
   sink = apply_opts(sink, cpu_opt_target());  // "shift (i,) n upcast" per opt, then "flatten range"
   const KernelInfo info = sink->as<KernelInfo>();
-  sink = graph_rewrite(sink, symbolic() + pm_postopt(), nullptr, "postopt symbolic");
+  sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), nullptr, "postopt symbolic");
 
   // lowering to a scalar loop program
   sink = graph_rewrite(sink, pm_expander(), nullptr, "expander");

@@ -118,4 +118,17 @@ inline UOpRef mixed_6() {
   auto v = alu(Ops::ADD, alu(Ops::SQRT, alu(Ops::MAX, xi, uconst(dtypes::float32, 0))), ucast(alu(Ops::ADD, fl, md), dtypes::float32));
   return sink(end(store(o, r0, alu(Ops::ADD, v, prev)), {r0}));
 }
+// out[r0] = sum_r1 (x[r0*3+r1]*2) + 1 over 4x3 (corpus 10)
+inline UOpRef scaled_row_sum_4x3() {
+  auto o = param(0, 4), x = param(1, 12);
+  auto r0 = R(4, 0), r1 = R(3, 1, AxisType::REDUCE);
+  auto v = alu(Ops::MUL, idx(x, iadd(imul(r0, c(3)), r1)), uconst(dtypes::weakfloat, 2.0));
+  return sink(end(store(o, r0, alu(Ops::ADD, reduce(Ops::ADD, v, {r1}), uconst(dtypes::weakfloat, 1.0))), {r0}));
+}
+// out[r0] = !(a[r0] != b[r0]) over 5 (how the front end spells ==)
+inline UOpRef eq_5() {
+  auto o = param(0, 5, dtypes::bool_), a = param(1, 5), b = param(2, 5);
+  auto r0 = R(5, 0);
+  return sink(end(store(o, r0, alu(Ops::CMPNE, alu(Ops::CMPNE, idx(a, r0), idx(b, r0)), uconst_bool(true))), {r0}));
+}
 }  // namespace k

@@ -241,6 +241,26 @@ class TestCodegen : public QObject {
     check_close(sel, {1, 5, -4, 1, 0});
   }
 
+  void reference_algebra_before_codegen() {
+    // (x*2).sum(1)+1: the constant factor moves after the reduce, 4 ops per row as the reference counts
+    ProgramSpec p = to_program(k::scaled_row_sum_4x3(), Lang::INTERP);
+    QCOMPARE(p.name, std::string("r_4_3"));
+    QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
+    QCOMPARE(p.estimates.ops, 16.0);
+    QCOMPARE(p.estimates.lds, 64.0);
+    std::vector<float> x = iota_f(12, 1), o(4);
+    run_interp(p, {&o, &x});
+    check_close(o, {13, 31, 49, 67});
+    // !(a!=b) is one CMPEQ
+    ProgramSpec e = to_program(k::eq_5(), Lang::INTERP);
+    QCOMPARE(e.estimates.ops, 5.0);
+    std::vector<float> a{1, 5, -3, 4, 0}, b{2, 5, -4, 4, 0.5f};
+    std::vector<uint8_t> eq(5);
+    std::vector<void*> bufs{eq.data(), a.data(), b.data()};
+    run_program(e, nullptr, bufs, {});
+    QCOMPARE(eq, (std::vector<uint8_t>{0, 1, 0, 1, 0}));
+  }
+
   void c_source_shape() {
     ProgramSpec p = to_program(k::row_sum_2x3(), Lang::C);
     QCOMPARE(p.lang, std::string("c"));

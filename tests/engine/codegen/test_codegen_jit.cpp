@@ -88,6 +88,7 @@ const std::vector<Case>& cases() {
       {"split_sum_256", k::split_sum_256, {}}, {"arange_mod3", k::arange_mod3, {}},
       {"ew_2x4", k::ew_2x4, {}},               {"var_sum_n3", k::var_sum, {3}},
       {"var_sum_n10", k::var_sum, {10}},       {"mixed_6", k::mixed_6, {}},
+      {"scaled_row_sum_4x3", k::scaled_row_sum_4x3, {}}, {"eq_5", k::eq_5, {}},
   };
   return c;
 }
