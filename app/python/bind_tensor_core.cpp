@@ -70,14 +70,6 @@ Tensor readable(const Tensor& t) {
 
 bool has_zero_dim(const ts::Shape& s) { return std::find(s.begin(), s.end(), 0) != s.end(); }
 
-// tinygrad's Tensor._buffer: contiguous() first (a no-op on deviceless tensors), then clone() if deviceless, realize,
-// read. ts::Tensor::data() clones before contiguous(), which adds a second kernel for deviceless tensors.
-ts::HostData read(const Tensor& t) {
-  Tensor x = t.contiguous();
-  if (t.device().empty()) x = x.clone();
-  x.realize();
-  return x.data();
-}
 
 py::object tolist(const Tensor& self) {
   Tensor t = readable(self);
@@ -87,7 +79,7 @@ py::object tolist(const Tensor& self) {
     empty.dtype = t.dtype();
     return host_to_py(empty);
   }
-  return host_to_py(read(t));
+  return host_to_py(t.data());
 }
 
 std::string tensor_repr(const Tensor& t) {
@@ -192,7 +184,7 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   t.def("tolist", &tolist);
   t.def("item", [](const Tensor& self) {
     if (self.numel() != 1) throw py::value_error("must have one element for item");
-    ts::HostData d = read(readable(self));
+    ts::HostData d = readable(self).data();
     d.shape.clear();
     return host_to_py(d);
   });
