@@ -221,14 +221,18 @@ void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
 
 HostData read_buffer(const UOpRef& view) {
   const UOp* u = view.get();
-  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  int64_t offset = 0;
+  while (u->op == Ops::RESHAPE || u->op == Ops::SHRINK) {
+    if (u->op == Ops::SHRINK) offset += u->as<Shape>()[0];
+    u = u->src[0].get();
+  }
   if (u->op != Ops::BUFFER) throw Error("internal: read of a non-buffer (" + std::string(op_name(u->op)) + ")");
   Buffer& b = ensure_buffer(u->ref());
   HostData h;
   h.shape = view->shape;
   h.dtype = b.dtype;
-  int64_t n = b.size;
-  auto* p = static_cast<const uint8_t*>(b.ptr);
+  int64_t n = view->numel();
+  auto* p = static_cast<const uint8_t*>(b.ptr) + offset * b.dtype->itemsize();
   for (int64_t i = 0; i < n; ++i) {
     const void* s = p + i * b.dtype->itemsize();
     if (b.dtype == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <map>
+#include <tuple>
+#include <unordered_set>
 #include <sstream>
 #include <unordered_map>
 
@@ -100,14 +103,76 @@ std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, cons
   }
 }
 
+
+// ---- float4 grouping: 4 loads (or stores) of one buffer at base+4m+0..3 in one block become one vector access
+bool divisible4(const UOp* x) {
+  switch (x->op) {
+    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % 4 == 0;
+    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 2;
+    case Ops::MUL: return divisible4(x->src[0].get()) || divisible4(x->src[1].get());
+    case Ops::ADD: return divisible4(x->src[0].get()) && divisible4(x->src[1].get());
+    default: return false;
+  }
+}
+// index = base + offset (base nullptr for a constant index)
+std::pair<const UOp*, int64_t> split_offset(const UOp* idx) {
+  if (idx->op == Ops::CONST && !idx->is<Invalid>()) return {nullptr, idx->const_int()};
+  if (idx->op == Ops::ADD && idx->src[1]->op == Ops::CONST && !idx->src[1]->is<Invalid>()) return {idx->src[0].get(), idx->src[1]->const_int()};
+  return {idx, 0};
+}
+struct VecGroup {
+  std::vector<int> lanes;  // list positions of lanes 0..3
+  const UOp* base = nullptr;
+  int64_t offset = 0;      // 4m
+};
+// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
+  const auto& l = lin->src;
+  std::vector<int> block(l.size());
+  int b = 0;
+  for (size_t i = 0; i < l.size(); ++i) {
+    if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END) ++b;
+    block[i] = b;
+  }
+  std::map<std::tuple<const UOp*, const UOp*, int64_t, int>, std::array<int, 4>> cand;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const UOp& u = *l[i];
+    if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
+    const UOp* index = u.src[0].get();
+    if (index->op != Ops::INDEX || index->src.size() != 2) continue;
+    const UOp* buf = index->src[0].get();
+    if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
+    auto [base, off] = split_offset(index->src[1].get());
+    if (off < 0 || (base && !divisible4(base))) continue;
+    auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
+    auto it = cand.find(key);
+    if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
+    if (it->second[off % 4] >= 0) continue;  // same address twice: leave scalar
+    it->second[off % 4] = static_cast<int>(i);
+  }
+  std::vector<VecGroup> out;
+  for (auto& [key, lanes] : cand) {
+    if (std::any_of(lanes.begin(), lanes.end(), [](int x) { return x < 0; })) continue;
+    int lo = *std::min_element(lanes.begin(), lanes.end()), hi = *std::max_element(lanes.begin(), lanes.end());
+    // nothing in between may touch the same buffer the other way (a store between grouped loads, a load between stores)
+    const UOp* buf = std::get<0>(key);
+    bool clash = false;
+    for (int i = lo; i <= hi && !clash; ++i) {
+      const UOp& u = *l[i];
+      if (u.op != (is_store ? Ops::LOAD : Ops::STORE) || u.src[0]->op != Ops::INDEX) continue;
+      clash = u.src[0]->src[0].get() == buf;
+    }
+    if (clash) continue;
+    out.push_back(VecGroup{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_c(const ProgramSpec& spec) {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error("render_c: ProgramSpec.lowered is not a LINEAR");
-  std::unordered_map<const UOp*, int> uses;
-  for (auto& u : lin->src)
-    for (auto& s : u->src) ++uses[resolve(s.get())];
 
   std::unordered_map<const UOp*, std::string> r;
   std::map<std::string, int> counters;
@@ -122,8 +187,69 @@ std::string render_c(const ProgramSpec& spec) {
   auto line = [&](const std::string& l) { lines.push_back(std::string(2 * depth, ' ') + l); };
   auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
 
-  for (auto& up : lin->src) {
-    const UOp& u = *up;
+  // float4 accesses: a vector load is emitted at its first lane, a vector store at its last lane
+  std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
+  std::unordered_set<int> skip;
+  auto lgroups = find_vec_groups(lin, false), sgroups = find_vec_groups(lin, true);
+  for (auto& g : lgroups) {
+    vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
+    for (int x : g.lanes) skip.insert(x);
+  }
+  for (auto& g : sgroups) {
+    vstore_at[*std::max_element(g.lanes.begin(), g.lanes.end())] = &g;
+    for (int x : g.lanes) skip.insert(x);
+  }
+  bool uses_float4 = !lgroups.empty() || !sgroups.empty();
+  // liveness: what the effects need (a grouped lane needs its base, not its scalar INDEX); uses count live consumers
+  std::unordered_map<const UOp*, int> pos_of;
+  for (size_t i = 0; i < lin->src.size(); ++i) pos_of[lin->src[i].get()] = static_cast<int>(i);
+  std::unordered_map<int, const VecGroup*> lane_group;
+  for (auto* gs : {&lgroups, &sgroups})
+    for (auto& g : *gs)
+      for (int x : g.lanes) lane_group[x] = &g;
+  std::vector<bool> live(lin->src.size(), false);
+  std::unordered_map<const UOp*, int> uses;
+  auto need = [&](const UOp* x) {
+    x = resolve(x);
+    ++uses[x];
+    if (auto it = pos_of.find(x); it != pos_of.end()) live[it->second] = true;
+  };
+  for (size_t i = lin->src.size(); i-- > 0;) {
+    const UOp& u = *lin->src[i];
+    if (u.op == Ops::STORE || u.op == Ops::END || u.op == Ops::RANGE || u.op == Ops::DEFINE_ACC || u.op == Ops::PARAM) live[i] = true;
+    if (!live[i]) continue;
+    auto lg = lane_group.find(static_cast<int>(i));
+    if (lg != lane_group.end()) {
+      if (lg->second->base) need(lg->second->base);
+      if (u.op == Ops::STORE) need(u.src[1].get());
+      continue;
+    }
+    for (auto& x : u.src) need(x.get());
+  }
+  auto vec_addr = [&](const VecGroup& g) {
+    const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
+    std::string a = r.at(buf) + "+";
+    if (g.base) a += strip_parens(r.at(g.base)) + (g.offset ? "+" + std::to_string(g.offset) : "");
+    else a += std::to_string(g.offset);
+    return "((float4*)((" + a + ")))";
+  };
+
+  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
+    const UOp& u = *lin->src[pos];
+    if (!live[pos]) continue;
+    if (skip.count(static_cast<int>(pos))) {
+      if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
+        std::string nm = fresh("val");
+        line("float4 " + nm + " = (*" + vec_addr(*it->second) + ");");
+        for (int k = 0; k < 4; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
+      }
+      if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {
+        std::string v = "(float4){";
+        for (int k = 0; k < 4; ++k) v += (k ? "," : "") + strip_parens(get(lin->src[it->second->lanes[k]]->src[1]));
+        line("*" + vec_addr(*it->second) + " = " + v + "};");
+      }
+      if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
+    }
     switch (u.op) {
       case Ops::CONST: r[&u] = render_const(u); break;
       case Ops::PARAM: {
@@ -216,6 +342,8 @@ std::string render_c(const ProgramSpec& spec) {
   std::sort(params.begin(), params.end(), [](const UOp* a, const UOp* b) { return a->as<ParamArg>().slot < b->as<ParamArg>().slot; });
   const std::string& name = spec.function_name;
   std::ostringstream o;
+  // (aligned(4), not the reference's aligned(16): buffer views may start at any element)
+  if (uses_float4) o << "typedef float float4 __attribute__((aligned(4),ext_vector_type(4)));\n";
   o << "void " << name << "(";
   std::ostringstream call;
   call << "  " << name << "(";

@@ -105,6 +105,35 @@ struct Item {
   std::vector<int> war_before;  // items that must run before this one (they read the old buffer)
 };
 
+// RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
+UOpRef contiguous_view(const UOpRef& x) {
+  if (!group::movement(x->op) || x->base()->op != Ops::BUFFER) return nullptr;
+  const UOp* b = x->base();
+  UOps rngs;
+  std::vector<int64_t> strides(x->shape.size());
+  int64_t st = 1;
+  for (size_t i = x->shape.size(); i-- > 0;) { strides[i] = st; st *= x->shape[i]; }
+  for (size_t i = 0; i < x->shape.size(); ++i) rngs.push_back(urange(x->shape[i], 1000000 + i, AxisType::PLACEHOLDER));
+  const UOp* u = x.get();
+  UOps cur = rngs;
+  while (group::movement(u->op)) { cur = apply_movement_op(*u, cur); u = u->src[0].get(); }
+  if (cur.size() != 1 || is_invalid(cur[0]) || (cur[0]->op == Ops::WHERE && is_invalid(cur[0]->src[2]))) return nullptr;
+  LinearTerms lt = linear_terms(cur[0]);
+  size_t matched = 0;
+  for (auto& [t, k] : lt.terms) {
+    auto it = std::find(rngs.begin(), rngs.end(), t);
+    if (it == rngs.end() || k != strides[it - rngs.begin()]) return nullptr;
+    ++matched;
+  }
+  size_t nontrivial = 0;
+  for (auto& r : rngs) nontrivial += r->op == Ops::RANGE;
+  if (matched != nontrivial) return nullptr;
+  int64_t n = x->numel(), off = lt.constant;
+  UOpRef v = b->ref();
+  if (off != 0 || n != b->numel()) v = UOp::make(Ops::SHRINK, b->dtype, {v}, Shape{off, off + n});
+  return reshape_to(v, x->shape);
+}
+
 struct Callify {
   std::vector<Item> items;
   std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
@@ -175,6 +204,10 @@ struct Callify {
       repl[x.get()] = reshape_to(dst, x->shape);
       return;
     }
+    // a contiguous range of an existing buffer needs no kernel: it becomes a view (contiguous_mops_to_view)
+    if (x->op == Ops::CONTIGUOUS) {
+      if (UOpRef v = contiguous_view(subst_view(x->src[0]))) { repl[x.get()] = v; return; }
+    }
     // a value computed into a new buffer
     UOpRef value = x->op == Ops::CONTIGUOUS ? x->src[0] : x;
     std::vector<int> deps;
@@ -187,6 +220,13 @@ struct Callify {
     if (v->shape != x->shape) v = Tensor::broadcast_to(Tensor(v), x->shape).uop();
     add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, x->shape), v}), buf, nullptr, deps, {}}, buf.get());
     repl[x.get()] = reshape_to(buf, x->shape);
+  }
+
+  // the view with realized sources replaced (only if the chain reaches a buffer)
+  UOpRef subst_view(const UOpRef& x) {
+    if (auto r = repl.find(x.get()); r != repl.end()) return r->second;
+    if (!group::movement(x->op)) return x;
+    return x->replace_src({subst_view(x->src[0])});
   }
 
   int add_item(Item it, const UOp* writes) {

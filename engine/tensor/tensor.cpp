@@ -93,8 +93,9 @@ int64_t Tensor::numel() const {
   return n;
 }
 bool Tensor::is_realized() const {
+  // buffer identity: a BUFFER, or a contiguous SHRINK range of one, behind RESHAPEs
   const UOp* u = uop().get();
-  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  while (u->op == Ops::RESHAPE || (u->op == Ops::SHRINK && u->src[0]->op == Ops::BUFFER)) u = u->src[0].get();
   return u->op == Ops::BUFFER;
 }
 

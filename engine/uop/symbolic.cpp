@@ -329,6 +329,12 @@ const PatternMatcher& symbolic() {
            [](const UOpRef& x, void*) { return divmod_fold(x); }),
       rule("(x//c)*c + x%c -> x", {Ops::ADD}, [](const UOpRef& x, void*) { return merge_divmod(x); }),
       rule("combine like terms and constants", {Ops::ADD}, [](const UOpRef& x, void*) { return canon_add(x); }),
+      rule("index math stays weak: cast(a) op c -> cast(a op c)", {Ops::ADD, Ops::MUL}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef &a = x->src[0], &b = x->src[1];
+        if (a->op == Ops::CAST && a->src[0]->dtype == dtypes::weakint && is_int(x->dtype) && is_c(b))
+          return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
+        return nullptr;
+      }),
       rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x, void*) -> UOpRef {
         return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
       }),
@@ -367,6 +373,7 @@ UOpRef count_true(const UOpRef& cond, const UOpRef& r, int64_t n) {
   if (bound->vmin() < 0 || bound->vmax() > n) return nullptr;     // no clamping needed
   return negate ? simplify(alu(Ops::ADD, iconst(n), alu(Ops::NEG, bound))) : bound;
 }
+UOpRef logical_not_(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
 UOpRef collapse_reduce(const UOpRef& x) {
   if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
   const UOpRef& body = x->src[0];
@@ -381,10 +388,41 @@ UOpRef collapse_reduce(const UOpRef& x) {
   }
   return nullptr;
 }
+
+// REDUCE(ADD, (idx == r).where(expr, 0), r) -> (0 <= idx < n).where(expr[r := idx], 0): one-hot indexing is a gather
+UOpRef collapse_load(const UOpRef& x) {
+  if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
+  const UOpRef& r = x->src[1];
+  const UOpRef& w = x->src[0];
+  if (r->op != Ops::RANGE || w->op != Ops::WHERE) return nullptr;
+  UOpRef ne, expr;
+  const UOpRef& g = w->src[0];
+  if (g->op == Ops::CMPNE && g->src[1]->is_const_value(1) && g->src[0]->op == Ops::CMPNE && w->src[2]->is_const_value(0)) {
+    ne = g->src[0];
+    expr = w->src[1];
+  } else if (g->op == Ops::CMPNE && w->src[1]->is_const_value(0) && !is_bool(g->src[1]->dtype)) {
+    ne = g;
+    expr = w->src[2];
+  } else {
+    return nullptr;
+  }
+  UOpRef idx;
+  auto strip = [](const UOpRef& u) { return u->op == Ops::CAST ? u->src[0] : u; };
+  if (strip(ne->src[1]) == r) idx = ne->src[0];
+  else if (strip(ne->src[0]) == r) idx = ne->src[1];
+  else return nullptr;
+  if (depends_on(idx, r.get())) return nullptr;
+  UOpRef ii = ucast(idx, dtypes::weakint);
+  int64_t n = r->src[0]->const_int();
+  UOpRef valid = alu(Ops::AND, logical_not_(alu(Ops::CMPLT, ii, iconst(0))), alu(Ops::CMPLT, ii, iconst(n)));
+  std::unordered_map<const UOp*, UOpRef> sub{{r.get(), ii}};
+  return alu(Ops::WHERE, valid, substitute(expr, sub), uconst(x->dtype, 0));
+}
 }  // namespace
 
 const PatternMatcher& reduce_collapse() {
   static const PatternMatcher pm({
+      rule("load collapse: a one-hot sum is a gather", {Ops::REDUCE}, [](const UOpRef& x, void*) { return collapse_load(x); }),
       rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
            [](const UOpRef& x, void*) { return collapse_reduce(x); }),
   });
