@@ -108,30 +108,34 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   t.def_static("full", [](py::object shape, py::object fill_value, py::object dtype, py::object device) {
     return Tensor::full(shape_arg(shape), scalar_value(fill_value), fill_dtype(fill_value, dtype), device_arg(device));
   }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
-  t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype, py::object device) {
-    // tinygrad: default_float if any argument is a float, else default_int
-    bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);
-    ts::DType dt = dtype.is_none() ? (any_float ? ts::dtypes::default_float : ts::dtypes::default_int) : to_dtype(dtype);
-    std::optional<double> stop_v;
-    if (!stop.is_none()) stop_v = scalar_value(stop);
-    Tensor r = Tensor::arange(scalar_value(start), stop_v, scalar_value(step), dt);
-    std::string dev = device_arg(device);
-    return dev.empty() ? r : r.clone(dev);
+  // arange and eye are deviceless, as in tinygrad (a device= argument is accepted and ignored)
+  t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype, py::object) {
+    if (stop.is_none()) {  // arange(n) = arange(0, n)
+      stop = start;
+      start = py::int_(0);
+    }
+    double a = scalar_value(start), b = scalar_value(stop), st = scalar_value(step);
+    if (st == 0) throw py::value_error("arange: step must not be 0");
+    ts::DType dt;
+    if (dtype.is_none()) {  // default_float if any argument is a float, else default_int (int64 when it does not fit)
+      bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);
+      double lo = st > 0 ? a : b - st, hi = st > 0 ? b - st : a;
+      dt = any_float ? ts::dtypes::default_float
+                     : (lo < -2147483648.0 || hi > 2147483647.0 ? ts::dtypes::int64 : ts::dtypes::default_int);
+    } else {
+      dt = to_dtype(dtype);
+    }
+    return Tensor::arange(a, b, st, dt);
   }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none());
-  t.def_static("eye", [](int64_t n, py::object m_cols, py::object dtype, py::object device) {
+  t.def_static("eye", [](int64_t n, py::object m_cols, py::object dtype, py::object) {
+    int64_t mc = m_cols.is_none() ? n : m_cols.cast<int64_t>();
+    if (n < 0 || mc < 0) throw py::value_error("eye: cannot have negative n=" + std::to_string(n) + ", m=" + std::to_string(mc));
     ts::DType dt = dtype.is_none() ? ts::dtypes::default_float : to_dtype(dtype);
-    Tensor r = Tensor::eye(n, dt);
-    if (!m_cols.is_none()) {
-      int64_t mc = m_cols.cast<int64_t>();
-      if (mc != n) {  // rectangular: compare the row and column indices
-        Tensor rows = Tensor::arange(static_cast<double>(n), std::nullopt, 1, ts::dtypes::default_int).reshape({n, 1});
-        Tensor cols = Tensor::arange(static_cast<double>(mc), std::nullopt, 1, ts::dtypes::default_int).reshape({1, mc});
-        r = rows.eq(cols).cast(dt);
-      }
-    }
-    std::string dev = device_arg(device);
-    return dev.empty() ? r : r.clone(dev);
+    if (mc == n) return Tensor::eye(n, dt);
+    Tensor rows = Tensor::arange(static_cast<double>(n), std::nullopt, 1, ts::dtypes::default_int).reshape({n, 1});
+    Tensor cols = Tensor::arange(static_cast<double>(mc), std::nullopt, 1, ts::dtypes::default_int).reshape({1, mc});
+    return rows.eq(cols).cast(dt);
   }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   t.def_static("scalar", [](py::object v, py::object dtype) {
     return Tensor::scalar(scalar_value(v), dtype.is_none() ? dtype_of_scalar(v) : to_dtype(dtype));
