@@ -68,6 +68,9 @@ class TestCodegen : public QObject {
     QVERIFY2(p.src.find("void E_4(float* restrict data0_4, float* restrict data1_4, float* restrict data2_4) {") != std::string::npos, p.src.c_str());
     QVERIFY(p.src.find("void E_4_entry(void** bufs, const long long* vars, int core_id) {") != std::string::npos);
     QCOMPARE(entry_symbol(p), std::string("E_4_entry"));
+    // four lanes at base+0..3 become one float4 access, as in the reference's DEBUG=4 output
+    QVERIFY2(p.src.find("float4 val0 = (*((float4*)((data1_4+0))));") != std::string::npos, p.src.c_str());
+    QVERIFY(p.src.find("*((float4*)((data0_4+0))) = (float4){val0[0]+val1[0],val0[1]+val1[1],val0[2]+val1[2],val0[3]+val1[3]};") != std::string::npos);
     std::vector<float> out(4), a{1, 2, 3, 4}, b{10, 20, 30, 40};
     run_interp(to_program(k::seed_add(), Lang::INTERP), {&out, &a, &b});
     check_close(out, {11, 22, 33, 44});
