@@ -22,7 +22,12 @@ void run_prelude() {
   py::dict globals;
   globals["__name__"] = "tinyscope._prelude";
   globals["__builtins__"] = py::module_::import("builtins");
-  py::object code = py::module_::import("builtins").attr("compile")(py::str(kPreludeSource), "<tinyscope prelude.py>", "exec");
+  const char* name = "<tinyscope prelude.py>";
+  py::str source(kPreludeSource);
+  // tracebacks through prelude functions (indexing, pad, ...) show its source lines
+  py::module_::import("linecache").attr("cache")[name] =
+      py::make_tuple(py::len(source), py::none(), source.attr("splitlines")(true), name);
+  py::object code = py::module_::import("builtins").attr("compile")(source, name, "exec");
   py::object result = py::reinterpret_steal<py::object>(PyEval_EvalCode(code.ptr(), globals.ptr(), globals.ptr()));
   if (!result) throw py::error_already_set();
   py::module_::import("tinyscope").attr("_prelude") = globals;
