@@ -114,16 +114,28 @@ bool divisible4(const UOp* x) {
     default: return false;
   }
 }
-// index = base + offset (base nullptr for a constant index)
-std::pair<const UOp*, int64_t> split_offset(const UOp* idx) {
-  if (idx->op == Ops::CONST && !idx->is<Invalid>()) return {nullptr, idx->const_int()};
-  if (idx->op == Ops::ADD && idx->src[1]->op == Ops::CONST && !idx->src[1]->is<Invalid>()) return {idx->src[0].get(), idx->src[1]->const_int()};
-  return {idx, 0};
+// index = sum(leaves) + offset, leaves are the non-constant terms of its ADD tree (sorted, the group key)
+void add_leaves(const UOp* x, std::vector<const UOp*>& leaves, int64_t& off) {
+  if (x->op == Ops::ADD) {
+    add_leaves(x->src[0].get(), leaves, off);
+    add_leaves(x->src[1].get(), leaves, off);
+  } else if (x->op == Ops::CONST && !x->is<Invalid>()) {
+    off += x->const_int();
+  } else {
+    leaves.push_back(x);
+  }
+}
+std::pair<std::vector<const UOp*>, int64_t> split_offset(const UOp* idx) {
+  std::vector<const UOp*> leaves;
+  int64_t off = 0;
+  add_leaves(idx, leaves, off);
+  std::sort(leaves.begin(), leaves.end());
+  return {leaves, off};
 }
 struct VecGroup {
-  std::vector<int> lanes;  // list positions of lanes 0..3
-  const UOp* base = nullptr;
-  int64_t offset = 0;      // 4m
+  std::vector<int> lanes;          // list positions of lanes 0..3
+  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
+  int64_t offset = 0;              // 4m
 };
 // finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
 std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
@@ -134,7 +146,7 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
     if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END) ++b;
     block[i] = b;
   }
-  std::map<std::tuple<const UOp*, const UOp*, int64_t, int>, std::array<int, 4>> cand;
+  std::map<std::tuple<const UOp*, std::vector<const UOp*>, int64_t, int>, std::array<int, 4>> cand;
   for (size_t i = 0; i < l.size(); ++i) {
     const UOp& u = *l[i];
     if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
@@ -143,7 +155,7 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
     const UOp* buf = index->src[0].get();
     if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
     auto [base, off] = split_offset(index->src[1].get());
-    if (off < 0 || (base && !divisible4(base))) continue;
+    if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) continue;
     auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
     auto it = cand.find(key);
     if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
@@ -220,7 +232,9 @@ std::string render_c(const ProgramSpec& spec) {
     if (!live[i]) continue;
     auto lg = lane_group.find(static_cast<int>(i));
     if (lg != lane_group.end()) {
-      if (lg->second->base) need(lg->second->base);
+      bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
+      if (emits_here)
+        for (auto* l : lg->second->base) need(l);
       if (u.op == Ops::STORE) need(u.src[1].get());
       continue;
     }
@@ -228,9 +242,11 @@ std::string render_c(const ProgramSpec& spec) {
   }
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
-    std::string a = r.at(buf) + "+";
-    if (g.base) a += strip_parens(r.at(g.base)) + (g.offset ? "+" + std::to_string(g.offset) : "");
-    else a += std::to_string(g.offset);
+    std::vector<const UOp*> leaves = g.base;
+    std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
+    std::string a = r.at(buf);
+    for (auto* l : leaves) a += "+" + r.at(l);  // leaves are never ADDs: keep their parens
+    if (g.offset || leaves.empty()) a += "+" + std::to_string(g.offset);
     return "((float4*)((" + a + ")))";
   };
 

@@ -272,6 +272,9 @@ class TestCodegen : public QObject {
     QVERIFY(p.src.find("#include") == std::string::npos);
     ProgramSpec s = to_program(k::softmax_final_3x4(), Lang::C);
     QVERIFY(s.src.find("__builtin_exp2f(") != std::string::npos);
+    ProgramSpec mx = to_program(k::row_max_3x4(), Lang::C);  // the reference's r_3_4 body
+    QVERIFY2(mx.src.find("float4 val0 = (*((float4*)((data1_12+(Lidx0<<2)))));") != std::string::npos, mx.src.c_str());
+    QVERIFY(mx.src.find("float alu0 = ((val0[0]<val0[1])?val0[1]:val0[0]);") != std::string::npos);
     ProgramSpec r = to_program(k::split_sum_256(), Lang::C);
     QVERIFY2(r.src.find("float acc0 = 0.0f;") != std::string::npos, r.src.c_str());
     QVERIFY(r.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++) {") != std::string::npos);
