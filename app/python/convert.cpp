@@ -211,7 +211,7 @@ py::object build(const ts::HostData& d, size_t dim, size_t& pos) {
   if (dim == d.shape.size()) return element(d, pos++);
   py::list l(0);
   for (int64_t k = 0; k < d.shape[dim]; ++k) l.append(build(d, dim + 1, pos));
-  return std::move(l);
+  return l;
 }
 }  // namespace
 
