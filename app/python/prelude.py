@@ -397,6 +397,8 @@ def __setitem__(self, indices, v):
   if self.dtype in dtypes.weaks: raise RuntimeError("cannot setitem into a weak tensor; it has no storage")
   if not isinstance(v, Tensor): v = Tensor(v, device=self.device, dtype=self.dtype)
   elif v.dtype in dtypes.weaks: v = v.cast(least_upper_dtype(self.dtype, v.dtype))
+  # t[i] += x assigned into the view t[i] first (AFTER(view, STORE(view, value))): use the computed value
+  if v.uop.op is Ops.AFTER and len(v.uop.src) > 1 and v.uop.src[1].op is Ops.STORE: v = Tensor(v.uop.src[1].src[1])
   if v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: {self.dtype=} != {v.dtype=}")
   parsed = _parse_indices(self, indices)
   if any(isinstance(p["index"], Tensor) for p in parsed):
