@@ -144,6 +144,13 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("True Ops.ADD True True dtypes.float (4,) True True"), why(r).constData());
   }
 
+  // tests/app/python_api.py checks indexing, dtypes, operators, setitem, ... against tinygrad's values
+  void python_api_matches_tinygrad() {
+    Result r = run({"run", source_dir() + "/tests/app/python_api.py"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("python api ok"), why(r).constData());
+  }
+
   void json_trace_holds_result_and_calls() {
     QTemporaryDir dir;
     QString path = write_script(dir, "res.py",
