@@ -201,8 +201,7 @@ void apply_becomes(const Schedule& s) {
   }
 }
 
-void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
-  std::lock_guard lk(g_mu);
+Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
   UOps outs;
   for (auto& t : ts) outs.push_back(t->uop);
   Schedule sched;
@@ -216,6 +215,12 @@ void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
     trace::record_schedule(sched);
   }
   apply_becomes(sched);
+  return sched;
+}
+
+void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
+  std::lock_guard lk(g_mu);
+  Schedule sched = make_schedule(ts);
   run_schedule(sched, true);
 }
 
@@ -274,5 +279,20 @@ void install_realize() {
 }
 
 const std::vector<CallRecord>& call_log() { return g_calls; }
+
+std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
+  std::lock_guard lk(g_mu);
+  std::vector<std::shared_ptr<TensorData>> todo;
+  for (auto& t : tensors)
+    if (!t.device().empty() && !is_weak(t.dtype()) && !t.is_realized()) todo.push_back(t.data_ptr());
+  auto s = std::make_shared<Schedule>();
+  if (!todo.empty()) *s = make_schedule(todo);
+  return s;
+}
+
+void run_linear(const Schedule& linear) {
+  std::lock_guard lk(g_mu);
+  run_schedule(linear, true);
+}
 
 }  // namespace ts

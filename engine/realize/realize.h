@@ -1,11 +1,13 @@
 #pragma once
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/codegen/program.h"
+#include "engine/tensor/tensor.h"
 
 namespace ts {
 
@@ -32,6 +34,12 @@ struct RealizeConfig {
   int debug = 0;                // DEBUG
 };
 RealizeConfig& realize_config();  // initialised from the environment by install_realize()
+
+struct Schedule;
+// The reference's Tensor.schedule_linear: bufferizes and schedules `tensors` and re-points every live tensor at its
+// buffer (before anything runs); the returned LINEAR runs with run_linear.
+std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors);
+void run_linear(const Schedule& linear);
 
 // Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized).
 void install_realize();

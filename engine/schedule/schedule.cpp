@@ -107,6 +107,7 @@ struct Item {
 
 // RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
 UOpRef contiguous_view(const UOpRef& x) {
+  if (x->op == Ops::BUFFER) return x;
   if (!group::movement(x->op) || x->base()->op != Ops::BUFFER) return nullptr;
   const UOp* b = x->base();
   UOps rngs;
@@ -172,7 +173,7 @@ struct Callify {
     if (repl.count(x.get())) return;
     if (x->op == Ops::AFTER) {
       // assign: x = AFTER(target view, STORE(target view, value))
-      const UOp* b = buffer_base(x->src[0].get());
+      const UOp* b = buffer_base(subst_view(x->src[0]).get());
       if (!b) throw Error("assign: the target must be a whole buffer (shape " + shape_str(x->shape) + ")");
       UOpRef buf = b->ref();
       const UOpRef& store = x->src[1];
@@ -191,7 +192,7 @@ struct Callify {
         for (size_t k = 0; k + 1 < items.size(); ++k) (void)k;
         (void)id;
       }
-      repl[x.get()] = x->src[0];
+      repl[x.get()] = subst_view(x->src[0]);
       return;
     }
     if (x->op == Ops::COPY) {
@@ -424,18 +425,17 @@ Schedule create_schedule(const UOps& outputs) {
       const UOpRef& se = rsink->src[k];
       size_t first_stage = stage_kernels.size();
       UOpRef lowered = lower(se);
-      // intermediates discovered while lowering this kernel come first
-      for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
-        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
-        built.push_back(std::move(b));
-      }
       int ci = store_item[k];
-      // copies this kernel depends on, in order, before it
+      // copies this kernel depends on, in order, then the intermediates discovered while lowering it
       for (int d : cf.items[ci].deps)
         if (cf.items[d].kind == ScheduleItem::Kind::Copy && item_to_built[d] < 0) {
           item_to_built[d] = built.size();
           built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}}, {}, cf.items[d].dst.get()});
         }
+      for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
+        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
+        built.push_back(std::move(b));
+      }
       item_to_built[ci] = built.size();
       built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}}, {}, cf.items[ci].dst.get()});
     }
@@ -446,9 +446,13 @@ Schedule create_schedule(const UOps& outputs) {
       built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}}, {}, cf.items[i].dst.get()});
     }
 
+  // dependencies recorded by callify (effects on the same buffer run in program order)
+  for (size_t ci = 0; ci < cf.items.size(); ++ci)
+    for (int d : cf.items[ci].deps)
+      if (item_to_built[d] >= 0 && item_to_built[d] != item_to_built[ci]) built[item_to_built[ci]].deps.push_back(item_to_built[d]);
   // kernel ASTs + dependencies (RAW through buffers)
+  // (in discovery order: a read depends on the latest earlier write of that buffer)
   std::unordered_map<const UOp*, int> writer;
-  for (size_t i = 0; i < built.size(); ++i) writer[built[i].writes] = i;
   for (size_t i = 0; i < built.size(); ++i) {
     auto& b = built[i];
     if (b.item.kind == ScheduleItem::Kind::Kernel) {
@@ -461,6 +465,7 @@ Schedule create_schedule(const UOps& outputs) {
       auto w = writer.find(b.item.bufs[k].get());
       if (w != writer.end() && w->second != (int)i) b.deps.push_back(w->second);
     }
+    writer[b.writes] = static_cast<int>(i);
   }
   // Kahn's algorithm, FIFO in discovery order
   std::vector<int> indeg(built.size(), 0);

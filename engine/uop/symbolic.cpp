@@ -222,7 +222,10 @@ UOpRef divmod_fold(const UOpRef& x) {
   LinearTerms quot, rem;
   for (auto& [t, k] : lt.terms) {
     if (k % c == 0) quot.terms.push_back({t, k / c});
-    else rem.terms.push_back({t, k});
+    else if (is_div && k > c) {  // k*t//c = (k//c)*t + ((k%c)*t + ...)//c
+      quot.terms.push_back({t, k / c});
+      rem.terms.push_back({t, k % c});
+    } else rem.terms.push_back({t, k});
   }
   quot.constant = fdiv(lt.constant, c);
   rem.constant = fmod_(lt.constant, c);
