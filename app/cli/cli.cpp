@@ -10,6 +10,7 @@
 #include "app/python/interpreter.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/install.h"
+#include "engine/trace/trace.h"
 
 namespace tscli {
 
@@ -18,8 +19,9 @@ constexpr const char* kUsage =
     "usage: tinyscope <command> [args]\n"
     "\n"
     "commands:\n"
-    "  run SCRIPT.py [--json TRACE.json] [-- ARGS...]\n"
-    "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...)\n"
+    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [-- ARGS...]\n"
+    "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
+    "                      --trace sets what it records of the rewrites (default: passes with --json, else off)\n"
     "  SCRIPT.py --run     same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
     "  --help              this text\n"
@@ -39,7 +41,9 @@ std::string env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args) {
+int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args,
+               ts::trace::Level level = ts::trace::Level::Off) {
+  ts::trace::set_level(level);
   ts::install_realize();
   tsp::ScriptRun run;
   run.script = script;
@@ -51,16 +55,17 @@ int run_script(const std::string& script, const std::string& json_path, const st
 
 // run SCRIPT.py [--json TRACE.json] [--] [ARGS...]: everything after the script that is not --json goes to sys.argv
 int cmd_run(const std::vector<std::string>& a) {
-  std::string script, json_path;
+  std::string script, json_path, trace_level;
   std::vector<std::string> rest;
   bool passthrough = false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!passthrough && a[i] == "--json") {
+    if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
       if (i + 1 >= a.size()) {
-        std::fputs("tinyscope run: --json needs a file name\n", stderr);
+        std::fprintf(stderr, "tinyscope run: %s needs a value\n", a[i].c_str());
         return 2;
       }
-      json_path = a[++i];
+      (a[i] == "--json" ? json_path : trace_level) = a[i + 1];
+      ++i;
     } else if (!passthrough && a[i] == "--") {
       passthrough = true;
     } else if (script.empty()) {
@@ -74,7 +79,15 @@ int cmd_run(const std::vector<std::string>& a) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  return run_script(script, json_path, rest);
+  ts::trace::Level level = json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
+  if (trace_level == "off") level = ts::trace::Level::Off;
+  else if (trace_level == "passes") level = ts::trace::Level::Passes;
+  else if (trace_level == "matches") level = ts::trace::Level::Matches;
+  else if (!trace_level.empty()) {
+    std::fprintf(stderr, "tinyscope run: --trace must be off, passes or matches, not '%s'\n", trace_level.c_str());
+    return 2;
+  }
+  return run_script(script, json_path, rest, level);
 }
 }  // namespace
 

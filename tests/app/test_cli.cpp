@@ -171,6 +171,21 @@ class TestCli : public QObject {
     QCOMPARE(o["script"].toString(), path);
     QVERIFY(o["calls"].isArray());
     QVERIFY(!o["calls"].toArray().isEmpty());
+    QVERIFY2(!o["contexts"].toArray().isEmpty(), "--json records the rewrite passes by default");
+  }
+
+  void trace_level_off_records_no_passes() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "res.py", "from tinygrad import Tensor\nRESULT = (Tensor([1.0, 2.0]) * 2).tolist()\n");
+    QString trace = dir.filePath("trace.json");
+    Result r = run({"run", path, "--json", trace, "--trace", "off"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    QVERIFY(o["contexts"].toArray().isEmpty());
+    QCOMPARE(o["result"].toArray().size(), 2);
+    QCOMPARE(run({"run", path, "--trace", "sideways"}).code, 2);
   }
 
   void sys_exit_code_is_kept() {
