@@ -162,7 +162,13 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.num_args = 2;
     } else {
       const Compiled& c = *progs[i];
-      run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>());
+      std::vector<int64_t> vars;
+      for (auto& name : c.spec.vars) {
+        auto v = sched.var_vals.find(name);
+        if (v == sched.var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
+        vars.push_back(v->second);
+      }
+      run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
       rec.kind = "kernel";
       rec.name = c.spec.name;
       rec.colored_name = c.spec.colored_name;

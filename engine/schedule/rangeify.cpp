@@ -27,6 +27,7 @@ UOpRef with_valid(const UOpRef& idx, const UOpRef& valid) {
 UOpRef logical_not(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
 
 const Shape& node_shape(const UOp& x) { return x.op == Ops::STORE ? x.src[1]->shape : x.shape; }
+UOpRef node_dim(const UOp& x, size_t i) { return x.op == Ops::STORE ? x.src[1]->dim(i) : x.dim(i); }
 
 std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out) {
   std::vector<size_t> r;
@@ -140,8 +141,8 @@ struct RangeifyCtx {
   std::unordered_set<const UOp*> non_removable;
   std::unordered_map<const UOp*, std::pair<UOps, UOps>> range_map;
   int64_t next_range = 0;
-  UOpRef new_range(int64_t s, AxisType t = AxisType::WEAK) {
-    if (s == 1) return iconst(0);
+  UOpRef new_range(const UOpRef& s, AxisType t = AxisType::WEAK) {
+    if (s->op == Ops::CONST && s->const_int() == 1) return iconst(0);
     return urange(s, next_range++, t);
   }
   bool is_realized(const UOp* x) const { return realize.count(x) || realize_pending.count(x); }
@@ -201,7 +202,7 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
     const Shape& shp = node_shape(*x);
     UOps out;
     if (ctx.realize_pending.count(x.get())) {
-      for (auto s : shp) out.push_back(ctx.new_range(s));
+      for (size_t i = 0; i < shp.size(); ++i) out.push_back(ctx.new_range(node_dim(*x, i)));
       end_x.clear();
       ctx.realize_pending.erase(x.get());
       std::vector<int> all(shp.size());
@@ -224,7 +225,7 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
         }
       } else {
         std::vector<int> axes;
-        for (size_t i = 0; i < shp.size(); ++i) { out.push_back(ctx.new_range(shp[i])); axes.push_back(i); }
+        for (size_t i = 0; i < shp.size(); ++i) { out.push_back(ctx.new_range(node_dim(*x, i))); axes.push_back(i); }
         if (!axes.empty()) ctx.realize[x.get()] = axes;
       }
     }
@@ -238,7 +239,7 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
       end_x.clear();
       if (!axes.empty()) {
         ctx.realize[x.get()] = axes;
-        for (int i : added) out[i] = ctx.new_range(shp[i]);
+        for (int i : added) out[i] = ctx.new_range(node_dim(*x, i));
       }
     }
     end_x.insert(end_x.end(), bcast_ending.begin(), bcast_ending.end());
@@ -252,7 +253,7 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
     }
     if (x->op == Ops::REDUCE && x->as<ReduceArg>().n > 0) {
       UOps r;
-      for (int i = 0; i < x->as<ReduceArg>().n; ++i) r.push_back(ctx.new_range(x->src[0]->shape[i], AxisType::REDUCE));
+      for (int i = 0; i < x->as<ReduceArg>().n; ++i) r.push_back(ctx.new_range(x->src[0]->dim(i), AxisType::REDUCE));
       r.insert(r.end(), out.begin(), out.end());
       rngs = r;
     }

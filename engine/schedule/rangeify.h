@@ -15,6 +15,7 @@ UOpRef get_idx(const UOpRef& r);
 UOpRef get_valid(const UOpRef& r);
 UOpRef with_valid(const UOpRef& idx, const UOpRef& valid);
 const Shape& node_shape(const UOp& x);
+UOpRef node_dim(const UOp& x, size_t i);  // symbolic size of dim i (Variable expression or constant)
 std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out);
 
 }  // namespace ts

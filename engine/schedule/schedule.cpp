@@ -140,6 +140,7 @@ struct Callify {
   std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
   std::unordered_map<const UOp*, int> producer;  // BUFFER -> item writing it
   std::unordered_set<const UOp*> tagged;
+  std::map<std::string, int64_t> var_vals;
   UOps keep;
 
   // rewrite a value: tagged nodes -> their buffer views; record dependencies
@@ -151,6 +152,13 @@ struct Callify {
       if (auto r = repl.find(x.get()); r != repl.end()) {
         out = r->second;
         if (auto p = producer.find(buffer_base(out.get())); p != producer.end()) deps.push_back(p->second);
+      } else if (x->op == Ops::AFTER && x->src[0]->is_variable()) {
+        // a bound Variable: the value goes to var_vals, the kernel sees only the Variable
+        const std::string& name = x->src[0]->as<ParamArg>().name;
+        int64_t v = x->src[1]->src[1]->const_int();
+        auto [it, fresh] = var_vals.emplace(name, v);
+        if (!fresh && it->second != v) throw Error("Variable " + name + " is bound to two values (" + std::to_string(it->second) + " and " + std::to_string(v) + ") in one realize");
+        out = x->src[0];
       } else if (x->op == Ops::BUFFER) {
         raw_bufs.insert(x.get());
         out = x;
@@ -252,6 +260,7 @@ struct Callify {
       for (auto& s : x->src) go(s);
       bool host_copy = x->op == Ops::COPY && !x->src[0]->device.empty() && x->src[0]->device != x->device;
       if (host_copy && absorbed.count(x.get())) return;
+      if (x->op == Ops::AFTER && x->src[0]->is_variable()) return;
       if (x->op == Ops::CONTIGUOUS || x->op == Ops::AFTER || host_copy || tagged.count(x.get())) realize_node(x);
     };
     go(root);
@@ -275,7 +284,7 @@ UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
   return with_valid(simplify(acc), valid);
 }
 
-int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->const_int() : 1; }
+int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->vmax() : 1; }  // the max size
 
 // move masks (WHERE(valid, x, Invalid)) out of index math; a masked read becomes a gated read
 UOpRef push_invalid(const UOpRef& x, void*) {
@@ -313,31 +322,39 @@ const PatternMatcher& pm_lower_masks() {
 
 // renumber BUFFERs to PARAM slots and RANGEs from 0, in pre-order (output first), as "kernel split" does
 UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
-  std::unordered_map<const UOp*, UOpRef> memo;
+  // the reference's "kernel split" is a bottom-up rewrite driven by a stack: a node is numbered when it is popped,
+  // and a node already waiting on the stack is not pushed again (so END's ranges are numbered after its body)
   int64_t next_range = 0;
   std::unordered_map<const UOp*, UOpRef> rmap;
-  std::function<void(const UOpRef&)> number = [&](const UOpRef& x) {
-    if (memo.count(x.get())) return;
-    memo[x.get()] = nullptr;
-    if (x->op == Ops::BUFFER) {
+  std::vector<const UOp*> order;
+  {
+    std::vector<const UOp*> stack{store_end.get()};
+    std::unordered_set<const UOp*> on_stack{store_end.get()};
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      order.push_back(n);
+      for (auto it = n->src.rbegin(); it != n->src.rend(); ++it)
+        if (on_stack.insert(it->get()).second) stack.push_back(it->get());
+    }
+  }
+  for (const UOp* x : order) {
+    if (x->is_variable()) {
+      rmap[x] = UOp::make(Ops::PARAM, x->dtype, {}, x->as<ParamArg>());
+    } else if (x->op == Ops::BUFFER) {
       ParamArg pa = x->as<ParamArg>();
       pa.slot = static_cast<int64_t>(bufs.size());
-      bufs.push_back(x);
-      rmap[x.get()] = UOp::make(Ops::PARAM, x->dtype, {}, pa);
-      return;
-    }
-    if (x->op == Ops::RANGE) {
+      bufs.push_back(x->ref());
+      rmap[x] = UOp::make(Ops::PARAM, x->dtype, {}, pa);
+    } else if (x->op == Ops::RANGE) {
       RangeArg ra = x->as<RangeArg>();
       ra.id = next_range++;
-      rmap[x.get()] = UOp::make(Ops::RANGE, x->dtype, x->src, ra);
-      return;
+      rmap[x] = UOp::make(Ops::RANGE, x->dtype, {x->src[0]}, ra);  // symbolic sizes are substituted below
     }
-    // loop ranges of END/REDUCE are numbered in their listed (dimension) order before their bodies
-    if (x->op == Ops::END || x->op == Ops::REDUCE)
-      for (size_t i = 1; i < x->src.size(); ++i) number(x->src[i]);
-    for (auto& s : x->src) number(s);
-  };
-  number(store_end);
+  }
+  // symbolic range sizes refer to Variables: rebuild those ranges with the Variable params
+  for (auto& [k, v] : rmap)
+    if (v->op == Ops::RANGE && v->src[0]->op != Ops::CONST) v = UOp::make(Ops::RANGE, v->dtype, {substitute(v->src[0], rmap)}, v->arg);
   UOpRef body = substitute(store_end, rmap);
   if (body->op == Ops::END && body->src.size() == 1) body = body->src[0];
   // sort END ranges by id
@@ -364,6 +381,7 @@ Schedule create_schedule(const UOps& outputs) {
   for (auto& o : outputs) cf.visit(o);
   Schedule out;
   for (auto& [k, v] : cf.repl) out.becomes[k] = v;
+  out.var_vals = cf.var_vals;
   out.keep_alive = cf.keep;
   for (auto& o : outputs) out.keep_alive.push_back(o);
 

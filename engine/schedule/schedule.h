@@ -1,4 +1,5 @@
 #pragma once
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@ struct Schedule {
   // node -> the buffer view that now holds its value (apply to every live tensor)
   std::unordered_map<const UOp*, UOpRef> becomes;
   UOps keep_alive;  // keys of `becomes`
+  std::map<std::string, int64_t> var_vals;  // bound Variables used by the calls
 };
 
 // Callify + kernel graph + create_schedule for realizing `outputs` (tensor-level UOps).

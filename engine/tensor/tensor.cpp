@@ -474,6 +474,47 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b) const {
   return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
 }
 
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b, const UOps& sym_ends) const {
+  bool any = false;
+  for (auto& e : sym_ends) any |= e != nullptr;
+  if (!any) return shrink(b);
+  if ((int64_t)b.size() != ndim() || sym_ends.size() != b.size()) throw Error("shrink: " + std::to_string(b.size()) + " bounds for shape " + shape_str(shape()));
+  Shape arg;
+  UOps src{uop()};
+  for (size_t i = 0; i < b.size(); ++i) {
+    arg.push_back(b[i].first);
+    if (sym_ends[i]) {
+      const UOp* v = sym_ends[i].get();
+      if (v->vmax() > shape()[i] || v->vmin() < b[i].first)
+        throw Error("shrink: Variable bound [" + std::to_string(v->vmin()) + ", " + std::to_string(v->vmax()) + "] out of range for dim " +
+                    std::to_string(i) + " of shape " + shape_str(shape()));
+      src.push_back(sym_ends[i]);
+      arg.push_back(-static_cast<int64_t>(src.size() - 1));
+    } else {
+      arg.push_back(b[i].second);
+    }
+  }
+  return Tensor(UOp::make(Ops::SHRINK, dtype(), src, arg));
+}
+
+UOpRef variable(const std::string& name, int64_t lo, int64_t hi) {
+  if (lo > hi) throw Error("Variable " + name + ": empty range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  ParamArg pa;
+  pa.slot = -1;
+  pa.name = name;
+  pa.vmin = lo;
+  pa.vmax = hi;
+  pa.addrspace = AddrSpace::ALU;
+  return UOp::make(Ops::BUFFER, dtypes::weakint, {}, pa);
+}
+UOpRef bind_variable(const UOpRef& var, int64_t value) {
+  const ParamArg& pa = var->as<ParamArg>();
+  if (value < pa.vmin || value > pa.vmax)
+    throw Error("bind: value " + std::to_string(value) + " out of range [" + std::to_string(pa.vmin) + ", " + std::to_string(pa.vmax) + "] of Variable " + pa.name);
+  UOpRef st = UOp::make(Ops::STORE, dtypes::void_, {var, iconst(value)});
+  return UOp::make(Ops::AFTER, var->dtype, {var, st});
+}
+
 Tensor Tensor::flip(std::vector<int64_t> axes) const {
   Shape arg(ndim(), 0);
   for (auto a : axes) {

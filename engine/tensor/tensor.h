@@ -114,6 +114,8 @@ class Tensor {
   Tensor permute(std::vector<int64_t> order) const;
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;  // (start, end) per dim
+  // shrink where dim i ends at the bound Variable sym_ends[i] (nullptr: the integer end)
+  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds, const UOps& sym_ends) const;
   Tensor flip(std::vector<int64_t> axes) const;
   Tensor transpose(int64_t a = 1, int64_t b = 0) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
@@ -183,6 +185,11 @@ RealizeHook& realize_hook();
 // read a realized BUFFER node's bytes back to the host
 using ReadHook = std::function<HostData(const UOpRef& buffer_view)>;
 ReadHook& read_hook();
+
+// Variable(name, lo, hi): a symbolic integer; bind gives it a value for one realize (the value is not part of any
+// cache key, so the schedule and the compiled kernels are reused across values)
+UOpRef variable(const std::string& name, int64_t lo, int64_t hi);
+UOpRef bind_variable(const UOpRef& var, int64_t value);
 
 const std::string& default_device();  // "CPU" unless DEV says otherwise
 void set_default_device(const std::string& d);

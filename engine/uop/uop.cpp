@@ -176,8 +176,12 @@ void infer_shape(UOp& u) {
       u.has_shape = true;
       const Shape& a = u.as<Shape>();
       const Shape& s = src_shape(0);
-      for (size_t i = 0; i < s.size(); ++i)
-        u.shape.push_back(u.op == Ops::PAD ? s[i] + a[2 * i] + a[2 * i + 1] : a[2 * i + 1] - a[2 * i]);
+      for (size_t i = 0; i < s.size(); ++i) {
+        int64_t end = a[2 * i + 1];
+        // a symbolic end (negative: index of the src holding it) has the Variable's max as its size
+        if (u.op == Ops::SHRINK && end < 0) end = u.src.at(static_cast<size_t>(-end))->vmax();
+        u.shape.push_back(u.op == Ops::PAD ? s[i] + a[2 * i] + a[2 * i + 1] : end - a[2 * i]);
+      }
       return;
     }
     case Ops::FLIP: case Ops::COPY: case Ops::CONTIGUOUS: case Ops::CONTIGUOUS_BACKWARD: case Ops::DETACH:
@@ -199,8 +203,60 @@ void infer_shape(UOp& u) {
   }
 }
 
+// symbolic dims follow the data through ops that keep dims in place
+void infer_sym(UOp& u) {
+  auto src_sym = [&](size_t i) -> const UOps& { return u.src.at(i)->sym; };
+  switch (u.op) {
+    case Ops::SHRINK: {
+      const Shape& a = u.as<Shape>();
+      if (u.src.size() > 1) {
+        u.sym.assign(u.shape.size(), nullptr);
+        for (size_t i = 0; i < u.shape.size(); ++i)
+          if (a[2 * i + 1] < 0) {
+            const UOpRef& e = u.src.at(static_cast<size_t>(-a[2 * i + 1]));
+            u.sym[i] = a[2 * i] == 0 ? e : alu(Ops::ADD, e, iconst(-a[2 * i]));
+          }
+      } else if (!src_sym(0).empty()) {
+        u.sym = src_sym(0);
+      }
+      return;
+    }
+    case Ops::PERMUTE:
+      if (!src_sym(0).empty())
+        for (auto i : u.as<Shape>()) u.sym.push_back(src_sym(0)[i]);
+      return;
+    case Ops::EXPAND:
+      if (!src_sym(0).empty()) {
+        u.sym.assign(u.as<Shape>().size(), nullptr);
+        u.sym.insert(u.sym.end(), src_sym(0).begin(), src_sym(0).end());
+      }
+      return;
+    case Ops::RESHAPE:
+      if (!src_sym(0).empty() && u.shape == u.src[0]->shape) u.sym = src_sym(0);
+      return;
+    case Ops::REDUCE:
+      if (!src_sym(0).empty() && u.as<ReduceArg>().n > 0) u.sym.assign(src_sym(0).begin() + u.as<ReduceArg>().n, src_sym(0).end());
+      return;
+    case Ops::PAD: case Ops::FLIP: case Ops::COPY: case Ops::CONTIGUOUS: case Ops::DETACH: case Ops::CAST: case Ops::BITCAST:
+      if (!u.src.empty()) u.sym = src_sym(0);
+      return;
+    default:
+      if (group::elementwise(u.op)) {
+        for (auto& s : u.src) {
+          if (s->sym.empty()) continue;
+          if (u.sym.empty()) u.sym.assign(u.shape.size(), nullptr);
+          size_t off = u.shape.size() - s->sym.size();
+          for (size_t i = 0; i < s->sym.size(); ++i)
+            if (s->sym[i]) u.sym[off + i] = s->sym[i];
+        }
+      }
+      return;
+  }
+}
+
 void infer_device(UOp& u) {
   if (u.op == Ops::BUFFER || u.op == Ops::PARAM) { u.device = u.as<ParamArg>().device; return; }
+  if (u.op == Ops::SHRINK) { u.device = u.src[0]->device; return; }
   if (u.op == Ops::COPY) { u.device = u.as<std::string>(); return; }
   if (u.op == Ops::STAGE) { u.device = u.as<StageArg>().device; return; }
   for (auto& s : u.src)
@@ -241,6 +297,7 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
     throw;
   }
   infer_device(*raw);
+  if (raw->has_shape) infer_sym(*raw);
   std::shared_ptr<const UOp> sp(raw, [h](const UOp* p) {
     {
       auto& tb = table();
@@ -382,7 +439,7 @@ int64_t UOp::vmin() const {
         return lo;
       }
       return INT32_MIN;
-    case Ops::CAST: return src[0]->vmin();
+    case Ops::CAST: case Ops::AFTER: return src[0]->vmin();
     default: return INT32_MIN;
   }
 }
@@ -418,7 +475,7 @@ int64_t UOp::vmax() const {
         return 1;
       }
       return INT32_MAX;
-    case Ops::CAST: return src[0]->vmax();
+    case Ops::CAST: case Ops::AFTER: return src[0]->vmax();
     default: return INT32_MAX;
   }
 }
@@ -439,6 +496,14 @@ std::string UOp::render() const {
     case Ops::NEG: return "(-" + src[0]->render() + ")";
     default: return std::string(op_name(op));
   }
+}
+
+UOpRef UOp::dim(size_t i) const {
+  if (i < sym.size() && sym[i]) return sym[i];
+  return iconst(shape.at(i));
+}
+bool UOp::is_variable() const {
+  return (op == Ops::BUFFER || op == Ops::PARAM) && as<ParamArg>().addrspace == AddrSpace::ALU && !as<ParamArg>().name.empty();
 }
 
 // ---- constructors -------------------------------------------------------------------------------
@@ -472,6 +537,10 @@ UOpRef ucast(const UOpRef& x, DType dt) { return x->dtype == dt ? x : UOp::make(
 UOpRef urange(int64_t size, int64_t id, AxisType t) {
   if (size == 1) return iconst(0);
   return UOp::make(Ops::RANGE, dtypes::weakint, {iconst(size)}, RangeArg{id, t});
+}
+UOpRef urange(const UOpRef& size, int64_t id, AxisType t) {
+  if (size->op == Ops::CONST) return urange(size->const_int(), id, t);
+  return UOp::make(Ops::RANGE, dtypes::weakint, {size}, RangeArg{id, t});
 }
 UOpRef iadd(const UOpRef& a, const UOpRef& b) { return alu(Ops::ADD, a, b); }
 UOpRef imul(const UOpRef& a, const UOpRef& b) { return alu(Ops::MUL, a, b); }

@@ -74,7 +74,8 @@ struct UOp : std::enable_shared_from_this<UOp> {
   size_t hash = 0;
   uint64_t id = 0;  // creation serial, stable within a process
   bool has_shape = false;
-  Shape shape;
+  Shape shape;  // the max shape when a dim is symbolic
+  UOps sym;     // per dim: the symbolic size (a Variable expression) or nullptr; empty when every dim is concrete
   std::string device;
   // storage of a BUFFER node (a runtime Buffer), owned by the node: freed when the node dies
   mutable std::shared_ptr<void> buffer;
@@ -102,6 +103,9 @@ struct UOp : std::enable_shared_from_this<UOp> {
   int64_t vmin() const;
   int64_t vmax() const;
   std::string render() const;  // index-math expression text ("r0*3+r1", "4")
+  // size of dim i as index math: the symbolic size, or a constant
+  UOpRef dim(size_t i) const;
+  bool is_variable() const;  // a Variable leaf (BUFFER/PARAM in AddrSpace::ALU with a name)
 };
 
 // constructors ----------------------------------------------------------------------------------------
@@ -116,6 +120,7 @@ UOpRef alu(Ops op, const UOpRef& a, const UOpRef& b);
 UOpRef alu(Ops op, const UOpRef& a, const UOpRef& b, const UOpRef& c);
 UOpRef ucast(const UOpRef& x, DType dt);
 UOpRef urange(int64_t size, int64_t id, AxisType t);
+UOpRef urange(const UOpRef& size, int64_t id, AxisType t);  // symbolic size allowed
 // index math helpers (weakint)
 UOpRef iadd(const UOpRef& a, const UOpRef& b);
 UOpRef imul(const UOpRef& a, const UOpRef& b);
