@@ -192,14 +192,12 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     d.shape.clear();
     return host_to_py(d);
   });
-  t.def("schedule_linear", [](const Tensor&, py::args) -> py::object {
-    not_implemented("Tensor.schedule_linear: the engine does not expose schedules to Python yet");
-  });
   t.def("numpy", [](const Tensor&) -> py::object { not_implemented("Tensor.numpy: numpy is not available in tinyscope"); });
 
-  m.def("Variable", [](py::args, py::kwargs) -> py::object {
-    not_implemented("Variable: symbolic shapes are not supported by the engine yet");
-  });
+  // Variable("n", 1, 10).bind(3) is a bound symbolic int, usable as a shrink end (t.shrink(((0, v),)))
+  m.def("Variable", [](const std::string& name, int64_t min_val, int64_t max_val) {
+    return uop_object(ts::variable(name, min_val, max_val));
+  }, py::arg("name"), py::arg("min_val"), py::arg("max_val"));
 }
 
 }  // namespace tsp

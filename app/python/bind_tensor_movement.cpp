@@ -50,7 +50,27 @@ void bind_tensor_movement(TensorClass& t) {
   t.def("_pad", [](const Tensor& s, const std::vector<std::pair<int64_t, int64_t>>& pads, double value) {
     return s.pad(pads, value);
   }, py::arg("pads"), py::arg("value") = 0.0);
-  t.def("_shrink", [](const Tensor& s, const std::vector<std::pair<int64_t, int64_t>>& bounds) { return s.shrink(bounds); });
+  // (start, end) per dim; an end may be a bound Variable (a UOp)
+  t.def("_shrink", [](const Tensor& s, py::list bounds) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    ts::UOps sym_ends;
+    bool symbolic = false;
+    for (py::handle pair : bounds) {
+      py::sequence se = py::reinterpret_borrow<py::sequence>(pair);
+      if (se.size() != 2) throw py::value_error("shrink: expected (start, end) pairs");
+      py::handle end = se[1];
+      if (py::isinstance<UOpHandle>(end)) {
+        const ts::UOpRef& v = end.cast<const UOpHandle&>().u;
+        b.emplace_back(se[0].cast<int64_t>(), v->vmax());
+        sym_ends.push_back(v);
+        symbolic = true;
+      } else {
+        b.emplace_back(se[0].cast<int64_t>(), end.cast<int64_t>());
+        sym_ends.push_back(nullptr);
+      }
+    }
+    return symbolic ? s.shrink(b, sym_ends) : s.shrink(b);
+  });
   t.def("transpose", &Tensor::transpose, py::arg("dim0") = 1, py::arg("dim1") = 0);
   t.def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
   t.def("squeeze", [](const Tensor& s, py::object dim) {

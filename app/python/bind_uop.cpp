@@ -108,6 +108,20 @@ void bind_uop(py::module_& m) {
         return out;
       })
       .def("render", [](const UOpHandle& h) { return h.u->render(); })
+      .def_property_readonly("vmin", [](const UOpHandle& h) { return h.u->vmin(); })
+      .def_property_readonly("vmax", [](const UOpHandle& h) { return h.u->vmax(); })
+      // Variables: a BUFFER in AddrSpace::ALU with a name; bound = AFTER(var, STORE(var, value))
+      .def_property_readonly("expr", [](const UOpHandle& h) -> py::object {
+        const ts::UOp* v = h.u->op == ts::Ops::AFTER ? h.u->src.at(0).get() : h.u.get();
+        if (!v->is<ts::ParamArg>()) return py::none();
+        return py::str(v->as<ts::ParamArg>().name);
+      })
+      .def("bind", [](const UOpHandle& h, int64_t value) { return uop_object(ts::bind_variable(h.u, value)); }, py::arg("val"))
+      .def("unbind", [](const UOpHandle& h) {
+        if (h.u->op != ts::Ops::AFTER || h.u->src.size() < 2 || h.u->src[1]->op != ts::Ops::STORE)
+          throw py::value_error("unbind: not a bound Variable");
+        return py::make_tuple(uop_object(h.u->src[0]), h.u->src[1]->src.at(1)->const_int());
+      })
       .def("__eq__", [](const UOpHandle& a, py::object b) -> py::object {
         if (!py::isinstance<UOpHandle>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
         return py::bool_(a.u.get() == b.cast<const UOpHandle&>().u.get());

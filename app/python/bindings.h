@@ -15,5 +15,6 @@ void bind_tensor_core(py::module_& m, TensorClass& t);      // construction, cre
 void bind_tensor_elementwise(TensorClass& t);               // operators and elementwise methods
 void bind_tensor_movement(TensorClass& t);                  // movement ops, cat/stack/gather
 void bind_tensor_reduce(TensorClass& t);                    // reductions and composites (matmul, conv2d, softmax)
+void bind_schedule(py::module_& m, TensorClass& t);         // Tensor.schedule_linear and run_linear
 
 }  // namespace tsp

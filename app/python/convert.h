@@ -44,10 +44,16 @@ py::object host_to_py(const ts::HostData& data);
 
 }  // namespace tsp
 
+namespace ts {
+struct Schedule;
+}
+
 namespace tsp {
-// A python handle on one UOp node (nodes are hash-consed, so equality is pointer identity).
+// A python handle on one UOp node (nodes are hash-consed, so equality is pointer identity). The LINEAR that
+// Tensor.schedule_linear returns also carries the engine's schedule, which run_linear executes.
 struct UOpHandle {
   ts::UOpRef u;
+  std::shared_ptr<ts::Schedule> schedule;
 };
 py::object uop_object(const ts::UOpRef& u);
 }  // namespace tsp

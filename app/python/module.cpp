@@ -18,6 +18,7 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
   tsp::bind_tensor_elementwise(t);
   tsp::bind_tensor_movement(t);
   tsp::bind_tensor_reduce(t);
+  tsp::bind_schedule(m, t);
   m.def("_set_ops_enum", &tsp::set_ops_enum, "register the python Ops enum (called once by the prelude)");
   m.def("default_device", [] { return ts::default_device(); });
   m.def("device_config", [] {

@@ -174,7 +174,7 @@ def pad(self, padding, mode="constant", value=0.0):
 @_install
 def shrink(self, arg):
   if self.ndim != len(arg): raise ValueError(f"{self.ndim=} != {len(arg)=}")
-  bounds = [(0, s) if x is None else (int(x[0]), int(x[1])) for x, s in zip(arg, self.shape)]
+  bounds = [(0, s) if x is None else (int(x[0]), x[1] if isinstance(x[1], UOp) else int(x[1])) for x, s in zip(arg, self.shape)]
   return self if all(b == (0, s) for b, s in zip(bounds, self.shape)) else self._shrink(bounds)
 
 @_install
@@ -436,8 +436,7 @@ def _result_json(g):
   return json.dumps(_jsonable(g["RESULT"]), default=str, allow_nan=False)
 
 # ---- tinygrad import aliases ----
-def run_linear(*args, **kwargs):
-  raise NotImplementedError("run_linear: the engine does not expose schedules to Python yet")
+run_linear = _ts.run_linear
 
 def _module(name, **attrs):
   m = types.ModuleType(name)
