@@ -145,10 +145,16 @@ class TestCli : public QObject {
   }
 
   // tests/app/python_api.py checks indexing, dtypes, operators, setitem, ... against tinygrad's values
+  void python_api_matches_tinygrad_data() {
+    QTest::addColumn<QString>("device");
+    for (const char* d : {"CPU", "CPU:LLVM", "INTERP"}) QTest::newRow(d) << QString(d);
+  }
   void python_api_matches_tinygrad() {
-    Result r = run({"run", source_dir() + "/tests/app/python_api.py"});
-    QVERIFY2(r.code == 0, why(r).constData());
-    QVERIFY2(r.out.contains("python api ok"), why(r).constData());
+    QFETCH(QString, device);
+    Result r = run({"run", source_dir() + "/tests/app/python_api.py"}, {{"DEV", device}});
+    if (device == "INTERP")
+      QEXPECT_FAIL("INTERP", "engine: the interpreter reads int32 zero-extended (negative // and % wrong)", Abort);
+    QVERIFY2(r.code == 0 && r.out.contains("python api ok"), why(r).constData());
   }
 
   void json_trace_holds_result_and_calls() {
