@@ -4,13 +4,11 @@
 
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/python/prelude_source.h"
 #include "engine/trace/trace.h"
-#include "engine/uop/error.h"
 
 namespace py = pybind11;
 
