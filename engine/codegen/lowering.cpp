@@ -159,7 +159,9 @@ UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
   for (auto& u : x->toposort()) {
     if (u->op != Ops::INDEX || !is_global_param(u->src[0]) || index_in_bounds(u)) continue;
-    if (u->src.size() > 2 && gate_has(u->src[2], c)) continue;
+    // a read that already has its own gate is in bounds whenever that gate holds: gating it again only grows the
+    // gate (and can keep this rewrite from reaching a fixed point)
+    if (u->src.size() > 2) continue;
     UOpRef g = u->src.size() > 2 ? alu(Ops::AND, u->src[2], c) : c;
     map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], u->src[1], g}, u->arg);
   }

@@ -253,9 +253,9 @@ HostData read_buffer(const UOpRef& view) {
     else {
       int64_t v = 0;
       switch (b.dtype->itemsize()) {
-        case 1: v = is_unsigned(b.dtype) ? *static_cast<const uint8_t*>(s) : *static_cast<const int8_t*>(s); break;
-        case 2: { int16_t x; uint16_t y; std::memcpy(&x, s, 2); std::memcpy(&y, s, 2); v = is_unsigned(b.dtype) ? y : x; break; }
-        case 4: { int32_t x; uint32_t y; std::memcpy(&x, s, 4); std::memcpy(&y, s, 4); v = is_unsigned(b.dtype) ? y : x; break; }
+        case 1: v = is_unsigned(b.dtype) ? static_cast<int64_t>(*static_cast<const uint8_t*>(s)) : static_cast<int64_t>(*static_cast<const int8_t*>(s)); break;
+        case 2: { int16_t x; uint16_t y; std::memcpy(&x, s, 2); std::memcpy(&y, s, 2); v = is_unsigned(b.dtype) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
+        case 4: { int32_t x; uint32_t y; std::memcpy(&x, s, 4); std::memcpy(&y, s, 4); v = is_unsigned(b.dtype) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
         default: std::memcpy(&v, s, 8);
       }
       h.i.push_back(v);

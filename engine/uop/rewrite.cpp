@@ -64,15 +64,29 @@ struct Rewriter {
     return r;
   }
 
+  std::unordered_map<const UOp*, const Rule*> in_progress;  // nodes being rewritten, with the rule that produced them
+  std::string_view pass;
+
   UOpRef sources_first(const UOpRef& x) {
     if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-    if (++depth > 20000) throw Error("graph_rewrite: graph too deep or infinite loop");
+    if (++depth > 20000) throw Error("graph_rewrite " + std::string(pass) + ": graph too deep or infinite loop");
     UOps ns;
     ns.reserve(x->src.size());
     for (auto& s : x->src) ns.push_back(sources_first(s));
     UOpRef y = x->replace_src(std::move(ns));
     UOpRef out = y;
-    if (UOpRef r = apply(y)) out = sources_first(r);
+    const Rule* fired = nullptr;
+    if (UOpRef r = pm.rewrite(y, ctx, &fired)) {
+      if (listener) listener->on_match(y, r, *fired);
+      // a replacement that leads back to a node being rewritten is a cycle between rules
+      if (auto cyc = in_progress.find(r.get()); cyc != in_progress.end())
+        throw Error("graph_rewrite " + std::string(pass) + ": infinite loop between rules '" + fired->name + "' and '" +
+                    (cyc->second ? cyc->second->name : std::string("?")) + "' on " + std::string(op_name(y->op)));
+      in_progress[y.get()] = fired;
+      keep.push_back(y);
+      out = sources_first(r);
+      in_progress.erase(y.get());
+    }
     --depth;
     keep.push_back(x);
     memo[x.get()] = out;
@@ -103,6 +117,7 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, st
   RewriteListener* l = rewrite_listener();
   if (l) l->on_pass_begin(name, root);
   Rewriter rw{pm, ctx, l, {}, {}};
+  rw.pass = name;
   UOpRef out = bottom_up ? rw.node_first(root) : rw.sources_first(root);
   if (l) l->on_pass_end(name, out);
   return out;

@@ -45,9 +45,9 @@ void read_mem(DType dt, const char* p, Val& out) {
   if (dt == dtypes::float16) { _Float16 v; std::memcpy(&v, p, 2); out.f = static_cast<double>(v); return; }
   if (is_bool(dt)) { out.i = *reinterpret_cast<const uint8_t*>(p) != 0; return; }
   switch (dt->bitsize) {
-    case 8: out.i = is_unsigned(dt) ? *reinterpret_cast<const uint8_t*>(p) : *reinterpret_cast<const int8_t*>(p); return;
-    case 16: { int16_t v; std::memcpy(&v, p, 2); out.i = is_unsigned(dt) ? static_cast<uint16_t>(v) : v; return; }
-    case 32: { int32_t v; std::memcpy(&v, p, 4); out.i = is_unsigned(dt) ? static_cast<uint32_t>(v) : v; return; }
+    case 8: out.i = is_unsigned(dt) ? static_cast<int64_t>(*reinterpret_cast<const uint8_t*>(p)) : static_cast<int64_t>(*reinterpret_cast<const int8_t*>(p)); return;
+    case 16: { int16_t v; std::memcpy(&v, p, 2); out.i = is_unsigned(dt) ? static_cast<int64_t>(static_cast<uint16_t>(v)) : static_cast<int64_t>(v); return; }
+    case 32: { int32_t v; std::memcpy(&v, p, 4); out.i = is_unsigned(dt) ? static_cast<int64_t>(static_cast<uint32_t>(v)) : static_cast<int64_t>(v); return; }
     default: { int64_t v; std::memcpy(&v, p, 8); out.i = v; return; }
   }
 }
