@@ -152,8 +152,6 @@ class TestCli : public QObject {
   void python_api_matches_tinygrad() {
     QFETCH(QString, device);
     Result r = run({"run", source_dir() + "/tests/app/python_api.py"}, {{"DEV", device}});
-    if (device == "INTERP")
-      QEXPECT_FAIL("INTERP", "engine: the interpreter reads int32 zero-extended (negative // and % wrong)", Abort);
     QVERIFY2(r.code == 0 && r.out.contains("python api ok"), why(r).constData());
   }
 
