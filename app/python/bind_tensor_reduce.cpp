@@ -73,6 +73,21 @@ void bind_tensor_reduce(TensorClass& t) {
     return s.conv2d(w, bias, groups, int_or_ints(stride), int_or_ints(dilation), int_or_ints(padding));
   }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1,
      py::arg("dilation") = 1, py::arg("padding") = 0);
+  // pooling: kernel_size / stride / dilation / padding as an int or a sequence (stride defaults to the kernel)
+  auto pool_args = [](const py::object& k, const py::object& stride) {
+    std::vector<int64_t> kk = int_or_ints(k);
+    if (kk.size() == 1) kk.push_back(kk[0]);
+    std::vector<int64_t> st = stride.is_none() ? kk : int_or_ints(stride);
+    return std::make_pair(kk, st);
+  };
+  t.def("max_pool2d", [pool_args](const Tensor& s, py::object k, py::object stride, py::object dilation, py::object padding) {
+    auto [kk, st] = pool_args(k, stride);
+    return s.max_pool2d(kk, st, int_or_ints(dilation), int_or_ints(padding));
+  }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0);
+  t.def("avg_pool2d", [pool_args](const Tensor& s, py::object k, py::object stride, py::object dilation, py::object padding) {
+    auto [kk, st] = pool_args(k, stride);
+    return s.avg_pool2d(kk, st, int_or_ints(dilation), int_or_ints(padding));
+  }, py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0);
 }
 
 }  // namespace tsp
