@@ -92,12 +92,15 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
   if (it != g_programs.end()) return it->second;
   auto c = std::make_shared<Compiled>();
   c->ast = ast;
+  char key[32];
+  std::snprintf(key, sizeof key, "%016zx", ast->hash);
+  c->key = key;
   Lang lang = lang_of(dev);
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
     c->spec = to_program(ast, lang);
     scope.rename(c->spec.colored_name);
-    trace::record_program(c->spec);
+    trace::record_program(c->spec, c->key);
   }
   if (lang != Lang::INTERP) {
     if (!compiler_hook()) throw Error("no compiler installed for " + dev);
@@ -106,9 +109,6 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
   } else if (realize_config().debug >= 4) {
     std::printf("%s\n", c->spec.src.c_str());
   }
-  char key[32];
-  std::snprintf(key, sizeof key, "%016zx", ast->hash);
-  c->key = key;
   g_programs[ast.get()] = c;
   return c;
 }

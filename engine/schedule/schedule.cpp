@@ -103,6 +103,7 @@ struct Item {
   UOpRef dst, src;     // Copy buffers; Kernel: dst = output buffer
   std::vector<int> deps;
   std::vector<int> war_before;  // items that must run before this one (they read the old buffer)
+  UOpRef computes;              // the tensor node realized by this item
 };
 
 // RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
@@ -179,6 +180,7 @@ struct Callify {
 
   void realize_node(const UOpRef& x) {
     if (repl.count(x.get())) return;
+    current = x.get();
     if (x->op == Ops::AFTER) {
       // assign: x = AFTER(target view, STORE(target view, value))
       const UOp* b = buffer_base(subst_view(x->src[0]).get());
@@ -238,7 +240,9 @@ struct Callify {
     return x->replace_src({subst_view(x->src[0])});
   }
 
+  const UOp* current = nullptr;  // the tagged node being realized
   int add_item(Item it, const UOp* writes) {
+    if (current) it.computes = current->ref();
     items.push_back(std::move(it));
     int id = static_cast<int>(items.size()) - 1;
     producer[writes] = id;
@@ -448,20 +452,20 @@ Schedule create_schedule(const UOps& outputs) {
       for (int d : cf.items[ci].deps)
         if (cf.items[d].kind == ScheduleItem::Kind::Copy && item_to_built[d] < 0) {
           item_to_built[d] = built.size();
-          built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}}, {}, cf.items[d].dst.get()});
+          built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get()});
         }
       for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
         Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
         built.push_back(std::move(b));
       }
       item_to_built[ci] = built.size();
-      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}}, {}, cf.items[ci].dst.get()});
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}, cf.items[ci].computes}, {}, cf.items[ci].dst.get()});
     }
   }
   for (size_t i = 0; i < cf.items.size(); ++i)
     if (item_to_built[i] < 0) {
       item_to_built[i] = built.size();
-      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}}, {}, cf.items[i].dst.get()});
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}, cf.items[i].computes}, {}, cf.items[i].dst.get()});
     }
 
   // dependencies recorded by callify (effects on the same buffer run in program order)

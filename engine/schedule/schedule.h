@@ -14,6 +14,7 @@ struct ScheduleItem {
   Kind kind = Kind::Kernel;
   UOpRef ast;   // Kernel: SINK[KernelInfo] (see engine/codegen/program.h)
   UOps bufs;    // BUFFER nodes; Copy: {dst, src}
+  UOpRef computes;  // provenance: the tensor-graph node whose value this call produces (null for intermediates)
 };
 
 struct Schedule {

@@ -29,10 +29,6 @@ std::string loc_str(const std::source_location& l) {
   return f + ":" + std::to_string(l.line());
 }
 
-json shape_json(const UOp& u) {
-  if (!u.has_shape) return nullptr;
-  return u.shape;
-}
 
 // record every node reachable from root (once per node)
 uint64_t intern(const UOpRef& root) {
@@ -77,7 +73,6 @@ struct Recorder : RewriteListener {
     open.pop_back();
   }
 };
-thread_local Recorder* t_rec = nullptr;
 
 }  // namespace
 
@@ -134,12 +129,13 @@ void record_schedule(const Schedule& s) {
     for (auto& b : it.bufs) bufs.push_back(intern(b));
     json j = {{"kind", it.kind == ScheduleItem::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
     if (it.ast) j["ast"] = intern(it.ast);
+    if (it.computes) j["computes"] = intern(it.computes);  // provenance: kernel -> the tensor node it computes
     items.push_back(std::move(j));
   }
   (*c)["linear"] = items;
 }
 
-void record_program(const ProgramSpec& p) {
+void record_program(const ProgramSpec& p, const std::string& program_key) {
   if (g_level == Level::Off) return;
   std::lock_guard lk(g_mu);
   json* c = current_context();
@@ -155,6 +151,7 @@ void record_program(const ProgramSpec& p) {
                      {"outs", p.outs},
                      {"ins", p.ins},
                      {"estimates", {{"ops", p.estimates.ops}, {"lds", p.estimates.lds}, {"mem", p.estimates.mem}}},
+                     {"program_key", program_key},
                      {"ast", intern(p.ast)}};
 }
 
@@ -191,6 +188,21 @@ json to_json() {
 void set_field(const std::string& key, const json& value) {
   std::lock_guard lk(g_mu);
   g_fields[key] = value;
+}
+
+json load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw Error("cannot read trace file " + path);
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const json::exception& e) {
+    throw Error("trace file " + path + " is not valid JSON: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("version")) throw Error("trace file " + path + " has no schema version");
+  if (j["version"] != kSchemaVersion)
+    throw Error("trace file " + path + " has schema version " + j["version"].dump() + ", this build reads version " + std::to_string(kSchemaVersion));
+  return j;
 }
 
 void save(const std::string& path) {

@@ -28,7 +28,7 @@ class ContextScope {
 
 void snapshot_tensor_graph(const UOps& outputs);
 void record_schedule(const Schedule& s);
-void record_program(const ProgramSpec& p);
+void record_program(const ProgramSpec& p, const std::string& program_key);  // CALL -> program via the key
 void record_call(const CallRecord& c);
 
 }  // namespace ts::trace

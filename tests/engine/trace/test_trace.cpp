@@ -1,0 +1,178 @@
+// The trace is the contract between the engine and every view: its schema is pinned by a golden file (the seed
+// program, every pass and match), and a saved trace loads back identically. Regenerate the golden file after an
+// intended change with TS_UPDATE_GOLDEN=1.
+#include <QtTest>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/realize/realize.h"
+#include "engine/runtime/cpu/install.h"
+#include "engine/tensor/tensor.h"
+#include "engine/trace/trace.h"
+#include "engine/uop/error.h"
+
+using json = nlohmann::json;
+using namespace ts;
+
+namespace {
+
+QString golden_path() { return QString::fromLocal8Bit(qgetenv("TINYSCOPE_SOURCE_DIR")) + "/tests/engine/trace/golden_seed.json"; }
+
+HostData vec(std::vector<double> v) {
+  HostData h;
+  h.shape = {static_cast<int64_t>(v.size())};
+  h.dtype = dtypes::float32;
+  h.f = std::move(v);
+  return h;
+}
+
+// ids are process serials and hashes depend on addresses: renumber both in first-use order, drop timings and
+// the line numbers of rules (they move with every edit); what stays is the structure the views rely on
+struct Normalizer {
+  const json& uops;
+  std::map<std::string, int> ids, keys;
+  json out_uops = json::object();
+
+  json id(const json& v) {
+    if (!v.is_number()) return v;
+    std::string k = std::to_string(v.get<uint64_t>());
+    auto it = ids.find(k);
+    if (it != ids.end()) return it->second;
+    int n = static_cast<int>(ids.size());
+    ids[k] = n;
+    json u = uops.at(k);
+    json src = json::array();
+    for (auto& s : u["src"]) src.push_back(id(s));
+    u["src"] = src;
+    out_uops[std::to_string(n)] = u;
+    return n;
+  }
+  json key(const json& v) {
+    std::string k = v.get<std::string>();
+    if (k.empty()) return "";
+    auto [it, fresh] = keys.emplace(k, static_cast<int>(keys.size()));
+    return "program" + std::to_string(it->second);
+  }
+};
+
+json normalize(json t) {
+  Normalizer n{t.at("uops")};
+  for (auto& c : t["contexts"]) {
+    for (auto& p : c["passes"]) {
+      if (p.contains("before")) p["before"] = n.id(p["before"]);
+      if (p.contains("after")) p["after"] = n.id(p["after"]);
+      for (auto& m : p["matches"]) {
+        m["before"] = n.id(m["before"]);
+        m["after"] = n.id(m["after"]);
+        std::string loc = m["loc"];
+        m["loc"] = loc.substr(0, loc.rfind(':'));
+      }
+    }
+    if (c.contains("tensor_graph")) for (auto& r : c["tensor_graph"]) r = n.id(r);
+    if (c.contains("linear"))
+      for (auto& it : c["linear"]) {
+        for (auto& b : it["bufs"]) b = n.id(b);
+        if (it.contains("ast")) it["ast"] = n.id(it["ast"]);
+        if (it.contains("computes")) it["computes"] = n.id(it["computes"]);
+      }
+    if (c.contains("program")) {
+      c["program"]["ast"] = n.id(c["program"]["ast"]);
+      c["program"]["program_key"] = n.key(c["program"]["program_key"]);
+    }
+  }
+  for (auto& call : t["calls"]) {
+    call.erase("seconds");
+    call["program_key"] = n.key(call["program_key"]);
+  }
+  t["uops"] = n.out_uops;
+  return t;
+}
+
+}  // namespace
+
+class TestTrace : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private slots:
+  void initTestCase() {
+    cpu::install();
+    install_realize();
+    realize_config().device = "CPU";
+    trace::set_level(trace::Level::Matches);
+    // the tutorial's first example
+    Tensor a = Tensor::from_host(vec({1, 2, 3, 4})).realize();
+    Tensor b = Tensor::from_host(vec({10, 20, 30, 40})).realize();
+    Tensor c = a.add(b);
+    QCOMPARE(c.data().f, (std::vector<double>{11, 22, 33, 44}));
+  }
+
+  void trace_matches_golden_file() {
+    QString path = dir_.filePath("seed.json");
+    trace::save(path.toStdString());
+    json got = normalize(trace::load(path.toStdString()));
+    if (qEnvironmentVariableIsSet("TS_UPDATE_GOLDEN")) {
+      std::ofstream(golden_path().toStdString()) << got.dump(1) << "\n";
+      QSKIP("golden file rewritten");
+    }
+    std::ifstream f(golden_path().toStdString());
+    QVERIFY2(f.good(), "missing tests/engine/trace/golden_seed.json (run with TS_UPDATE_GOLDEN=1)");
+    json want = json::parse(f);
+    if (got != want) {
+      // name the first difference, not the whole document
+      json patch = json::diff(want, got);
+      QFAIL(qPrintable("trace differs from the golden file: " + QString::fromStdString(patch.dump().substr(0, 600))));
+    }
+  }
+
+  void trace_has_the_stages_a_view_needs() {
+    json t = trace::to_json();
+    QCOMPARE(t["version"].get<int>(), trace::kSchemaVersion);
+    std::vector<std::string> kinds;
+    for (auto& c : t["contexts"]) kinds.push_back(c["kind"]);
+    // three realizes (two copies, then the add) and one compiled kernel
+    QCOMPARE(std::count(kinds.begin(), kinds.end(), "schedule"), 3);
+    QCOMPARE(std::count(kinds.begin(), kinds.end(), "kernel"), 1);
+    json kernel;
+    for (auto& c : t["contexts"]) if (c["kind"] == "kernel") kernel = c;
+    QCOMPARE(kernel["program"]["name"].get<std::string>(), std::string("E_4"));
+    bool saw_upcast = false;
+    for (auto& p : kernel["passes"]) saw_upcast |= p["name"].get<std::string>().find("upcast") != std::string::npos;
+    QVERIFY(saw_upcast);
+    // the kernel's call points at its program, and the schedule says which tensor node it computes
+    json call = t["calls"].back();
+    QCOMPARE(call["name"].get<std::string>(), std::string("E_4"));
+    QCOMPARE(call["program_key"], kernel["program"]["program_key"]);
+    json last_schedule;
+    for (auto& c : t["contexts"]) if (c["kind"] == "schedule") last_schedule = c;
+    QVERIFY(last_schedule["linear"][0].contains("computes"));
+    std::string op = t["uops"][std::to_string(last_schedule["linear"][0]["computes"].get<uint64_t>())]["op"];
+    QCOMPARE(op, std::string("CONTIGUOUS"));
+  }
+
+  void load_rejects_bad_files() {
+    QString missing = dir_.filePath("nope.json");
+    QVERIFY_THROWS_EXCEPTION(ts::Error, trace::load(missing.toStdString()));
+    QString bad = dir_.filePath("bad.json");
+    std::ofstream(bad.toStdString()) << "{not json";
+    try {
+      trace::load(bad.toStdString());
+      QFAIL("no error");
+    } catch (const ts::Error& e) {
+      QVERIFY(QString(e.what()).contains("not valid JSON"));
+    }
+    QString old = dir_.filePath("old.json");
+    std::ofstream(old.toStdString()) << R"({"version": 0})";
+    try {
+      trace::load(old.toStdString());
+      QFAIL("no error");
+    } catch (const ts::Error& e) {
+      QVERIFY(QString(e.what()).contains("schema version 0"));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrace)
+#include "test_trace.moc"
