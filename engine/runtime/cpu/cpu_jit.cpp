@@ -55,6 +55,30 @@ std::string take_message(llvm::Error err) { return llvm::toString(std::move(err)
 
 // Process-wide state, built once under std::call_once and immutable afterwards (the LLJIT itself is
 // internally synchronised).
+// the calling thread's TargetMachine for optimisation pipelines (reused: creating one is not free)
+llvm::TargetMachine& thread_target_machine(llvm::orc::JITTargetMachineBuilder& jtmb) {
+  thread_local std::unique_ptr<llvm::TargetMachine> tm;
+  if (!tm) {
+    auto made = jtmb.createTargetMachine();
+    if (!made) fail("cpu_jit: cannot create a target machine: " + take_message(made.takeError()));
+    tm = std::move(*made);
+  }
+  return *tm;
+}
+
+// IR -> object code with the calling thread's TargetMachine (SimpleCompiler over a cached machine)
+class ThreadTMCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  explicit ThreadTMCompiler(llvm::orc::JITTargetMachineBuilder jtmb)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(jtmb.getOptions())), jtmb_(std::move(jtmb)) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
+    return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
+  }
+
+ private:
+  llvm::orc::JITTargetMachineBuilder jtmb_;
+};
+
 struct Jit {
   std::string triple;
   std::string cpu;                    // "x86-64" when LLVM does not know the host CPU (e.g. Zen 5 on LLVM 16)
@@ -107,13 +131,13 @@ void init_jit() {
   jit->cpu = cpu;
   jit->jtmb = *jtmb;
 
-  // ConcurrentIRCompiler creates a TargetMachine per module, so materialisations running on several
-  // caller threads at once (the default in-place dispatcher) never share one.
+  // One TargetMachine per calling thread (creating one per module costs about a millisecond), so
+  // materialisations running on several caller threads at once never share one.
   auto built = llvm::orc::LLJITBuilder()
                    .setJITTargetMachineBuilder(*jtmb)
                    .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
                                                   -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                     return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(b));
+                     return std::make_unique<ThreadTMCompiler>(std::move(b));
                    })
                    .create();
   if (!built) {
@@ -228,7 +252,7 @@ std::unique_ptr<llvm::Module> compile_ir(Jit& j, const std::string& source, llvm
       fail("LLVM IR verification failed:\n" + text);
     }
   }
-  auto tm = make_target_machine(j);
+  llvm::TargetMachine* tm = &thread_target_machine(j.jtmb);
   m->setTargetTriple(j.triple);
   m->setDataLayout(tm->createDataLayout());
 
@@ -239,7 +263,7 @@ std::unique_ptr<llvm::Module> compile_ir(Jit& j, const std::string& source, llvm
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;  // as clang -O2
   pto.SLPVectorization = true;
-  llvm::PassBuilder pb(tm.get(), pto);
+  llvm::PassBuilder pb(tm, pto);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
