@@ -1,4 +1,5 @@
 #include "app/python/interpreter.h"
+#include "engine/realize/realize.h"
 
 #include <pybind11/embed.h>
 
@@ -96,10 +97,26 @@ void write_trace(const ScriptRun& run, const std::string& result_json, const std
   ts::trace::save(run.json_path);
 }
 
+// the innermost frame of the user's script: "script.py:12" for the engine's DEBUG lines
+std::string script_location(const std::string& script) {
+  py::gil_scoped_acquire gil;
+  PyFrameObject* cur = PyEval_GetFrame();  // borrowed
+  py::object hold = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(cur));
+  while (cur) {
+    py::object code = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetCode(cur)));
+    std::string file = py::str(code.attr("co_filename"));
+    if (file == script) return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(PyFrame_GetLineNumber(cur));
+    hold = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyFrame_GetBack(cur)));  // new reference, owned
+    cur = reinterpret_cast<PyFrameObject*>(hold.ptr());
+  }
+  return {};
+}
+
 int run_in_interpreter(const ScriptRun& run) {
   std::string error;
   int code = 0;
   std::string result_json = "null";
+  ts::caller_location_hook() = [script = run.script] { return script_location(script); };
   try {
     run_prelude();
     py::module_ main = make_main_module(run.script);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <mutex>
 #include <unordered_map>
 
@@ -41,6 +42,7 @@ struct Compiled {
 std::unordered_map<const UOp*, std::shared_ptr<Compiled>> g_programs;  // per (ast) for the active lang
 std::string g_programs_lang;
 std::unordered_map<const UOp*, bool> g_seen_program;
+std::set<std::string> g_seen_copies;
 
 Lang lang_of(const std::string& dev) {
   if (dev == "CPU:LLVM" || dev == "LLVM") return Lang::LLVM;
@@ -189,7 +191,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       first = !g_seen_program[progs[i]->ast.get()];
       g_seen_program[progs[i]->ast.get()] = true;
     } else {
-      first = rec.counter == 1;
+      // a copy's body is keyed by its size and devices, as the reference's first-run cache sees it
+      first = g_seen_copies.insert(rec.name).second;
     }
     rec.first_run = first;
     if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
@@ -224,9 +227,23 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
   return sched;
 }
 
+// the reference's "scheduled N kernels" line: DEBUG>=3, or DEBUG>=1 when a schedule has more than one call
+void print_scheduled(const Schedule& sched, double seconds) {
+  const int debug = realize_config().debug;
+  if (!(debug >= 3 || (debug >= 1 && sched.items.size() > 1))) return;
+  size_t key = 0;
+  for (auto& it : sched.items) key = key * 31 + (it.ast ? it.ast->hash : 7);
+  std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
+  std::printf("scheduled %5zu kernels in %8.2f ms | CACHE MISS %08zx | %7zu uops in cache | %s\n", sched.items.size(), seconds * 1e3,
+              key & 0xffffffffu, live_uop_count(), where.c_str());
+  std::fflush(stdout);
+}
+
 void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
   std::lock_guard lk(g_mu);
+  auto t0 = std::chrono::steady_clock::now();
   Schedule sched = make_schedule(ts);
+  print_scheduled(sched, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   run_schedule(sched, true);
 }
 
@@ -265,6 +282,11 @@ HostData read_buffer(const UOpRef& view) {
 }
 
 }  // namespace
+
+std::function<std::string()>& caller_location_hook() {
+  static std::function<std::string()> h;
+  return h;
+}
 
 RealizeConfig& realize_config() {
   static RealizeConfig c;

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,9 @@ struct Schedule;
 // buffer (before anything runs); the returned LINEAR runs with run_linear.
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors);
 void run_linear(const Schedule& linear);
+
+// "file:line" of the user's code that asked for a realize (set by the Python host; empty when unknown)
+std::function<std::string()>& caller_location_hook();
 
 // Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized).
 void install_realize();
