@@ -39,6 +39,17 @@ std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out) {
   return r;
 }
 
+std::pair<UOpRef, UOpRef> linearize_index(const UOps& idx, const std::vector<int64_t>& sizes) {
+  UOpRef acc = iconst(0), valid = uconst_bool(true);
+  int64_t stride = 1;
+  for (size_t k = idx.size(); k-- > 0;) {
+    acc = iadd(acc, imul(get_idx(idx[k]), iconst(stride)));
+    valid = alu(Ops::AND, valid, get_valid(idx[k]));
+    stride *= sizes[k];
+  }
+  return {simplify(acc), valid};
+}
+
 namespace {
 bool broadcastable(Ops o) { return group::binary(o) || group::ternary(o); }
 
@@ -111,15 +122,7 @@ UOps apply_movement_op(const UOp& x, const UOps& rngs) {
       return out;
     }
     case Ops::RESHAPE: {
-      const Shape& os = x.as<Shape>();
-      UOpRef combined = iconst(0), valid = uconst_bool(true);
-      int64_t acc = 1;
-      for (size_t k = rngs.size(); k-- > 0;) {
-        combined = iadd(combined, imul(get_idx(rngs[k]), iconst(acc)));
-        valid = alu(Ops::AND, valid, get_valid(rngs[k]));
-        acc *= os[k];
-      }
-      combined = simplify(combined);
+      auto [combined, valid] = linearize_index(rngs, x.as<Shape>());
       UOps rev;
       for (size_t k = in.size(); k-- > 0;) {
         rev.push_back(simplify(alu(Ops::FLOORMOD, combined, iconst(in[k]))));

@@ -1,4 +1,5 @@
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "engine/uop/uop.h"
@@ -17,5 +18,7 @@ UOpRef with_valid(const UOpRef& idx, const UOpRef& valid);
 const Shape& node_shape(const UOp& x);
 UOpRef node_dim(const UOp& x, size_t i);  // symbolic size of dim i (Variable expression or constant)
 std::vector<size_t> broadcast_axes(const Shape& src, const Shape& out);
+// row-major flat index of (maybe masked) per-dim indices over `sizes`, and the AND of their masks
+std::pair<UOpRef, UOpRef> linearize_index(const UOps& idx, const std::vector<int64_t>& sizes);
 
 }  // namespace ts

@@ -272,20 +272,9 @@ struct Callify {
 };
 
 // ---- stage to store / split kernels ------------------------------------------------------------
-struct KernelBuild {
-  UOpRef store_end;  // END(STORE(INDEX(buf, idx), value), ranges) or STORE
-  UOpRef out_buf;
-};
-
 UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
-  UOpRef acc = iconst(0), valid = uconst_bool(true);
-  int64_t stride = 1;
-  for (size_t k = idx.size(); k-- > 0;) {
-    acc = iadd(acc, imul(get_idx(idx[k]), iconst(stride)));
-    valid = alu(Ops::AND, valid, get_valid(idx[k]));
-    stride *= sizes[k];
-  }
-  return with_valid(simplify(acc), valid);
+  auto [acc, valid] = linearize_index(idx, sizes);
+  return with_valid(acc, valid);
 }
 
 int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->vmax() : 1; }  // the max size
