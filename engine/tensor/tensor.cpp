@@ -171,6 +171,16 @@ Tensor const_full(const Shape& shape, double v, DType dt) {
 }
 }  // namespace
 
+namespace {
+// the reference's _cumalu for ADD: pad with n-1 zeros in front, slide a window of n, sum it
+Tensor cumsum_pooled(const Tensor& t, int64_t a) {
+  int64_t n = t.shape()[a];
+  std::vector<std::pair<int64_t, int64_t>> pads(t.ndim(), {0, 0});
+  pads.back() = {n - 1, 0};
+  return t.transpose(a, -1).pad(pads).pool({n}).sum(std::vector<int64_t>{-1}).transpose(a, -1);
+}
+}  // namespace
+
 Tensor Tensor::arange(double start, std::optional<double> stop, double step, DType dt) {
   if (!stop) { stop = start; start = 0; }
   if (step == 0) throw Error("arange: step cannot be 0");
@@ -179,7 +189,7 @@ Tensor Tensor::arange(double start, std::optional<double> stop, double step, DTy
   int64_t n = static_cast<int64_t>(std::ceil((*stop - start) / step));
   if (n <= 0) return const_full({0}, 0, dt);
   Tensor s = const_full({n}, step, dt);
-  Tensor cs = s.cumsum(0);
+  Tensor cs = cumsum_pooled(s, 0);  // one stage at any length (the reference's _cumalu), collapsed by the scheduler
   return cs.add(Tensor::scalar(start - step, is_float(dt) ? dtypes::weakfloat : dtypes::weakint)).cast(dt);
 }
 
@@ -721,13 +731,35 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   if (is_float(dtype())) return neg().argmax(axis, keepdim);
   return bitwise_xor(py(-1)).argmax(axis, keepdim);
 }
+
 Tensor Tensor::cumsum(int64_t axis) const {
   if (ndim() == 0) return *this;
   int64_t a = resolve_dim(axis);
-  int64_t n = shape()[a];
+  int64_t s = shape()[a];
+  constexpr int64_t kSplit = 256;
+  if (s <= kSplit * 2) return cumsum_pooled(*this, a);
+  // two stages (the reference's _split_cumalu): cumsums of 256-chunks, plus the running total of earlier chunks
+  int64_t padded = (s + kSplit - 1) / kSplit * kSplit;
   std::vector<std::pair<int64_t, int64_t>> pads(ndim(), {0, 0});
-  pads.back() = {n - 1, 0};
-  return transpose(a, -1).pad(pads).pool({n}).sum(std::vector<int64_t>{-1}).transpose(a, -1);
+  pads.back() = {padded - s, 0};
+  Tensor x = transpose(a, -1).pad(pads);
+  std::vector<int64_t> cs(x.shape().begin(), x.shape().end() - 1);
+  cs.push_back(padded / kSplit);
+  cs.push_back(kSplit);
+  Tensor chunks = cumsum_pooled(x.reshape(cs), static_cast<int64_t>(cs.size()) - 1);
+  std::vector<std::pair<int64_t, int64_t>> last;
+  for (int64_t i = 0; i + 1 < chunks.ndim(); ++i) last.push_back({0, chunks.shape()[i]});
+  last.push_back({kSplit - 1, kSplit});
+  Tensor tails = chunks.shrink(last).squeeze(-1);
+  Tensor base = cumsum_pooled(tails, tails.ndim() - 1);
+  std::vector<std::pair<int64_t, int64_t>> shift(base.ndim(), {0, 0});
+  shift.back() = {1, -1};
+  base = base.pad(shift);
+  Tensor summed = chunks.add(base.unsqueeze(-1)).flatten(-2);
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t i = 0; i + 1 < summed.ndim(); ++i) keep.push_back({0, summed.shape()[i]});
+  keep.push_back({padded - s, padded});
+  return summed.shrink(keep).transpose(a, -1);
 }
 
 Tensor Tensor::repeat(std::vector<int64_t> reps) const {
