@@ -493,6 +493,65 @@ const PatternMatcher& pm_flatten_range() {
   return pm;
 }
 
+// pm_split_ranges: a range read as `r % c`, with c dividing its size, becomes (r_hi*c + r_lo) so both parts are
+// loops of their own (why x.repeat(2, 3) of a 2x2 is E_2_2_3_2). New ids keep the order (id, hi) < (id, lo).
+struct SplitRangesContext {
+  std::map<const UOp*, std::pair<UOpRef, int64_t>> split;  // range -> (range, c), first c wins
+};
+UOpRef mark_range_mod(const UOpRef& x, void* ctx) {
+  const UOpRef &r = x->src[0], &c = x->src[1];
+  if (r->op != Ops::RANGE || c->op != Ops::CONST || r->src[0]->op != Ops::CONST) return nullptr;
+  AxisType t = r->as<RangeArg>().type;
+  if (t == AxisType::WARP || t == AxisType::DEVICE) return nullptr;
+  int64_t size = r->src[0]->const_int(), cv = c->const_int();
+  if (cv <= 0 || size % cv != 0) return nullptr;
+  static_cast<SplitRangesContext*>(ctx)->split.emplace(r.get(), std::make_pair(r, cv));
+  return nullptr;
+}
+UOpRef split_marked_ranges(const UOpRef& sink, void* ctx) {
+  auto& split = static_cast<SplitRangesContext*>(ctx)->split;
+  if (split.empty()) return nullptr;
+  // every range gets a dense new id in (old id, part) order
+  std::vector<std::tuple<int64_t, int, const UOp*>> order;
+  for (auto& u : sink->toposort())
+    if (u->op == Ops::RANGE) {
+      order.push_back({u->as<RangeArg>().id, 0, u.get()});
+      if (split.count(u.get())) order.push_back({u->as<RangeArg>().id, 1, u.get()});
+    }
+  std::sort(order.begin(), order.end());
+  std::map<std::pair<const UOp*, int>, int64_t> new_id;
+  for (size_t i = 0; i < order.size(); ++i) new_id[{std::get<2>(order[i]), std::get<1>(order[i])}] = static_cast<int64_t>(i);
+  SubMap map;
+  for (auto& [u, part, r] : order) {
+    if (part == 1) continue;
+    RangeArg ra = r->as<RangeArg>();
+    auto it = split.find(r);
+    if (it == split.end()) {
+      ra.id = new_id[{r, 0}];
+      map[r] = UOp::make(Ops::RANGE, r->dtype, r->src, ra);
+      continue;
+    }
+    int64_t c = it->second.second, size = r->src[0]->const_int();
+    RangeArg hi = ra, lo = ra;
+    hi.id = new_id[{r, 0}];
+    lo.id = new_id[{r, 1}];
+    UOpRef rhi = urange(size / c, hi.id, hi.type), rlo = urange(c, lo.id, lo.type);
+    map[r] = alu(Ops::ADD, alu(Ops::MUL, rhi, iconst(c)), rlo);
+  }
+  split.clear();
+  return simplify(substitute(sink, map));
+}
+void* new_split_ranges_context() { return new SplitRangesContext(); }
+void delete_split_ranges_context(void* ctx) { delete static_cast<SplitRangesContext*>(ctx); }
+
+const PatternMatcher& pm_split_ranges() {
+  static const PatternMatcher pm({
+      rule("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
+      rule("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
+  });
+  return pm;
+}
+
 const PatternMatcher& pm_simplify_ranges() {
   static const PatternMatcher pm({
       rule("merge adjacent ranges", {Ops::END, Ops::REDUCE}, [](const UOpRef& x, void*) { return merge_adjacent(x); }),

@@ -2,6 +2,8 @@
 // there is a counterpart), then linearize, estimates and render.
 #include "engine/codegen/to_program.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -59,6 +61,10 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
   UOpRef sink = view(kernel_ast, "View Base AST");
 
   // optimization
+  {
+    std::unique_ptr<void, void (*)(void*)> split_ctx(new_split_ranges_context(), delete_split_ranges_context);
+    sink = graph_rewrite(sink, pm_split_ranges(), split_ctx.get(), "split ranges");
+  }
   sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), nullptr, "initial symbolic");
   sink = graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
   sink = apply_opts(sink, cpu_opt_target());  // "shift (i,) n upcast" per opt, then "flatten range"

@@ -261,23 +261,11 @@ Tensor Tensor::mod(const Tensor& y) const {
   return a.sub(a.div(b).floor().mul(b));
 }
 Tensor Tensor::pow(const Tensor& y) const {
-  // x ** y = exp2(y * log2(x)) with sign handling for integral exponents is the reference's decomposition; the
-  // common constant cases are rewritten exactly
-  if (y.uop()->op == Ops::CONST) {
-    double e = y.uop()->const_float();
-    if (e == 0) return mul(py(0)).add(py(1));
-    if (e == 1) return *this;
-    if (e == 2) return mul(*this);
-    if (e == 0.5) return sqrt();
-    if (e == -1) return reciprocal();
-  }
-  Tensor base = cast(least_upper(dtype(), dtypes::float32));
-  Tensor r = base.abs().log2().mul(y).exp2();
-  // negative base with integral exponent: sign from the exponent's parity
-  Tensor yi = y.cast(least_upper(y.dtype(), dtypes::float32));
-  Tensor odd = yi.mod(pyf(2)).ne(pyf(0));
-  Tensor neg_sign = base.lt(pyf(0)).bitwise_and(odd);
-  return neg_sign.where(r.neg(), r);
+  // POW, simplified by symbolic for constant exponents (squaring, sqrt for halves, reciprocal for negatives)
+  auto [base, exponent] = broadcasted(*this, y);
+  if (!is_float(least_upper(base.dtype(), exponent.dtype())) && y.uop()->op == Ops::CONST && y.uop()->const_float() < 0)
+    throw Error("pow: base needs to be float for a negative exponent (dtype " + dtype_repr(dtype()) + ")");
+  return raw_alu(Ops::POW, base, exponent);
 }
 Tensor Tensor::maximum(const Tensor& y) const { return alu(Ops::MAX, y); }
 Tensor Tensor::minimum(const Tensor& y) const {

@@ -338,6 +338,31 @@ const PatternMatcher& symbolic() {
           return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
         return nullptr;
       }),
+      rule("x ** c: reciprocal, squaring, sqrt of halves", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef &b = x->src[0], &e = x->src[1];
+        if (!is_c(e)) return nullptr;
+        double c = e->const_float();
+        if (c < 0) return alu(Ops::POW, alu(Ops::RECIPROCAL, b), uconst(e->dtype, -c));
+        if (c == 0) return uconst(x->dtype, 1);
+        if (static_cast<double>(static_cast<int64_t>(c - 0.5)) + 0.5 == c)
+          return alu(Ops::MUL, alu(Ops::POW, b, uconst(e->dtype, c - 0.5)), alu(Ops::SQRT, b));
+        if (static_cast<double>(static_cast<int64_t>(c)) == c) {
+          int64_t n = static_cast<int64_t>(c);
+          if (n == 1) return b;
+          UOpRef h = alu(Ops::POW, b, uconst(e->dtype, static_cast<double>(n / 2)));
+          UOpRef sq = alu(Ops::MUL, h, h);
+          return n % 2 ? alu(Ops::MUL, sq, b) : sq;
+        }
+        return nullptr;
+      }),
+      rule("c ** x -> exp2(x * log2(c))", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef &b = x->src[0], &e = x->src[1];
+        if (!is_c(b) || is_c(e)) return nullptr;
+        double c = b->const_float();
+        if (c == 1) return uconst(x->dtype, 1);
+        if (c <= 0) return nullptr;
+        return alu(Ops::EXP2, alu(Ops::MUL, e, uconst(e->dtype, std::log2(c))));
+      }),
       rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x, void*) -> UOpRef {
         return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
       }),
