@@ -338,6 +338,14 @@ const PatternMatcher& symbolic() {
           return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
         return nullptr;
       }),
+      rule("x//c < k -> x < k*c ; k < x//c -> (k+1)*c-1 < x", {Ops::CMPLT}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef &a = x->src[0], &b = x->src[1];
+        if (a->op == Ops::FLOORDIV && is_c(a->src[1]) && a->src[1]->const_int() > 0 && is_c(b) && int_math(b))
+          return alu(Ops::CMPLT, a->src[0], uconst_int(a->src[0]->dtype, b->const_int() * a->src[1]->const_int()));
+        if (b->op == Ops::FLOORDIV && is_c(b->src[1]) && b->src[1]->const_int() > 0 && is_c(a) && int_math(a))
+          return alu(Ops::CMPLT, uconst_int(b->src[0]->dtype, (a->const_int() + 1) * b->src[1]->const_int() - 1), b->src[0]);
+        return nullptr;
+      }),
       rule("x ** c: reciprocal, squaring, sqrt of halves", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
         const UOpRef &b = x->src[0], &e = x->src[1];
         if (!is_c(e)) return nullptr;
