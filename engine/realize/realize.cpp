@@ -133,12 +133,40 @@ void print_line(const CallRecord& r, bool first, int nbufs) {
   std::fflush(stdout);
 }
 
+// the reference's "memory reduced from A MB -> B MB, n -> m bufs" (DEBUG>=1) for the planned intermediates
+void print_memory_plan(const Schedule& sched, const std::unordered_map<const UOp*, size_t>& last_use) {
+  std::unordered_map<const UOp*, size_t> first_use;
+  for (size_t i = 0; i < sched.items.size(); ++i)
+    for (auto& b : sched.items[i].bufs)
+      if (last_use.count(b.get())) first_use.emplace(b.get(), i);
+  double total = 0, live = 0, peak = 0;
+  size_t live_n = 0, peak_n = 0;
+  for (size_t i = 0; i < sched.items.size(); ++i) {
+    for (auto& [b, f] : first_use)
+      if (f == i) { live += b->as<ParamArg>().size * b->dtype->itemsize(); total += b->as<ParamArg>().size * b->dtype->itemsize(); ++live_n; }
+    peak = std::max(peak, live);
+    peak_n = std::max(peak_n, live_n);
+    for (auto& [b, l] : last_use)
+      if (l == i) { live -= b->as<ParamArg>().size * b->dtype->itemsize(); --live_n; }
+  }
+  if (peak < total)
+    std::printf("memory reduced from %.2f MB -> %.2f MB, %zu -> %zu bufs\n", total / 1e6, peak / 1e6, first_use.size(), peak_n);
+}
+
 void run_schedule(const Schedule& sched, bool update_stats) {
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
   for (size_t i = 0; i < sched.items.size(); ++i)
     if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast);
   int sidx = g_schedule_index++;
+  // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
+  // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
+  std::unordered_map<const UOp*, size_t> last_use;
+  for (auto& b : sched.intermediates) last_use[b.get()] = 0;
+  for (size_t i = 0; i < sched.items.size(); ++i)
+    for (auto& b : sched.items[i].bufs)
+      if (auto lu = last_use.find(b.get()); lu != last_use.end()) lu->second = i;
+  if (realize_config().debug >= 1 && !last_use.empty()) print_memory_plan(sched, last_use);
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& it = sched.items[i];
     std::vector<void*> ptrs;
@@ -182,6 +210,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.num_args = static_cast<int>(ptrs.size());
     }
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (auto& b : it.bufs)
+      if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
     if (!update_stats) continue;
     g_time_sum += rec.seconds;
     rec.counter = ++g_counter;

@@ -444,6 +444,7 @@ Schedule create_schedule(const UOps& outputs) {
           built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get()});
         }
       for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
+        out.intermediates.push_back(stage_kernels[s].second);
         Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
         built.push_back(std::move(b));
       }

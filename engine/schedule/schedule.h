@@ -23,6 +23,7 @@ struct Schedule {
   std::unordered_map<const UOp*, UOpRef> becomes;
   UOps keep_alive;  // keys of `becomes`
   std::map<std::string, int64_t> var_vals;  // bound Variables used by the calls
+  UOps intermediates;  // buffers that live only inside this schedule (no tensor holds them): memory-planned
 };
 
 // Callify + kernel graph + create_schedule for realizing `outputs` (tensor-level UOps).
