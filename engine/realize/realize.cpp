@@ -233,7 +233,6 @@ void run_schedule(const Schedule& sched, bool update_stats) {
 
 void apply_becomes(const Schedule& s) {
   if (s.becomes.empty()) return;
-  std::unordered_map<const UOp*, UOpRef> memo;
   for (auto& t : live_tensors()) {
     UOpRef n = substitute(t->uop, s.becomes);
     if (n != t->uop) t->uop = n;

@@ -101,9 +101,8 @@ struct Item {
   ScheduleItem::Kind kind;
   UOpRef value_store;  // Kernel: STORE(RESHAPE(buf), value) (tensor graph)
   UOpRef dst, src;     // Copy buffers; Kernel: dst = output buffer
-  std::vector<int> deps;
-  std::vector<int> war_before;  // items that must run before this one (they read the old buffer)
-  UOpRef computes;              // the tensor node realized by this item
+  std::vector<int> deps;  // items this one reads from (effects on one buffer keep program order)
+  UOpRef computes;        // the tensor node realized by this item
 };
 
 // RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
@@ -192,15 +191,12 @@ struct Callify {
       std::unordered_set<const UOp*> raw;
       if (value->op == Ops::RESHAPE && value->src[0]->op == Ops::COPY) value = value->src[0];
       if (value->op == Ops::COPY && buffer_base(value->src[0].get()) && value->src[0]->device != value->device) {
-        Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}, {}};
+        Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}};
         add_item(std::move(it), buf.get());
       } else {
         UOpRef v = subst(value, deps, raw);
-        Item it{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, v->shape), v}), buf, nullptr, deps, {}};
-        int id = add_item(std::move(it), buf.get());
-        // readers of the old contents already scheduled must run first
-        for (size_t k = 0; k + 1 < items.size(); ++k) (void)k;
-        (void)id;
+        add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, v->shape), v}), buf, nullptr, deps},
+                 buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);
       return;
@@ -211,7 +207,7 @@ struct Callify {
       if (src->device == x->device) { repl[x.get()] = src; return; }
       if (!sb) throw Error("COPY of a computed or strided view to " + x->device + " is not supported yet (shape " + shape_str(x->shape) + ")");
       UOpRef dst = new_buffer(x->device, sb->numel(), x->dtype);
-      add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}, {}}, dst.get());
+      add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
       repl[x.get()] = reshape_to(dst, x->shape);
       return;
     }
@@ -229,7 +225,7 @@ struct Callify {
     UOpRef buf = new_buffer(dev, std::max<int64_t>(x->numel(), 1), dt);
     if (v->dtype != dt) v = ucast(v, dt);
     if (v->shape != x->shape) v = Tensor::broadcast_to(Tensor(v), x->shape).uop();
-    add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, x->shape), v}), buf, nullptr, deps, {}}, buf.get());
+    add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, x->shape), v}), buf, nullptr, deps}, buf.get());
     repl[x.get()] = reshape_to(buf, x->shape);
   }
 

@@ -155,7 +155,7 @@ Tensor Tensor::empty(const Shape& shape, DType dt, const std::string& device) {
 }
 
 Tensor Tensor::full(const Shape& shape, double v, DType dt, const std::string& device) {
-  if (!dt) dt = (v == std::floor(v) && std::fabs(v) < 1e15) ? dtypes::default_float : dtypes::default_float;
+  if (!dt) dt = dtypes::default_float;  // python's int/float/bool fill values pick their dtype in the front end
   Tensor val = Tensor(uconst(dt, v)).reshape(Shape(shape.size(), 1)).expand(std::vector<int64_t>(shape));
   Tensor ret = empty(shape, dt, device);
   UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {ret.uop(), val.uop()});
@@ -287,8 +287,6 @@ Tensor Tensor::bitwise_and(const Tensor& y) const { return alu(Ops::AND, y); }
 Tensor Tensor::bitwise_or(const Tensor& y) const { return alu(Ops::OR, y); }
 Tensor Tensor::bitwise_xor(const Tensor& y) const { return alu(Ops::XOR, y); }
 Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
-  const Tensor& ref = (x.uop()->op != Ops::CONST || !is_weak(x.dtype())) ? x : y;
-  (void)ref;
   auto [a, b] = broadcasted(x, y);
   Tensor c = cast(dtypes::bool_);
   // readable shape check
@@ -324,19 +322,20 @@ Tensor Tensor::ceil() const {
   return gt(t).where(t.add(py(1)), t);
 }
 Tensor Tensor::round() const {
-  // round half to even
-  Tensor b = trunc().div(py(2)).trunc().mul(py(2)).eq(trunc());
-  Tensor lt0 = lt(py(0));
-  return lt0.where(sub(pyf(0.5)).ceil(), add(pyf(0.5)).floor()).sub(
-      (sub(trunc()).abs().eq(pyf(0.5))).bitwise_and(b.logical_not()).where(lt0.where(py(-1), py(1)), py(0)).mul(py(0)));
+  // half to even: where trunc(x)/2 is whole, round toward that even neighbour
+  Tensor b = trunc().div(pyf(2.0));
+  return gt(py(0)).eq(b.trunc().eq(b)).where(sub(pyf(0.5)).ceil(), add(pyf(0.5)).floor());
 }
 Tensor Tensor::abs() const {
   if (is_unsigned(dtype()) || is_bool(dtype())) return *this;
   return lt(py(0)).where(neg(), *this);
 }
-Tensor Tensor::sign() const { return ne(py(0)).where(lt(py(0)).where(Tensor::scalar(-1, dtypes::weakint), py(1)), py(0)).add(mul(py(0))); }
+Tensor Tensor::sign() const {
+  auto c = [&](double v) { return Tensor::scalar(v, dtype()); };  // const_like: the tensor's own dtype
+  return ne(py(0)).where(lt(py(0)).where(c(-1), c(1)), c(0));
+}
 Tensor Tensor::relu() const { return gt(py(0)).where(*this, py(0)); }
-Tensor Tensor::sigmoid() const { return add(py(0)).neg().exp().add(py(1)).reciprocal(); }
+Tensor Tensor::sigmoid() const { return Tensor::scalar(1, dtypes::weakint).add(mul(pyf(-1.0 / std::log(2.0))).exp2()).reciprocal(); }
 Tensor Tensor::tanh() const { return mul(py(2)).sigmoid().mul(py(2)).sub(py(1)); }
 Tensor Tensor::gelu() const {
   return mul(pyf(0.5)).mul(add(mul(*this).mul(*this).mul(pyf(0.044715))).mul(pyf(std::sqrt(2.0 / M_PI))).tanh().add(py(1)));
