@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/cli/bench.h"
+#include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/install.h"
@@ -22,7 +23,11 @@ constexpr const char* kUsage =
     "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
     "                      --trace sets what it records of the rewrites (default: passes with --json, else off)\n"
-    "  SCRIPT.py --run     same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
+    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--run] [--screenshot OUT.png]\n"
+    "                      open the window on a script or a saved trace; --run runs the script at once;\n"
+    "                      --screenshot writes the window to a PNG once the run and the graph layouts are done\n"
+    "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
+    "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
     "  --help              this text\n"
     "\n"
@@ -30,7 +35,7 @@ constexpr const char* kUsage =
     "  DEV=CPU|CPU:LLVM|INTERP   device (default CPU: C source compiled in-process by clang)\n"
     "  DEBUG=N                   1: device/schedule info, 2: one line per call, 4: generated source, 5: kernel ASTs\n"
     "\n"
-    "Without a command the window opens (the GUI is not built yet: this text is printed instead).\n";
+    "Without a command the window opens (without a display this text is printed instead).\n";
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
   ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
+    if (tsgui::display_available()) return tsgui::main(argc, argv);
     std::fputs(kUsage, stdout);
     return 0;
   }
@@ -105,15 +111,21 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return cmd_run({args.begin() + 1, args.end()});
   if (cmd == "bench") return run_bench(argc, argv);
+  bool gui_flag = false;
+  for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
+  if (ends_with(cmd, ".json") || cmd == "--dev" || cmd == "--screenshot" || (ends_with(cmd, ".py") && gui_flag) ||
+      (ends_with(cmd, ".py") && tsgui::display_available()))
+    return tsgui::main(argc, argv);
   if (ends_with(cmd, ".py")) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     bool headless = false;
     std::vector<std::string> script_args;
-    for (const auto& r : rest) {
-      if (r == "--run") headless = true;
-      else script_args.push_back(r);
+    for (size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == "--run") headless = true;
+      else if (rest[i] == "--dev" && i + 1 < rest.size()) setenv("DEV", rest[++i].c_str(), 1);
+      else script_args.push_back(rest[i]);
     }
-    if (!headless) {  // the window would open this script
+    if (!headless) {  // no display to open the window on
       std::fputs(kUsage, stdout);
       return 0;
     }

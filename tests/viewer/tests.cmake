@@ -1,0 +1,10 @@
+# The viewer: models (with QAbstractItemModelTester), selection links, panes, graph layout, and the window's
+# run controller driving `$TINYSCOPE_BIN run` as a child process.
+ts_add_test(test_viewer
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_viewer.cpp
+          ${CMAKE_SOURCE_DIR}/app/gui/run_controller.cpp ${CMAKE_SOURCE_DIR}/app/gui/run_controller.h
+          ${CMAKE_SOURCE_DIR}/app/gui/main_window.cpp ${CMAKE_SOURCE_DIR}/app/gui/main_window.h
+  LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 180)
+add_dependencies(test_viewer tinyscope)
+target_include_directories(test_viewer PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(test_viewer PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")

@@ -1,0 +1,73 @@
+#pragma once
+#include <QByteArray>
+#include <QColor>
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QPainterPath>
+#include <QRectF>
+#include <QString>
+
+class QProcess;
+
+namespace tsv {
+
+// A graph to lay out: nodes by uop id with a label and fill color, edges from a source node to its user.
+struct GraphInput {
+  struct Node {
+    int id;
+    QString label;
+    QColor fill;
+  };
+  QList<Node> nodes;
+  QList<QPair<int, int>> edges;
+  QByteArray to_dot() const;
+  QByteArray hash() const;  // of the DOT text: the layout cache key
+};
+
+// Positions from Graphviz, in scene coordinates (y down).
+struct GraphLayout {
+  QHash<int, QRectF> nodes;
+  QList<QPainterPath> edges;
+  QList<QPolygonF> arrows;
+  QRectF bounds;
+};
+
+// Parses `dot -Tjson0` output; returns false with *error set if it is not a layout.
+}  // namespace tsv
+Q_DECLARE_METATYPE(tsv::GraphLayout)
+namespace tsv {
+
+bool parse_dot_json(const QByteArray& json, GraphLayout* out, QString* error);
+
+// Runs `dot -Tjson0` in a child process (Graphviz's library is not thread-safe), never blocking the UI thread;
+// results are cached by the DOT text's hash. Each request answers once, with finished() or failed().
+class LayoutEngine : public QObject {
+  Q_OBJECT
+ public:
+  explicit LayoutEngine(QObject* parent = nullptr);
+  ~LayoutEngine() override;
+  static LayoutEngine* instance();
+
+  // Starts (or answers from the cache, asynchronously) a layout; returns the request's key.
+  QByteArray request(const GraphInput& g);
+  void set_timeout_ms(int ms) { timeout_ms_ = ms; }
+  int pending() const { return running_.size() + queued_answers_; }
+  // the longest time one finished() handler's parsing took on the UI thread, in ms
+  static double max_ui_stall_ms();
+  static void note_ui_stall_ms(double ms);
+
+ signals:
+  void finished(const QByteArray& key, const tsv::GraphLayout& layout);
+  void failed(const QByteArray& key, const QString& error);
+  void idle();
+
+ private:
+  void done(const QByteArray& key);
+  QHash<QByteArray, GraphLayout> cache_;
+  QHash<QByteArray, QProcess*> running_;
+  int queued_answers_ = 0;
+  int timeout_ms_ = 20000;
+};
+
+}  // namespace tsv

@@ -1,0 +1,167 @@
+#include "viewer/model/session.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "viewer/model/ansi.h"
+
+namespace tsv {
+
+namespace {
+QList<int> ints(const QJsonValue& v) {
+  QList<int> out;
+  for (const auto& x : v.toArray()) out.push_back(x.toInt());
+  return out;
+}
+Estimates estimates(const QJsonValue& v) {
+  auto o = v.toObject();
+  return {o["ops"].toDouble(), o["lds"].toDouble(), o["mem"].toDouble()};
+}
+QString any_text(const QJsonValue& v) {
+  if (v.isString()) return v.toString();
+  if (v.isNull() || v.isUndefined()) return {};
+  QJsonDocument d = v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(QJsonArray{v});
+  QString s = QString::fromUtf8(d.toJson(QJsonDocument::Compact));
+  return v.isArray() ? s : s.mid(1, s.size() - 2);
+}
+}  // namespace
+
+const Uop* Session::uop(int id) const {
+  auto it = uops_.constFind(id);
+  return it == uops_.constEnd() ? nullptr : &it.value();
+}
+
+int Session::schedule_context(int schedule_index) const {
+  return schedule_index >= 0 && schedule_index < schedules_.size() ? schedules_[schedule_index] : -1;
+}
+
+QList<int> Session::calls_of(const QString& program_key) const {
+  QList<int> out;
+  if (program_key.isEmpty()) return out;
+  for (int i = 0; i < calls_.size(); ++i)
+    if (calls_[i].program_key == program_key) out.push_back(i);
+  return out;
+}
+
+void Session::clear() {
+  path_.clear(), script_.clear(), device_.clear(), result_.clear();
+  contexts_.clear(), calls_.clear(), uops_.clear(), kernel_by_key_.clear(), schedules_.clear();
+  emit loaded();
+}
+
+bool Session::load(const QString& path, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    if (error) *error = QStringLiteral("cannot open %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  if (!load_data(f.readAll(), error, path)) {
+    if (error) *error = path + ": " + *error;
+    return false;
+  }
+  return true;
+}
+
+bool Session::load_data(const QByteArray& data, QString* error, const QString& path) {
+  QJsonParseError pe;
+  auto doc = QJsonDocument::fromJson(data, &pe);
+  if (doc.isNull() || !doc.isObject()) {
+    if (error) *error = pe.error != QJsonParseError::NoError ? pe.errorString() : QStringLiteral("not a JSON object");
+    return false;
+  }
+  auto root = doc.object();
+  if (root["version"].toInt() != 1) {
+    if (error) *error = QStringLiteral("trace schema version %1, this viewer reads 1").arg(root["version"].toInt());
+    return false;
+  }
+  QList<Context> contexts;
+  QList<Call> calls;
+  QHash<int, Uop> uops;
+  QHash<QString, int> by_key;
+  QList<int> schedules;
+
+  const auto uo = root["uops"].toObject();
+  for (auto it = uo.begin(); it != uo.end(); ++it) {
+    auto o = it.value().toObject();
+    Uop u{o["op"].toString(), o["dtype"].toString(), any_text(o["arg"]), o["device"].toString(), ints(o["src"]),
+          ints(o["shape"])};
+    uops.insert(it.key().toInt(), u);
+  }
+  for (const auto& cv : root["contexts"].toArray()) {
+    auto o = cv.toObject();
+    Context c;
+    c.id = o["id"].toInt();
+    c.kind = o["kind"].toString();
+    c.name = o["name"].toString();
+    c.plain_name = strip_ansi(c.name);
+    for (const auto& pv : o["passes"].toArray()) {
+      auto po = pv.toObject();
+      Pass p{po["name"].toString(), po["depth"].toInt(), po["before"].toInt(-1), po["after"].toInt(-1),
+             po["match_count"].toInt(), {}};
+      for (const auto& mv : po["matches"].toArray()) {
+        auto mo = mv.toObject();
+        p.matches.push_back({mo["rule"].toString(), any_text(mo["loc"]), mo["before"].toInt(-1), mo["after"].toInt(-1)});
+      }
+      c.passes.push_back(p);
+    }
+    c.tensor_graph = ints(o["tensor_graph"]);
+    for (const auto& lv : o["linear"].toArray()) {
+      auto lo = lv.toObject();
+      c.linear.push_back({lo["kind"].toString(), ints(lo["bufs"]), lo["ast"].toInt(-1), lo["computes"].toInt(-1)});
+    }
+    if (o.contains("program")) {
+      auto po = o["program"].toObject();
+      c.has_program = true;
+      Program& p = c.program;
+      p.name = po["name"].toString();
+      p.colored_name = po["colored_name"].toString();
+      p.src = po["src"].toString();
+      p.lang = po["lang"].toString();
+      p.program_key = po["program_key"].toString();
+      for (const auto& a : po["applied_opts"].toArray()) p.applied_opts.push_back(a.toString());
+      p.global_size = ints(po["global_size"]);
+      p.estimates = estimates(po["estimates"]);
+      p.ast = po["ast"].toInt(-1);
+    }
+    if (c.is_schedule()) schedules.push_back(contexts.size());
+    else c.schedule = schedules.isEmpty() ? -1 : schedules.back();
+    if (c.has_program && !c.program.program_key.isEmpty() && !by_key.contains(c.program.program_key))
+      by_key.insert(c.program.program_key, contexts.size());
+    contexts.push_back(c);
+  }
+  for (const auto& cv : root["calls"].toArray()) {
+    auto o = cv.toObject();
+    Call c;
+    c.kind = o["kind"].toString();
+    c.name = o["name"].toString();
+    c.colored_name = o["colored_name"].toString();
+    c.device = o["device"].toString();
+    c.program_key = o["program_key"].toString();
+    c.counter = o["counter"].toInt();
+    c.num_args = o["num_args"].toInt();
+    c.schedule_index = o["schedule_index"].toInt();
+    for (const auto& a : o["arg_sizes"].toArray()) {
+      auto arr = a.toArray();
+      c.arg_sizes.push_back({arr.at(0).toInteger(), arr.at(1).toString()});
+    }
+    c.global_size = ints(o["global_size"]);
+    c.seconds = o["seconds"].toDouble();
+    c.estimates = estimates(o["estimates"]);
+    calls.push_back(c);
+  }
+  script_ = root["script"].toString();
+  device_ = root["device"].toString();
+  result_ = any_text(root["result"]);
+  contexts_ = std::move(contexts);
+  calls_ = std::move(calls);
+  uops_ = std::move(uops);
+  kernel_by_key_ = std::move(by_key);
+  schedules_ = std::move(schedules);
+  path_ = path;
+  emit loaded();
+  return true;
+}
+
+}  // namespace tsv

@@ -1,0 +1,98 @@
+#pragma once
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+namespace tsv {
+
+// A trace file's data (schema: engine/trace/trace.h, read here with QJsonDocument only).
+struct Uop {
+  QString op, dtype, arg, device;
+  QList<int> src, shape;
+};
+struct Match {
+  QString rule, loc;
+  int before = -1, after = -1;
+};
+struct Pass {
+  QString name;
+  int depth = 0, before = -1, after = -1, match_count = 0;
+  QList<Match> matches;
+};
+struct Estimates {
+  double ops = 0, lds = 0, mem = 0;
+};
+struct LinearItem {
+  QString kind;
+  QList<int> bufs;
+  int ast = -1, computes = -1;
+};
+struct Program {
+  QString name, colored_name, src, lang, program_key;
+  QStringList applied_opts;
+  QList<int> global_size;
+  Estimates estimates;
+  int ast = -1;
+};
+struct Context {
+  int id = 0;
+  QString kind;  // "schedule" | "kernel"
+  QString name, plain_name;
+  QList<Pass> passes;
+  QList<int> tensor_graph;  // root uop ids (schedule contexts)
+  QList<LinearItem> linear;
+  bool has_program = false;
+  Program program;
+  int schedule = -1;  // kernel contexts: the index of the schedule context they follow
+  bool is_schedule() const { return kind == "schedule"; }
+};
+struct Call {
+  QString kind, name, colored_name, device, program_key;
+  int counter = 0, num_args = 0, schedule_index = 0;
+  QList<QPair<qint64, QString>> arg_sizes;
+  QList<int> global_size;
+  double seconds = 0;
+  Estimates estimates;
+};
+
+// One loaded trace: what a run produced. Emits loaded() after load() replaced the data.
+class Session : public QObject {
+  Q_OBJECT
+ public:
+  explicit Session(QObject* parent = nullptr) : QObject(parent) {}
+
+  // Reads a trace JSON file; on failure keeps the old data and returns false with *error set.
+  bool load(const QString& path, QString* error = nullptr);
+  bool load_data(const QByteArray& json, QString* error = nullptr, const QString& path = {});
+  void clear();
+
+  QString path() const { return path_; }
+  QString script() const { return script_; }
+  QString device() const { return device_; }
+  QString result() const { return result_; }
+  const QList<Context>& contexts() const { return contexts_; }
+  const QList<Call>& calls() const { return calls_; }
+  const QHash<int, Uop>& uops() const { return uops_; }
+  const Uop* uop(int id) const;
+
+  // the kernel context whose program has this key, or -1
+  int kernel_context(const QString& program_key) const { return kernel_by_key_.value(program_key, -1); }
+  // the n-th schedule context (calls' schedule_index), or -1
+  int schedule_context(int schedule_index) const;
+  QList<int> calls_of(const QString& program_key) const;
+
+ signals:
+  void loaded();
+
+ private:
+  QString path_, script_, device_, result_;
+  QList<Context> contexts_;
+  QList<Call> calls_;
+  QHash<int, Uop> uops_;
+  QHash<QString, int> kernel_by_key_;
+  QList<int> schedules_;
+};
+
+}  // namespace tsv
