@@ -260,11 +260,9 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
 void print_scheduled(const Schedule& sched, double seconds) {
   const int debug = realize_config().debug;
   if (!(debug >= 3 || (debug >= 1 && sched.items.size() > 1))) return;
-  size_t key = 0;
-  for (auto& it : sched.items) key = key * 31 + (it.ast ? it.ast->hash : 7);
   std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
-  std::printf("scheduled %5zu kernels in %8.2f ms | CACHE MISS %08zx | %7zu uops in cache | %s\n", sched.items.size(), seconds * 1e3,
-              key & 0xffffffffu, live_uop_count(), where.c_str());
+  std::printf("scheduled %5zu kernels in %8.2f ms | %10s %08zx | %7zu uops in cache | %s\n", sched.items.size(), seconds * 1e3,
+              sched.cache_hit ? "cache hit" : "CACHE MISS", sched.cache_key & 0xffffffffu, live_uop_count(), where.c_str());
   std::fflush(stdout);
 }
 

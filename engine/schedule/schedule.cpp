@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <unordered_set>
 
 #include "engine/schedule/rangeify.h"
@@ -359,7 +360,8 @@ UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
 
 }  // namespace
 
-Schedule create_schedule(const UOps& outputs) {
+// the schedule of one (normalized) graph: callify, kernel graph, order
+Schedule build_schedule(const UOps& outputs) {
   Callify cf;
   // the bases of requested outputs get buffers
   for (auto& o : outputs) {
@@ -489,6 +491,121 @@ Schedule create_schedule(const UOps& outputs) {
     for (int s : succ[i]) if (--indeg[s] == 0) q.push_back(s);
   }
   if (out.items.size() != built.size()) throw Error("cycle detected in assign graph");
+  return out;
+}
+
+// ---- schedule cache ------------------------------------------------------------------------------
+// Structurally equal tensor graphs on different buffers (and Variables bound to different values) schedule the same:
+// the graph is normalized (each buffer -> a placeholder numbered by first use, each bound value -> its lower bound),
+// scheduled once, and every later realize instantiates the cached schedule with its own buffers.
+namespace {
+
+struct Normalized {
+  UOpRef sink;
+  std::unordered_map<const UOp*, const UOp*> to_original;  // normalized node -> original node
+  UOps actual;  // placeholder i -> the buffer it stands for
+  std::map<std::string, int64_t> var_vals;
+  UOps keep;
+};
+
+Normalized normalize(const UOps& outputs) {
+  Normalized n;
+  UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  std::unordered_map<const UOp*, UOpRef> memo;
+  for (auto& u : sink->toposort()) {
+    UOpRef out;
+    if (u->op == Ops::BUFFER && !u->is_variable()) {
+      ParamArg pa = u->as<ParamArg>();
+      pa.slot = -2 - static_cast<int64_t>(n.actual.size());
+      n.actual.push_back(u);
+      out = UOp::make(Ops::BUFFER, u->dtype, {}, pa);
+    } else if (u->op == Ops::AFTER && u->src[0]->is_variable()) {
+      const ParamArg& va = u->src[0]->as<ParamArg>();
+      int64_t v = u->src[1]->src[1]->const_int();
+      auto [it, fresh] = n.var_vals.emplace(va.name, v);
+      if (!fresh && it->second != v)
+        throw Error("Variable " + va.name + " is bound to two values (" + std::to_string(it->second) + " and " + std::to_string(v) + ") in one realize");
+      out = bind_variable(u->src[0], va.vmin);
+    } else {
+      UOps ns;
+      for (auto& s : u->src) ns.push_back(memo.at(s.get()));
+      out = u->replace_src(std::move(ns));
+    }
+    memo[u.get()] = out;
+    n.to_original.emplace(out.get(), u.get());
+    n.keep.push_back(u);
+  }
+  n.sink = memo.at(sink.get());
+  return n;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<const UOp*, std::pair<UOpRef, std::shared_ptr<const Schedule>>> entries;
+};
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+// the cached schedule with this realize's buffers: placeholders -> actual buffers, created buffers -> fresh ones
+Schedule instantiate(const Schedule& cached, const Normalized& n) {
+  std::unordered_map<const UOp*, UOpRef> map;
+  auto buffer = [&](const UOpRef& b) -> UOpRef {
+    if (b->op != Ops::BUFFER || b->is_variable()) return b;
+    if (auto it = map.find(b.get()); it != map.end()) return it->second;
+    const ParamArg& pa = b->as<ParamArg>();
+    UOpRef r = pa.slot <= -2 ? n.actual.at(static_cast<size_t>(-2 - pa.slot)) : new_buffer(pa.device, pa.size, b->dtype);
+    map.emplace(b.get(), r);
+    return r;
+  };
+  auto rebind = [&](const UOpRef& x) {
+    for (auto& u : x->toposort()) buffer(u);
+    return substitute(x, map);
+  };
+  auto original = [&](const UOpRef& x) -> UOpRef {
+    auto it = n.to_original.find(x.get());
+    return it == n.to_original.end() ? x : it->second->ref();
+  };
+  Schedule out;
+  for (auto& it : cached.items) {
+    ScheduleItem ni = it;
+    for (auto& b : ni.bufs) b = buffer(b);
+    if (ni.computes) ni.computes = original(ni.computes);
+    out.items.push_back(std::move(ni));
+  }
+  for (auto& [k, v] : cached.becomes) {
+    UOpRef orig = original(k->ref());
+    out.becomes[orig.get()] = rebind(v);
+    out.keep_alive.push_back(orig);
+  }
+  for (auto& b : cached.intermediates) out.intermediates.push_back(buffer(b));
+  out.var_vals = n.var_vals;
+  for (auto& k : n.keep) out.keep_alive.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+Schedule create_schedule(const UOps& outputs) {
+  Normalized n = normalize(outputs);
+  std::shared_ptr<const Schedule> cached;
+  bool hit = false;
+  {
+    std::lock_guard lk(cache().mu);
+    auto it = cache().entries.find(n.sink.get());
+    if (it != cache().entries.end()) { cached = it->second.second; hit = true; }
+  }
+  if (!cached) {
+    auto fresh = std::make_shared<Schedule>(build_schedule(n.sink->src));
+    std::lock_guard lk(cache().mu);
+    if (cache().entries.size() >= 512) cache().entries.clear();  // bounded: graphs stay alive while cached
+    cache().entries[n.sink.get()] = std::make_pair(n.sink, std::shared_ptr<const Schedule>(fresh));
+    cached = fresh;
+  }
+  Schedule out = instantiate(*cached, n);
+  out.cache_hit = hit;
+  out.cache_key = n.sink->hash;
   return out;
 }
 

@@ -24,6 +24,8 @@ struct Schedule {
   UOps keep_alive;  // keys of `becomes`
   std::map<std::string, int64_t> var_vals;  // bound Variables used by the calls
   UOps intermediates;  // buffers that live only inside this schedule (no tensor holds them): memory-planned
+  bool cache_hit = false;  // an equal graph (other buffers, other Variable values) was scheduled before
+  size_t cache_key = 0;
 };
 
 // Callify + kernel graph + create_schedule for realizing `outputs` (tensor-level UOps).
