@@ -134,6 +134,16 @@ class TestViewer : public QObject {
     QCOMPARE(changed.count(), 3);
     sel.select_context(3);  // no change, no signal
     QCOMPARE(changed.count(), 3);
+    sel.select_pass(3, 1);  // a pass keeps its context's links
+    QCOMPARE(sel.current().pass, 1);
+    QCOMPARE(sel.current().call, 2);
+    QCOMPARE(changed.count(), 4);
+    sel.select_pass(2, 0);  // another context's pass: one signal, fresh links
+    QCOMPARE(changed.count(), 5);
+    QCOMPARE(sel.current().context, 2);
+    QCOMPARE(sel.current().call, -1);
+    sel.select_call(2);
+    QCOMPARE(sel.current().pass, -1);
   }
 
   void panes_follow_the_selection() {
@@ -188,6 +198,13 @@ class TestViewer : public QObject {
     QVERIFY(pane.busy() || pane_done.count() > 0);
     QVERIFY(pane_done.count() > 0 || pane_done.wait(20000));
     QVERIFY(pane.scene()->items().size() > g.nodes.size());
+    // a codegen pass shows the AST it produced
+    const auto& passes = s.contexts()[3].passes;
+    int last = passes.size() - 1;
+    pane_done.clear();
+    sel.select_pass(3, last);
+    QVERIFY(pane_done.count() > 0 || pane_done.wait(20000));
+    QVERIFY(pane.scene()->items().size() > 2);
   }
 
   void run_controller_runs_a_script() {
@@ -252,6 +269,21 @@ class TestViewer : public QObject {
     QVERIFY(w.open_trace(fixture()));
     QCOMPARE(w.session()->calls().size(), 3);
     QCOMPARE(w.selection()->current().call, 2);  // the first kernel call is selected
+    // TS_VIEWER_SHOT_DIR=DIR: also save the window with a rewrite pass selected, to look at
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      w.resize(1600, 1000);
+      w.show();
+      w.default_layout();
+      QTest::qWait(100);
+      const auto& passes = w.session()->contexts()[3].passes;
+      int busiest = 0;
+      for (int i = 0; i < passes.size(); ++i)
+        if (passes[i].match_count > passes[busiest].match_count) busiest = i;
+      w.selection()->select_pass(3, busiest);
+      QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+      QTest::qWait(200);
+      QVERIFY(w.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/viewer_pass.png"));
+    }
     QVERIFY(!w.open_trace(source_dir() + "/no/such.json"));
   }
 };

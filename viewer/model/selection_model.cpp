@@ -34,6 +34,13 @@ void SelectionModel::select_context(int context) {
   const auto& ctxs = session_->contexts();
   if (context < 0 || context >= ctxs.size()) return set({});
   Selection s;
+  select_context_quiet(context, &s);
+  set(s);
+}
+
+void SelectionModel::select_context_quiet(int context, Selection* out) const {
+  const auto& ctxs = session_->contexts();
+  Selection s;
   s.context = context;
   const auto& c = ctxs[context];
   if (c.has_program) {
@@ -41,6 +48,15 @@ void SelectionModel::select_context(int context) {
     auto calls = session_->calls_of(s.program_key);
     if (!calls.isEmpty()) s.call = calls.front();
   }
+  *out = s;
+}
+
+void SelectionModel::select_pass(int context, int pass) {
+  const auto& ctxs = session_->contexts();
+  if (context < 0 || context >= ctxs.size()) return set({});
+  Selection s = sel_;
+  if (s.context != context) select_context_quiet(context, &s);  // one change, one signal
+  s.pass = pass >= 0 && pass < ctxs[context].passes.size() ? pass : -1;
   set(s);
 }
 

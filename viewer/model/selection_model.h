@@ -13,6 +13,7 @@ struct Selection {
   QString program_key;   // the selected kernel
   int node = -1;         // a uop id in a graph
   int source_line = -1;  // 1-based line in the selected kernel's source
+  int pass = -1;         // a rewrite pass of the selected context: graphs show its result
   bool operator==(const Selection&) const = default;
 };
 
@@ -25,6 +26,8 @@ class SelectionModel : public QObject {
 
   void select_call(int call);
   void select_context(int context);
+  // a context's rewrite pass (-1: the context itself)
+  void select_pass(int context, int pass);
   void select_node(int node);
   void select_source_line(int line);
   void clear();
@@ -34,6 +37,7 @@ class SelectionModel : public QObject {
 
  private:
   void set(const Selection& s);
+  void select_context_quiet(int context, Selection* out) const;
   Session* session_;
   Selection sel_;
 };

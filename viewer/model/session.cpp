@@ -148,6 +148,7 @@ bool Session::load_data(const QByteArray& data, QString* error, const QString& p
     }
     c.global_size = ints(o["global_size"]);
     c.seconds = o["seconds"].toDouble();
+    c.first_run = o["first_run"].toBool();
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);
   }

@@ -54,6 +54,7 @@ struct Call {
   QList<QPair<qint64, QString>> arg_sizes;
   QList<int> global_size;
   double seconds = 0;
+  bool first_run = false;  // the first run of a program (its time may include one-off costs)
   Estimates estimates;
 };
 

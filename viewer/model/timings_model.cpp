@@ -43,6 +43,8 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   }
+  if (role == Qt::ToolTipRole && session_->calls()[r].first_run)
+    return tr("first run of this program: its time may include one-off costs");
   if (role == Qt::TextAlignmentRole && index.column() != kName) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {

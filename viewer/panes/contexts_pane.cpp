@@ -23,14 +23,17 @@ ContextsPane::ContextsPane(SelectionModel* selection, QWidget* parent) : QTreeVi
   connect(selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (syncing_ || !cur.isValid()) return;
     syncing_ = true;
-    selection_->select_context(cur.data(ContextsModel::kContextRole).toInt());
+    selection_->select_pass(cur.data(ContextsModel::kContextRole).toInt(), cur.data(ContextsModel::kPassRole).toInt());
     syncing_ = false;
   });
   connect(selection_, &SelectionModel::changed, this, [this](const Selection& s) {
     if (syncing_) return;
     QModelIndex cur = currentIndex();
-    if (cur.isValid() && cur.data(ContextsModel::kContextRole).toInt() == s.context) return;
+    if (cur.isValid() && cur.data(ContextsModel::kContextRole).toInt() == s.context &&
+        cur.data(ContextsModel::kPassRole).toInt() == s.pass)
+      return;
     QModelIndex idx = model_ptr_->index_of_context(s.context);
+    if (idx.isValid() && s.pass >= 0) idx = model_ptr_->index(s.pass, 0, idx);
     syncing_ = true;
     if (idx.isValid()) {
       setCurrentIndex(idx);

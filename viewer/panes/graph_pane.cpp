@@ -129,10 +129,19 @@ void GraphPane::on_selection(const Selection& sel) {
     title_->clear();
     scene_->clear();
     node_count_ = 0;
-    return show_notice(s.contexts().isEmpty() ? tr("No trace loaded") : tr("Nothing selected"));
+    return show_notice(!s.path().isEmpty() && s.contexts().isEmpty() ? tr("The run recorded no schedules")
+                       : s.contexts().isEmpty()                     ? tr("No trace loaded")
+                                                                    : tr("Nothing selected"));
   }
   const Context* c = &s.contexts()[sel.context];
-  if (kind_ == Kind::TensorGraph) {
+  const Pass* pass = sel.pass >= 0 && sel.pass < c->passes.size() ? &c->passes[sel.pass] : nullptr;
+  marked_.clear();
+  if (pass)
+    for (const auto& m : pass->matches) marked_.insert(m.after);
+  if (pass && (kind_ == Kind::TensorGraph) == c->is_schedule()) {
+    // a pass of this pane's kind of context: show what the pass produced, the rewritten nodes outlined
+    show_roots({pass->after}, tr("%1 after \"%2\" (%n rewrite(s))", "", pass->match_count).arg(c->plain_name, pass->name));
+  } else if (kind_ == Kind::TensorGraph) {
     if (!c->is_schedule() && c->schedule >= 0) c = &s.contexts()[c->schedule];
     if (c->tensor_graph.isEmpty()) return show_notice(tr("%1 has no tensor graph").arg(c->plain_name));
     show_roots(c->tensor_graph, tr("Tensor graph: %1").arg(c->plain_name));
@@ -161,6 +170,9 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
     node_count_ = g.nodes.size();
     return show_notice(tr("This graph has more than %1 nodes; it is not laid out (collapsing comes later).").arg(kMaxNodes));
   }
+  // the outlined nodes are part of the picture, so part of the key
+  for (auto& n : g.nodes)
+    if (marked_.contains(n.id)) n.label += QStringLiteral(" ");
   QByteArray key = g.hash();
   if (key == shown_ || key == waiting_) {
     if (key == shown_) stack_->setCurrentWidget(view_);
@@ -185,12 +197,13 @@ void GraphPane::draw(const GraphLayout& l) {
   for (const auto& n : input_.nodes) {
     QRectF r = l.nodes.value(n.id);
     if (r.isNull()) continue;
-    auto* box = scene_->addRect(r, QPen(Qt::black, 0.8), n.fill);
+    const bool marked = marked_.contains(n.id);
+    auto* box = scene_->addRect(r, marked ? QPen(QColor(0xe0, 0x60, 0x00), 3) : QPen(Qt::black, 0.8), n.fill);
     box->setZValue(1);
     box->setData(0, n.id);
     box->setFlag(QGraphicsItem::ItemIsSelectable);
     box->setToolTip(QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
-    auto* text = new QGraphicsSimpleTextItem(n.label, box);
+    auto* text = new QGraphicsSimpleTextItem(n.label.trimmed(), box);
     text->setFont(font);
     text->setBrush(Qt::black);
     QRectF tb = text->boundingRect();

@@ -1,4 +1,5 @@
 #pragma once
+#include <QSet>
 #include <QWidget>
 
 #include "viewer/graph/graph_layout.h"
@@ -48,6 +49,7 @@ class GraphPane : public QWidget {
   GraphInput input_;
   int node_count_ = 0;
   int highlighted_ = -1;
+  QSet<int> marked_;  // nodes a selected pass's rules produced
 };
 
 }  // namespace tsv

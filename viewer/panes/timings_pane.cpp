@@ -21,7 +21,7 @@ class Bars : public QWidget {
   }
   int row_h() const { return fontMetrics().height() + 8; }
   void relayout() {
-    setMinimumHeight(row_h() * (model_->rowCount() + 1) + 4);
+    setMinimumHeight(row_h() * (model_->rowCount() + 2) + 4);
     update();
   }
 
@@ -48,6 +48,9 @@ class Bars : public QWidget {
     p.setFont(mono);
     p.drawText(QRect(bar_x + bar_w + 8, 0, stats_w, h), Qt::AlignVCenter, QStringLiteral("%1 %2 %3").arg(tr("time"), 12).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10));
     p.setFont(normal);
+    p.setPen(mid);
+    p.drawText(QRect(bar_x + bar_w + 8, height() - h, stats_w, h), Qt::AlignVCenter,
+               tr("* first run of its program"));
     if (calls.isEmpty()) {
       p.drawText(rect().adjusted(0, h, 0, 0), Qt::AlignCenter, tr("No calls: run a script or open a trace"));
       return;
@@ -69,10 +72,11 @@ class Bars : public QWidget {
       p.setBrush(fill);
       p.drawRoundedRect(bar, 2, 2);
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : text);
-      QString stats = QStringLiteral("%1 µs %2 %3")
+      QString stats = QStringLiteral("%1 µs%4%2 %3")
                           .arg(c.seconds * 1e6, 9, 'f', 2)
                           .arg(model_->gflops(r), 10, 'f', 3)
-                          .arg(model_->gbs(r), 10, 'f', 3);
+                          .arg(model_->gbs(r), 10, 'f', 3)
+                          .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "));
       p.setFont(mono);
       p.drawText(QRect(bar_x + bar_w + 8, y, stats_w, h), Qt::AlignVCenter | Qt::AlignLeft, stats);
       p.setFont(normal);
