@@ -147,6 +147,17 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
 
   // ---- wiring
   connect(script_combo_, &QComboBox::activated, this, [this](int i) { open_script(script_combo_->itemData(i).toString()); });
+  connect(selection_, &tsv::SelectionModel::changed, this, [this](const tsv::Selection& sel) {
+    const tsv::Uop* u = sel.node >= 0 ? session_->uop(sel.node) : nullptr;
+    if (!u) return;
+    QStringList shape;
+    for (int d : u->shape) shape << QString::number(d);
+    status_->setText(tr("uop %1: %2 %3 shape (%4) arg %5 on %6, %7 source(s)")
+                         .arg(sel.node)
+                         .arg(u->op, QString(u->dtype).remove("dtypes."), shape.join(", "), u->arg,
+                              u->device.isEmpty() ? QStringLiteral("-") : u->device)
+                         .arg(u->src.size()));
+  });
   connect(controller_, &RunController::output, this, &MainWindow::append_console);
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
   connect(tsv::LayoutEngine::instance(), &tsv::LayoutEngine::idle, this, &MainWindow::check_settled);
@@ -251,6 +262,8 @@ bool MainWindow::open_trace(const QString& path) {
                        .arg(session_->contexts().size())
                        .arg(session_->calls().size())
                        .arg(session_->device()));
+  // the script the trace came from, when it is still there
+  if (QFileInfo(session_->script()).isFile()) open_script(session_->script());
   select_first_kernel();
   return true;
 }

@@ -2,8 +2,11 @@
 // --trace passes) and the window's run controller running the real executable.
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDockWidget>
+#include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QPlainTextEdit>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -37,7 +40,12 @@ QString fixture() { return source_dir() + "/tests/viewer/data/seed_add.trace.jso
 class TestViewer : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_viewer"));
+    QSettings().clear();  // a previous run's window state must not leak into this one
+  }
 
   void ansi_is_stripped_and_colored() {
     QString s = QStringLiteral("E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m");
@@ -198,6 +206,14 @@ class TestViewer : public QObject {
     QVERIFY(pane.busy() || pane_done.count() > 0);
     QVERIFY(pane_done.count() > 0 || pane_done.wait(20000));
     QVERIFY(pane.scene()->items().size() > g.nodes.size());
+    // clicking (selecting) a node selects its uop
+    QGraphicsItem* node = nullptr;
+    for (auto* it : pane.scene()->items())
+      if (it->data(0).isValid()) node = it;
+    QVERIFY(node);
+    node->setSelected(true);
+    QCOMPARE(sel.current().node, node->data(0).toInt());
+    QCOMPARE(sel.current().context, 3);
     // a codegen pass shows the AST it produced
     const auto& passes = s.contexts()[3].passes;
     int last = passes.size() - 1;
@@ -240,6 +256,44 @@ class TestViewer : public QObject {
     QVERIFY(!rc.running());
     QVERIFY(finished.front().at(1).toBool());  // stopped
     QVERIFY(finished.front().at(2).toString().isEmpty());
+  }
+
+  void a_crashing_script_leaves_the_window_alive() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText("import os\nos.abort()\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(!done.front().at(0).toBool());
+    QVERIFY2(w.console()->toPlainText().contains("crashed"), qPrintable(w.console()->toPlainText()));
+    // and the next run works
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    done.clear();
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QVERIFY(w.session()->calls().size() >= 3);
+  }
+
+  void dock_layout_and_theme_persist() {
+    {
+      tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
+      auto* dock = w.findChild<QDockWidget*>("timings");
+      QVERIFY(dock);
+      w.show();
+      dock->hide();
+      w.set_dark(true);
+      w.close();
+    }
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
+    w.show();
+    QVERIFY(w.findChild<QDockWidget*>("timings")->isHidden());
+    QVERIFY(qApp->palette().color(QPalette::Window).lightness() < 100);
+    w.findChild<QDockWidget*>("timings")->show();
+    w.set_dark(false);
+    w.close();
+    QVERIFY(qApp->palette().color(QPalette::Window).lightness() > 150);
   }
 
   void error_line_is_parsed() {

@@ -1,6 +1,9 @@
 #include "viewer/model/contexts_model.h"
 
 #include <QColor>
+#include <QMap>
+#include <QStringList>
+#include <algorithm>
 
 #include "viewer/model/session.h"
 
@@ -87,6 +90,17 @@ QVariant ContextsModel::data(const QModelIndex& index, int role) const {
     return p.match_count;
   }
   if (role == Qt::ForegroundRole && p.match_count == 0) return QColor(Qt::gray);
+  if (role == Qt::ToolTipRole && !p.matches.isEmpty()) {
+    // which rules fired, most frequent first
+    QMap<QString, int> counts;
+    for (const auto& m : p.matches) ++counts[m.rule.isEmpty() ? QStringLiteral("(unnamed)") : m.rule];
+    QList<QPair<int, QString>> sorted;
+    for (auto it = counts.begin(); it != counts.end(); ++it) sorted.push_back({-it.value(), it.key()});
+    std::sort(sorted.begin(), sorted.end());
+    QStringList lines;
+    for (const auto& [n, rule] : sorted.mid(0, 20)) lines << QStringLiteral("%1×  %2").arg(-n).arg(rule);
+    return lines.join('\n');
+  }
   if (role == Qt::TextAlignmentRole && index.column() == 1) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
