@@ -73,6 +73,10 @@ void bind_tensor_reduce(TensorClass& t) {
     return s.conv2d(w, bias, groups, int_or_ints(stride), int_or_ints(dilation), int_or_ints(padding));
   }, py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1,
      py::arg("dilation") = 1, py::arg("padding") = 0);
+  // the reference's _pool: sliding windows over the last len(k) dims -> (..., *out, *k)
+  t.def("_pool", [](const Tensor& s, py::object k, py::object stride, py::object dilation) {
+    return s.pool(int_or_ints(k), int_or_ints(stride), int_or_ints(dilation));
+  }, py::arg("k_"), py::arg("stride") = 1, py::arg("dilation") = 1);
   // pooling: kernel_size / stride / dilation / padding as an int or a sequence (stride defaults to the kernel)
   auto pool_args = [](const py::object& k, const py::object& stride) {
     std::vector<int64_t> kk = int_or_ints(k);

@@ -272,17 +272,583 @@ def isinf(self, detect_positive=True, detect_negative=True):
   return (self == math.inf) * detect_positive + (self == -math.inf) * detect_negative
 @_install
 def lerp(self, end, weight): return self + (end - self) * weight
+# ---- more of tinygrad's Tensor API (mixin/elementwise.py, movement.py, op.py, rand.py), composed as tinygrad does ----
+def polyN(x, p): return functools.reduce(lambda acc, c: acc * x + c, p, 0.0)
+def merge_dicts(ds):
+  kvs = set([(k, v) for d in ds for k, v in d.items()])
+  if len(kvs) != len(set(kv[0] for kv in kvs)): raise RuntimeError(f"{kvs} contains different values for the same key")
+  return {k: v for d in ds for k, v in d.items()}
+def _argsort_list(x): return type(x)(sorted(range(len(x)), key=x.__getitem__))
+def flat_to_grouped(padding): return tuple(zip(padding[-2::-2], padding[::-2]))
+def resolve_pool_pads(padding, dims):
+  if not isinstance(padding, int) and not (len(padding) == 2 * dims or len(padding) == dims):
+    raise ValueError(f"Padding must be an int or a sequence of length {dims} or {2*dims}, but got {padding=} with {dims=}.")
+  return [padding] * 2 * dims if isinstance(padding, int) else (padding if len(padding) == 2 * dims else [p for p in padding for _ in range(2)][::-1])
+def identity_element(op, dt):
+  return dtypes.as_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(dt)}[op], dt)
+TRAINING = ContextVar("TRAINING", 0)
+
+@_install
+def is_floating_point(self): return dtypes.is_float(self.dtype)
+@_install
+def const_like(self, b, dtype=None):
+  c = Tensor.scalar(b, dtype or self.dtype)
+  return c._broadcast_to(*self.shape) if self.shape else c
+@_install
+def ufix(self, x): return x if isinstance(x, Tensor) else Tensor.scalar(x)
+@_install
+def usum(self, *uops): return functools.reduce(operator.or_ if self.dtype is dtypes.bool else operator.add, argfix(*uops), self)
+@_install
+def uprod(self, *uops): return functools.reduce(operator.and_ if self.dtype is dtypes.bool else operator.mul, argfix(*uops), self)
+@_install
+def _inverse(self): return -self if self.is_floating_point() else ~self
+@_install
+def _resolve_dim(self, dim, *, extra=False):
+  total = self.ndim + int(extra)
+  if not -max(1, total) <= dim <= max(1, total) - 1: raise IndexError(f"{dim=} out of range {[-max(1, total), max(1, total) - 1]}")
+  return dim + total if dim < 0 else dim
+@_install
+def _pad_constant(self, pX, value):
+  pX = tuple((0, 0) if p is None else p for p in pX)
+  if any(p < 0 for p in flatten(pX)):
+    X = self.shrink(tuple((-min(pB, 0), min(pA + s, s)) for (pB, pA), s in zip(pX, self.shape)))
+    pX = tuple((max(pB, 0), max(pA, 0)) for pB, pA in pX)
+  else: X = self
+  return X.pad(pX, value=value)
+
+# elementwise
+@_install
+def fmod(self, x):
+  a, b = self, self.ufix(x)
+  return a - a.div(b, rounding_mode="trunc") * b
+@_install
+def copysign(self, other):
+  b = self.ufix(other)
+  return ((b < 0) | (b.reciprocal() < 0)).where(-(mag := self.abs()), mag)
+@_install
+def logaddexp(self, other):
+  a, b = self, self.ufix(other)
+  m = a.maximum(b)
+  return ((a - m).exp() + (b - m).exp()).log() + m
+@_install
+def masked_fill(self, mask, value): return mask.where(value, self)
+@_install
+def isfinite(self): return (self.isinf() | self.isnan()).logical_not()
+@_install
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+  other = self.ufix(other)
+  is_finite_close = self.isfinite() & other.isfinite() & ((self - other).abs() <= atol + rtol * other.abs())
+  is_infinite_close = (self.isinf() | other.isinf()) & self.eq(other)
+  is_nan_close = (self.isnan() & other.isnan()) & equal_nan
+  return is_finite_close | is_infinite_close | is_nan_close
+@_install
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+  return self.isclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan).all()
+@_install
+def atanh(self): return ((1 + self) / (1 - self)).log() / 2
+@_install
+def asinh(self): return (self + (self.square() + 1).sqrt()).log()
+@_install
+def acosh(self): return (self + (self.square() - 1).sqrt()).log()
+@_install
+def asin(self):
+  coefficients = [-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050]
+  x = math.pi / 2 - (1.0 - self.abs()).sqrt() * polyN(self.abs(), coefficients)
+  return self.sign() * x
+@_install
+def acos(self): return math.pi / 2 - self.asin()
+@_install
+def atan(self): return (self / (1 + self * self).sqrt()).asin()
+@_install
+def selu(self, alpha=1.67326, gamma=1.0507): return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+@_install
+def logsigmoid(self): return -(-self).softplus()
+@_install
+def sinh(self): return (self.exp() - self.neg().exp()) / 2
+@_install
+def cosh(self): return (self.exp() + self.neg().exp()) / 2
+@_install
+def erf(self):
+  t = 1.0 / (1.0 + 0.3275911 * self.abs())
+  return self.sign() * (1.0 - t * polyN(t, [1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592]) * (-self.square()).exp())
+@_install
+def softsign(self): return self / (1 + self.abs())
+@_install
+def softmin(self, axis=-1, dtype=None): return (-self).softmax(axis, dtype)
+
+# creation
+@staticmethod
+def _linspace(start, stop, steps, dtype=None):
+  if steps < 0: raise ValueError("number of steps must be non-negative")
+  if (dtype := to_dtype(dtype or dtypes.default_float)) == dtypes.bool: raise ValueError("linspace with bool dtype is not supported")
+  if steps == 1: return Tensor.scalar(start, dtype).reshape(1)
+  return (start + Tensor.arange(steps, dtype=dtypes.default_float) * ((stop - start) / (steps - 1))).cast(dtype)
+Tensor.linspace = _linspace
+@staticmethod
+def _tri(r, c, diagonal=0): return Tensor.arange(r).unsqueeze(-1) + diagonal <= Tensor.arange(c)
+Tensor._tri = _tri
+@_install
+def triu(self, diagonal=0): return self._tri(self.shape[-2], self.shape[-1], diagonal).where(self, self.const_like(0))
+@_install
+def tril(self, diagonal=0): return self._tri(self.shape[-2], self.shape[-1], diagonal + 1).where(self.const_like(0), self)
+def _const_full(shape, value, dtype):  # full(..., buffer=False): a broadcast CONST, deviceless
+  return Tensor.scalar(value, dtype).reshape((1,) * len(shape)).expand(shape)
+
+# movement
+@_install
+def repeat_interleave(self, repeats, dim=None):
+  x, dim = (self.flatten(), 0) if dim is None else (self, self._resolve_dim(dim))
+  shp = x.shape
+  x = x.reshape(*shp[:dim + 1], 1, *shp[dim + 1:])
+  x = x.expand(*shp[:dim + 1], repeats, *shp[dim + 1:])
+  return x.reshape(*shp[:dim], shp[dim] * repeats, *shp[dim + 1:])
+@_install
+def roll(self, shifts, dims=None):
+  if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+  dims, shifts = tuple(self._resolve_dim(d) for d in make_tuple(dims, 1)), make_tuple(shifts, 1)
+  if len(dims) != len(shifts): raise RuntimeError(f"{len(dims)=} != {len(shifts)=}")
+  if 0 in self.shape: return self
+  shrink_arg = [None] * self.ndim
+  for d, s in zip(dims, shifts): shrink_arg[d] = (delta := self.shape[d] - s % self.shape[d], delta + self.shape[d])
+  return self.repeat(*tuple(2 if i in dims else 1 for i in range(self.ndim))).shrink(tuple(shrink_arg))
+@_install
+def diag(self):
+  if self.ndim != 1: raise ValueError(f"expect input to be 1-D, getting {self.ndim}-D")
+  return self.unsqueeze(-1).pad_to((None, 1 + (n := self.shape[0]))).flatten().shrink_to((n * n,)).reshape(n, n)
+@_install
+def diagonal(self, offset=0, dim1=0, dim2=1):
+  if (dim1 := self._resolve_dim(dim1)) == (dim2 := self._resolve_dim(dim2)): raise RuntimeError("dim1 and dim2 cannot be the same dimension")
+  x = self.permute(*[i for i in range(self.ndim) if i != dim1 and i != dim2], dim1, dim2)
+  if offset >= 0: x = x.shrink(tuple(None for _ in x.shape[:-1]) + ((offset, x.shape[-1]),))
+  else: x = x.shrink(tuple(None for _ in x.shape[:-2]) + ((-offset, x.shape[-2]), None))
+  if (d := min(int(x.shape[-2]), int(x.shape[-1]))) <= 0: return x.reshape(*x.shape[:-2], 0)
+  nones, x = tuple(None for _ in x.shape[:-2]), x.shrink_to(tuple(None for _ in x.shape[:-2]) + (d, d))
+  return x.flatten(-2).pad_to(nones + (d * (d + 1),)).unflatten(-1, (d, d + 1)).shrink_to(nones + (None, 1)).squeeze(-1)
+@_install
+def meshgrid(self, *args, indexing="ij"):
+  if indexing not in ("ij", "xy"): raise RuntimeError(f'indexing must be in ("ij", "xy"), got {indexing}')
+  if len(tensors := (self, *args)) == 1: return tensors
+  basis = tuple(range(len(tensors))) if indexing == "ij" else (1, 0) + tuple(range(2, len(tensors)))
+  tensors = tuple(t.reshape((-1,) + (1,) * (len(args) - i)) for i, t in zip(basis, tensors))
+  output_shape = _broadcast_shape(*(t.shape for t in tensors))
+  return tuple(t._broadcast_to(*output_shape) for t in tensors)
+@_install
+def unfold(self, dim, size, step):
+  if size < 0: raise RuntimeError(f'size must be >= 0 but got {size=}')
+  if step <= 0: raise RuntimeError(f'step must be > 0 but got {step=}')
+  if size > self.shape[dim]: raise RuntimeError(f'maximum size for tensor at dimension {dim} is {self.shape[dim]} but size is {size}')
+  dim = self._resolve_dim(dim)
+  perm_to_last = tuple(i for i in range(self.ndim) if i != dim) + (dim,)
+  return self.permute(perm_to_last)._pool((size,), step).permute(_argsort_list(perm_to_last) + (self.ndim,))
+
+# reduce / processing
+@_install
+def var_mean(self, axis=None, keepdim=False, correction=1): return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+@_install
+def std_mean(self, axis=None, keepdim=False, correction=1): return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+@_install
+def _cumalu(self, axis, op):
+  assert self.shape[axis] != 0 and op in (Ops.ADD, Ops.MAX, Ops.MUL)
+  pads = (None,) * (self.ndim - 1) + ((self.shape[axis] - 1, 0),)
+  pooled = self.transpose(axis, -1)._pad_constant(pads, identity_element(op, self.dtype))._pool((self.shape[axis],))
+  return getattr(pooled, {Ops.ADD: "sum", Ops.MAX: "max", Ops.MUL: "prod"}[op])(-1).transpose(axis, -1)
+_ts_alu = {Ops.ADD: operator.add, Ops.MUL: operator.mul, Ops.MAX: lambda a, b: a.maximum(b)}
+@_install
+def _split_cumalu(self, axis, op):
+  axis = self._resolve_dim(axis)
+  if self.ndim == 0 or 0 in self.shape: return self.cast(self.sum().dtype) if op is Ops.ADD else self
+  SPLIT = 256
+  value = identity_element(op, self.dtype)
+  if not isinstance(s := self.shape[axis], int) or s <= SPLIT * 2: return self._cumalu(axis, op)
+  chunks = self.transpose(axis, -1)._pad_constant((None,) * (self.ndim - 1) + ((round_up(s, SPLIT) - s, 0),), value).unflatten(-1, (-1, SPLIT))._cumalu(-1, op)
+  base = chunks[..., -1]._cumalu(-1, op)._pad_constant((None,) * (chunks.ndim - 2) + ((1, -1),), value)
+  return _ts_alu[op](chunks, base.unsqueeze(-1)).flatten(start_dim=-2)[..., -s:].transpose(axis, -1)
+@_install
+def cumprod(self, axis): return self._split_cumalu(axis, Ops.MUL)
+@_install
+def cummax(self, axis=0):
+  if self.ndim == 0: return self._split_cumalu(axis, Ops.MAX), _const_full(self.shape, 0, dtypes.int32)
+  values, n = self._split_cumalu(axis, Ops.MAX), int(self.shape[axis])
+  x, values_t = self.transpose(axis, -1), values.transpose(axis, -1)
+  match = x.unsqueeze(-1).eq(values_t.unsqueeze(-2)) * _const_full((n, n), True, dtypes.bool).triu()
+  idx = (-(match * Tensor.arange(n, 0, -1).reshape(n, 1)).max(-2) + n).cast(dtypes.int32)
+  return values, idx.transpose(-1, axis)
+@_install
+def cummin(self, axis=0):
+  values, indices = self._inverse().cummax(axis)
+  return values._inverse(), indices
+@_install
+def logcumsumexp(self, axis=0):
+  if self.ndim == 0: return self
+  x = self.transpose(axis, -1)
+  last_dim_size = x.shape[-1]
+  x_unsqueezed = x.unsqueeze(-2)
+  x_cummax = x.cummax(-1)[0].detach()
+  mask = _const_full((last_dim_size, last_dim_size), True, dtypes.bool).tril()
+  ret = mask.where(x_unsqueezed - x_cummax.unsqueeze(-1), dtypes.min(self.dtype)).exp().sum(-1).log() + x_cummax
+  return ret.transpose(-1, axis)
+@_install
+def _one_hot_along_dim(self, num_classes, dim=-1):
+  if not dtypes.is_int(self.dtype): raise RuntimeError(f"_one_hot_along_dim expects int index tensor, getting {self.dtype}")
+  offset = self.ndim - self._resolve_dim(dim) - 1
+  return self.eq(Tensor.arange(num_classes).reshape((num_classes,) + (1,) * offset))
 @_install
 def one_hot(self, num_classes=-1):
+  if not dtypes.is_int(self.dtype): raise RuntimeError(f"expect integer dtype, getting {self.dtype=}")
   if num_classes == -1: num_classes = int(self.max().item()) + 1
-  return (self[..., None] == Tensor.arange(num_classes)).where(1, 0)
+  if num_classes < 0: raise ValueError(f"num_classes must be non-negative, got {num_classes}")
+  return self[..., None]._one_hot_along_dim(num_classes).where(1, 0)
+@_install
+def sort(self, dim=-1, descending=False):
+  x, dim = self, self._resolve_dim(dim)
+  if (orig_len := int(x.shape[dim])) <= 1: return x, x.const_like(0, dtypes.default_int)
+  n_stages = (orig_len - 1).bit_length()
+  pads = tuple((0, 2**n_stages - orig_len) if i == dim else None for i in range(x.ndim))
+  x = x._pad_constant(pads, dtypes.min(x.dtype) if descending else dtypes.max(x.dtype)).unflatten(dim, (2,) * n_stages)
+  for stage in range(1, n_stages + 1):
+    if stage != n_stages:
+      crossover_dim = dim + n_stages - stage - 1
+      blue_box, green_box = x.split(1, crossover_dim)
+      flip_dims = tuple(-i for i in range(1, stage + 1 + (self.ndim - dim)))
+      x = (blue_box.cat(green_box.flip(flip_dims), dim=crossover_dim)).contiguous()
+    for substage in range(stage - 1, -1, -1):
+      partner_dim = dim + n_stages - substage - 1
+      x_top, x_bottom = x.split(1, partner_dim)
+      x_larger, x_smaller = x_top.maximum(x_bottom), x_top.minimum(x_bottom)
+      x = (x_larger.cat(x_smaller, dim=partner_dim) if descending else x_smaller.cat(x_larger, dim=partner_dim)).contiguous()
+    if stage != n_stages:
+      blue_box, flipped_green_box = x.split(1, crossover_dim)
+      x = blue_box.cat(flipped_green_box.flip(flip_dims), dim=crossover_dim)
+  x = x.flatten(dim, dim + n_stages - 1).shrink_to(self.shape)
+  mask = _const_full((orig_len, orig_len), True, dtypes.bool).tril()
+  mask = mask.reshape((None, None) + (1,) * (self.ndim - dim - 1))
+  def compute_counts(t): return (mask & t.unsqueeze(dim).eq(t.unsqueeze(dim + 1))).sum(dim + 1)
+  count_orig, count_sorted = compute_counts(self), compute_counts(x)
+  cond = self.unsqueeze(dim + 1).eq(x.unsqueeze(dim)) & count_orig.unsqueeze(dim + 1).eq(count_sorted.unsqueeze(dim))
+  idx = Tensor.arange(orig_len).reshape(tuple(orig_len if i == dim else 1 for i in range(x.ndim)))
+  idx = (cond * idx.unsqueeze(dim + 1)).sum(dim)
+  return x, idx
+@_install
+def argsort(self, dim=-1, descending=False): return self.sort(dim, descending)[1]
+@_install
+def topk(self, k, dim=-1, largest=True, sorted_=True):
+  if not sorted_: raise NotImplementedError("topk with sorted_=False is not supported")
+  if k > self.shape[dim := self._resolve_dim(dim)]: raise ValueError(f"selected index {k=} is out of range")
+  x, idx = self.sort(dim, descending=largest)
+  topk_shape = tuple(k if i == dim else None for i in range(self.ndim))
+  return x.shrink_to(topk_shape), idx.shrink_to(topk_shape)
+@_install
+def interpolate(self, size, mode="linear", align_corners=False):
+  assert isinstance(size, (tuple, list)) and all_int(size) and 0 < len(size) <= self.ndim, f"invalid {size=}"
+  assert mode in ("linear", "nearest", "nearest-exact"), "only supports linear, nearest or nearest-exact interpolate"
+  assert not (align_corners and mode != "linear"), "align_corners option can only be set with the interpolating mode linear"
+  x, expand = self, list(self.shape)
+  for i in range(-1, -len(size) - 1, -1):
+    in_sz, reshape = int(self.shape[i]), [1] * self.ndim
+    reshape[i] = expand[i] = size[i]
+    if mode == "linear":
+      arr = Tensor.arange(size[i])
+      num, den = (arr * (in_sz - 1), size[i] - 1) if align_corners else ((arr * 2 + 1) * in_sz - size[i], size[i] * 2)
+      num = num.clip(0, (in_sz - 1) * den)
+      low, high, perc = [y.reshape(reshape).expand(expand) for y in (num // den, (num + den - 1) // den, (num % den).cast(dtypes.float32) / den)]
+      x = x.gather(i, low).lerp(x.gather(i, high), perc)
+    else:
+      scale, arr = in_sz / size[i], Tensor.arange(size[i], dtype=dtypes.float32)
+      index = (scale * (arr + 0.5) if mode == "nearest-exact" else scale * arr).cast(dtypes.int32).reshape(reshape).expand(expand)
+      x = x.gather(i, index)
+  return x.cast(self.dtype)
+@staticmethod
+def _einsum(formula, *operands, dtype=None):
+  import string
+  xs, formula = list(argfix(*operands)), formula.replace(" ", "")
+  if "..." in formula:
+    ell, lhs = "".join(c for c in string.ascii_letters if c not in formula), (formula.split("->") + [""])[0]
+    ell_n = [max(0, x.ndim - len(s) + 3) if "..." in s else 0 for s, x in zip(lhs.split(","), xs)]
+    for i, (s, x) in enumerate(zip(inputs := lhs.split(","), xs)): inputs[i] = s.replace("...", ell[max(ell_n) - ell_n[i]:max(ell_n)])
+    lhs, auto = ",".join(inputs), "".join(sorted(c for c in lhs if lhs.count(c) == 1 and c.isalpha() and c not in ell))
+    formula = f"{lhs}->{formula.split('->')[1].replace('...', ell[:max(ell_n)]) if '->' in formula else ell[:max(ell_n)] + auto}"
+  lhs, rhs = formula.split("->") if "->" in formula else (formula, "".join(sorted(c for c in formula if formula.count(c) == 1 and c.isalpha())))
+  inputs = lhs.split(",")
+  if len(xs) != len(inputs): raise ValueError(f"number of operands doesn't match, expected {len(inputs)}, got {len(xs)}")
+  for i, (s, x) in enumerate(zip(inputs, xs)):
+    for c in set(s):
+      while s.count(c) > 1:
+        j, k, n = s.index(c), s.index(c, s.index(c) + 1), x.shape[s.index(c)]
+        perm = [d for d in range(x.ndim) if d not in (j, k)] + [j, k]
+        x = x.permute(perm).flatten(-2).pad(((0, 0),) * (x.ndim - 2) + ((0, n),)).unflatten(-1, (n, n + 1))[..., 0] if x.ndim > 2 else x.diagonal()
+        s = s[:k] + s[k + 1:]
+    inputs[i], xs[i] = s, x
+  sz = merge_dicts([dict(zip(s, x.shape)) for s, x in zip(inputs, xs)])
+  alpha = sorted(sz)
+  xs = [x.permute(*[s.index(c) for c in sorted(s)]).reshape([sz[c] if c in s else 1 for c in alpha]) if s else x for s, x in zip(inputs, xs)]
+  return xs[0].uprod(*xs[1:]).sum([i for i, c in enumerate(alpha) if c not in rhs], dtype=dtype).permute(_argsort_list(_argsort_list(list(rhs))))
+Tensor.einsum = _einsum
+
+_ts_matmul, _ts_dot = Tensor.matmul, Tensor.dot
+@_install
+def dot(self, w, dtype=None):
+  if dtype is None: return _ts_dot(self, w)
+  x, dx, dw = self, self.ndim, w.ndim
+  if not (dx > 0 and dw > 0): raise RuntimeError(f"both tensors need to be at least 1D, got {dx}D and {dw}D")
+  if x.shape[-1] != w.shape[axis_w := -min(w.ndim, 2)]: raise RuntimeError(f"cannot dot {x.shape} and {w.shape}")
+  x = x.reshape(*x.shape[0:-1], *[1] * min(dx - 1, dw - 1, 1), x.shape[-1])
+  w = w.reshape(*w.shape[0:-2], *[1] * min(dx - 1, dw - 1, 1), *w.shape[axis_w:]).transpose(-1, axis_w)
+  return (x * w).sum(-1, dtype=dtype).cast(to_dtype(dtype))
+@_install
+def matmul(self, x, reverse=False, dtype=None): return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)
+
+@_install
+def conv_transpose2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0, output_padding=0):
+  x, w = self, weight.unflatten(0, (groups, -1)).transpose(1, 2).flip(*range(3, len(weight.shape) + 1))
+  HW = weight.shape[2:]
+  padding = flat_to_grouped(resolve_pool_pads(padding, len(HW)))
+  stride, dilation, output_padding = [make_tuple(x, len(HW)) for x in (stride, dilation, output_padding)]
+  if any(s > 1 for s in stride):
+    x = x.reshape(None, None, *flatten((k, 1) for k in x.shape[2:]))
+    x = x.pad((None, None, *flatten((None, (0, s - 1)) for s in stride)))
+    x = x.reshape(None, None, *[k * s for k, s in zip(x.shape[2::2], stride)])
+    x = x.shrink_to(None, None, *[k - (s - 1) for k, s in zip(x.shape[2:], stride)])
+  padding = flatten((((k - 1) * d - pB, (k - 1) * d - pA + op) for k, d, (pB, pA), op in reversed(list(zip(HW, dilation, padding, output_padding)))))
+  return x.conv2d(w.flatten(end_dim=1), groups=groups, bias=bias, dilation=dilation, padding=padding)
+
+# neural network (functional)
+@_install
+def sequential(self, ll): return functools.reduce(lambda x, f: f(x), ll, self)
+@_install
+def layernorm(self, axis=-1, eps=1e-5):
+  y = (self - self.mean(axis, keepdim=True))
+  return y.mul((y * y).mean(axis, keepdim=True).add(eps).rsqrt())
+@_install
+def batchnorm(self, weight, bias, mean, invstd, axis=1):
+  axis_ = argfix(axis)
+  shape = tuple(s if ax in axis_ else 1 for ax, s in enumerate(self.shape))
+  x = self - mean.reshape(shape)
+  if weight is not None: x = x * weight.reshape(shape)
+  ret = x.mul(invstd.reshape(shape) if len(invstd.shape) == len(axis_) else invstd)
+  return (ret + bias.reshape(shape)) if bias is not None else ret
+@_install
+def dropout(self, p=0.5):
+  if not 0 <= p <= 1: raise ValueError(f"{p=} is out of range [0, 1]")
+  if not TRAINING or p == 0: return self
+  if p == 1: return self.const_like(0)
+  return (self.rand_like(dtype=dtypes.default_float, contiguous=False) >= p).contiguous().where(self, 0) / (1.0 - p)
+@_install
+def scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, enable_gqa=False):
+  if enable_gqa:
+    key = key.repeat_interleave(int(self.shape[-3] // key.shape[-3]), dim=-3)
+    value = value.repeat_interleave(int(self.shape[-3] // value.shape[-3]), dim=-3)
+  q = self
+  qk = q.matmul(key.transpose(-2, -1), dtype=least_upper_dtype(q.dtype, key.dtype, dtypes.float32)) / math.sqrt(q.shape[-1])
+  if is_causal:
+    if attn_mask is not None: raise RuntimeError("cannot set attn_mask when is_causal=True")
+    attn_mask = qk.const_like(True, dtypes.bool).tril()
+  if attn_mask is not None:
+    if attn_mask.dtype == dtypes.bool: attn_mask = attn_mask.where(0, -float("inf"))
+    qk = qk + attn_mask
+  return qk.cast(self.dtype).softmax(-1).dropout(dropout_p) @ value
+@_install
+def _do_reduction(self, reduction="mean"):
+  if reduction == "none": return self
+  if reduction == "sum": return self.sum()
+  if reduction == "mean": return self.mean()
+  raise ValueError(f"{reduction=} must be one of ('none', 'sum', 'mean')")
+@_install
+def binary_crossentropy(self, Y, reduction="mean"):
+  return (-Y * self.log() - (1 - Y) * (1 - self).log())._do_reduction(reduction)
+@_install
+def binary_crossentropy_logits(self, Y, reduction="mean", pos_weight=None):
+  log_p, log_1_minus_p = self.logsigmoid(), (-self).logsigmoid()
+  return (-((1 if pos_weight is None else pos_weight) * Y * log_p + (1 - Y) * log_1_minus_p))._do_reduction(reduction)
+@_install
+def sparse_categorical_crossentropy(self, Y, ignore_index=-1, label_smoothing=0.0, reduction="mean"):
+  assert 0.0 <= label_smoothing <= 1.0, "label_smoothing must be in [0.0, 1.0]"
+  if Y.device is not None and self.device is not None and Y.device != self.device:
+    raise RuntimeError(f"expected Y and self on the same device, {Y.device=}, {self.device=}")
+  log_probs = self.log_softmax()
+  loss_mask = Y.ne(ignore_index) if ignore_index != -1 else Y.const_like(True, dtypes.bool)
+  y = Y.unsqueeze(-1)._one_hot_along_dim(self.shape[-1], dim=-1) * loss_mask.unsqueeze(-1)
+  smoothing = label_smoothing * (log_probs.mean(-1) * loss_mask)
+  unreduced = ((1 - label_smoothing) * (log_probs * y).sum(-1) + smoothing)
+  return -unreduced.sum() / loss_mask.sum() if reduction == "mean" else -unreduced._do_reduction(reduction)
+@_install
+def cross_entropy(self, Y, reduction="mean", label_smoothing=0.0):
+  assert 0.0 <= label_smoothing <= 1.0, "label_smoothing must be in [0.0, 1.0]"
+  classes_dim = 0 if self.ndim == 1 else 1
+  if self.shape != Y.shape:
+    if self.max(classes_dim).shape != Y.shape: raise RuntimeError(f"shape mismatch: {self.shape=}, {Y.shape=}")
+    Y = Y.unsqueeze(classes_dim)._one_hot_along_dim(num_classes=self.shape[classes_dim], dim=classes_dim)
+  Y = (1 - label_smoothing) * Y + label_smoothing / int(Y.shape[classes_dim])
+  return -self.log_softmax(classes_dim).mul(Y).sum(classes_dim)._do_reduction(reduction)
+@_install
+def nll_loss(self, Y, weight=None, ignore_index=None, reduction="mean"):
+  weight = Y.const_like(1) if weight is None else weight.gather(0, Y.flatten()).reshape(Y.shape)
+  masked_weight = weight if ignore_index is None else weight * Y.ne(ignore_index)
+  nll = -self.gather(1, Y.unsqueeze(1)).squeeze(1) * masked_weight
+  return nll.sum() / masked_weight.sum() if reduction == "mean" else nll._do_reduction(reduction)
 
 def _not_implemented(what):
   def fn(*args, **kwargs): raise NotImplementedError(f"{what} is not supported by tinyscope yet")
   return fn
-for _name in ("rand", "randn", "randint", "uniform", "normal", "manual_seed", "kaiming_uniform", "glorot_uniform"):
-  setattr(Tensor, _name, staticmethod(_not_implemented(f"Tensor.{_name}")))
 Tensor.backward = _not_implemented("Tensor.backward")
+Tensor.gradient = _not_implemented("Tensor.gradient")
+
+# ---- random numbers (tinygrad's mixin/rand.py and Tensor._next_counter): threefry2x32 counters per device ----
+# NOTE: tinygrad builds one THREEFRY uint64 op and decomposes it into 32-bit ops in codegen (threefry2x32); here
+# the same 32-bit decomposition is composed at tensor level (same numbers; shifts are mul/floordiv by 2**k, which the
+# codegen lowers to SHL/SHR)
+import hashlib as _hashlib, time as _time
+Tensor._seed = int(_time.time())
+Tensor._device_seeds = {}
+Tensor._device_rng_counters = {}
+_FINFO = {2: (5, 10), 4: (8, 23), 8: (11, 52)}
+_ONE_BITS = {2: 0x3c00, 4: 0x3f800000, 8: 0x3ff0000000000000}
+
+@staticmethod
+def _manual_seed(seed=0): Tensor._seed, Tensor._device_seeds, Tensor._device_rng_counters = seed, {}, {}
+Tensor.manual_seed = _manual_seed
+
+@staticmethod
+def _next_counter(device, num):
+  if device not in Tensor._device_seeds:
+    seed = [int.from_bytes(_hashlib.sha256(len(Tensor._device_seeds).to_bytes(4, "big")).digest(), "big") & 0xffffffff,
+            Tensor._seed & 0xffffffff]
+    Tensor._device_seeds[device] = Tensor(seed, device=device, dtype=dtypes.uint32)
+    Tensor._device_rng_counters[device] = Tensor([0, 0], device=device, dtype=dtypes.uint32)
+  counter = Tensor._device_rng_counters[device]
+  new_low = counter[0:1] + (num & 0xffffffff)
+  new_high = counter[1:2] + (num >> 32) + (new_low < counter[0])
+  counter.assign(new_low.cat(new_high))
+  low = counter[0:1] - (num & 0xffffffff)
+  high = counter[1:2] - (num >> 32) - (counter[0] < (num & 0xffffffff))
+  return Tensor._device_seeds[device], low.cat(high)
+Tensor._next_counter = _next_counter
+
+def _u32(x): return x.cast(dtypes.uint32)
+def _rotl32(x, r): return x * (2 ** r) + x // (2 ** (32 - r))
+def _threefry2x32(x0, x1, key0, key1):
+  # tinygrad's codegen/decomp/op.py threefry2x32 on the uint32 halves; returns the (low, high) uint32 halves
+  rotations = [[13, 15, 26, 6], [17, 29, 16, 24]]
+  ks = [key1, key0 ^ key1 ^ 0x1BD11BDA, key0]
+  xr = [x0 + ks[-1], x1 + ks[0]]
+  for i in range(5):
+    for r in rotations[i % 2]: xr[0], xr[1] = (x0 := xr[0] + xr[1]), x0 ^ _rotl32(xr[1], r)
+    xr = [(xr[0] + ks[i % 3]), (xr[1] + ks[(i + 1) % 3] + i + 1)]
+  return xr[0], xr[1]
+@_install
+def threefry(self, seed):
+  lo, hi = _threefry2x32(_u32(self), _u32(self // 2**32), _u32(seed), _u32(seed // 2**32))
+  return (hi.cast(dtypes.uint64) * 2**32) | lo.cast(dtypes.uint64)
+
+def _threefry_random_bits(key, counts0, counts1):
+  # tinygrad packs (counts1 << 32 | counts0) and the key into uint64, THREEFRY, then splits the result again; its
+  # symbolic rules unpack those pairs, so the kernel works on the uint32 halves: compose that directly
+  lo, hi = _threefry2x32(counts0, counts1, key[0], key[1])
+  # x.cast(uint32).cat((x >> 32).cast(uint32)): tinygrad's cat of equal sizes is a STACK (+ flatten); the engine has no
+  # STACK movement op, so select along the new axis (the same kernel: E_{n}_2 with the stack axis upcast)
+  n = lo.shape[0]
+  return (Tensor.arange(2).reshape(2, 1) == 0).where(lo.reshape(1, n).expand(2, n), hi.reshape(1, n).expand(2, n)).flatten()
+
+@staticmethod
+def _random_bits(key, counter, num):
+  low, high = counter[0:1], counter[1:2]
+  bits = []
+  for i in range(0, num, dtypes.max(dtypes.uint32)):
+    chunk_num = min(num - i, dtypes.max(dtypes.uint32))
+    c_low = low + (i & 0xffffffff)
+    c_high = high + (i >> 32) + (c_low < low)
+    new_key = _threefry_random_bits(key, c_low, c_high)
+    counts0 = Tensor.arange(ceildiv(chunk_num, 2), dtype=dtypes.uint32)
+    counts1 = counts0 + ceildiv(chunk_num, 2)
+    bits.append(_threefry_random_bits(new_key, counts0, counts1)[:chunk_num])
+  return bits[0].cat(*bits[1:]) if bits else counter[0:0]
+Tensor.random_bits = _random_bits
+
+def _bits_to_rand(bits, shape, dtype):
+  nmant = 7 if dtype is dtypes.bfloat16 else _FINFO[dtype.itemsize][1]
+  uint_dtype = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[dtype.itemsize]
+  uint_bits = bits.bitcast(uint_dtype)
+  return (uint_bits // 2**(dtype.itemsize * 8 - nmant)).bitwise_or(_ONE_BITS[dtype.itemsize] if dtype is not dtypes.bfloat16 else 0x3f80) \
+    .bitcast(dtype)[:prod(shape)].sub(1).reshape(shape)
+
+def _rand_impl(key, counter, shape, dtype, contiguous=True):
+  bits = Tensor.random_bits(key, counter, ceildiv(prod(shape) * dtype.itemsize, 4))
+  out = _bits_to_rand(bits, shape, dtype)
+  return out.contiguous() if contiguous else out
+
+@staticmethod
+def _rand(*shape, device=None, dtype=None, contiguous=True):
+  dt = to_dtype(dtype or dtypes.default_float)
+  if not dtypes.is_float(dt) or dt in dtypes.weaks: raise ValueError(f"rand only supports concrete float dtypes, got {dt}")
+  if not all_int(shape := argfix(*shape)) or not all(s >= 0 for s in shape): raise ValueError(f"invalid input {shape=}")
+  if device is not None and not isinstance(device, str): raise ValueError(f"rand only supports single device, got {device=}")
+  device = Device.canonicalize(device)
+  key, counter = Tensor._next_counter(device, ceildiv(prod(shape) * dt.itemsize, 4))
+  return _rand_impl(key, counter, shape, dt, contiguous=contiguous)
+Tensor.rand = _rand
+
+@_install
+def rand_like(self, **kwargs):
+  return Tensor.rand(*self.shape, device=kwargs.pop("device", self.device), dtype=kwargs.pop("dtype", self.dtype), **kwargs)
+@_install
+def randn_like(self, dtype=None, **kwargs):
+  if (dt := to_dtype(dtype or self.dtype)) in dtypes.weaks and dtype is None: raise ValueError(f"randn_like requires an explicit dtype for {dt}")
+  src = Tensor.stack(self, self).rand_like(**{**kwargs, "dtype": dtypes.float32})
+  return src[0].mul(2 * math.pi).cos().mul((1 - src[1]).log().mul(-2).sqrt()).cast(dt)
+@staticmethod
+def _randn(*shape, dtype=None, **kwargs): return Tensor.empty(*shape, **kwargs).randn_like(dtype=dtype)
+Tensor.randn = _randn
+@staticmethod
+def _randint(*shape, low=0, high=10, dtype=dtypes.int32, **kwargs):
+  if not all_int([low, high]): raise TypeError(f"{low=} and {high=} must be integers")
+  if not dtypes.is_int(dtype := to_dtype(dtype)): raise TypeError(f"{dtype=} must be int")
+  if low >= high: raise ValueError(f"Tensor.randint requires low < high, got {low=}, {high=}")
+  return Tensor.uniform(*shape, low=low, high=high, dtype=dtype, **kwargs)
+Tensor.randint = _randint
+@staticmethod
+def _normal(*shape, mean=0.0, std=1.0, **kwargs):
+  if std < 0: raise ValueError(f"Tensor.normal requires std >= 0, got {std=}")
+  return std * Tensor.randn(*shape, **kwargs) + mean
+Tensor.normal = _normal
+@staticmethod
+def _uniform(*shape, low=0.0, high=1.0, dtype=None, **kwargs):
+  if not all_int(shape := argfix(*shape)) or not all(s >= 0 for s in shape): raise ValueError(f"invalid input {shape=}")
+  if low >= high: raise ValueError(f"Tensor.uniform requires low < high, got {low=}, {high=}")
+  return ((high - low) * Tensor.rand(*shape, **kwargs)).cast(dtype or dtypes.default_float) + low
+Tensor.uniform = _uniform
+@staticmethod
+def _scaled_uniform(*shape, **kwargs): return Tensor.uniform(*shape, low=-1.0, high=1.0, **kwargs).mul(prod(argfix(*shape)) ** -0.5)
+Tensor.scaled_uniform = _scaled_uniform
+@staticmethod
+def _glorot_uniform(*shape, **kwargs):
+  bound = (6 / (argfix(*shape)[0] + prod(argfix(*shape)[1:]))) ** 0.5
+  return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
+Tensor.glorot_uniform = _glorot_uniform
+@staticmethod
+def _kaiming_uniform(*shape, a=0.01, **kwargs):
+  bound = (6 / (1 + a ** 2) / prod(argfix(*shape)[1:])) ** 0.5
+  return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
+Tensor.kaiming_uniform = _kaiming_uniform
+@staticmethod
+def _kaiming_normal(*shape, a=0.01, **kwargs):
+  std = (2 / (1 + a ** 2) / prod(argfix(*shape)[1:])) ** 0.5
+  return Tensor.normal(*shape, mean=0.0, std=std, **kwargs)
+Tensor.kaiming_normal = _kaiming_normal
+@staticmethod
+def _randperm(n, device=None, dtype=dtypes.int32, **kwargs): return Tensor.rand(n, device=device, **kwargs).argsort().cast(dtype)
+Tensor.randperm = _randperm
+@_install
+def multinomial(self, num_samples=1, replacement=False):
+  assert 1 <= self.ndim <= 2 and num_samples > 0, f"{self.ndim=} must be 1 or 2 dim, {num_samples=} must be positive"
+  weight = self.unsqueeze(0) if self.ndim == 1 else self
+  assert replacement or num_samples <= weight.shape[1], "no replacement samples must not exceed population size"
+  if replacement or num_samples == 1:
+    cdf = (cw := weight.cumsum(1).float()) / cw[:, -1].unsqueeze(1)
+    unif_samples = Tensor.rand(num_samples, cdf.shape[0], 1).to(self.device)
+    indices = (unif_samples >= cdf).sum(2).permute((1, 0))
+  else:
+    indices = (weight.rand_like(dtype=dtypes.float32).log2() / weight).topk(num_samples, dim=1)[1]
+  return (indices.squeeze(0) if self.ndim == 1 else indices).cast(dtypes.int32)
+
 
 @_install
 def __iter__(self):
@@ -462,4 +1028,159 @@ _module("tinygrad.uop", Ops=Ops, GroupOp=GroupOp)
 _module("tinygrad.uop.ops", Ops=Ops, UOp=UOp, GroupOp=GroupOp, Variable=Variable)
 _module("tinygrad.engine")
 _module("tinygrad.engine.realize", run_linear=run_linear)
-_module("tinygrad.nn")
+
+# ---- tinygrad.nn: the layers (tinygrad/nn/__init__.py) and nn.state, same graphs as tinygrad ----
+def _init_param(fn, *shape, **kwargs):
+  # tinygrad's default initializers draw from Tensor.uniform/glorot_uniform; until rand exists here a layer's
+  # default weights are an uninitialized buffer (programs assign their weights explicitly)
+  try: return fn(*shape, **kwargs)
+  except NotImplementedError: return Tensor.empty(*shape)
+
+class BatchNorm:
+  def __init__(self, sz, eps=1e-5, affine=True, track_running_stats=True, momentum=0.1):
+    self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
+    self.weight = Tensor.ones(sz) if affine else None
+    self.bias = Tensor.zeros(sz) if affine else None
+    self.num_batches_tracked = Tensor.zeros(dtype=dtypes.int64)
+    if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz), Tensor.ones(sz)
+  def calc_stats(self, x):
+    shape_mask = [1, -1, *([1] * (x.ndim - 2))]
+    if self.track_running_stats and not TRAINING: return self.running_mean, self.running_var.reshape(shape_mask)
+    batch_mean = x.mean(axis=(reduce_axes := tuple(x for x in range(x.ndim) if x != 1)))
+    y = (x - batch_mean.detach().reshape(shape_mask))
+    batch_var = (y * y).mean(axis=reduce_axes)
+    return batch_mean, batch_var
+  def __call__(self, x):
+    batch_mean, batch_var = self.calc_stats(x)
+    if self.track_running_stats and TRAINING:
+      self.running_mean.assign((1 - self.momentum) * self.running_mean + self.momentum * batch_mean.detach())
+      self.running_var.assign((1 - self.momentum) * self.running_var + self.momentum * x.numel() / (x.numel() - x.shape[1]) * batch_var.detach())
+      self.num_batches_tracked += 1
+    return x.batchnorm(self.weight, self.bias, batch_mean, batch_var.add(self.eps).rsqrt())
+BatchNorm2d = BatchNorm3d = BatchNorm
+
+class Conv2d:
+  def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True):
+    self.kernel_size = make_tuple(kernel_size, 2)
+    if isinstance(padding, str):
+      if padding.lower() != 'same': raise ValueError(f"Invalid padding string {padding!r}, only 'same' is supported")
+      if stride != 1: raise ValueError("padding='same' is not supported for strided convolutions")
+      pad = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for d, k in zip(make_tuple(dilation, len(self.kernel_size)), self.kernel_size[::-1])]
+      padding = tuple(flatten(pad))
+    self.stride, self.dilation, self.groups, self.padding = stride, dilation, groups, padding
+    scale = 1 / math.sqrt(in_channels * prod(self.kernel_size))
+    self.weight = _init_param(Tensor.uniform, out_channels, in_channels // groups, *self.kernel_size, low=-scale, high=scale)
+    self.bias = _init_param(Tensor.uniform, out_channels, low=-scale, high=scale) if bias else None
+  def __call__(self, x): return x.conv2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding)
+def Conv1d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True):
+  return Conv2d(in_channels, out_channels, (kernel_size,), stride, padding, dilation, groups, bias)
+
+class ConvTranspose2d(Conv2d):
+  def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1, groups=1, bias=True):
+    super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+    scale = 1 / math.sqrt(in_channels * prod(self.kernel_size))
+    self.weight = _init_param(Tensor.uniform, in_channels, out_channels // groups, *self.kernel_size, low=-scale, high=scale)
+    self.output_padding = output_padding
+  def __call__(self, x):
+    return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding, self.output_padding)
+
+class Linear:
+  def __init__(self, in_features, out_features, bias=True):
+    bound = 1 / math.sqrt(in_features)
+    self.weight = _init_param(Tensor.uniform, out_features, in_features, low=-bound, high=bound)
+    self.bias = _init_param(Tensor.uniform, out_features, low=-bound, high=bound) if bias else None
+  def __call__(self, x): return x.linear(self.weight.transpose(), self.bias)
+
+class GroupNorm:
+  def __init__(self, num_groups, num_channels, eps=1e-5, affine=True):
+    self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+    self.weight = Tensor.ones(num_channels) if affine else None
+    self.bias = Tensor.zeros(num_channels) if affine else None
+  def __call__(self, x):
+    x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
+    if self.weight is None or self.bias is None: return x
+    return x * self.weight.reshape(1, -1, *[1] * (x.ndim - 2)) + self.bias.reshape(1, -1, *[1] * (x.ndim - 2))
+
+class InstanceNorm:
+  def __init__(self, num_features, eps=1e-5, affine=True):
+    self.num_features, self.eps = num_features, eps
+    self.weight = Tensor.ones(num_features) if affine else None
+    self.bias = Tensor.zeros(num_features) if affine else None
+  def __call__(self, x):
+    x = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape)
+    if self.weight is None or self.bias is None: return x
+    return x * self.weight.reshape(1, -1, *[1] * (x.ndim - 2)) + self.bias.reshape(1, -1, *[1] * (x.ndim - 2))
+
+class LayerNorm:
+  def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+    self.normalized_shape = make_tuple(normalized_shape, 1)
+    self.axis, self.eps = tuple(-1 - i for i in range(len(self.normalized_shape))), eps
+    self.weight = Tensor.ones(*self.normalized_shape) if elementwise_affine else None
+    self.bias = Tensor.zeros(*self.normalized_shape) if elementwise_affine else None
+  def __call__(self, x):
+    assert self.normalized_shape == x.shape[-len(self.normalized_shape):], f"last dimensions of {x.shape} must match {self.normalized_shape}"
+    x = x.layernorm(eps=self.eps, axis=self.axis)
+    if self.weight is None or self.bias is None: return x
+    return x * self.weight + self.bias
+
+class LayerNorm2d(LayerNorm):
+  def __call__(self, x): return super().__call__(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+class RMSNorm:
+  def __init__(self, dim, eps=1e-6, elementwise_affine=True):
+    self.eps = eps
+    self.weight = Tensor.ones(dim) if elementwise_affine else None
+  def _norm(self, x): return x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()
+  def __call__(self, x):
+    x = self._norm(x.float()).cast(x.dtype)
+    return x if self.weight is None else x * self.weight
+
+def _embedding_fwd(weight, idx):
+  arange = Tensor.arange(weight.shape[0])
+  return (arange == idx.unsqueeze(-1)).unsqueeze(-1).where(weight, 0).sum(-2, dtype=weight.dtype)
+
+class Embedding:
+  def __init__(self, vocab_size, embed_size):
+    self.weight = _init_param(Tensor.glorot_uniform, vocab_size, embed_size)
+  def __call__(self, idx):
+    if not dtypes.is_int(idx.dtype): raise TypeError(f"Expected integer dtype for index in embedding, got {idx.dtype}")
+    return _embedding_fwd(self.weight, idx)
+
+def get_state_dict(obj, prefix='', tensor_type=Tensor):
+  from collections import OrderedDict
+  if isinstance(obj, tensor_type): return {prefix.strip('.'): obj}
+  if hasattr(obj, '_asdict'): return get_state_dict(obj._asdict(), prefix, tensor_type)
+  if isinstance(obj, OrderedDict): return get_state_dict(dict(obj), prefix, tensor_type)
+  if hasattr(obj, '__dict__'): return get_state_dict(obj.__dict__, prefix, tensor_type)
+  state_dict = {}
+  if isinstance(obj, (list, tuple)):
+    for i, x in enumerate(obj): state_dict.update(get_state_dict(x, f"{prefix}{str(i)}.", tensor_type))
+  elif isinstance(obj, dict):
+    for k, v in obj.items(): state_dict.update(get_state_dict(v, f"{prefix}{str(k)}.", tensor_type))
+  return state_dict
+
+def get_parameters(obj): return list(get_state_dict(obj).values())
+
+def load_state_dict(model, state_dict, strict=True, verbose=True, consume=False, realize=True):
+  ret = []
+  model_state_dict = get_state_dict(model)
+  if DEBUG >= 1 and len(state_dict) > len(model_state_dict):
+    print("WARNING: unused weights in state_dict", sorted(list(state_dict.keys() - model_state_dict.keys())))
+  for k, v in model_state_dict.items():
+    if k not in state_dict and not strict:
+      if DEBUG >= 1: print(f"WARNING: not loading {k}")
+      continue
+    if v.shape != state_dict[k].shape:
+      if {(), (1,)} == {state_dict[k].shape, v.shape}: state_dict[k] = state_dict[k].reshape(v.shape)
+      else: raise ValueError(f'Shape mismatch in layer `{k}`: Expected shape {v.shape}, but found {state_dict[k].shape} in state dict.')
+    v.replace(state_dict[k].to(v.device))
+    if realize: v.realize()
+    if consume: del state_dict[k]
+    ret.append(v)
+  return ret
+
+_nn_layers = dict(BatchNorm=BatchNorm, BatchNorm2d=BatchNorm2d, BatchNorm3d=BatchNorm3d, Conv1d=Conv1d, Conv2d=Conv2d,
+                  ConvTranspose2d=ConvTranspose2d, Linear=Linear, GroupNorm=GroupNorm, InstanceNorm=InstanceNorm,
+                  LayerNorm=LayerNorm, LayerNorm2d=LayerNorm2d, RMSNorm=RMSNorm, Embedding=Embedding)
+_module("tinygrad.nn", **_nn_layers)
+_module("tinygrad.nn.state", get_state_dict=get_state_dict, get_parameters=get_parameters, load_state_dict=load_state_dict)

@@ -140,6 +140,8 @@ struct Emitter {
           if (u.op == Ops::FLOORDIV) return fd;
           return op2("fsub", dt, s[0], op2("fmul", dt, s[1], fd));
         }
+        // unsigned: floor division is plain udiv/urem (the rand bits' shifts are unsigned floordivs by 2**k)
+        if (uns) return op2(u.op == Ops::FLOORDIV ? "udiv" : "urem", dt, s[0], s[1]);
         std::string q = op2("sdiv", dt, s[0], s[1]), rem = op2("srem", dt, s[0], s[1]);
         std::string t = reg_type(dt);
         std::string nz = fresh("a"), rn = fresh("a"), bn = fresh("a"), sg = fresh("a"), fix = fresh("a");
