@@ -78,9 +78,16 @@ int report(py::error_already_set& e, std::string* message) {
     py::print(code, py::arg("file") = py::module_::import("sys").attr("stderr"));
     return 1;
   }
-  py::module_ tb = py::module_::import("traceback");
-  py::object lines = tb.attr("format_exception")(e.type(), e.value(), e.trace());
-  std::string text = py::str("").attr("join")(lines).cast<std::string>();
+  std::string text;
+  try {
+    // a SyntaxError raised by compile() has no traceback object: format from the exception alone
+    py::module_ tb = py::module_::import("traceback");
+    py::object trace = e.trace() ? py::reinterpret_borrow<py::object>(e.trace()) : py::none();
+    py::object lines = tb.attr("format_exception")(e.type(), e.value(), trace);
+    text = py::str("").attr("join")(lines).cast<std::string>();
+  } catch (const std::exception&) {
+    text = std::string(e.what()) + "\n";
+  }
   if (message) *message = text;
   flush_python_streams();
   std::fputs(text.c_str(), stderr);

@@ -75,6 +75,15 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("ValueError: boom on purpose"), why(r).constData());
   }
 
+  void syntax_error_names_the_line() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "syn.py", "a = 1\nx = (1,\nprint(x)\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 1, why(r).constData());
+    QVERIFY2(r.err.contains(QStringLiteral("File \"%1\", line 2").arg(path)), why(r).constData());
+    QVERIFY2(r.err.contains("SyntaxError"), why(r).constData());
+  }
+
   void engine_error_is_a_python_exception() {
     QTemporaryDir dir;
     QString path = write_script(dir, "shape.py",
