@@ -21,6 +21,7 @@
 #include "engine/trace/recorder.h"
 #include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
+#include "engine/uop/print.h"
 #include "engine/uop/rewrite.h"
 
 namespace ts {
@@ -98,6 +99,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
   std::snprintf(key, sizeof key, "%016zx", ast->hash);
   c->key = key;
   Lang lang = lang_of(dev);
+  if (realize_config().debug >= 5) std::printf("%s", render_graph(ast).c_str());
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
     c->spec = to_program(ast, lang);

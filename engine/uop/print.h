@@ -1,0 +1,12 @@
+#pragma once
+#include <string>
+
+#include "engine/uop/uop.h"
+
+namespace ts {
+
+// The graph below `root` as text, one node a line in toposort order: `c3 = ADD float (c1, c2)  arg`
+// (what DEBUG=5 prints for a kernel AST).
+std::string render_graph(const UOpRef& root);
+
+}  // namespace ts
