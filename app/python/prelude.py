@@ -686,6 +686,219 @@ def nll_loss(self, Y, weight=None, ignore_index=None, reduction="mean"):
   nll = -self.gather(1, Y.unsqueeze(1)).squeeze(1) * masked_weight
   return nll.sum() / masked_weight.sum() if reduction == "mean" else nll._do_reduction(reduction)
 
+# scatter / masked selection / linear algebra / rearrange (tinygrad mixin/op.py, movement.py)
+# op.py:_pre_scatter
+@_install
+def _pre_scatter(self, dim, index, src) :
+  if index.device is not None and self.device is not None and index.device != self.device:
+    raise RuntimeError(f"expected index and self on the same device, {index.device=}, {self.device=}")
+  if src.device is not None and self.device is not None and src.device != self.device:
+    raise RuntimeError(f"expected src and self on the same device, {src.device=}, {self.device=}")
+  dim = self._resolve_dim(dim)
+  assert index.ndim == self.ndim == src.ndim, f"self.ndim, index.ndim and src.ndim must all equal, {self.ndim=} {index.ndim=} {src.ndim=}"
+  assert all((d == dim or self_ >= index_) and src_ >= index_ for d,(self_,index_,src_) in enumerate(zip(self.shape, index.shape, src.shape))), \
+    f"All dimensions of {index.shape=} should be <= to all dimensions of {src.shape=} and all dimensions except dimension {dim} of {self.shape=}"
+  if self.dtype != src.dtype: raise RuntimeError(f"expect {self.dtype=} to be equal to {src.dtype=}")
+  # shrink src to index shape to shrink away the unused values
+  src = src.shrink_to(index.shape)
+  # prepare src and mask for reduce with respect to dim
+  src = src.unsqueeze(-1).expand(*src.shape, self.shape[dim]).transpose(-1, dim)
+  mask = index.unsqueeze(-1)._one_hot_along_dim(self.shape[dim]).transpose(-1, dim)
+  # pad src and mask to self.shape so that reduce can be done with padded values as no-ops
+  return src.pad_to(*self.shape, None), mask.pad_to(*self.shape, None)
+
+# op.py:scatter_reduce
+@_install
+def scatter_reduce(self, dim, index, src, reduce,
+                   include_self=True):
+  src, mask = self._pre_scatter(dim, index, src)
+  def _inv_mask(a, b): return mask.any(-1).logical_not().where(a, b)
+  if reduce == "sum": return mask.where(src, 0).sum(-1).add(self if include_self else _inv_mask(self, 0))
+  if reduce == "prod": return mask.where(src, 1).prod(-1).mul(self if include_self else _inv_mask(self, 1))
+  if reduce == "amax": return mask.where(src, m := dtypes.min(src.dtype)).max(-1).maximum(self if include_self else _inv_mask(self, m))
+  if reduce == "amin": return mask.where(src, m := dtypes.max(src.dtype)).min(-1).minimum(self if include_self else _inv_mask(self, m))
+  if reduce == "mean":
+    count = mask.where(1, 0).sum(-1).add(1 if include_self else _inv_mask(1, 0))
+    return mask.where(src, 0).sum(-1).add(self if include_self else _inv_mask(self, 0)).div(count)
+  raise RuntimeError(f"{reduce=} must be one of 'sum', 'prod', 'mean', 'amax', 'amin'")
+
+# op.py:scatter
+@_install
+def scatter(self, dim, index, src, reduce=None):
+  if reduce not in {None, "add", "multiply"}: raise TypeError(f"{reduce=} must be one of None, 'multiply', or 'add'")
+  if isinstance(src, (int, float, bool)): src = _const_full(index.shape, src, self.dtype)
+  elif reduce: raise TypeError("non-scalar src is not supported with reduce arg. use scatter_reduce")
+  if reduce == "add": return self.scatter_reduce(dim, index, src, "sum", include_self=True)
+  if reduce == "multiply": return self.scatter_reduce(dim, index, src, "prod", include_self=True)
+  src, mask = self._pre_scatter(dim, index, src)
+  return self._masked_merge(src, mask, (-1,))
+
+# op.py:_masked_merge
+@_install
+def _masked_merge(self, values, mask, axes):
+  for dim in reversed(axes):
+    mask, values = functools.reduce(lambda x,y: (x[0]|y[0], y[0].where(y[1], x[1])), zip(mask.split(1, dim), values.split(1, dim)))
+  # remove extra dims from reduce
+  for dim in reversed(axes): mask, values = mask.squeeze(dim), values.squeeze(dim)
+  # select from values for each True element in mask else select from self
+  return mask.where(values, self)
+
+# op.py:masked_select
+@_install
+def masked_select(self, mask, size=None, fill_value=0):
+  if not dtypes.is_bool(mask.dtype): raise RuntimeError(f"masked_select expects bool mask tensor, got {mask.dtype}")
+  x, mask = self.flatten(), mask._broadcast_to(self.shape).flatten()
+  mask_cumsum = mask.cumsum()
+  if size is None:
+    counts = _const_full((mask_cumsum[-1].item() if mask.numel() else 0,), 0, dtypes.int32)
+    return x[counts.scatter(0, mask_cumsum, 1, reduce='add').cumsum()]
+  counts = _const_full((size,), 0, dtypes.int32).scatter(0, mask_cumsum, 1, reduce='add')
+  return (Tensor.arange(size) < mask.sum()).where(x[counts.cumsum()], fill_value).cast(self.dtype)
+
+# op.py:nonzero
+@_install
+def nonzero(self, size=None, fill_value=0):
+  if self.ndim == 0:
+    return Tensor.zeros(size if size is not None else int(self.ne(0).item()), 0, dtype=dtypes.int32, device=self.device)
+  mask = self.ne(0).flatten()
+  indices = Tensor.stack(*[Tensor.arange(s).reshape(*[1]*i, s, *[1]*(self.ndim-i-1)).expand(self.shape).flatten()
+                           for i, s in enumerate(self.shape)], dim=-1)
+  return indices.masked_select(mask.unsqueeze(-1).expand(*mask.shape, self.ndim),
+                               size=size*self.ndim if size is not None else None, fill_value=fill_value).reshape(-1, self.ndim)
+
+# op.py:max_unpool2d
+@_install
+def max_unpool2d(self, indices, kernel_size=(2,2), stride=None, dilation=1, padding=0,
+                 output_size=None):
+  bs,c,*spatial_shape = self.shape
+  if output_size is None:
+    k_,d_,s_ = (make_tuple(x, len(spatial_shape)) for x in (kernel_size, dilation, stride if stride is not None else kernel_size))
+    p_ = flat_to_grouped(resolve_pool_pads(padding, len(spatial_shape)))
+    # https://arxiv.org/pdf/1603.07285 inverse of relationship 15 in section 5.1.
+    output_size = tuple((i-1)*s - (pB+pA) + (d*(k-1)+1) for i,k,d,s,(pA,pB) in zip(spatial_shape,k_,d_,s_,p_))
+  else: output_size = output_size[-len(spatial_shape):]
+  ret = (indices.reshape(bs,c,1,-1)._one_hot_along_dim(prod(output_size), 2).where(self.reshape(bs,c,1,-1), 0)).sum(3)
+  return ret.reshape(bs,c,*output_size)
+
+# op.py:qr
+@_install
+def qr(self) :
+  assert self.ndim > 1, f"expected two or more dimensions, got {self.ndim}"
+  b_shape, m, n = self.shape[:-2], int(self.shape[-2]), int(self.shape[-1])
+  R, Q = self, Tensor.eye(m, dtype=self.dtype).expand(b_shape + (m, m))
+  idx = Tensor.arange(m)
+  for i in range(min(m, n)):
+    # full-length Householder reflector v with zeros above row i; w = tau*v is the rank-1 update factor
+    at_i, x = idx.eq(i), (idx >= i).where(R[..., :, i], 0)
+    norm = x.square().sum(-1, keepdim=True).sqrt()
+    x0 = at_i.where(x, 0).sum(-1, keepdim=True)
+    sgn, active = x0.ne(0).where(x0.sign(), 1), norm.ne(0)
+    u0 = x0 + sgn * norm
+    v = (at_i.where(u0, x) / active.where(u0, 1)).unsqueeze(-1)
+    w = active.where(sgn * u0 / active.where(norm, 1), 0).unsqueeze(-1) * v
+    R = R - w @ (v.transpose(-2, -1) @ R)
+    Q = Q - (Q @ v) @ w.transpose(-2, -1)
+  return Q, R
+
+# op.py:svd
+@_install
+def svd(self, full_matrices = True) :
+  assert self.ndim > 1, f"expected two or more dimensions, got {self.ndim}"
+  b_shape, m, n = self.shape[:-2], int(self.shape[-2]), int(self.shape[-1])
+  #preprocess the matrix
+  Q, R = (self if m >= n else self.transpose(-2, -1)).qr()
+  num, q_num = min(m, n), max(m, n)
+  # TODO: codegen infinite loop without contiguous
+  U = R[..., :num, :num].contiguous()
+  V = Tensor.eye(num, dtype=self.dtype).expand(b_shape + (num, num)).contiguous()
+  #prepare round robin pairing: identity on first half, reversed on second half
+  permute = Tensor.arange(num//2, dtype=dtypes.int32).cat(
+              Tensor.arange(num//2, num, dtype=dtypes.int32).flip(0))
+  cols, h = Tensor.arange(num, dtype=dtypes.int32), num // 2
+  eye_num = Tensor.eye(num, dtype=self.dtype).expand(b_shape + (num, num))
+  def one_round_jacobi(U, V, permute):
+    # permutation matrix P with P[a,b] = (a == permute[b]); first 2h columns are paired-column selectors
+    P = cols.unsqueeze(1).eq(permute.unsqueeze(0)).cast(U.dtype)
+    P_pair = P[..., :2*h]  # drops the runoff column for odd num
+    # extract paired columns to compute Jacobi rotation params
+    U_pair = U @ P_pair
+    U_left, U_right = U_pair.split(h, -1)
+    gamma = (U_left * U_right).sum(-2).reshape(b_shape + (1, h))
+    alpha, beta = U_pair.square().sum(-2).unsqueeze(-2).split(h, -1)
+    rot = gamma.ne(0)
+    tau = (beta - alpha) / (2 * rot.where(gamma, 1))
+    t = tau.ne(0).where(tau.sign(), 1) / (tau.abs() + (1 + tau.square()).sqrt())
+    t = rot.where(t, 0)
+    c = 1 / (1 + t.square()).sqrt()
+    s = c * t
+    # build rotation matrix R: identity + sum over pairs of 2x2 rotation deltas at (i_k, j_k) positions
+    Mi, Mj = P_pair.transpose(-2, -1).split(h, -2)  # paired-column selectors, each shape (h, num)
+    Mi_a, Mi_b = Mi.unsqueeze(-1), Mi.unsqueeze(-2)
+    Mj_a, Mj_b = Mj.unsqueeze(-1), Mj.unsqueeze(-2)
+    cc, ss = (c - 1).reshape(b_shape + (h, 1, 1)), s.reshape(b_shape + (h, 1, 1))
+    R = eye_num + (cc * (Mi_a * Mi_b + Mj_a * Mj_b) + ss * (Mi_a * Mj_b - Mj_a * Mi_b)).sum(-3)
+    U, V = U @ R, V @ R
+    #prepare the next round robin pairings
+    if num % 2 == 1: permute = (permute - 1) % num
+    else: permute = permute[0].reshape(1).cat(((permute[1:num] - 2) % (num - 1)) + 1)
+    return U, V, permute
+  # classical Jacobi converges in ~4 sweeps; one full sweep is (num-1) rounds for even num
+  for _ in range(4 * num): U, V, permute = one_round_jacobi(U, V, permute)
+  #extract singular values and sort. construct U from Q
+  S, indices = U.square().sum(-2).sqrt().sort(dim=-1, descending=True)
+  new_indices = indices.unsqueeze(-2).expand(b_shape + (num, num))
+  U = U.gather(-1, new_indices) / S.ne(0).where(S, 1).unsqueeze(-2)
+  V = V.gather(-1, new_indices)
+  # place U into the top-left num×num block of a q_num×q_num identity matrix
+  pad_arg = (None,) * len(b_shape) + ((0, q_num - num), (0, q_num - num))
+  eye_q = Tensor.eye(q_num, dtype=U.dtype).expand(b_shape + (q_num, q_num))
+  eye_n = Tensor.eye(num, dtype=U.dtype).expand(b_shape + (num, num)).pad(pad_arg)
+  U = Q @ (U.pad(pad_arg) + eye_q - eye_n)
+  if not full_matrices: U = U[..., 0:num]
+  return (U, S, V.transpose(-2, -1)) if m >= n else (V, S, U.transpose(-2, -1))
+
+# movement.py:rearrange
+@_install
+def rearrange(self, formula, **sizes):
+  def parse_side(s):
+    """Parse one side of formula into (axis_names, dims) where dims are (start, end) index pairs for parens."""
+    tokens = f" {s} ".replace("…", "...").replace("(", " ( ").replace(")", " ) ").replace(" ", "  ").replace(" 1 ", " ( ) ").split()
+    lparens, rparens = [i for i, tok in enumerate(tokens) if tok == "("], [i for i, tok in enumerate(tokens) if tok == ")"]
+    pairs = list(zip(lparens, rparens))
+    assert len(lparens) == len(rparens) and sorted(flatten(pairs)) == flatten(pairs), "bracket mismatch"
+    return [tok for tok in tokens if tok not in ("(", ")")], [(lp - 2*i, rp - 1 - 2*i) for i, (lp, rp) in enumerate(pairs)]
+
+  assert formula.count("->") == 1, 'need exactly one "->" in formula'
+  (lhs, unflatten_dims), (rhs, flatten_dims) = map(parse_side, formula.split("->"))
+
+  for name in sizes: assert name in lhs, f"axis {name} is not used in transform"
+  assert sorted(lhs) == sorted(rhs) and len(lhs) == len(set(lhs)), f"name mismatch in {formula}"
+  for name in lhs+rhs: assert name == "..." or (name.isidentifier() and "_" not in (name[0], name[-1])), f"invalid axis name {name}"
+  assert "..." not in flatten([lhs[s:e] for s, e in unflatten_dims]), f"cannot have collapsed ellipsis (...) in lhs of {formula}"
+  assert lhs.count("...") <= 1, f"too many ellipses in {formula}"
+
+  # resolve ellipsis
+  if "..." in lhs:
+    ell_len = len(self.shape) - len(lhs) + 1 + sum(e - s - 1 for s, e in unflatten_dims)
+    lhs, rhs = map(lambda l: l[:(i := l.index("..."))] + [f"...{j}" for j in range(ell_len)] + l[i + 1:] if "..." in l else l, (lhs, rhs))
+    def newdims(side, s, e): return (s + (ell_len - 1 if "...0" in side[:s] else 0), e + (ell_len - 1 if "...0" in side[:e] else 0))
+    unflatten_dims, flatten_dims = [newdims(lhs, s, e) for s, e in unflatten_dims], [newdims(rhs, s, e) for s, e in flatten_dims]
+
+  # unflatten -> permute -> flatten
+  t = self
+  for start, end in unflatten_dims: t = t.unflatten(start, tuple(sizes.get(lhs[i], -1) for i in range(start, end)))
+  for i, name in enumerate(lhs):
+    if name in sizes: assert sizes[name] == t.shape[i], f"size provided for dimension {name} incorrect"
+  t = t.permute([lhs.index(name) for name in rhs])
+  for start, end in reversed(flatten_dims): t = t.flatten(start, end - 1) if start < end else t.unsqueeze(start)
+  return t
+
+@_install
+def to_(self, device):
+  return self.replace(self.to(device))
+@_install
+def contiguous_backward(self): return self  # a backward-only marker: removed before scheduling (no gradients here)
+
 def _not_implemented(what):
   def fn(*args, **kwargs): raise NotImplementedError(f"{what} is not supported by tinyscope yet")
   return fn
