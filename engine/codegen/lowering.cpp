@@ -539,7 +539,9 @@ UOpRef split_marked_ranges(const UOpRef& sink, void* ctx) {
     map[r] = alu(Ops::ADD, alu(Ops::MUL, rhi, iconst(c)), rlo);
   }
   split.clear();
-  return simplify(substitute(sink, map));
+  // END/REDUCE now list (r_hi*c + r_lo): make them list the ranges themselves again
+  UOpRef out = graph_rewrite(substitute(sink, map), pm_flatten_range(), nullptr, "flatten range");
+  return simplify(out);
 }
 void* new_split_ranges_context() { return new SplitRangesContext(); }
 void delete_split_ranges_context(void* ctx) { delete static_cast<SplitRangesContext*>(ctx); }

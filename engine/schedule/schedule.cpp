@@ -469,21 +469,42 @@ Schedule build_schedule(const UOps& outputs) {
       UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), nullptr, "lower masks");
       b.item.ast = make_kernel_ast(body, b.item.bufs);
     }
-    for (size_t k = 0; k < b.item.bufs.size(); ++k) {
-      if (b.item.kind == ScheduleItem::Kind::Kernel && k == 0) continue;
-      if (b.item.kind == ScheduleItem::Kind::Copy && k == 0) continue;
-      auto w = writer.find(b.item.bufs[k].get());
-      if (w != writer.end() && w->second != (int)i) b.deps.push_back(w->second);
-    }
+    // reads in PARAM slot order (output first, inputs in first-use order), then callify's program-order edges
+    std::vector<int> ordered;
+    auto add = [&](int d) {
+      if (d != static_cast<int>(i) && std::find(ordered.begin(), ordered.end(), d) == ordered.end()) ordered.push_back(d);
+    };
+    for (size_t k = 1; k < b.item.bufs.size(); ++k)
+      if (auto w = writer.find(b.item.bufs[k].get()); w != writer.end()) add(w->second);
+    for (int d : b.deps) add(d);
+    b.deps = std::move(ordered);
     writer[b.writes] = static_cast<int>(i);
   }
+  // discovery order = the reference's toposort of the kernel graph: post-order from the calls nothing depends on,
+  // each call's inputs visited in argument order
+  const size_t n = built.size();
+  std::vector<char> has_dependent(n, 0), seen(n, 0);
+  for (auto& b : built)
+    for (int d : b.deps) has_dependent[d] = 1;
+  std::vector<int> disc;
+  std::function<void(int)> dfs = [&](int i) {
+    if (seen[i]) return;
+    seen[i] = 1;
+    for (int d : built[i].deps) dfs(d);
+    disc.push_back(i);
+  };
+  for (size_t i = 0; i < n; ++i) if (!has_dependent[i]) dfs(static_cast<int>(i));
+  for (size_t i = 0; i < n; ++i) dfs(static_cast<int>(i));  // cycles leave nodes unvisited: caught below
+  std::vector<size_t> pos(n);
+  for (size_t k = 0; k < disc.size(); ++k) pos[disc[k]] = k;
   // Kahn's algorithm, FIFO in discovery order
-  std::vector<int> indeg(built.size(), 0);
-  std::vector<std::vector<int>> succ(built.size());
-  for (size_t i = 0; i < built.size(); ++i)
-    for (int d : built[i].deps) { succ[d].push_back(i); indeg[i]++; }
+  std::vector<int> indeg(n, 0);
+  std::vector<std::vector<int>> succ(n);
+  for (size_t i = 0; i < n; ++i)
+    for (int d : built[i].deps) { succ[d].push_back(static_cast<int>(i)); indeg[i]++; }
+  for (auto& sl : succ) std::sort(sl.begin(), sl.end(), [&](int a, int b) { return pos[a] < pos[b]; });
   std::deque<int> q;
-  for (size_t i = 0; i < built.size(); ++i) if (!indeg[i]) q.push_back(i);
+  for (int i : disc) if (!indeg[i]) q.push_back(i);
   while (!q.empty()) {
     int i = q.front();
     q.pop_front();
