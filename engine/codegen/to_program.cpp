@@ -61,6 +61,7 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
   UOpRef sink = view(kernel_ast, "View Base AST");
 
   // optimization
+  sink = graph_rewrite(sink, load_collapse(), nullptr, "load collapse");
   {
     std::unique_ptr<void, void (*)(void*)> split_ctx(new_split_ranges_context(), delete_split_ranges_context);
     sink = graph_rewrite(sink, pm_split_ranges(), split_ctx.get(), "split ranges");

@@ -456,9 +456,15 @@ UOpRef collapse_load(const UOpRef& x) {
 }
 }  // namespace
 
-const PatternMatcher& reduce_collapse() {
+const PatternMatcher& load_collapse() {
   static const PatternMatcher pm({
       rule("load collapse: a one-hot sum is a gather", {Ops::REDUCE}, [](const UOpRef& x, void*) { return collapse_load(x); }),
+  });
+  return pm;
+}
+
+const PatternMatcher& reduce_collapse() {
+  static const PatternMatcher pm({
       rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
            [](const UOpRef& x, void*) { return collapse_reduce(x); }),
   });

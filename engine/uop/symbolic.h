@@ -8,6 +8,9 @@ namespace ts {
 const PatternMatcher& symbolic();
 // REDUCE(ADD) over ranges whose body reads nothing: closed forms (what makes arange an index expression)
 const PatternMatcher& reduce_collapse();
+// REDUCE(ADD) of a one-hot select over a range reading memory -> a gated read (tensor indexing is a gather); a
+// codegen pass, after the scheduler has decided what to realize
+const PatternMatcher& load_collapse();
 // one-shot helper: graph_rewrite(x, symbolic()) without tracing
 UOpRef simplify(const UOpRef& x);
 

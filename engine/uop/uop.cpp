@@ -407,6 +407,7 @@ std::vector<UOpRef> UOp::ranges() const {
 
 // interval arithmetic over integer index math
 int64_t UOp::vmin() const {
+  if (is_float(dtype)) return INT32_MIN;  // bounds are for integer index math only
   switch (op) {
     case Ops::CONST: return is<Invalid>() ? 0 : const_int();
     case Ops::RANGE: return 0;
@@ -439,11 +440,13 @@ int64_t UOp::vmin() const {
         return lo;
       }
       return INT32_MIN;
-    case Ops::CAST: case Ops::AFTER: return src[0]->vmin();
+    case Ops::CAST: return is_float(src[0]->dtype) ? INT32_MIN : src[0]->vmin();
+    case Ops::AFTER: return src[0]->vmin();
     default: return INT32_MIN;
   }
 }
 int64_t UOp::vmax() const {
+  if (is_float(dtype)) return INT32_MAX;
   switch (op) {
     case Ops::CONST: return is<Invalid>() ? 0 : const_int();
     case Ops::RANGE: return src[0]->vmax() - 1;
@@ -475,7 +478,8 @@ int64_t UOp::vmax() const {
         return 1;
       }
       return INT32_MAX;
-    case Ops::CAST: case Ops::AFTER: return src[0]->vmax();
+    case Ops::CAST: return is_float(src[0]->dtype) ? INT32_MAX : src[0]->vmax();
+    case Ops::AFTER: return src[0]->vmax();
     default: return INT32_MAX;
   }
 }
