@@ -821,27 +821,27 @@ std::vector<std::pair<int64_t, int64_t>> pool_pads(const std::vector<int64_t>& p
 }
 }  // namespace
 
-Tensor Tensor::max_pool2d(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> p) const {
+namespace {
+// the windows of a 2-d pooling (stride defaults to the kernel) and the axes to reduce them over
+std::pair<Tensor, std::vector<int64_t>> pool_windows(const Tensor& t, std::vector<int64_t> k, std::vector<int64_t> s,
+                                                     const std::vector<int64_t>& d, const std::vector<int64_t>& p, double pad_value) {
   if (k.size() == 1) k.push_back(k[0]);
   if (s.empty()) s = k;
   auto pads = pool_pads(p, k.size());
-  std::vector<std::pair<int64_t, int64_t>> full(ndim() - k.size(), {0, 0});
+  std::vector<std::pair<int64_t, int64_t>> full(t.ndim() - k.size(), {0, 0});
   full.insert(full.end(), pads.begin(), pads.end());
-  double lo = is_float(dtype()) ? -INFINITY : -2147483648.0;
-  Tensor x = pad(full, lo).pool(k, s, d);
   std::vector<int64_t> axes;
-  for (size_t i = 0; i < k.size(); ++i) axes.push_back(-1 - (int64_t)i);
+  for (size_t i = 0; i < k.size(); ++i) axes.push_back(-1 - static_cast<int64_t>(i));
+  return {t.pad(full, pad_value).pool(k, s, d), axes};
+}
+}  // namespace
+
+Tensor Tensor::max_pool2d(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> p) const {
+  auto [x, axes] = pool_windows(*this, k, s, d, p, is_float(dtype()) ? -INFINITY : -2147483648.0);
   return x.max(axes);
 }
 Tensor Tensor::avg_pool2d(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> p) const {
-  if (k.size() == 1) k.push_back(k[0]);
-  if (s.empty()) s = k;
-  auto pads = pool_pads(p, k.size());
-  std::vector<std::pair<int64_t, int64_t>> full(ndim() - k.size(), {0, 0});
-  full.insert(full.end(), pads.begin(), pads.end());
-  Tensor x = pad(full).pool(k, s, d);
-  std::vector<int64_t> axes;
-  for (size_t i = 0; i < k.size(); ++i) axes.push_back(-1 - (int64_t)i);
+  auto [x, axes] = pool_windows(*this, k, s, d, p, 0);
   return x.mean(axes);
 }
 

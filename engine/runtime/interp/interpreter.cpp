@@ -90,6 +90,31 @@ int64_t floordiv(int64_t a, int64_t b) {
   return q;
 }
 
+// float math of one ALU op at precision T (the interpreter evaluates float32 kernels in float, like the C)
+template <class T>
+T float_alu(Ops op, T x, T y, T z) {
+  switch (op) {
+    case Ops::ADD: return x + y;
+    case Ops::SUB: return x - y;
+    case Ops::MUL: return x * y;
+    case Ops::FDIV: case Ops::CDIV: return x / y;
+    case Ops::MAX: return x < y ? y : x;
+    case Ops::NEG: return -x;
+    case Ops::RECIPROCAL: return T(1) / x;
+    case Ops::SQRT: return std::sqrt(x);
+    case Ops::EXP2: return std::exp2(x);
+    case Ops::LOG2: return std::log2(x);
+    case Ops::SIN: return std::sin(x);
+    case Ops::TRUNC: return std::trunc(x);
+    case Ops::POW: return std::pow(x, y);
+    case Ops::CMOD: return std::fmod(x, y);
+    case Ops::FLOORDIV: return std::floor(x / y);
+    case Ops::FLOORMOD: return x - y * std::floor(x / y);
+    case Ops::MULACC: return x * y + z;
+    default: throw Error("interpreter: unsupported float op " + std::string(op_name(op)));
+  }
+}
+
 Val alu_val(const UOp& u, const Val* a, const Val* b, const Val* c) {
   Val o;
   DType dt = u.dtype;
@@ -111,55 +136,9 @@ Val alu_val(const UOp& u, const Val* a, const Val* b, const Val* c) {
     return o;
   }
   if (is_float(dt)) {
-    if (dt == dtypes::float64) {
-      double x = a->f, y = b ? b->f : 0;
-      double r;
-      switch (u.op) {
-        case Ops::ADD: r = x + y; break;
-        case Ops::SUB: r = x - y; break;
-        case Ops::MUL: r = x * y; break;
-        case Ops::FDIV: case Ops::CDIV: r = x / y; break;
-        case Ops::MAX: r = x < y ? y : x; break;
-        case Ops::NEG: r = -x; break;
-        case Ops::RECIPROCAL: r = 1.0 / x; break;
-        case Ops::SQRT: r = std::sqrt(x); break;
-        case Ops::EXP2: r = std::exp2(x); break;
-        case Ops::LOG2: r = std::log2(x); break;
-        case Ops::SIN: r = std::sin(x); break;
-        case Ops::TRUNC: r = std::trunc(x); break;
-        case Ops::POW: r = std::pow(x, y); break;
-        case Ops::CMOD: r = std::fmod(x, y); break;
-        case Ops::FLOORDIV: r = std::floor(x / y); break;
-        case Ops::FLOORMOD: r = x - y * std::floor(x / y); break;
-        case Ops::MULACC: r = x * y + c->f; break;
-        default: throw Error("interpreter: unsupported float op " + std::string(op_name(u.op)));
-      }
-      o.f = r;
-      return o;
-    }
-    float x = static_cast<float>(a->f), y = b ? static_cast<float>(b->f) : 0.f;
-    float r;
-    switch (u.op) {
-      case Ops::ADD: r = x + y; break;
-      case Ops::SUB: r = x - y; break;
-      case Ops::MUL: r = x * y; break;
-      case Ops::FDIV: case Ops::CDIV: r = x / y; break;
-      case Ops::MAX: r = x < y ? y : x; break;
-      case Ops::NEG: r = -x; break;
-      case Ops::RECIPROCAL: r = 1.0f / x; break;
-      case Ops::SQRT: r = std::sqrt(x); break;
-      case Ops::EXP2: r = std::exp2(x); break;
-      case Ops::LOG2: r = std::log2(x); break;
-      case Ops::SIN: r = std::sin(x); break;
-      case Ops::TRUNC: r = std::trunc(x); break;
-      case Ops::POW: r = std::pow(x, y); break;
-      case Ops::CMOD: r = std::fmod(x, y); break;
-      case Ops::FLOORDIV: r = std::floor(x / y); break;
-      case Ops::FLOORMOD: r = x - y * std::floor(x / y); break;
-      case Ops::MULACC: r = x * y + static_cast<float>(c->f); break;
-      default: throw Error("interpreter: unsupported float op " + std::string(op_name(u.op)));
-    }
-    o.f = round_f(dt, r);
+    // doubles in double precision, everything narrower in float (then rounded to the dtype)
+    if (dt == dtypes::float64) o.f = float_alu<double>(u.op, a->f, b ? b->f : 0, c ? c->f : 0);
+    else o.f = round_f(dt, float_alu<float>(u.op, static_cast<float>(a->f), b ? static_cast<float>(b->f) : 0.f, c ? static_cast<float>(c->f) : 0.f));
     return o;
   }
   // integers and bools, computed in 64 bits and wrapped to the dtype
