@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
 #include "engine/realize/realize.h"
+#include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
 #include "engine/trace/trace.h"
 
@@ -29,6 +32,9 @@ constexpr const char* kUsage =
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
+    "  asm --lang c|llvm FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source\n"
+    "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
+    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\"}\n"
     "  --help              this text\n"
     "\n"
     "environment:\n"
@@ -94,6 +100,70 @@ int cmd_run(const std::vector<std::string>& a) {
   }
   return run_script(script, json_path, rest, level);
 }
+
+bool parse_level(const std::string& s, ts::trace::Level* out) {
+  if (s == "off") *out = ts::trace::Level::Off;
+  else if (s == "passes") *out = ts::trace::Level::Passes;
+  else if (s == "matches") *out = ts::trace::Level::Matches;
+  else return false;
+  return true;
+}
+
+// serve: the window keeps one of these started ahead of time, so Run does not wait for Python and LLVM
+int cmd_serve() {
+  return tsp::serve([](tsp::ScriptRun& run) {
+    ts::cpu::warm_up();
+    std::string line;
+    if (!std::getline(std::cin, line)) return false;
+    nlohmann::json req;
+    try {
+      req = nlohmann::json::parse(line);
+      run.script = req.at("script").get<std::string>();
+      run.json_path = req.value("json", "");
+      for (const auto& a : req.value("args", nlohmann::json::array())) run.args.push_back(a.get<std::string>());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinyscope serve: bad request: %s\n", e.what());
+      return false;
+    }
+    std::string dev = req.value("dev", "");
+    if (!dev.empty()) setenv("DEV", dev.c_str(), 1);
+    ts::trace::Level level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
+    if (req.contains("trace") && !parse_level(req["trace"].get<std::string>(), &level)) {
+      std::fprintf(stderr, "tinyscope serve: bad trace level\n");
+      return false;
+    }
+    ts::trace::set_level(level);
+    ts::install_realize();
+    run.device = env_or("DEV", "CPU");
+    return true;
+  });
+}
+
+// asm --lang c|llvm FILE
+int cmd_asm(const std::vector<std::string>& a) {
+  std::string lang = "c", file;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--lang" && i + 1 < a.size()) lang = a[++i];
+    else file = a[i];
+  }
+  std::FILE* f = file.empty() ? nullptr : std::fopen(file.c_str(), "rb");
+  if (!f) {
+    std::fprintf(stderr, "tinyscope asm: cannot open '%s'\n", file.c_str());
+    return 2;
+  }
+  std::string src;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
+  std::fclose(f);
+  try {
+    std::string text = ts::cpu::assembly(lang == "llvm" ? ts::cpu::SourceKind::LlvmIr : ts::cpu::SourceKind::C, src);
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinyscope asm: %s\n", e.what());
+    return 1;
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +181,8 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return cmd_run({args.begin() + 1, args.end()});
   if (cmd == "bench") return run_bench(argc, argv);
+  if (cmd == "serve") return cmd_serve();
+  if (cmd == "asm") return cmd_asm({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
   if (ends_with(cmd, ".json") || cmd == "--dev" || cmd == "--screenshot" || (ends_with(cmd, ".py") && gui_flag) ||

@@ -11,6 +11,7 @@
 
 #include "app/gui/main_window.h"
 #include "viewer/graph/graph_layout.h"
+#include "viewer/model/session.h"
 
 namespace tsgui {
 
@@ -102,9 +103,10 @@ int main(int argc, char** argv) {
         QImage img = w.grab().toImage();
         bool ok = img.save(shot);
         std::fprintf(stderr,
-                     "tinyscope: screenshot %s %s after %.1f s (UI thread: longest event-loop gap %lld ms, "
+                     "tinyscope: screenshot %s %s after %.1f s, %d calls on %s (UI thread: longest event-loop gap %lld ms, "
                      "longest graph parse+draw %.2f ms)\n",
                      qPrintable(shot), ok ? "written" : "NOT written", clock.elapsed() / 1000.0,
+                     static_cast<int>(w.session()->calls().size()), qPrintable(w.session()->device()),
                      static_cast<long long>(worst_gap_ms), tsv::LayoutEngine::max_ui_stall_ms());
         QCoreApplication::exit(ok ? 0 : 1);
       });

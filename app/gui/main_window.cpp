@@ -11,17 +11,24 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QStyleFactory>
+#include <QTemporaryFile>
 #include <QTextBlock>
 #include <QTimer>
 #include <QToolBar>
+#include <QVBoxLayout>
+#include <cstdio>
 
 #include "app/gui/run_controller.h"
+#include "app/gui/stall_probe.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 #include "viewer/panes/contexts_pane.h"
@@ -91,9 +98,12 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   tb->addWidget(new QLabel(tr("  Device "), this));
   tb->addWidget(device_combo_);
   tb->addSeparator();
-  run_act_ = tb->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Run"), this, &MainWindow::run);
+  run_act_ = tb->addAction(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run"), this, &MainWindow::run);
   run_act_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-  stop_act_ = tb->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, &MainWindow::stop);
+  run_act_->setToolTip(tr("Run the script (Ctrl+R)"));
+  stop_act_ = tb->addAction(QIcon(QStringLiteral(":/icons/stop.svg")), tr("Stop"), this, &MainWindow::stop);
+  stop_act_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  stop_act_->setToolTip(tr("Stop the run: kills its process (Ctrl+.)"));
   stop_act_->setEnabled(false);
   tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
 
@@ -122,16 +132,11 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   auto* d_time = add_dock(tr("Timings"), QStringLiteral("timings"), timings_, Qt::BottomDockWidgetArea);
   splitDockWidget(d_sched, d_time, Qt::Horizontal);
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
+  build_compare_dock();
   default_layout();
 
   // ---- menus
-  auto* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("Open script or trace…"), QKeySequence::Open, this, [this] {
-    QString f = QFileDialog::getOpenFileName(this, tr("Open"), examples_dir_, tr("Scripts and traces (*.py *.json)"));
-    if (f.endsWith(".json")) open_trace(f);
-    else if (!f.isEmpty()) open_script(f);
-  });
-  file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
+  build_file_menu();
   auto* view = menuBar()->addMenu(tr("&View"));
   dark_act_ = view->addAction(tr("Dark theme"));
   dark_act_->setCheckable(true);
@@ -160,6 +165,8 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   });
   connect(controller_, &RunController::output, this, &MainWindow::append_console);
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
+  connect(source_, &tsv::SourcePane::assembly_wanted, this, &MainWindow::disassemble);
+  if (qEnvironmentVariableIntValue("TINYSCOPE_PERF") > 0) set_measuring(true, true);
   connect(tsv::LayoutEngine::instance(), &tsv::LayoutEngine::idle, this, &MainWindow::check_settled);
   for (auto* g : {tensor_graph_, kernel_graph_}) connect(g, &tsv::GraphPane::layout_done, this, &MainWindow::check_settled);
 
@@ -170,6 +177,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
     restoreState(settings.value("window/state").toByteArray());
     int dev = device_combo_->findText(settings.value("run/device").toString());
     if (dev >= 0) device_combo_->setCurrentIndex(dev);
+    set_compare_device(settings.value("run/compare").toString());
   }
   bool dark = restore_layout_ && settings.value("view/dark", false).toBool();
   dark_act_->setChecked(dark);
@@ -183,6 +191,52 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::build_file_menu() {
+  auto* file = menuBar()->addMenu(tr("&File"));
+  auto* open_act = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open script or trace…"), QKeySequence::Open, this, [this] {
+    QString f = QFileDialog::getOpenFileName(this, tr("Open"), examples_dir_, tr("Scripts and traces (*.py *.json)"));
+    if (f.endsWith(".json")) open_trace(f);
+    else if (!f.isEmpty()) open_script(f);
+  });
+  save_act_ = file->addAction(QIcon(QStringLiteral(":/icons/save.svg")), tr("Save trace…"), QKeySequence::Save, this, [this] {
+    QString base = QFileInfo(script_path_).completeBaseName();
+    QString f = QFileDialog::getSaveFileName(this, tr("Save trace"), (base.isEmpty() ? QStringLiteral("trace") : base) + ".trace.json",
+                                             tr("Traces (*.json)"));
+    if (!f.isEmpty()) save_trace(f);
+  });
+  save_act_->setEnabled(false);
+  connect(session_, &tsv::Session::loaded, this, [this] { save_act_->setEnabled(!session_->raw().isEmpty()); });
+  open_act->setToolTip(tr("Open a script, or a saved trace without running it (Ctrl+O)"));
+  save_act_->setToolTip(tr("Save this run's trace as JSON (Ctrl+S)"));
+  if (auto* tb = findChild<QToolBar*>(QStringLiteral("run_toolbar"))) {
+    QAction* first = tb->actions().value(0);
+    tb->insertAction(first, open_act);
+    tb->insertAction(first, save_act_);
+    tb->insertSeparator(first);
+  }
+  auto* exp = file->addMenu(QIcon(QStringLiteral(":/icons/export.svg")), tr("Export graph"));
+  for (auto* pane : {tensor_graph_, kernel_graph_}) {
+    for (const char* fmt : {"SVG", "PNG", "DOT"}) {
+      auto* a = exp->addAction(tr("%1 as %2…").arg(pane->kind_name(), fmt), pane, [pane, fmt] { pane->export_dialog(fmt); });
+      connect(exp, &QMenu::aboutToShow, a, [a, pane] { a->setEnabled(pane->has_graph()); });
+    }
+    if (pane == tensor_graph_) exp->addSeparator();
+  }
+  file->addSeparator();
+  file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+bool MainWindow::save_trace(const QString& path) {
+  QString err;
+  if (!session_->save(path, &err)) {
+    append_console(err + "\n", true);
+    status_->setText(err);
+    return false;
+  }
+  status_->setText(tr("Trace saved to %1").arg(path));
+  return true;
+}
 
 void MainWindow::default_layout() {
   if (default_docks_.size() != 7) return;
@@ -205,12 +259,14 @@ QDockWidget* MainWindow::add_dock(const QString& title, const QString& name, QWi
 
 void MainWindow::closeEvent(QCloseEvent* e) {
   controller_->stop();
+  compare_controller_->stop();
   if (restore_layout_) {
     QSettings settings;
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
     settings.setValue("view/dark", dark_act_->isChecked());
     settings.setValue("run/device", device_combo_->currentText());
+    settings.setValue("run/compare", compare_device());
   }
   QMainWindow::closeEvent(e);
 }
@@ -283,10 +339,24 @@ void MainWindow::run() {
   run_act_->setEnabled(false);
   stop_act_->setEnabled(true);
   status_->setText(tr("Running %1 on %2…").arg(name, device_combo_->currentText()));
+  run_clock_.start();
+  run_unsettled_ = true;
+  if (probe_) probe_->reset();
   controller_->start(name, editor_->toPlainText(), device_combo_->currentText());
+  const QString other = compare_device();
+  if (!other.isEmpty()) {
+    compare_label_->setText(tr("Running on %1…").arg(other));
+    compare_dock_->setWindowTitle(tr("Compare: %1").arg(other));
+    compare_dock_->show();
+    compare_controller_->set_program(controller_->program());
+    compare_controller_->start(name, editor_->toPlainText(), other);
+  }
 }
 
-void MainWindow::stop() { controller_->stop(); }
+void MainWindow::stop() {
+  controller_->stop();
+  compare_controller_->stop();
+}
 
 void MainWindow::append_console(const QString& text, bool is_err) {
   QTextCharFormat fmt;
@@ -340,12 +410,160 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
 }
 
 bool MainWindow::settled() const {
-  return !controller_->running() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
+  return !controller_->running() && !compare_controller_->running() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
          tsv::LayoutEngine::instance()->pending() == 0;
 }
 
 void MainWindow::check_settled() {
-  if (settled()) emit settled_now();
+  if (!settled()) return;
+  if (run_unsettled_) {
+    run_unsettled_ = false;
+    last_run_to_panes_ms_ = run_clock_.elapsed();
+    if (print_perf_)
+      std::fprintf(stderr,
+                   "tinyscope: Run to all panes %lld ms (the %s child ran %lld ms), longest event-loop gap %lld ms, "
+                   "longest graph parse+draw %.1f ms\n",
+                   static_cast<long long>(last_run_to_panes_ms_), controller_->last_run_was_warm() ? "warm" : "cold",
+                   static_cast<long long>(controller_->last_run_ms()), static_cast<long long>(longest_stall_ms()),
+                   tsv::LayoutEngine::max_ui_stall_ms());
+  }
+  emit settled_now();
+}
+
+void MainWindow::set_measuring(bool on, bool print) {
+  print_perf_ = on && print;
+  if (!on) {
+    delete probe_;
+    probe_ = nullptr;
+    return;
+  }
+  if (!probe_) {
+    probe_ = new StallProbe(this);
+    probe_->start();
+  }
+}
+
+qint64 MainWindow::longest_stall_ms() const { return probe_ ? probe_->worst_ms() : -1; }
+
+// ---- Compare with…: the same script on a second device, in its own child
+void MainWindow::build_compare_dock() {
+  compare_session_ = new tsv::Session(this);
+  compare_selection_ = new tsv::SelectionModel(compare_session_, this);
+  compare_controller_ = new RunController(this);
+  auto* box = new QWidget(this);
+  compare_label_ = new QLabel(tr("Choose a device under \"Compare with\" and run"), box);
+  compare_label_->setWordWrap(true);
+  compare_label_->setContentsMargins(4, 2, 4, 2);
+  auto* split = new QSplitter(Qt::Horizontal, box);
+  split->addWidget(new tsv::SchedulePane(compare_selection_, split));
+  split->addWidget(new tsv::TimingsPane(compare_selection_, split));
+  auto* lay = new QVBoxLayout(box);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  lay->addWidget(compare_label_);
+  lay->addWidget(split, 1);
+  // below the Schedule and Timings row, the whole width: the two devices' rows line up
+  compare_dock_ = new QDockWidget(tr("Compare"), this);
+  compare_dock_->setObjectName(QStringLiteral("compare"));
+  compare_dock_->setWidget(box);
+  addDockWidget(Qt::BottomDockWidgetArea, compare_dock_, Qt::Vertical);
+  compare_dock_->hide();
+
+  compare_combo_ = new QComboBox(this);
+  compare_combo_->addItems({tr("none"), QStringLiteral("CPU"), QStringLiteral("CPU:LLVM"), QStringLiteral("INTERP")});
+  compare_combo_->setToolTip(tr("Compare with…: also run the script on this device, side by side"));
+  if (auto* tb = findChild<QToolBar*>(QStringLiteral("run_toolbar"))) {
+    QAction* before = run_act_;
+    tb->insertWidget(before, new QLabel(tr("  Compare with "), this));
+    tb->insertWidget(before, compare_combo_);
+    tb->insertSeparator(before);
+  }
+  connect(compare_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i == 0) compare_dock_->hide();
+  });
+  connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
+  connect(compare_controller_, &RunController::output, this, [this](const QString& text, bool is_err) {
+    if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
+  });
+  // the main window's selected call selects the same call on the other device (same position, same name)
+  connect(selection_, &tsv::SelectionModel::changed, this, [this](const tsv::Selection& sel) {
+    const auto& mine = session_->calls();
+    const auto& theirs = compare_session_->calls();
+    if (sel.call >= 0 && sel.call < mine.size() && sel.call < theirs.size() && mine[sel.call].name == theirs[sel.call].name)
+      compare_selection_->select_call(sel.call);
+  });
+}
+
+QString MainWindow::compare_device() const {
+  return compare_combo_->currentIndex() > 0 ? compare_combo_->currentText() : QString();
+}
+
+void MainWindow::set_compare_device(const QString& dev) {
+  int i = dev.isEmpty() || dev == "none" ? 0 : compare_combo_->findText(dev, Qt::MatchFixedString);
+  if (i < 0) {
+    compare_combo_->addItem(dev);
+    i = compare_combo_->count() - 1;
+  }
+  compare_combo_->setCurrentIndex(i);
+}
+
+void MainWindow::on_compare_finished(int code, bool stopped, const QString& trace, const QString&) {
+  const QString dev = compare_device().isEmpty() ? tr("the other device") : compare_device();
+  QString err;
+  if (stopped) {
+    compare_label_->setText(tr("%1: stopped.").arg(dev));
+  } else if (code != 0 || trace.isEmpty() || !compare_session_->load(trace, &err)) {
+    compare_label_->setText(tr("%1: the run failed%2").arg(dev, err.isEmpty() ? QString() : ": " + err));
+  } else {
+    auto total = [](const tsv::Session& s) {
+      double t = 0;
+      for (const auto& c : s.calls()) t += c.seconds;
+      return t * 1e6;
+    };
+    compare_label_->setText(tr("%1: %2 calls, %3 µs in all   |   %4: %5 calls, %6 µs in all")
+                                .arg(compare_session_->device())
+                                .arg(compare_session_->calls().size())
+                                .arg(total(*compare_session_), 0, 'f', 1)
+                                .arg(session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
+                                .arg(session_->calls().size())
+                                .arg(total(*session_), 0, 'f', 1));
+    const int call = selection_->current().call;
+    if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
+  }
+  emit compare_finished(code == 0 && !stopped && !trace.isEmpty());
+  check_settled();
+}
+
+// ---- Source > Assembly: `tinyscope asm` compiles the kernel's source in a child and prints the host assembly
+void MainWindow::disassemble(const QString& key, const QString& lang, const QString& src) {
+  if (asm_pending_.contains(key)) return;
+  asm_pending_.insert(key, true);
+  auto* file = new QTemporaryFile(this);
+  if (!file->open() || file->write(src.toUtf8()) < 0) {
+    source_->set_assembly(key, tr("; cannot write a temporary file: %1").arg(file->errorString()));
+    asm_pending_.remove(key);
+    delete file;
+    return;
+  }
+  file->flush();
+  auto* p = new QProcess(this);
+  connect(p, &QProcess::finished, this, [this, p, file, key](int code, QProcess::ExitStatus status) {
+    QString out = QString::fromUtf8(p->readAllStandardOutput());
+    if (status != QProcess::NormalExit || code != 0)
+      out = tr("; disassembly failed:\n") + QString::fromUtf8(p->readAllStandardError());
+    asm_pending_.remove(key);
+    source_->set_assembly(key, out);
+    p->deleteLater();
+    file->deleteLater();
+  });
+  connect(p, &QProcess::errorOccurred, this, [this, p, file, key](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
+    asm_pending_.remove(key);
+    source_->set_assembly(key, tr("; cannot start %1").arg(controller_->program()));
+    p->deleteLater();
+    file->deleteLater();
+  });
+  p->start(controller_->program(), {QStringLiteral("asm"), QStringLiteral("--lang"), lang == "llvm" ? lang : QStringLiteral("c"), file->fileName()});
 }
 
 }  // namespace tsgui

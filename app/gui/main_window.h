@@ -1,4 +1,6 @@
 #pragma once
+#include <QElapsedTimer>
+#include <QHash>
 #include <QMainWindow>
 #include <QString>
 
@@ -20,6 +22,7 @@ class GraphPane;
 
 namespace tsgui {
 class RunController;
+class StallProbe;
 
 // The inspector: a script editor and console, the run toolbar, and dock panes over the last run's trace.
 // Every pane follows one SelectionModel. The dock layout and the theme persist in QSettings.
@@ -31,24 +34,43 @@ class MainWindow : public QMainWindow {
 
   void open_script(const QString& path);
   bool open_trace(const QString& path);
+  // writes the current session's trace JSON (File > Save trace); false with a console message on failure
+  bool save_trace(const QString& path);
   void set_device(const QString& dev);
   void run();
   void stop();
   void set_dark(bool dark);
+  // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
+  void set_compare_device(const QString& dev);
+  QString compare_device() const;
   // the docks' default sizes for the current window size
   void default_layout();
 
   tsv::Session* session() const { return session_; }
   tsv::SelectionModel* selection() const { return selection_; }
   RunController* controller() const { return controller_; }
+  RunController* compare_controller() const { return compare_controller_; }
+  tsv::Session* compare_session() const { return compare_session_; }
+  tsv::SourcePane* source_pane() const { return source_; }
   QPlainTextEdit* editor() const { return editor_; }
   QPlainTextEdit* console() const { return console_; }
   int error_line() const { return error_line_; }
+  tsv::GraphPane* tensor_graph() const { return tensor_graph_; }
+  tsv::GraphPane* kernel_graph() const { return kernel_graph_; }
   // true when no run and no graph layout is in progress
   bool settled() const;
 
+  // measuring: an event-loop heartbeat runs, and each run reports Run-to-all-panes time and the longest
+  // UI-thread stall (on stderr too when `print` is set; TINYSCOPE_PERF=1 turns this on at start)
+  void set_measuring(bool on, bool print);
+  // from run() until every pane showed the new trace (graphs laid out), in ms; -1 before the first
+  qint64 last_run_to_panes_ms() const { return last_run_to_panes_ms_; }
+  // the longest event-loop gap since the last run() started (or since measuring began), in ms
+  qint64 longest_stall_ms() const;
+
  signals:
   void run_finished(bool ok);
+  void compare_finished(bool ok);
   void settled_now();
 
  protected:
@@ -61,6 +83,10 @@ class MainWindow : public QMainWindow {
   void mark_error_line(int line);
   void select_first_kernel();
   void check_settled();
+  void build_file_menu();
+  void build_compare_dock();
+  void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
+  void disassemble(const QString& key, const QString& lang, const QString& src);
 
   QString examples_dir_;
   tsv::Session* session_;
@@ -71,6 +97,7 @@ class MainWindow : public QMainWindow {
   QAction* run_act_;
   QAction* stop_act_;
   QAction* dark_act_;
+  QAction* save_act_ = nullptr;
   QPlainTextEdit* editor_;
   QPlainTextEdit* console_;
   QLabel* status_;
@@ -80,6 +107,20 @@ class MainWindow : public QMainWindow {
   tsv::TimingsPane* timings_;
   tsv::GraphPane* tensor_graph_;
   tsv::GraphPane* kernel_graph_;
+  // Compare with…: a second device in its own child, its schedule and timings in the Compare dock
+  QComboBox* compare_combo_ = nullptr;
+  RunController* compare_controller_ = nullptr;
+  tsv::Session* compare_session_ = nullptr;
+  tsv::SelectionModel* compare_selection_ = nullptr;
+  QDockWidget* compare_dock_ = nullptr;
+  QLabel* compare_label_ = nullptr;
+  // measuring
+  StallProbe* probe_ = nullptr;
+  bool print_perf_ = false;
+  QElapsedTimer run_clock_;
+  bool run_unsettled_ = false;
+  qint64 last_run_to_panes_ms_ = -1;
+  QHash<QString, bool> asm_pending_;
   QString script_path_;
   int error_line_ = -1;
   bool restore_layout_;

@@ -3,19 +3,35 @@
 #include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTimer>
 
 namespace tsgui {
 
 RunController::RunController(QObject* parent) : QObject(parent), program_(QCoreApplication::applicationFilePath()) {}
 
 RunController::~RunController() {
+  drop_spare();
   if (process_) {
     process_->disconnect(this);
     process_->kill();
     process_->waitForFinished(2000);
   }
+}
+
+void RunController::set_program(const QString& path) {
+  if (path == program_) return;
+  program_ = path;
+  drop_spare();
+}
+
+void RunController::set_keep_warm(bool on) {
+  keep_warm_ = on;
+  if (!on) drop_spare();
 }
 
 int RunController::error_line(const QString& text, const QString& script_path) {
@@ -28,6 +44,43 @@ int RunController::error_line(const QString& text, const QString& script_path) {
     if (m.captured(1) == script_path || QFileInfo(m.captured(1)).fileName() == want) line = m.captured(2).toInt();
   }
   return line;
+}
+
+// a `tinyscope serve` child: it starts Python and the JIT, then waits for one request line on stdin
+QProcess* RunController::spawn() {
+  auto* p = new QProcess(this);
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.remove(QStringLiteral("DEBUG"));
+  p->setProcessEnvironment(env);
+  p->start(program_, {QStringLiteral("serve")});
+  return p;
+}
+
+void RunController::warm_up() {
+  if (spare_ || !keep_warm_) return;
+  spare_ = spawn();
+  QProcess* p = spare_;
+  // a spare that dies (or cannot start) is simply replaced at the next run
+  connect(p, &QProcess::finished, this, [this, p] {
+    if (p != spare_) return;
+    spare_ = nullptr;
+    p->deleteLater();
+  });
+  connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart || p != spare_) return;
+    spare_ = nullptr;
+    p->deleteLater();
+  });
+}
+
+void RunController::drop_spare() {
+  if (!spare_) return;
+  QProcess* p = spare_;
+  spare_ = nullptr;
+  p->disconnect(this);
+  p->kill();
+  p->waitForFinished(2000);
+  delete p;
 }
 
 void RunController::start(const QString& script_name, const QString& source, const QString& device) {
@@ -52,27 +105,40 @@ void RunController::start_file(const QString& script_path, const QString& device
   QFile::remove(trace_path_);
   stderr_.clear();
   stopping_ = false;
-  auto* p = new QProcess(this);
+  QProcess* p = spare_ && spare_->state() != QProcess::NotRunning ? spare_ : nullptr;
+  last_warm_ = p && p->state() == QProcess::Running;
+  if (p) {
+    spare_ = nullptr;
+    p->disconnect(this);
+  } else {
+    drop_spare();
+    p = spawn();
+  }
   process_ = p;
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert(QStringLiteral("DEV"), device);
-  env.remove(QStringLiteral("DEBUG"));
-  p->setProcessEnvironment(env);
-  connect(p, &QProcess::readyReadStandardOutput, this, [this, p] {
-    emit output(QString::fromUtf8(p->readAllStandardOutput()), false);
-  });
-  connect(p, &QProcess::readyReadStandardError, this, [this, p] {
+  auto read_out = [this, p] {
+    QByteArray out = p->readAllStandardOutput();
+    if (!out.isEmpty()) emit output(QString::fromUtf8(out), false);
+  };
+  auto read_err = [this, p] {
     QString s = QString::fromUtf8(p->readAllStandardError());
+    if (s.isEmpty()) return;
     stderr_ += s;
     emit output(s, true);
-  });
-  connect(p, &QProcess::finished, this, [this, p](int code, QProcess::ExitStatus status) {
+  };
+  connect(p, &QProcess::readyReadStandardOutput, this, read_out);
+  connect(p, &QProcess::readyReadStandardError, this, read_err);
+  connect(p, &QProcess::finished, this, [this, p, read_out, read_err](int code, QProcess::ExitStatus status) {
     if (p != process_) return;
+    read_out();
+    read_err();
     process_ = nullptr;
     p->deleteLater();
+    last_run_ms_ = run_clock_.elapsed();
     bool crashed = status != QProcess::NormalExit;
     QString trace = !crashed && QFileInfo::exists(trace_path_) ? trace_path_ : QString();
     emit finished(crashed ? -1 : code, stopping_, trace, stderr_);
+    // the next run's child starts now, while the window reads this trace
+    if (keep_warm_) QTimer::singleShot(0, this, &RunController::warm_up);
   });
   connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
     if (e != QProcess::FailedToStart || p != process_) return;
@@ -81,8 +147,19 @@ void RunController::start_file(const QString& script_path, const QString& device
     emit output(tr("cannot start %1: %2\n").arg(program_, p->errorString()), true);
     emit finished(-1, false, {}, {});
   });
-  p->start(program_, {QStringLiteral("run"), script_path, QStringLiteral("--json"), trace_path_,
-                      QStringLiteral("--trace"), QStringLiteral("matches")});
+  if (p->state() == QProcess::NotRunning) {  // it failed to start before the handlers were connected
+    process_ = nullptr;
+    p->deleteLater();
+    emit output(tr("cannot start %1: %2\n").arg(program_, p->errorString()), true);
+    emit finished(-1, false, {}, {});
+    return;
+  }
+  QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"trace", "matches"}, {"dev", device}};
+  run_clock_.start();
+  p->write(QJsonDocument(req).toJson(QJsonDocument::Compact) + "\n");
+  p->closeWriteChannel();
+  read_out();  // what the spare printed while it waited (nothing, normally)
+  read_err();
   emit started();
 }
 

@@ -119,13 +119,13 @@ std::string script_location(const std::string& script) {
   return {};
 }
 
-int run_in_interpreter(const ScriptRun& run) {
+int run_in_interpreter(const ScriptRun& run, bool prelude_done = false) {
   std::string error;
   int code = 0;
   std::string result_json = "null";
   ts::caller_location_hook() = [script = run.script] { return script_location(script); };
   try {
-    run_prelude();
+    if (!prelude_done) run_prelude();
     py::module_ main = make_main_module(run.script);
     py::object compiled = py::module_::import("builtins").attr("compile")(py::bytes(read_file(run.script)), run.script, "exec",
                                                                          py::arg("dont_inherit") = true);
@@ -160,6 +160,25 @@ int run_script(const ScriptRun& run) {
   for (const auto& a : run.args) argv.push_back(a.c_str());
   py::scoped_interpreter guard{true, static_cast<int>(argv.size()), argv.data(), true};
   return run_in_interpreter(run);
+}
+
+int serve(const std::function<bool(ScriptRun&)>& wait) {
+  const char* argv0 = "tinyscope";
+  py::scoped_interpreter guard{true, 1, &argv0, true};
+  bool prelude_done = false;
+  try {
+    run_prelude();
+    prelude_done = true;
+  } catch (py::error_already_set&) {
+    // the prelude runs again with the script, and its error is reported there
+  }
+  ScriptRun run;
+  if (!wait(run)) return 0;
+  py::list argv;
+  argv.append(run.script);
+  for (const auto& a : run.args) argv.append(a);
+  py::module_::import("sys").attr("argv") = argv;
+  return run_in_interpreter(run, prelude_done);
 }
 
 }  // namespace tsp

@@ -1,6 +1,7 @@
 #pragma once
 // The embedded Python host: starts the interpreter with the tinyscope module and the tinygrad aliases and
 // runs a user's script as __main__.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,10 @@ struct ScriptRun {
 // Runs the script (ts::install_realize() must have been called). Errors print a Python traceback to stderr.
 // Returns the process exit code: 0 on success, 1 on an error, or the script's sys.exit code.
 int run_script(const ScriptRun& run);
+
+// The warm child of the window: starts the interpreter and the prelude first, then calls `wait` (which blocks
+// until it knows the script, fills `run` and returns true; false ends without running anything) and runs it.
+// Returns like run_script.
+int serve(const std::function<bool(ScriptRun&)>& wait);
 
 }  // namespace tsp

@@ -16,7 +16,15 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <climits>
+#include "viewer/graph/graph_view.h"
+#include "viewer/graph/minimap.h"
 #include <QTextBlock>
+#include <QProcess>
+#include <QSvgRenderer>
+#include <QLineEdit>
+#include <QAction>
+#include <QImage>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
@@ -40,6 +48,29 @@ QString env_or(const char* name, const QString& fallback) {
 QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
 QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }
 QString fixture() { return source_dir() + "/tests/viewer/data/seed_add.trace.json"; }
+
+// A synthetic trace with one 1,500-node tensor graph: 15 kernels of 100 nodes in a chain. Kernel k holds uops
+// 100k..100k+99; 100k+99 is its stored result (CONTIGUOUS with arg "k<k>", the last one a SINK), the 99 below
+// it cycle ADD, MUL, RESHAPE and read the one below (the first reads the previous kernel's result).
+QByteArray chain_of_kernels_trace() {
+  QJsonObject uops;
+  for (int k = 0; k < 15; ++k)
+    for (int j = 0; j < 100; ++j) {
+      const int id = k * 100 + j;
+      QJsonArray src;
+      if (j > 0) src = {id - 1};
+      else if (k > 0) src = {id - 1};
+      QString op = j == 99 ? (k == 14 ? "SINK" : "CONTIGUOUS") : (j % 3 == 0 ? "ADD" : (j % 3 == 1 ? "MUL" : "RESHAPE"));
+      if (k == 0 && j == 0) op = "BUFFER";
+      uops[QString::number(id)] = QJsonObject{{"op", op}, {"dtype", "dtypes.float"}, {"src", src},
+                                              {"arg", j == 99 ? QString("k%1").arg(k) : QString("None")},
+                                              {"shape", QJsonArray{4}}, {"device", "CPU"}};
+    }
+  QJsonObject ctx{{"id", 0}, {"kind", "schedule"}, {"name", "chain"}, {"passes", QJsonArray{}},
+                  {"tensor_graph", QJsonArray{1499}}};
+  QJsonObject root{{"version", 1}, {"contexts", QJsonArray{ctx}}, {"calls", QJsonArray{}}, {"uops", uops}};
+  return QJsonDocument(root).toJson();
+}
 }  // namespace
 
 class TestViewer : public QObject {
@@ -267,6 +298,247 @@ class TestViewer : public QObject {
     QVERIFY2(worst < clock.elapsed(), "the UI thread waited on dot");
   }
 
+  // File > Export: the shown graph as SVG (parses), PNG (loads, holds the node colors) and DOT (Graphviz input)
+  void graphs_export_as_svg_png_dot() {
+    tsv::Session s;
+    QVERIFY(s.load(fixture()));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::KernelAst, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    QVERIFY(!pane.has_graph());
+    QTemporaryDir dir;
+    QString err;
+    QVERIFY(!pane.export_file(dir.filePath("none.svg"), &err));
+    sel.select_context(3);
+    QVERIFY(done.count() > 0 || done.wait(20000));
+    QVERIFY(pane.has_graph());
+    const int ast = s.contexts()[3].program.ast;
+    auto g = tsv::GraphPane::build_graph(s, {ast}, 1000);
+
+    const QString svg = dir.filePath("g.svg");
+    QVERIFY2(pane.export_file(svg, &err), qPrintable(err));
+    QSvgRenderer r(svg);
+    QVERIFY(r.isValid());
+    QVERIFY(r.defaultSize().width() > 50 && r.defaultSize().height() > 50);
+    QFile sf(svg);
+    QVERIFY(sf.open(QIODevice::ReadOnly));
+    const QByteArray svg_text = sf.readAll();
+    QVERIFY(svg_text.contains("STORE"));  // node labels are text
+
+    const QString png = dir.filePath("g.png");
+    QVERIFY2(pane.export_file(png, &err), qPrintable(err));
+    QImage img(png);
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.width(), qRound(pane.scene()->sceneRect().width() * 2));
+    // the fill color of the STORE node is somewhere in the picture
+    const QRgb store = tsv::GraphPane::op_color("STORE").rgb();
+    bool found = false;
+    for (int y = 0; y < img.height() && !found; ++y)
+      for (int x = 0; x < img.width() && !found; ++x) found = (img.pixel(x, y) & 0xffffff) == (store & 0xffffff);
+    QVERIFY(found);
+
+    const QString dot = dir.filePath("g.dot");
+    QVERIFY2(pane.export_file(dot, &err), qPrintable(err));
+    QFile df(dot);
+    QVERIFY(df.open(QIODevice::ReadOnly));
+    const QByteArray dot_text = df.readAll();
+    QVERIFY(dot_text.startsWith("digraph"));
+    QCOMPARE(dot_text.count("->"), g.edges.size());
+    QVERIFY(dot_text.contains("n" + QByteArray::number(ast) + "\" [label="));
+    QVERIFY(!pane.export_file(dir.filePath("g.bmp"), &err));
+    QVERIFY(err.contains("svg"));
+  }
+
+  // File > Save trace writes the session's trace; opening it gives the same models
+  void saved_trace_reopens_with_equal_models() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("saved.trace.json");
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    QVERIFY(!w.save_trace(path));  // nothing loaded yet
+    QVERIFY(w.open_trace(fixture()));
+    QVERIFY(w.save_trace(path));
+    tsgui::MainWindow w2(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    QVERIFY(w2.open_trace(path));
+    const tsv::Session& a = *w.session();
+    const tsv::Session& b = *w2.session();
+    QVERIFY(a.contexts() == b.contexts());
+    QVERIFY(a.calls() == b.calls());
+    QVERIFY(a.uops() == b.uops());
+    QCOMPARE(a.device(), b.device());
+    QCOMPARE(a.result(), b.result());
+    tsv::ScheduleModel ma(const_cast<tsv::Session*>(&a)), mb(const_cast<tsv::Session*>(&b));
+    QCOMPARE(ma.rowCount(), 3);
+    QCOMPARE(mb.rowCount(), ma.rowCount());
+    for (int r = 0; r < ma.rowCount(); ++r)
+      for (int c = 0; c < ma.columnCount(); ++c) QCOMPARE(mb.index(r, c).data(), ma.index(r, c).data());
+    QCOMPARE(w2.selection()->current().call, w.selection()->current().call);
+  }
+
+  // `tinyscope TRACE.json` opens the trace without running anything
+  void command_line_opens_a_trace() {
+    QTemporaryDir dir;
+    const QString shot = dir.filePath("trace.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir.path());  // the user's saved window state stays out of it
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {fixture(), "--screenshot", shot});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QVERIFY2(err.contains("3 calls on CPU"), qPrintable(err));
+    QImage img(shot);
+    QCOMPARE(img.size(), QSize(1600, 1000));
+  }
+
+  // Graphs over 1,000 nodes open collapsed to one node per kernel cluster and expand on demand
+  void big_graphs_open_collapsed_and_expand() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    auto* engine = tsv::LayoutEngine::instance();
+    sel.select_context(0);
+    QCOMPARE(pane.node_count(), 1500);
+    QVERIFY(pane.collapsed());
+    QCOMPARE(pane.shown_node_count(), 15);
+    const auto& c = pane.clustering();
+    QCOMPARE(c.heads.size(), 15);
+    for (int k = 0; k < 15; ++k) {
+      QCOMPARE(c.members[k].size(), 100);
+      // cluster k (breadth first from the SINK) is kernel 14-k: its head is 100(14-k)+99
+      QCOMPARE(c.heads[k], 100 * (14 - k) + 99);
+      for (int id : c.members[k]) QCOMPARE(id / 100, 14 - k);
+    }
+    QVERIFY(done.wait(30000));
+    auto node_items = [&] {
+      int n = 0;
+      for (auto* it : pane.scene()->items()) n += it->data(0).isValid();
+      return n;
+    };
+    QCOMPARE(node_items(), 15);
+    // 14 edges between the 15 clusters
+    QCOMPARE(tsv::GraphPane::collapse(s, tsv::GraphPane::build_graph(s, {1499}, 5000), c, {}).edges.size(), 14);
+
+    pane.expand_cluster(3);
+    QCOMPARE(pane.shown_node_count(), 14 + 100);
+    QVERIFY(done.wait(30000));
+    QCOMPARE(node_items(), 114);
+    emit pane.view()->node_activated(-1 - 5);  // a double-click on cluster 5
+    QCOMPARE(pane.shown_node_count(), 13 + 200);
+    QVERIFY(done.wait(30000));
+    QCOMPARE(node_items(), 213);
+    emit pane.view()->node_activated(100 * (14 - 5) + 40);  // a double-click on one of its nodes collapses it
+    QCOMPARE(pane.shown_node_count(), 114);
+
+    // search: MUL is j % 3 == 1 for j < 99, 33 per kernel: 33 in the expanded kernel, 14 matching clusters
+    QCOMPARE(pane.search("mul").size(), 33 + 14);
+    QCOMPARE(pane.search("k7").size(), 1);  // the CONTIGUOUS head of kernel 7 (cluster 7, collapsed)
+    QCOMPARE(pane.search("k7").front(), -1 - 7);
+    QVERIFY(pane.search("nothing-like-this").isEmpty());
+    QCOMPARE(pane.next_match(), INT_MIN);
+
+    // the collapsed layout comes back from the cache
+    done.clear();
+    const int started = engine->layouts_started(), hits = engine->cache_hits();
+    pane.collapse_all();
+    QCOMPARE(pane.shown_node_count(), 15);
+    QVERIFY(done.wait(5000));
+    QCOMPARE(engine->layouts_started(), started);
+    QCOMPARE(engine->cache_hits(), hits + 1);
+  }
+
+  // the search field highlights nodes by op; Enter cycles through them and centres each; the minimap moves the view
+  void graph_search_cycles_and_minimap_moves() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    pane.resize(500, 400);
+    pane.show();
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    sel.select_context(0);
+    QVERIFY(done.count() > 0 || done.wait(30000));
+    pane.expand_cluster(0);  // the SINK's kernel: uops 1400..1499
+    QVERIFY(done.wait(30000));
+    // typed into the field: the CONTIGUOUS nodes are heads of collapsed clusters, RESHAPE nodes of the open one
+    QTest::keyClicks(pane.search_field(), "reshape");
+    QCOMPARE(pane.matches().size(), 33 + 14);
+    QList<int> seen;
+    for (int i = 0; i < pane.matches().size(); ++i) {
+      QTest::keyClick(pane.search_field(), Qt::Key_Return);
+      QCoreApplication::processEvents();
+      seen.push_back(pane.matches().indexOf(pane.matches().at(i)));
+      // the current match is inside the visible area
+      QGraphicsItem* item = nullptr;
+      for (auto* it : pane.scene()->items())
+        if (it->data(0).isValid() && it->data(0).toInt() == pane.matches().at(i)) item = it;
+      QVERIFY(item);
+      const QRectF visible = pane.view()->mapToScene(pane.view()->viewport()->rect()).boundingRect();
+      QVERIFY2(visible.contains(item->sceneBoundingRect().center()), qPrintable(QString::number(i)));
+    }
+    QCOMPARE(pane.next_match(), pane.matches().front());  // wraps around
+    // the minimap: a click near the top of the overview brings the top of the graph (the first kernels) into view;
+    // the current match (next to the SINK, drawn last) is at the bottom
+    QVERIFY(pane.minimap()->isVisible());
+    const QRectF scene = pane.scene()->sceneRect();
+    const QPointF target(scene.center().x(), scene.top() + 40);
+    QVERIFY(!pane.view()->mapToScene(pane.view()->viewport()->rect()).boundingRect().contains(target) ||
+            pane.view()->transform().m11() < 0.2);
+    QTest::mouseClick(pane.minimap()->viewport(), Qt::LeftButton, {}, pane.minimap()->mapFromScene(target));
+    QVERIFY(pane.view()->mapToScene(pane.view()->viewport()->rect()).boundingRect().contains(target));
+    QVERIFY(pane.minimap()->visible_area().contains(target));
+  }
+
+  // dot runs under a timeout and can be cancelled; equal graphs are answered from the cache
+  void layout_engine_times_out_cancels_and_caches() {
+    tsv::Session s;
+    QVERIFY(s.load_data(chain_of_kernels_trace()));
+    auto* engine = tsv::LayoutEngine::instance();
+    auto g = tsv::GraphPane::build_graph(s, {1499}, 5000);
+    g.nodes.resize(1200);  // a graph nobody laid out before (edges to dropped nodes are fine for dot)
+    QSignalSpy finished(engine, &tsv::LayoutEngine::finished);
+    QSignalSpy failed(engine, &tsv::LayoutEngine::failed);
+    QSignalSpy idle(engine, &tsv::LayoutEngine::idle);
+    // cancel: no answer, nothing pending
+    const int started = engine->layouts_started();
+    QByteArray key = engine->request(g);
+    QCOMPARE(engine->layouts_started(), started + 1);
+    QCOMPARE(engine->pending(), 1);
+    engine->cancel(key);
+    QCOMPARE(engine->pending(), 0);
+    QCOMPARE(idle.count(), 1);
+    QTest::qWait(300);
+    QCOMPARE(finished.count(), 0);
+    QCOMPARE(failed.count(), 0);
+    QVERIFY(!engine->cached(key));
+    // timeout: dot is killed and the request fails
+    engine->set_timeout_ms(1);
+    QCOMPARE(engine->request(g), key);
+    QVERIFY(failed.wait(10000));
+    engine->set_timeout_ms(20000);
+    QCOMPARE(failed.front().at(0).toByteArray(), key);
+    QVERIFY2(failed.front().at(1).toString().contains("timeout"), qPrintable(failed.front().at(1).toString()));
+    // two requests for one running layout start one dot; the second asks the cache
+    auto small = tsv::GraphPane::build_graph(s, {250}, 5000);
+    const int before = engine->layouts_started(), hits = engine->cache_hits();
+    QByteArray k1 = engine->request(small);
+    QCOMPARE(engine->request(small), k1);
+    QCOMPARE(engine->layouts_started(), before + 1);
+    QVERIFY(finished.wait(20000));
+    QCOMPARE(engine->cache_hits(), hits);
+    QVERIFY(engine->cached(k1));
+    finished.clear();
+    QCOMPARE(engine->request(small), k1);
+    QCOMPARE(engine->cache_hits(), hits + 1);
+    QCOMPARE(engine->layouts_started(), before + 1);
+    QVERIFY(finished.wait(5000));
+  }
+
   void run_controller_runs_a_script() {
     tsgui::RunController rc;
     rc.set_program(tinyscope_bin());
@@ -284,6 +556,115 @@ class TestViewer : public QObject {
     QString err;
     QVERIFY2(s.load(args.at(2).toString(), &err), qPrintable(err));
     QVERIFY(s.calls().size() >= 3);
+  }
+
+  // a spare `tinyscope serve` child waits with Python and the JIT started; the run goes to it, on the asked device
+  void run_controller_keeps_a_warm_child() {
+    tsgui::RunController rc;
+    rc.set_program(tinyscope_bin());
+    QVERIFY(!rc.has_spare());
+    rc.warm_up();
+    QVERIFY(rc.has_spare());
+    QTest::qWait(300);
+    QSignalSpy finished(&rc, &tsgui::RunController::finished);
+    QString out;
+    connect(&rc, &tsgui::RunController::output, this, [&](const QString& t, bool) { out += t; });
+    rc.start_file(source_dir() + "/resources/examples/tutorial.py", "INTERP");
+    QVERIFY(rc.last_run_was_warm());
+    QVERIFY(!rc.has_spare());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.front().at(0).toInt(), 0);
+    QVERIFY2(out.contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(out));
+    tsv::Session s;
+    QVERIFY(s.load(finished.front().at(2).toString()));
+    QCOMPARE(s.device(), QStringLiteral("INTERP"));
+    QTRY_VERIFY_WITH_TIMEOUT(rc.has_spare(), 5000);  // the next run's child is started after a run
+    // a spare of another executable is not used
+    rc.set_program(tinyscope_bin() + "-missing");
+    QVERIFY(!rc.has_spare());
+    finished.clear();
+    rc.start_file(source_dir() + "/resources/examples/tutorial.py", "CPU");
+    QVERIFY(finished.count() == 1 || finished.wait(10000));
+    QCOMPARE(finished.front().at(0).toInt(), -1);
+  }
+
+  // Stop (Ctrl+.) kills a script stuck in an endless loop; the window stays and says so
+  void window_stops_an_endless_loop() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText("from tinygrad import Tensor\nprint('spinning', flush=True)\nwhile True:\n  pass\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QTRY_VERIFY_WITH_TIMEOUT(w.console()->toPlainText().contains("spinning"), 30000);
+    QVERIFY(w.controller()->running());
+    QAction* stop = nullptr;
+    for (auto* a : w.findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_Period)) stop = a;
+    QVERIFY(stop);
+    QVERIFY(stop->isEnabled());
+    stop->trigger();
+    QVERIFY(done.count() == 1 || done.wait(5000));
+    QVERIFY(!done.front().at(0).toBool());
+    QVERIFY(!w.controller()->running());
+    QVERIFY2(w.console()->toPlainText().contains("[Stopped.]"), qPrintable(w.console()->toPlainText()));
+    QVERIFY(!stop->isEnabled());
+    // the window goes on working
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    done.clear();
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+  }
+
+  // Compare with…: the same script on a second device, in its own child, its calls in the Compare dock
+  void compare_runs_a_second_device() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.set_compare_device("INTERP");
+    QCOMPARE(w.compare_device(), QStringLiteral("INTERP"));
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    QSignalSpy compared(&w, &tsgui::MainWindow::compare_finished);
+    w.run();
+    QVERIFY(w.compare_controller()->running());
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QVERIFY(compared.count() == 1 || compared.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QVERIFY(compared.front().at(0).toBool());
+    QCOMPARE(w.session()->device(), QStringLiteral("CPU"));
+    QCOMPARE(w.compare_session()->device(), QStringLiteral("INTERP"));
+    // one schedule, two devices: the same calls in the same order
+    QStringList a, b;
+    for (const auto& c : w.session()->calls()) a << c.name;
+    for (const auto& c : w.compare_session()->calls()) b << c.name;
+    QVERIFY(a.size() >= 3);
+    QCOMPARE(b, a);
+    auto* dock = w.findChild<QDockWidget*>("compare");
+    QVERIFY(dock && dock->isVisible());
+    QVERIFY(dock->windowTitle().contains("INTERP"));
+    auto* sched = dock->findChild<tsv::SchedulePane*>();
+    QVERIFY(sched);
+    QCOMPARE(sched->model()->rowCount(), b.size());
+    w.set_compare_device("none");
+    QVERIFY(w.compare_device().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
+  // Source > Assembly: the kernel's host assembly from `tinyscope asm`, a click away
+  void source_pane_shows_assembly() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    QVERIFY(w.open_trace(fixture()));
+    QVERIFY(w.source_pane()->text().contains("void E_4"));
+    w.source_pane()->show_assembly(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.source_pane()->text().contains("ret"), 30000);
+    const QString text = w.source_pane()->text();
+    QVERIFY2(text.contains("E_4:") || text.contains("E_4>:"), qPrintable(text.left(400)));  // the function's label
+    QVERIFY(!text.contains("void E_4"));
+    w.source_pane()->show_assembly(false);
+    QVERIFY(w.source_pane()->text().contains("void E_4"));
   }
 
   void stop_kills_a_running_script() {

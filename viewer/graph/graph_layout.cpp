@@ -31,8 +31,11 @@ QByteArray GraphInput::to_dot() const {
   QByteArray d = "digraph G {\n  rankdir=TB; nodesep=0.2; ranksep=0.3;\n"
                  "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=10, margin=\"0.08,0.03\"];\n";
   for (const auto& n : nodes)
-    d += "  n" + QByteArray::number(n.id) + " [label=" + quote(n.label) + "];\n";
-  for (const auto& [a, b] : edges) d += "  n" + QByteArray::number(a) + " -> n" + QByteArray::number(b) + ";\n";
+    d += "  \"n" + QByteArray::number(n.id) + "\" [label=" + quote(n.label) + ", fillcolor=\"" +
+         n.fill.name().toLatin1() + "\"];\n";
+  // names are quoted: collapsed clusters have negative ids
+  for (const auto& [a, b] : edges)
+    d += "  \"n" + QByteArray::number(a) + "\" -> \"n" + QByteArray::number(b) + "\";\n";
   d += "}\n";
   return d;
 }
@@ -116,10 +119,23 @@ void LayoutEngine::done(const QByteArray&) {
   if (pending() == 0) emit idle();
 }
 
+void LayoutEngine::cancel(const QByteArray& key) {
+  QProcess* p = running_.value(key);
+  if (!p || --waiters_[key] > 0) return;
+  running_.remove(key);
+  waiters_.remove(key);
+  p->disconnect(this);
+  p->kill();
+  p->waitForFinished(1000);
+  p->deleteLater();
+  done(key);
+}
+
 QByteArray LayoutEngine::request(const GraphInput& g) {
   const QByteArray dot = g.to_dot();
   const QByteArray key = QCryptographicHash::hash(dot, QCryptographicHash::Sha1).toHex();
   if (cache_.contains(key)) {
+    ++cache_hits_;
     ++queued_answers_;
     QTimer::singleShot(0, this, [this, key] {
       --queued_answers_;
@@ -128,14 +144,20 @@ QByteArray LayoutEngine::request(const GraphInput& g) {
     });
     return key;
   }
-  if (running_.contains(key)) return key;  // the running layout answers both requests
+  if (running_.contains(key)) {  // the running layout answers both requests
+    ++waiters_[key];
+    return key;
+  }
   auto* p = new QProcess(this);
   running_.insert(key, p);
+  waiters_[key] = 1;
+  ++layouts_started_;
   auto* timer = new QTimer(p);
   timer->setSingleShot(true);
   connect(timer, &QTimer::timeout, p, [p] { p->kill(); });
   connect(p, &QProcess::finished, this, [this, p, key](int code, QProcess::ExitStatus status) {
     running_.remove(key);
+    waiters_.remove(key);
     p->deleteLater();
     if (status != QProcess::NormalExit || code != 0) {
       emit failed(key, status != QProcess::NormalExit ? QStringLiteral("dot was stopped (timeout)")
@@ -159,6 +181,7 @@ QByteArray LayoutEngine::request(const GraphInput& g) {
   connect(p, &QProcess::errorOccurred, this, [this, p, key](QProcess::ProcessError e) {
     if (e != QProcess::FailedToStart) return;
     running_.remove(key);
+    waiters_.remove(key);
     p->deleteLater();
     emit failed(key, QStringLiteral("cannot start Graphviz's dot (install the graphviz package)"));
     done(key);

@@ -51,7 +51,14 @@ class LayoutEngine : public QObject {
 
   // Starts (or answers from the cache, asynchronously) a layout; returns the request's key.
   QByteArray request(const GraphInput& g);
+  // Withdraws one request for `key`; the dot child is killed once nobody waits for it. No answer follows for
+  // a killed layout (idle() does, when it was the last one).
+  void cancel(const QByteArray& key);
   void set_timeout_ms(int ms) { timeout_ms_ = ms; }
+  // layouts answered from the cache, and dot children started, since the program began
+  int cache_hits() const { return cache_hits_; }
+  int layouts_started() const { return layouts_started_; }
+  bool cached(const QByteArray& key) const { return cache_.contains(key); }
   int pending() const { return running_.size() + queued_answers_; }
   // the longest time one finished() handler's parsing took on the UI thread, in ms
   static double max_ui_stall_ms();
@@ -66,7 +73,9 @@ class LayoutEngine : public QObject {
   void done(const QByteArray& key);
   QHash<QByteArray, GraphLayout> cache_;
   QHash<QByteArray, QProcess*> running_;
+  QHash<QByteArray, int> waiters_;
   int queued_answers_ = 0;
+  int cache_hits_ = 0, layouts_started_ = 0;
   int timeout_ms_ = 20000;
 };
 

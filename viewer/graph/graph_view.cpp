@@ -1,6 +1,9 @@
 #include "viewer/graph/graph_view.h"
 
+#include <QGraphicsItem>
+#include <QKeyEvent>
 #include <QWheelEvent>
+#include <climits>
 #include <cmath>
 
 namespace tsv {
@@ -10,6 +13,7 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
   setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
   setViewportUpdateMode(QGraphicsView::BoundingRectViewportUpdate);
+  setFocusPolicy(Qt::StrongFocus);
 }
 
 void GraphView::fit() {
@@ -29,14 +33,28 @@ void GraphView::zoom(double f) {
   scale(f, f);
 }
 
+int GraphView::node_at(const QPoint& pos) const {
+  for (QGraphicsItem* it = itemAt(pos); it; it = it->parentItem())
+    if (it->data(0).isValid()) return it->data(0).toInt();
+  return INT_MIN;
+}
+
 void GraphView::wheelEvent(QWheelEvent* e) {
   zoom(std::pow(1.0015, e->angleDelta().y()));
   e->accept();
 }
 
 void GraphView::mouseDoubleClickEvent(QMouseEvent* e) {
-  if (!itemAt(e->pos())) return fit();
-  QGraphicsView::mouseDoubleClickEvent(e);
+  const int id = node_at(e->position().toPoint());
+  if (id == INT_MIN) return fit();
+  emit node_activated(id);
+}
+
+void GraphView::keyPressEvent(QKeyEvent* e) {
+  if (e->key() == Qt::Key_F && !(e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) return fit();
+  if (e->key() == Qt::Key_Plus || e->key() == Qt::Key_Equal) return zoom(1.25);
+  if (e->key() == Qt::Key_Minus) return zoom(0.8);
+  QGraphicsView::keyPressEvent(e);
 }
 
 }  // namespace tsv

@@ -4,6 +4,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 
 #include "viewer/model/ansi.h"
 
@@ -46,7 +47,7 @@ QList<int> Session::calls_of(const QString& program_key) const {
 }
 
 void Session::clear() {
-  path_.clear(), script_.clear(), device_.clear(), result_.clear();
+  path_.clear(), script_.clear(), device_.clear(), result_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), kernel_by_key_.clear(), schedules_.clear();
   emit loaded();
 }
@@ -59,6 +60,19 @@ bool Session::load(const QString& path, QString* error) {
   }
   if (!load_data(f.readAll(), error, path)) {
     if (error) *error = path + ": " + *error;
+    return false;
+  }
+  return true;
+}
+
+bool Session::save(const QString& path, QString* error) const {
+  if (raw_.isEmpty()) {
+    if (error) *error = QStringLiteral("no trace is loaded");
+    return false;
+  }
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(raw_) != raw_.size() || !f.commit()) {
+    if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
     return false;
   }
   return true;
@@ -161,6 +175,7 @@ bool Session::load_data(const QByteArray& data, QString* error, const QString& p
   kernel_by_key_ = std::move(by_key);
   schedules_ = std::move(schedules);
   path_ = path;
+  raw_ = data;
   emit loaded();
   return true;
 }

@@ -11,23 +11,28 @@ namespace tsv {
 struct Uop {
   QString op, dtype, arg, device;
   QList<int> src, shape;
+  bool operator==(const Uop&) const = default;
 };
 struct Match {
   QString rule, loc;
   int before = -1, after = -1;
+  bool operator==(const Match&) const = default;
 };
 struct Pass {
   QString name;
   int depth = 0, before = -1, after = -1, match_count = 0;
   QList<Match> matches;
+  bool operator==(const Pass&) const = default;
 };
 struct Estimates {
   double ops = 0, lds = 0, mem = 0;
+  bool operator==(const Estimates&) const = default;
 };
 struct LinearItem {
   QString kind;
   QList<int> bufs;
   int ast = -1, computes = -1;
+  bool operator==(const LinearItem&) const = default;
 };
 struct Program {
   QString name, colored_name, src, lang, program_key;
@@ -35,6 +40,7 @@ struct Program {
   QList<int> global_size;
   Estimates estimates;
   int ast = -1;
+  bool operator==(const Program&) const = default;
 };
 struct Context {
   int id = 0;
@@ -47,6 +53,7 @@ struct Context {
   Program program;
   int schedule = -1;  // kernel contexts: the index of the schedule context they follow
   bool is_schedule() const { return kind == "schedule"; }
+  bool operator==(const Context&) const = default;
 };
 struct Call {
   QString kind, name, colored_name, device, program_key;
@@ -56,6 +63,7 @@ struct Call {
   double seconds = 0;
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
   Estimates estimates;
+  bool operator==(const Call&) const = default;
 };
 
 // One loaded trace: what a run produced. Emits loaded() after load() replaced the data.
@@ -68,6 +76,10 @@ class Session : public QObject {
   bool load(const QString& path, QString* error = nullptr);
   bool load_data(const QByteArray& json, QString* error = nullptr, const QString& path = {});
   void clear();
+  // Writes the loaded trace, byte for byte as it was read, to `path` (File > Save trace).
+  bool save(const QString& path, QString* error = nullptr) const;
+  // the trace JSON as loaded (empty when nothing is loaded)
+  const QByteArray& raw() const { return raw_; }
 
   QString path() const { return path_; }
   QString script() const { return script_; }
@@ -89,6 +101,7 @@ class Session : public QObject {
 
  private:
   QString path_, script_, device_, result_;
+  QByteArray raw_;
   QList<Context> contexts_;
   QList<Call> calls_;
   QHash<int, Uop> uops_;

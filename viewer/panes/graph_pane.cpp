@@ -1,17 +1,30 @@
 #include "viewer/panes/graph_pane.h"
 
 #include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QEvent>
+#include <algorithm>
+#include <climits>
+#include <QRegularExpression>
 #include <QSet>
 #include <QStackedWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "viewer/graph/graph_view.h"
+#include "viewer/graph/minimap.h"
 #include "viewer/model/session.h"
 
 namespace tsv {
@@ -72,6 +85,9 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   scene_ = new QGraphicsScene(this);
   view_ = new GraphView(this);
   view_->setScene(scene_);
+  minimap_ = new Minimap(view_, view_);
+  minimap_->hide();
+  view_->installEventFilter(this);
   title_ = new QLabel(this);
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   notice_ = new QLabel(this);
@@ -80,13 +96,45 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   stack_ = new QStackedWidget(this);
   stack_->addWidget(view_);
   stack_->addWidget(notice_);
-  auto* fit = new QToolButton(this);
-  fit->setText(tr("Fit"));
-  fit->setToolTip(tr("Fit the whole graph (or double-click the background)"));
+  search_ = new QLineEdit(this);
+  search_->setPlaceholderText(tr("Search op / arg"));
+  search_->setClearButtonEnabled(true);
+  search_->setMaximumWidth(170);
+  search_->setToolTip(tr("Highlights the nodes whose op, argument or dtype contains the text; Enter moves to the next"));
+  match_label_ = new QLabel(this);
+  connect(search_, &QLineEdit::textChanged, this, [this](const QString& t) { search(t); });
+  connect(search_, &QLineEdit::returnPressed, this, [this] { next_match(); });
+  auto button = [this](const QString& text, const QString& tip) {
+    auto* b = new QToolButton(this);
+    b->setText(text);
+    b->setToolTip(tip);
+    b->setAutoRaise(true);
+    return b;
+  };
+  auto* fit = button(tr("Fit"), tr("Fit the whole graph (F, or double-click the background)"));
   connect(fit, &QToolButton::clicked, view_, &GraphView::fit);
+  collapse_btn_ = button(tr("Collapse"), tr("Collapse every kernel cluster again"));
+  collapse_btn_->hide();
+  connect(collapse_btn_, &QToolButton::clicked, this, &GraphPane::collapse_all);
+  cancel_btn_ = button(tr("Cancel"), tr("Stop laying out this graph"));
+  cancel_btn_->hide();
+  connect(cancel_btn_, &QToolButton::clicked, this, [this] {
+    cancel_layout();
+    show_notice(tr("Layout cancelled."));
+    emit layout_done();
+  });
+  map_btn_ = button(tr("Map"), tr("Show the overview map"));
+  map_btn_->setCheckable(true);
+  map_btn_->setChecked(true);
+  connect(map_btn_, &QToolButton::toggled, this, [this](bool on) { minimap_->setVisible(on && has_graph()); });
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 2, 4, 2);
   bar->addWidget(title_, 1);
+  bar->addWidget(match_label_);
+  bar->addWidget(search_);
+  bar->addWidget(collapse_btn_);
+  bar->addWidget(cancel_btn_);
+  bar->addWidget(map_btn_);
   bar->addWidget(fit);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
@@ -100,6 +148,7 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   connect(engine, &LayoutEngine::finished, this, [this](const QByteArray& key, const GraphLayout& l) {
     if (key != waiting_) return;
     waiting_.clear();
+    cancel_btn_->hide();
     draw(l);
     shown_ = key;
     emit layout_done();
@@ -107,27 +156,139 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   connect(engine, &LayoutEngine::failed, this, [this](const QByteArray& key, const QString& err) {
     if (key != waiting_) return;
     waiting_.clear();
+    cancel_btn_->hide();
     show_notice(tr("Graph layout failed: %1").arg(err));
     emit layout_done();
   });
   connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
     auto items = scene_->selectedItems();
-    if (items.size() == 1) selection_->select_node(items.front()->data(0).toInt());
+    if (items.size() == 1 && items.front()->data(0).toInt() >= 0) selection_->select_node(items.front()->data(0).toInt());
+  });
+  connect(view_, &GraphView::node_activated, this, [this](int id) {
+    if (id < 0) return expand_cluster(-1 - id);
+    if (collapsed() && clusters_.of.contains(id)) collapse_cluster(clusters_.of.value(id));
   });
   connect(selection_, &SelectionModel::changed, this, &GraphPane::on_selection);
+  view_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(view_, &QWidget::customContextMenuRequested, this, &GraphPane::context_menu);
+}
+
+QString GraphPane::kind_name() const { return kind_ == Kind::TensorGraph ? tr("Tensor graph") : tr("Kernel AST"); }
+
+void GraphPane::context_menu(const QPoint& pos) {
+  QMenu menu(this);
+  menu.addAction(tr("Fit"), view_, &GraphView::fit);
+  menu.addSeparator();
+  for (const char* fmt : {"SVG", "PNG", "DOT"}) {
+    auto* a = menu.addAction(tr("Export as %1…").arg(fmt), this, [this, fmt] { export_dialog(fmt); });
+    a->setEnabled(has_graph());
+  }
+  menu.exec(view_->viewport()->mapToGlobal(pos));
+}
+
+void GraphPane::export_dialog(const QString& format) {
+  const QString ext = format.toLower();
+  QString base = title_->text().section(':', -1).trimmed();
+  base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]+")), QStringLiteral("_"));
+  if (base.isEmpty()) base = kind_ == Kind::TensorGraph ? QStringLiteral("tensor_graph") : QStringLiteral("kernel_ast");
+  QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as %2").arg(kind_name(), format), base + "." + ext,
+                                              tr("%1 files (*.%2)").arg(format, ext));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += "." + ext;
+  QString err;
+  if (!export_file(path, &err)) QMessageBox::warning(this, tr("Export"), err);
+}
+
+bool GraphPane::export_file(const QString& path, QString* error) const {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "svg") return export_svg(path, error);
+  if (suffix == "png") return export_png(path, 2.0, error);
+  if (suffix == "dot" || suffix == "gv") return export_dot(path, error);
+  if (error) *error = tr("unknown export format '%1' (svg, png or dot)").arg(suffix);
+  return false;
+}
+
+namespace {
+bool fail(QString* error, const QString& msg) {
+  if (error) *error = msg;
+  return false;
+}
+}  // namespace
+
+bool GraphPane::export_svg(const QString& path, QString* error) const {
+  if (!has_graph()) return fail(error, tr("no graph is shown"));
+  const QRectF src = scene_->sceneRect();
+  QSvgGenerator gen;
+  gen.setFileName(path);
+  gen.setSize(src.size().toSize());
+  gen.setViewBox(QRectF(QPointF(0, 0), src.size()));
+  gen.setTitle(title_->text());
+  QPainter p;
+  if (!p.begin(&gen)) return fail(error, tr("cannot write %1").arg(path));
+  p.fillRect(QRectF(QPointF(0, 0), src.size()), palette().color(QPalette::Base));  // edges use the text color
+  scene_->render(&p, QRectF(QPointF(0, 0), src.size()), src);
+  p.end();
+  return QFileInfo(path).size() > 0 || fail(error, tr("cannot write %1").arg(path));
+}
+
+bool GraphPane::export_png(const QString& path, double scale, QString* error) const {
+  if (!has_graph()) return fail(error, tr("no graph is shown"));
+  const QRectF src = scene_->sceneRect();
+  // a huge graph is scaled down to a size an image viewer still opens
+  const double s = std::min(scale, 16000.0 / std::max(src.width(), src.height()));
+  QImage img((src.size() * s).toSize().expandedTo(QSize(1, 1)), QImage::Format_ARGB32_Premultiplied);
+  img.fill(palette().color(QPalette::Base));
+  QPainter p(&img);
+  p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  scene_->render(&p, QRectF(QPointF(0, 0), img.size()), src);
+  p.end();
+  return img.save(path, "PNG") || fail(error, tr("cannot write %1").arg(path));
+}
+
+bool GraphPane::export_dot(const QString& path, QString* error) const {
+  if (!has_graph()) return fail(error, tr("no graph is shown"));
+  QSaveFile f(path);
+  QByteArray dot = input_.to_dot();
+  if (!f.open(QIODevice::WriteOnly) || f.write(dot) != dot.size() || !f.commit())
+    return fail(error, tr("cannot write %1: %2").arg(path, f.errorString()));
+  return true;
 }
 
 void GraphPane::show_notice(const QString& text) {
   notice_->setText(text);
   stack_->setCurrentWidget(notice_);
+  minimap_->hide();
+}
+
+bool GraphPane::eventFilter(QObject* o, QEvent* e) {
+  if (o == view_ && e->type() == QEvent::Resize) place_minimap();
+  return QWidget::eventFilter(o, e);
+}
+
+void GraphPane::place_minimap() {
+  const QSize vs = view_->size();
+  const int w = std::clamp(vs.width() / 5, 80, 200), h = std::clamp(vs.height() / 4, 60, 150);
+  minimap_->setGeometry(vs.width() - w - 18, vs.height() - h - 18, w, h);
+  minimap_->refit();
+}
+
+void GraphPane::cancel_layout() {
+  if (waiting_.isEmpty()) return;
+  LayoutEngine::instance()->cancel(waiting_);
+  waiting_.clear();
+  cancel_btn_->hide();
 }
 
 void GraphPane::on_selection(const Selection& sel) {
   const Session& s = *selection_->session();
   if (sel.context < 0 || sel.context >= s.contexts().size()) {
-    waiting_.clear(), shown_.clear();
+    cancel_layout();
+    shown_.clear(), full_key_.clear();
     title_->clear();
     scene_->clear();
+    items_.clear();
+    clusters_ = {};
+    input_ = {};
     node_count_ = 0;
     return show_notice(!s.path().isEmpty() && s.contexts().isEmpty() ? tr("The run recorded no schedules")
                        : s.contexts().isEmpty()                     ? tr("No trace loaded")
@@ -151,44 +312,210 @@ void GraphPane::on_selection(const Selection& sel) {
   }
   // highlight the selected node, if it is drawn here
   if (highlighted_ != sel.node) {
-    for (auto* it : scene_->items()) {
-      auto* r = dynamic_cast<QGraphicsRectItem*>(it);
-      if (!r || !r->data(0).isValid()) continue;
-      int id = r->data(0).toInt();
-      if (id == highlighted_ || id == sel.node) r->setPen(QPen(id == sel.node ? QColor(0xe0, 0x20, 0x20) : Qt::black, id == sel.node ? 2.5 : 0.8));
-    }
+    int old = highlighted_;
     highlighted_ = sel.node;
+    restyle(old);
+    restyle(sel.node);
   }
 }
 
 void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
-  title_->setText(title);
-  GraphInput g = build_graph(*selection_->session(), roots, kMaxNodes);
-  if (g.nodes.size() > kMaxNodes) {
-    waiting_.clear(), shown_.clear();
+  const Session& s = *selection_->session();
+  GraphInput g = build_graph(s, roots, kMaxBuild);
+  node_count_ = g.nodes.size();
+  if (g.nodes.size() > kMaxBuild) {
+    cancel_layout();
+    shown_.clear(), full_key_.clear();
     scene_->clear();
-    node_count_ = g.nodes.size();
-    return show_notice(tr("This graph has more than %1 nodes; it is not laid out (collapsing comes later).").arg(kMaxNodes));
+    items_.clear();
+    title_->setText(title);
+    return show_notice(tr("This graph has more than %1 nodes; it is not drawn.").arg(kMaxBuild));
   }
   // the outlined nodes are part of the picture, so part of the key
   for (auto& n : g.nodes)
     if (marked_.contains(n.id)) n.label += QStringLiteral(" ");
   QByteArray key = g.hash();
+  if (key != full_key_) {
+    full_key_ = key;
+    full_ = std::move(g);
+    expanded_.clear();
+    clusters_ = full_.nodes.size() > kCollapseAbove ? cluster_by_kernel(s, full_, roots) : Clustering{};
+  }
+  title_text_ = title;
+  show_input();
+}
+
+void GraphPane::show_input() {
+  const Session& s = *selection_->session();
+  input_ = collapsed() ? collapse(s, full_, clusters_, expanded_) : full_;
+  QString title = title_text_;
+  if (collapsed())
+    title += tr("  [%1 nodes in %2 kernel clusters, %3 expanded: double-click a cluster to expand]")
+                 .arg(full_.nodes.size())
+                 .arg(clusters_.heads.size())
+                 .arg(expanded_.size());
+  title_->setText(title);
+  title_->setToolTip(title);
+  collapse_btn_->setVisible(collapsed() && !expanded_.isEmpty());
+  if (input_.nodes.size() > kMaxNodes) {
+    cancel_layout();
+    shown_.clear();
+    scene_->clear();
+    items_.clear();
+    return show_notice(tr("%1 nodes to draw: too many for one layout (the limit is %2). Collapse some clusters.")
+                           .arg(input_.nodes.size())
+                           .arg(kMaxNodes));
+  }
+  QByteArray key = input_.hash();
   if (key == shown_ || key == waiting_) {
-    if (key == shown_) stack_->setCurrentWidget(view_);
+    if (key == shown_) {
+      stack_->setCurrentWidget(view_);
+      minimap_->setVisible(map_btn_->isChecked());
+    }
     return;
   }
-  input_ = g;
-  node_count_ = g.nodes.size();
-  waiting_ = LayoutEngine::instance()->request(g);
-  show_notice(tr("Laying out %1 nodes…").arg(g.nodes.size()));
+  cancel_layout();
+  waiting_ = LayoutEngine::instance()->request(input_);
+  if (!LayoutEngine::instance()->cached(waiting_)) {
+    show_notice(tr("Laying out %1 nodes…").arg(input_.nodes.size()));
+    cancel_btn_->show();
+  }
+}
+
+GraphPane::Clustering GraphPane::cluster_by_kernel(const Session& s, const GraphInput& g, const QList<int>& roots) {
+  // where a kernel's result is stored or a new kernel starts
+  static const QSet<QString> heads = {"SINK", "KERNEL", "CALL", "STORE", "CONTIGUOUS", "COPY", "BUFFERIZE",
+                                      "ASSIGN", "AFTER", "END", "LINEAR", "PROGRAM"};
+  Clustering c;
+  QHash<int, QList<int>> srcs;
+  for (const auto& [a, b] : g.edges) srcs[b].push_back(a);
+  auto new_cluster = [&](int id) {
+    c.of.insert(id, c.heads.size());
+    c.heads.push_back(id);
+    c.members.push_back({id});
+  };
+  QSet<int> in_graph;
+  for (const auto& n : g.nodes) in_graph.insert(n.id);
+  for (int r : roots)
+    if (in_graph.contains(r) && !c.of.contains(r)) new_cluster(r);
+  // build_graph lists nodes breadth first from the roots, so a node's first user comes before it
+  for (const auto& n : g.nodes) {
+    if (!c.of.contains(n.id)) new_cluster(n.id);  // unreachable from the roots: its own cluster
+    const int mine = c.of.value(n.id);
+    for (int src : srcs.value(n.id)) {
+      if (c.of.contains(src)) continue;
+      const Uop* u = s.uop(src);
+      if (u && heads.contains(u->op)) {
+        new_cluster(src);
+      } else {
+        c.of.insert(src, mine);
+        c.members[mine].push_back(src);
+      }
+    }
+  }
+  return c;
+}
+
+GraphInput GraphPane::collapse(const Session& s, const GraphInput& g, const Clustering& c, const QSet<int>& expanded) {
+  GraphInput out;
+  auto shown_id = [&](int id) {
+    int k = c.of.value(id, -1);
+    return k < 0 || expanded.contains(k) ? id : -1 - k;
+  };
+  QSet<int> added;
+  for (const auto& n : g.nodes) {
+    int id = shown_id(n.id);
+    if (added.contains(id)) continue;
+    added.insert(id);
+    if (id >= 0) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    const int k = -1 - id;
+    const Uop* head = s.uop(c.heads[k]);
+    QString what = head ? head->op : QStringLiteral("?");
+    if (head && !head->arg.isEmpty() && head->arg != "None") what += " " + head->arg.left(24);
+    out.nodes.push_back({id, QStringLiteral("▸ %1\n%2 nodes").arg(what).arg(c.members[k].size()), QColor(0xe6, 0xe6, 0xf2)});
+  }
+  QSet<QPair<int, int>> seen;
+  for (const auto& [a, b] : g.edges) {
+    QPair<int, int> e{shown_id(a), shown_id(b)};
+    if (e.first == e.second || seen.contains(e)) continue;
+    seen.insert(e);
+    out.edges.push_back(e);
+  }
+  return out;
+}
+
+void GraphPane::expand_cluster(int cluster) {
+  if (!collapsed() || cluster < 0 || cluster >= clusters_.heads.size() || expanded_.contains(cluster)) return;
+  expanded_.insert(cluster);
+  show_input();
+}
+
+void GraphPane::collapse_cluster(int cluster) {
+  if (!expanded_.remove(cluster)) return;
+  show_input();
+}
+
+void GraphPane::collapse_all() {
+  if (expanded_.isEmpty()) return;
+  expanded_.clear();
+  show_input();
+}
+
+QList<int> GraphPane::search(const QString& text) {
+  const QList<int> old = matches_;
+  matches_.clear();
+  current_match_ = -1;
+  const QString t = text.trimmed();
+  if (!t.isEmpty()) {
+    auto hit = [&](const QString& label) { return label.contains(t, Qt::CaseInsensitive); };
+    QHash<int, bool> cluster_hit;
+    if (collapsed())
+      for (const auto& n : full_.nodes)
+        if (hit(n.label)) cluster_hit[clusters_.of.value(n.id)] = true;
+    for (const auto& n : input_.nodes)
+      if (n.id < 0 ? cluster_hit.value(-1 - n.id) : hit(n.label)) matches_.push_back(n.id);
+  }
+  for (int id : old) restyle(id);
+  for (int id : matches_) restyle(id);
+  match_label_->setText(t.isEmpty() ? QString() : tr("%n match(es)", "", matches_.size()));
+  return matches_;
+}
+
+int GraphPane::next_match() {
+  if (matches_.isEmpty()) return INT_MIN;
+  int old = current_match_ >= 0 ? matches_[current_match_] : INT_MIN;
+  current_match_ = (current_match_ + 1) % matches_.size();
+  const int id = matches_[current_match_];
+  restyle(old);
+  restyle(id);
+  if (auto* it = items_.value(id)) {
+    if (view_->transform().m11() < 0.6) view_->setTransform(QTransform::fromScale(1, 1));
+    view_->centerOn(it);
+  }
+  match_label_->setText(tr("%1 of %2").arg(current_match_ + 1).arg(matches_.size()));
+  return id;
+}
+
+void GraphPane::restyle(int id) {
+  QGraphicsRectItem* r = items_.value(id);
+  if (!r) return;
+  QPen pen(Qt::black, 0.8);
+  if (marked_.contains(id)) pen = QPen(QColor(0xe0, 0x60, 0x00), 3);
+  if (matches_.contains(id)) pen = QPen(QColor(0xff, 0xb0, 0x00), 4);
+  if (current_match_ >= 0 && matches_.value(current_match_) == id) pen = QPen(QColor(0xd0, 0x00, 0xd0), 5);
+  if (id == highlighted_) pen = QPen(QColor(0xe0, 0x20, 0x20), 2.5);
+  if (id < 0) pen.setStyle(Qt::DashLine);
+  r->setPen(pen);
 }
 
 void GraphPane::draw(const GraphLayout& l) {
   QElapsedTimer t;
   t.start();
   scene_->clear();
-  highlighted_ = -1;
+  items_.clear();
   QPen edge_pen(palette().color(QPalette::Text), 0.9);
   for (const auto& p : l.edges) scene_->addPath(p, edge_pen)->setZValue(0);
   for (const auto& a : l.arrows) scene_->addPolygon(a, edge_pen, palette().color(QPalette::Text))->setZValue(0);
@@ -197,21 +524,26 @@ void GraphPane::draw(const GraphLayout& l) {
   for (const auto& n : input_.nodes) {
     QRectF r = l.nodes.value(n.id);
     if (r.isNull()) continue;
-    const bool marked = marked_.contains(n.id);
-    auto* box = scene_->addRect(r, marked ? QPen(QColor(0xe0, 0x60, 0x00), 3) : QPen(Qt::black, 0.8), n.fill);
+    auto* box = scene_->addRect(r, QPen(Qt::black, 0.8), n.fill);
     box->setZValue(1);
     box->setData(0, n.id);
     box->setFlag(QGraphicsItem::ItemIsSelectable);
-    box->setToolTip(QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
+    box->setToolTip(n.id < 0 ? tr("%1\ndouble-click to expand").arg(n.label) : QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
     auto* text = new QGraphicsSimpleTextItem(n.label.trimmed(), box);
     text->setFont(font);
     text->setBrush(Qt::black);
     QRectF tb = text->boundingRect();
     text->setPos(r.center() - QPointF(tb.width() / 2, tb.height() / 2));
+    items_.insert(n.id, box);
   }
+  highlighted_ = selection_->current().node;
+  search(search_->text());  // re-highlights the matches and the marked and selected nodes
+  for (auto it = items_.begin(); it != items_.end(); ++it) restyle(it.key());
   scene_->setSceneRect(l.bounds.adjusted(-20, -20, 20, 20));
   stack_->setCurrentWidget(view_);
   view_->fit();
+  place_minimap();
+  minimap_->setVisible(map_btn_->isChecked());
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);
 }
 

@@ -1,30 +1,84 @@
 #pragma once
+#include <QHash>
 #include <QSet>
 #include <QWidget>
 
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/selection_model.h"
 
+class QGraphicsRectItem;
 class QGraphicsScene;
 class QLabel;
+class QLineEdit;
 class QStackedWidget;
+class QToolButton;
 
 namespace tsv {
 class GraphView;
+class Minimap;
 
 // A pane drawing a uop graph (the tensor graph of a schedule, or a kernel's AST) laid out by Graphviz.
-// Graphs with more than kMaxNodes nodes show a notice instead. Clicking a node selects it.
+// Graphs with more than kCollapseAbove nodes open collapsed: one node per kernel cluster, expanded by a
+// double-click. A search field highlights matching nodes (Enter cycles through them); a minimap shows where
+// the view is. Clicking a node selects it; the graph exports as SVG, PNG or DOT.
 class GraphPane : public QWidget {
   Q_OBJECT
  public:
   enum class Kind { TensorGraph, KernelAst };
-  static constexpr int kMaxNodes = 300;
+  static constexpr int kCollapseAbove = 1000;  // larger graphs open collapsed to kernel clusters
+  static constexpr int kMaxNodes = 2000;       // the most nodes handed to dot at once
+  static constexpr int kMaxBuild = 200000;     // larger graphs are not drawn at all
   GraphPane(Kind kind, SelectionModel* selection, QWidget* parent = nullptr);
 
   // true while a layout for this pane is running
   bool busy() const { return !waiting_.isEmpty(); }
+  // the whole graph's node count (before collapsing)
   int node_count() const { return node_count_; }
+  // the nodes in the drawn graph (a collapsed cluster counts once)
+  int shown_node_count() const { return input_.nodes.size(); }
   QGraphicsScene* scene() const { return scene_; }
+  GraphView* view() const { return view_; }
+  Minimap* minimap() const { return minimap_; }
+  QLineEdit* search_field() const { return search_; }
+
+  // ---- collapsing (graphs over kCollapseAbove nodes)
+  // A partition of a graph into kernel clusters: each cluster has a head (a root, or a node where a kernel's
+  // output is stored: SINK, KERNEL, STORE, CONTIGUOUS, COPY, ...) and the nodes first reached from it.
+  struct Clustering {
+    QList<int> heads;
+    QList<QList<int>> members;  // per cluster, the head first
+    QHash<int, int> of;         // node id -> cluster index
+  };
+  static Clustering cluster_by_kernel(const Session& s, const GraphInput& g, const QList<int>& roots);
+  // the graph with every cluster not in `expanded` replaced by one node (id -1 - cluster index)
+  static GraphInput collapse(const Session& s, const GraphInput& g, const Clustering& c, const QSet<int>& expanded);
+  bool collapsed() const { return !clusters_.heads.isEmpty(); }
+  const Clustering& clustering() const { return clusters_; }
+  void expand_cluster(int cluster);
+  void collapse_cluster(int cluster);
+  void collapse_all();
+
+  // ---- search
+  // highlights the drawn nodes whose op, argument or dtype contains `text` (a collapsed cluster matches when
+  // one of its nodes does); returns their ids in drawing order
+  QList<int> search(const QString& text);
+  // centres the view on the next match (wrapping); returns its id, or INT_MIN with no matches
+  int next_match();
+  const QList<int>& matches() const { return matches_; }
+
+  // ---- export
+  // true when a laid-out graph is shown (what the exports write)
+  bool has_graph() const { return !shown_.isEmpty(); }
+  // the shown graph as SVG, PNG (at `scale` pixels per point) or Graphviz DOT; false with *error set on failure
+  bool export_svg(const QString& path, QString* error = nullptr) const;
+  bool export_png(const QString& path, double scale = 2.0, QString* error = nullptr) const;
+  bool export_dot(const QString& path, QString* error = nullptr) const;
+  // by the file name's suffix: .svg, .png or .dot/.gv
+  bool export_file(const QString& path, QString* error = nullptr) const;
+  // asks for a file name and exports in `format` (SVG, PNG, DOT); reports failures in a message box
+  void export_dialog(const QString& format);
+  // what the pane shows, for menus and file names ("Tensor graph", "Kernel AST")
+  QString kind_name() const;
 
   // the graph under roots (uop ids), colored by op family; at most max_nodes + 1 nodes
   static GraphInput build_graph(const class Session& s, const QList<int>& roots, int max_nodes);
@@ -33,20 +87,41 @@ class GraphPane : public QWidget {
  signals:
   void layout_done();
 
+ protected:
+  bool eventFilter(QObject* o, QEvent* e) override;
+
  private:
   void on_selection(const Selection& s);
   void show_roots(const QList<int>& roots, const QString& title);
+  void show_input();
   void draw(const GraphLayout& l);
   void show_notice(const QString& text);
+  void context_menu(const QPoint& pos);
+  void restyle(int id);
+  void place_minimap();
+  void cancel_layout();
   Kind kind_;
   SelectionModel* selection_;
   QGraphicsScene* scene_;
   GraphView* view_;
+  Minimap* minimap_;
   QLabel* title_;
   QLabel* notice_;
+  QLabel* match_label_;
+  QLineEdit* search_;
+  QToolButton* collapse_btn_;
+  QToolButton* cancel_btn_;
+  QToolButton* map_btn_;
   QStackedWidget* stack_;
-  QByteArray waiting_, shown_;
-  GraphInput input_;
+  QByteArray waiting_, shown_, full_key_;
+  QString title_text_;
+  GraphInput full_;   // the whole graph
+  GraphInput input_;  // what is drawn (collapsed or not)
+  Clustering clusters_;
+  QSet<int> expanded_;
+  QHash<int, QGraphicsRectItem*> items_;
+  QList<int> matches_;
+  int current_match_ = -1;
   int node_count_ = 0;
   int highlighted_ = -1;
   QSet<int> marked_;  // nodes a selected pass's rules produced

@@ -2,7 +2,9 @@
 
 #include <QFontDatabase>
 #include <QLabel>
+#include <QHBoxLayout>
 #include <QPlainTextEdit>
+#include <QToolButton>
 #include <QTextBlock>
 #include <QVBoxLayout>
 
@@ -20,15 +22,66 @@ SourcePane::SourcePane(SelectionModel* selection, QWidget* parent) : QWidget(par
   edit_->setLineWrapMode(QPlainTextEdit::NoWrap);
   edit_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   highlighter_ = new SourceHighlighter(edit_->document());
+  asm_btn_ = new QToolButton(this);
+  asm_btn_->setText(tr("Assembly"));
+  asm_btn_->setCheckable(true);
+  asm_btn_->setAutoRaise(true);
+  asm_btn_->setToolTip(tr("Show the host assembly the CPU JIT makes of this kernel"));
+  connect(asm_btn_, &QToolButton::toggled, this, &SourcePane::show_assembly);
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(0, 0, 4, 0);
+  bar->addWidget(title_, 1);
+  bar->addWidget(asm_btn_);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
-  lay->addWidget(title_);
+  lay->addLayout(bar);
   lay->addWidget(edit_, 1);
   connect(selection_, &SelectionModel::changed, this, &SourcePane::on_selection);
   connect(edit_, &QPlainTextEdit::cursorPositionChanged, this, [this] {
-    if (!shown_key_.isEmpty()) selection_->select_source_line(edit_->textCursor().blockNumber() + 1);
+    if (!shown_key_.isEmpty() && !asm_mode_) selection_->select_source_line(edit_->textCursor().blockNumber() + 1);
   });
+  connect(selection_->session(), &Session::loaded, this, [this] { assembly_.clear(); });
+}
+
+void SourcePane::show_assembly(bool on) {
+  if (asm_btn_->isChecked() != on) return asm_btn_->setChecked(on);  // comes back through toggled()
+  asm_mode_ = on;
+  shown_key_.clear();
+  show_text();
+}
+
+void SourcePane::set_assembly(const QString& key, const QString& text) {
+  assembly_.insert(key, text);
+  if (asm_mode_ && key == program_key_) {
+    shown_key_.clear();
+    show_text();
+  }
+}
+
+void SourcePane::show_text() {
+  const Session& s = *selection_->session();
+  int ctx = s.kernel_context(program_key_);
+  if (ctx < 0 || program_key_ == shown_key_) return;
+  const Program& p = s.contexts()[ctx].program;
+  shown_key_.clear();  // no line selection while the text is replaced
+  if (asm_mode_) {
+    highlighter_->set_language(QStringLiteral("asm"));
+    auto it = assembly_.constFind(p.program_key);
+    if (it == assembly_.constEnd()) {
+      edit_->setPlainText(tr("; disassembling %1…").arg(s.contexts()[ctx].plain_name));
+      emit assembly_wanted(p.program_key, p.lang, p.src);
+      return;  // set_assembly() shows it
+    }
+    edit_->setPlainText(*it);
+  } else {
+    highlighter_->set_language(p.lang);
+    edit_->setPlainText(p.src);
+  }
+  shown_key_ = p.program_key;
+  QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
+  title_->setText(QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : p.lang, opts));
+  title_->setToolTip(p.program_key);
 }
 
 QString SourcePane::text() const { return edit_->toPlainText(); }
@@ -37,23 +90,15 @@ void SourcePane::set_dark(bool dark) { highlighter_->set_dark(dark); }
 void SourcePane::on_selection(const Selection& sel) {
   const Session& s = *selection_->session();
   int ctx = s.kernel_context(sel.program_key);
+  program_key_ = ctx < 0 ? QString() : sel.program_key;
   if (ctx < 0) {
     shown_key_.clear();
     edit_->clear();
     title_->setText(sel.call >= 0 ? tr("This call runs no generated code") : tr("Select a kernel to see its source"));
     return;
   }
-  const Program& p = s.contexts()[ctx].program;
-  if (p.program_key != shown_key_) {
-    shown_key_.clear();  // no line selection while the text is replaced
-    highlighter_->set_language(p.lang);
-    edit_->setPlainText(p.src);
-    shown_key_ = p.program_key;
-    QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
-    title_->setText(QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, p.lang, opts));
-    title_->setToolTip(p.program_key);
-  }
-  if (sel.source_line > 0 && edit_->textCursor().blockNumber() + 1 != sel.source_line) {
+  show_text();
+  if (!asm_mode_ && sel.source_line > 0 && edit_->textCursor().blockNumber() + 1 != sel.source_line) {
     QTextCursor c(edit_->document()->findBlockByNumber(sel.source_line - 1));
     edit_->setTextCursor(c);
   }

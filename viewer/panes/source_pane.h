@@ -1,29 +1,45 @@
 #pragma once
+#include <QHash>
 #include <QWidget>
 
 #include "viewer/model/selection_model.h"
 
 class QLabel;
 class QPlainTextEdit;
+class QToolButton;
 
 namespace tsv {
 class SourceHighlighter;
 
 // The selected kernel's generated source (C, LLVM IR, ...), highlighted; the cursor line is the selected line.
+// The Assembly button shows the host machine code instead: the pane asks for it with assembly_wanted() (the
+// viewer does not compile anything) and shows what set_assembly() hands back, cached per program.
 class SourcePane : public QWidget {
   Q_OBJECT
  public:
   SourcePane(SelectionModel* selection, QWidget* parent = nullptr);
   QString text() const;
   void set_dark(bool dark);
+  // switches between the generated source and its assembly
+  void show_assembly(bool on);
+  bool showing_assembly() const { return asm_mode_; }
+  void set_assembly(const QString& program_key, const QString& text);
+
+ signals:
+  void assembly_wanted(const QString& program_key, const QString& lang, const QString& src);
 
  private:
   void on_selection(const Selection& s);
+  void show_text();
   SelectionModel* selection_;
   QLabel* title_;
   QPlainTextEdit* edit_;
   SourceHighlighter* highlighter_;
-  QString shown_key_;
+  QToolButton* asm_btn_;
+  QString shown_key_;   // the program whose text is shown ("" while none, or while the text is replaced)
+  QString program_key_; // the selected program
+  bool asm_mode_ = false;
+  QHash<QString, QString> assembly_;
 };
 
 }  // namespace tsv
