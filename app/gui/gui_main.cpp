@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 
@@ -41,14 +42,22 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot;
-  bool run = false;
+  QString file, dev, shot, compare;
+  bool run = false, measure = false;
+  int runs = 1;
   for (int i = 1; i < argc; ++i) {
     QString a = QString::fromLocal8Bit(argv[i]);
+    auto value = [&](const char* name, QString* out) {
+      const QString flag = QString::fromLatin1(name);
+      if (a == flag && i + 1 < argc) return *out = QString::fromLocal8Bit(argv[++i]), true;
+      if (a.startsWith(flag + "=")) return *out = a.mid(flag.size() + 1), true;
+      return false;
+    };
+    QString n;
     if (a == "--run") run = true;
-    else if ((a == "--dev" || a == "--screenshot") && i + 1 < argc) (a == "--dev" ? dev : shot) = QString::fromLocal8Bit(argv[++i]);
-    else if (a.startsWith("--dev=")) dev = a.mid(6);
-    else if (a.startsWith("--screenshot=")) shot = a.mid(13);
+    else if (a == "--measure") measure = true;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare)) continue;
+    else if (value("--runs", &n)) runs = std::max(1, n.toInt()), run = true;
     else if (file.isEmpty() && !a.startsWith("-")) file = a;
     else {
       std::fprintf(stderr, "tinyscope: unknown argument '%s'\n", argv[i]);
@@ -67,6 +76,7 @@ int main(int argc, char** argv) {
   MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
   if (screenshot) w.resize(1600, 1000);
   if (!dev.isEmpty()) w.set_device(dev);
+  if (!compare.isEmpty()) w.set_compare_device(compare);
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
   if (file.endsWith(".json")) {
@@ -83,46 +93,62 @@ int main(int argc, char** argv) {
     QCoreApplication::processEvents();
     w.default_layout();
   }
+  // each run reports Run-to-all-panes time and the longest event-loop gap (TINYSCOPE_PERF=1 does it too)
+  if (screenshot || measure) w.set_measuring(true, /*print=*/true);
+  w.controller()->warm_up();
 
-  // these live until app.exec() returns: the screenshot callbacks refer to them
-  QElapsedTimer clock, tick;
-  qint64 worst_gap_ms = 0;
-  QTimer probe;
+  // these live until app.exec() returns: the callbacks refer to them
+  QElapsedTimer clock;
+  clock.start();
+  int runs_started = 0;
+  bool run_queued = false;  // settled_now() comes more than once per run (each pane, the layout engine)
+  auto next_run = [&w, &runs_started, &run_queued] {
+    run_queued = false;
+    ++runs_started;
+    w.run();
+  };
+  auto queue_run = [&w, &run_queued, next_run] {
+    if (run_queued) return;
+    run_queued = true;
+    QTimer::singleShot(100, &w, next_run);
+  };
   if (screenshot) {
-    clock.start();
-    // event-loop latency probe: the longest gap between 5 ms ticks is the worst UI-thread stall of the run
-    tick.start();
-    probe.setInterval(5);
-    QObject::connect(&probe, &QTimer::timeout, [&] { worst_gap_ms = std::max(worst_gap_ms, tick.restart()); });
-    probe.start();
-    auto take = [&w, shot, &clock, &worst_gap_ms] {
+    auto take = [&w, shot, &clock] {
       static bool done = false;
       if (done) return;
       done = true;
-      QTimer::singleShot(400, &w, [&w, shot, &clock, &worst_gap_ms] {
+      QTimer::singleShot(400, &w, [&w, shot, &clock] {
         QImage img = w.grab().toImage();
         bool ok = img.save(shot);
         std::fprintf(stderr,
-                     "tinyscope: screenshot %s %s after %.1f s, %d calls on %s (UI thread: longest event-loop gap %lld ms, "
-                     "longest graph parse+draw %.2f ms)\n",
+                     "tinyscope: screenshot %s %s after %.1f s, %d calls on %s (UI thread: longest event-loop gap "
+                     "%lld ms, longest graph parse+draw %.2f ms)\n",
                      qPrintable(shot), ok ? "written" : "NOT written", clock.elapsed() / 1000.0,
                      static_cast<int>(w.session()->calls().size()), qPrintable(w.session()->device()),
-                     static_cast<long long>(worst_gap_ms), tsv::LayoutEngine::max_ui_stall_ms());
+                     static_cast<long long>(w.longest_stall_ms()), tsv::LayoutEngine::max_ui_stall_ms());
         QCoreApplication::exit(ok ? 0 : 1);
       });
     };
-    QObject::connect(&w, &MainWindow::settled_now, &w, take);
+    // --runs N: run again once everything settled, N times, then take the picture
+    QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
+      if (run_queued) return;
+      if (run && runs_started < runs) queue_run();
+      else take();
+    });
     // the safety net: a hung run or layout still gives a picture
     QTimer::singleShot(180000, &w, [&w, take] {
       w.stop();
       take();
     });
-    if (run) QTimer::singleShot(0, &w, &MainWindow::run);
+    if (run) QTimer::singleShot(0, &w, next_run);
     else QTimer::singleShot(200, &w, [&w, take] {
       if (w.settled()) take();
     });
   } else if (run) {
-    QTimer::singleShot(0, &w, &MainWindow::run);
+    QObject::connect(&w, &MainWindow::settled_now, &w, [&] {
+      if (runs_started < runs) queue_run();
+    });
+    QTimer::singleShot(0, &w, next_run);
   }
   return app.exec();
 }

@@ -332,6 +332,7 @@ void MainWindow::select_first_kernel() {
 }
 
 void MainWindow::run() {
+  stop();  // a run in progress ends before the console is cleared for the new one
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();

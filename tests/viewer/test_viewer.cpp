@@ -492,6 +492,12 @@ class TestViewer : public QObject {
     QTest::mouseClick(pane.minimap()->viewport(), Qt::LeftButton, {}, pane.minimap()->mapFromScene(target));
     QVERIFY(pane.view()->mapToScene(pane.view()->viewport()->rect()).boundingRect().contains(target));
     QVERIFY(pane.minimap()->visible_area().contains(target));
+    // F fits the whole graph; then there is nothing to navigate and the map hides
+    pane.view()->setFocus();
+    QTest::keyClick(pane.view(), Qt::Key_F);
+    QVERIFY(pane.view()->mapToScene(pane.view()->viewport()->rect()).boundingRect().adjusted(-3, -3, 3, 3).contains(
+        pane.scene()->itemsBoundingRect()));
+    QVERIFY(!pane.minimap()->isVisible());
   }
 
   // dot runs under a timeout and can be cancelled; equal graphs are answered from the cache

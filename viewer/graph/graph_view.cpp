@@ -18,7 +18,7 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
 
 void GraphView::fit() {
   if (!scene() || scene()->items().isEmpty()) return;
-  QRectF r = scene()->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+  QRectF r = scene()->sceneRect();
   fitInView(r, Qt::KeepAspectRatio);
   // small graphs stay at a readable size instead of being blown up
   if (transform().m11() > 1.5) {

@@ -16,8 +16,19 @@ Minimap::Minimap(QGraphicsView* main, QWidget* parent) : QGraphicsView(main->sce
   auto redraw = [this] { viewport()->update(); };
   connect(main_->horizontalScrollBar(), &QScrollBar::valueChanged, this, redraw);
   connect(main_->verticalScrollBar(), &QScrollBar::valueChanged, this, redraw);
-  connect(main_->horizontalScrollBar(), &QScrollBar::rangeChanged, this, redraw);
-  connect(main_->verticalScrollBar(), &QScrollBar::rangeChanged, this, redraw);
+  connect(main_->horizontalScrollBar(), &QScrollBar::rangeChanged, this, &Minimap::update_visibility);
+  connect(main_->verticalScrollBar(), &QScrollBar::rangeChanged, this, &Minimap::update_visibility);
+}
+
+void Minimap::set_enabled(bool on) {
+  enabled_ = on;
+  update_visibility();
+}
+
+void Minimap::update_visibility() {
+  auto scrolls = [](QScrollBar* b) { return b->maximum() - b->minimum() > 4; };  // not a rounding pixel or two
+  setVisible(enabled_ && (scrolls(main_->horizontalScrollBar()) || scrolls(main_->verticalScrollBar())));
+  viewport()->update();
 }
 
 void Minimap::refit() {

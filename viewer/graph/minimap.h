@@ -13,6 +13,8 @@ class Minimap : public QGraphicsView {
   void refit();
   // the main view's visible area in scene coordinates
   QRectF visible_area() const;
+  // shown only while enabled and the main view does not show the whole scene
+  void set_enabled(bool on);
 
  protected:
   void drawForeground(QPainter* p, const QRectF& rect) override;
@@ -23,7 +25,9 @@ class Minimap : public QGraphicsView {
 
  private:
   void move_to(const QPoint& pos);
+  void update_visibility();
   QGraphicsView* main_;
+  bool enabled_ = false;
 };
 
 }  // namespace tsv

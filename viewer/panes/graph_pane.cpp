@@ -123,10 +123,10 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
     show_notice(tr("Layout cancelled."));
     emit layout_done();
   });
-  map_btn_ = button(tr("Map"), tr("Show the overview map"));
+  map_btn_ = button(tr("Map"), tr("Show the overview map while the graph does not fit the view"));
   map_btn_->setCheckable(true);
   map_btn_->setChecked(true);
-  connect(map_btn_, &QToolButton::toggled, this, [this](bool on) { minimap_->setVisible(on && has_graph()); });
+  connect(map_btn_, &QToolButton::toggled, this, [this](bool on) { minimap_->set_enabled(on && has_graph()); });
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 2, 4, 2);
   bar->addWidget(title_, 1);
@@ -257,7 +257,7 @@ bool GraphPane::export_dot(const QString& path, QString* error) const {
 void GraphPane::show_notice(const QString& text) {
   notice_->setText(text);
   stack_->setCurrentWidget(notice_);
-  minimap_->hide();
+  minimap_->set_enabled(false);
 }
 
 bool GraphPane::eventFilter(QObject* o, QEvent* e) {
@@ -370,7 +370,7 @@ void GraphPane::show_input() {
   if (key == shown_ || key == waiting_) {
     if (key == shown_) {
       stack_->setCurrentWidget(view_);
-      minimap_->setVisible(map_btn_->isChecked());
+      minimap_->set_enabled(map_btn_->isChecked());
     }
     return;
   }
@@ -543,7 +543,7 @@ void GraphPane::draw(const GraphLayout& l) {
   stack_->setCurrentWidget(view_);
   view_->fit();
   place_minimap();
-  minimap_->setVisible(map_btn_->isChecked());
+  minimap_->set_enabled(map_btn_->isChecked());
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);
 }
 
