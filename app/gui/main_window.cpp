@@ -347,8 +347,13 @@ void MainWindow::run() {
   const QString other = compare_device();
   if (!other.isEmpty()) {
     compare_label_->setText(tr("Running on %1…").arg(other));
+    compare_loaded_ = false;
     compare_dock_->setWindowTitle(tr("Compare: %1").arg(other));
-    compare_dock_->show();
+    if (!compare_dock_->isVisible()) {
+      compare_dock_->show();
+      resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
+      if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});  // half each
+    }
     compare_controller_->set_program(controller_->program());
     compare_controller_->start(name, editor_->toPlainText(), other);
   }
@@ -406,6 +411,7 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
     }
   }
   status_->setText(msg);
+  if (!compare_device().isEmpty()) update_compare_summary();
   emit run_finished(code == 0 && !stopped);
   check_settled();
 }
@@ -454,10 +460,13 @@ void MainWindow::build_compare_dock() {
   auto* box = new QWidget(this);
   compare_label_ = new QLabel(tr("Choose a device under \"Compare with\" and run"), box);
   compare_label_->setWordWrap(true);
+  compare_label_->setObjectName(QStringLiteral("compare_summary"));
   compare_label_->setContentsMargins(4, 2, 4, 2);
   auto* split = new QSplitter(Qt::Horizontal, box);
   split->addWidget(new tsv::SchedulePane(compare_selection_, split));
   split->addWidget(new tsv::TimingsPane(compare_selection_, split));
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   auto* lay = new QVBoxLayout(box);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
@@ -495,6 +504,23 @@ void MainWindow::build_compare_dock() {
   });
 }
 
+// the two devices' totals, once both runs are in (either may finish first)
+void MainWindow::update_compare_summary() {
+  if (!compare_loaded_ || controller_->running() || compare_controller_->running()) return;
+  auto total = [](const tsv::Session& s) {
+    double t = 0;
+    for (const auto& c : s.calls()) t += c.seconds;
+    return t * 1e6;
+  };
+  compare_label_->setText(tr("%1: %2 calls, %3 µs in all   |   %4: %5 calls, %6 µs in all")
+                              .arg(compare_session_->device())
+                              .arg(compare_session_->calls().size())
+                              .arg(total(*compare_session_), 0, 'f', 1)
+                              .arg(session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
+                              .arg(session_->calls().size())
+                              .arg(total(*session_), 0, 'f', 1));
+}
+
 QString MainWindow::compare_device() const {
   return compare_combo_->currentIndex() > 0 ? compare_combo_->currentText() : QString();
 }
@@ -516,18 +542,8 @@ void MainWindow::on_compare_finished(int code, bool stopped, const QString& trac
   } else if (code != 0 || trace.isEmpty() || !compare_session_->load(trace, &err)) {
     compare_label_->setText(tr("%1: the run failed%2").arg(dev, err.isEmpty() ? QString() : ": " + err));
   } else {
-    auto total = [](const tsv::Session& s) {
-      double t = 0;
-      for (const auto& c : s.calls()) t += c.seconds;
-      return t * 1e6;
-    };
-    compare_label_->setText(tr("%1: %2 calls, %3 µs in all   |   %4: %5 calls, %6 µs in all")
-                                .arg(compare_session_->device())
-                                .arg(compare_session_->calls().size())
-                                .arg(total(*compare_session_), 0, 'f', 1)
-                                .arg(session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
-                                .arg(session_->calls().size())
-                                .arg(total(*session_), 0, 'f', 1));
+    compare_loaded_ = true;
+    update_compare_summary();
     const int call = selection_->current().call;
     if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
   }

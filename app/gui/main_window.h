@@ -85,6 +85,7 @@ class MainWindow : public QMainWindow {
   void check_settled();
   void build_file_menu();
   void build_compare_dock();
+  void update_compare_summary();
   void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void disassemble(const QString& key, const QString& lang, const QString& src);
 
@@ -114,6 +115,7 @@ class MainWindow : public QMainWindow {
   tsv::SelectionModel* compare_selection_ = nullptr;
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
+  bool compare_loaded_ = false;  // the current compare run's trace is in compare_session_
   // measuring
   StallProbe* probe_ = nullptr;
   bool print_perf_ = false;

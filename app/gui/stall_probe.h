@@ -29,7 +29,8 @@ class StallProbe : public QObject {
     tick_.restart();
   }
   // the longest gap between two ticks (at least the 5 ms interval), in ms
-  qint64 worst_ms() const { return worst_; }
+  // (a stall still in progress, or one whose next tick has not come yet, counts too)
+  qint64 worst_ms() const { return std::max(worst_, timer_.isActive() ? tick_.elapsed() : 0); }
 
  private:
   QTimer timer_;

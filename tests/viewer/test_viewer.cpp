@@ -23,6 +23,7 @@
 #include <QProcess>
 #include <QSvgRenderer>
 #include <QLineEdit>
+#include <QLabel>
 #include <QAction>
 #include <QImage>
 
@@ -653,6 +654,11 @@ class TestViewer : public QObject {
     auto* sched = dock->findChild<tsv::SchedulePane*>();
     QVERIFY(sched);
     QCOMPARE(sched->model()->rowCount(), b.size());
+    // the summary counts both devices' calls, whichever run finished first
+    auto* summary = dock->findChild<QLabel*>("compare_summary");
+    QVERIFY(summary);
+    QVERIFY2(summary->text().contains(QString("INTERP: %1 calls").arg(b.size())), qPrintable(summary->text()));
+    QVERIFY2(summary->text().contains(QString("CPU: %1 calls").arg(a.size())), qPrintable(summary->text()));
     w.set_compare_device("none");
     QVERIFY(w.compare_device().isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);

@@ -350,10 +350,11 @@ void GraphPane::show_input() {
   input_ = collapsed() ? collapse(s, full_, clusters_, expanded_) : full_;
   QString title = title_text_;
   if (collapsed())
-    title += tr("  [%1 nodes in %2 kernel clusters, %3 expanded: double-click a cluster to expand]")
-                 .arg(full_.nodes.size())
-                 .arg(clusters_.heads.size())
-                 .arg(expanded_.size());
+    title = tr("%1 [%2 nodes, %3 clusters, %4 open; double-click opens]")
+                .arg(title_text_)
+                .arg(full_.nodes.size())
+                .arg(clusters_.heads.size())
+                .arg(expanded_.size());
   title_->setText(title);
   title_->setToolTip(title);
   collapse_btn_->setVisible(collapsed() && !expanded_.isEmpty());
@@ -437,10 +438,17 @@ GraphInput GraphPane::collapse(const Session& s, const GraphInput& g, const Clus
     if (head && !head->arg.isEmpty() && head->arg != "None") what += " " + head->arg.left(24);
     out.nodes.push_back({id, QStringLiteral("▸ %1\n%2 nodes").arg(what).arg(c.members[k].size()), QColor(0xe6, 0xe6, 0xf2)});
   }
+  // a constant every kernel reads would tie every cluster to the one that reached it first: no such edges
+  static const QSet<QString> shared_leaves = {"CONST", "VCONST", "DEVICE", "UNIQUE", "LUNIQUE", "DEFINE_VAR"};
+  auto shared_leaf = [&](int id) {
+    const Uop* u = s.uop(id);
+    return u && u->src.isEmpty() && shared_leaves.contains(u->op);
+  };
   QSet<QPair<int, int>> seen;
   for (const auto& [a, b] : g.edges) {
     QPair<int, int> e{shown_id(a), shown_id(b)};
     if (e.first == e.second || seen.contains(e)) continue;
+    if (e.first < 0 && e.second != e.first && shared_leaf(a)) continue;
     seen.insert(e);
     out.edges.push_back(e);
   }
