@@ -165,6 +165,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   });
   connect(controller_, &RunController::output, this, &MainWindow::append_console);
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
+  connect(session_, &tsv::Session::load_finished, this, &MainWindow::on_trace_loaded);
   connect(source_, &tsv::SourcePane::assembly_wanted, this, &MainWindow::disassemble);
   if (qEnvironmentVariableIntValue("TINYSCOPE_PERF") > 0) set_measuring(true, true);
   connect(tsv::LayoutEngine::instance(), &tsv::LayoutEngine::idle, this, &MainWindow::check_settled);
@@ -401,23 +402,31 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
     mark_error_line(line);
     msg += tr(" Error at line %1.").arg(line);
   }
-  if (!trace.isEmpty()) {
-    QString err;
-    if (session_->load(trace, &err)) {
-      select_first_kernel();
-      msg += tr("  %1 contexts, %2 calls on %3").arg(session_->contexts().size()).arg(session_->calls().size()).arg(session_->device());
-    } else {
-      append_console(err + "\n", true);
-    }
+  run_msg_ = msg;
+  run_ok_ = code == 0 && !stopped;
+  if (trace.isEmpty()) return on_trace_loaded(false, {});
+  // the trace is parsed off the UI thread; on_trace_loaded() goes on from there
+  status_->setText(msg + tr("  Reading the trace…"));
+  session_->load_async(trace);
+}
+
+void MainWindow::on_trace_loaded(bool ok, const QString& err) {
+  QString msg = run_msg_;
+  if (ok) {
+    select_first_kernel();
+    msg += tr("  %1 contexts, %2 calls on %3").arg(session_->contexts().size()).arg(session_->calls().size()).arg(session_->device());
+  } else if (!err.isEmpty()) {
+    append_console(err + "\n", true);
   }
   status_->setText(msg);
   if (!compare_device().isEmpty()) update_compare_summary();
-  emit run_finished(code == 0 && !stopped);
+  emit run_finished(run_ok_);
   check_settled();
 }
 
 bool MainWindow::settled() const {
-  return !controller_->running() && !compare_controller_->running() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
+  return !controller_->running() && !compare_controller_->running() && !session_->loading() &&
+         !compare_session_->loading() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
          tsv::LayoutEngine::instance()->pending() == 0;
 }
 
@@ -492,6 +501,7 @@ void MainWindow::build_compare_dock() {
     if (i == 0) compare_dock_->hide();
   });
   connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
+  connect(compare_session_, &tsv::Session::load_finished, this, &MainWindow::on_compare_loaded);
   connect(compare_controller_, &RunController::output, this, [this](const QString& text, bool is_err) {
     if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
   });
@@ -536,18 +546,24 @@ void MainWindow::set_compare_device(const QString& dev) {
 
 void MainWindow::on_compare_finished(int code, bool stopped, const QString& trace, const QString&) {
   const QString dev = compare_device().isEmpty() ? tr("the other device") : compare_device();
-  QString err;
-  if (stopped) {
-    compare_label_->setText(tr("%1: stopped.").arg(dev));
-  } else if (code != 0 || trace.isEmpty() || !compare_session_->load(trace, &err)) {
-    compare_label_->setText(tr("%1: the run failed%2").arg(dev, err.isEmpty() ? QString() : ": " + err));
+  if (stopped || code != 0 || trace.isEmpty()) {
+    compare_label_->setText(stopped ? tr("%1: stopped.").arg(dev) : tr("%1: the run failed.").arg(dev));
+    emit compare_finished(false);
+    return check_settled();
+  }
+  compare_session_->load_async(trace);  // goes on in the load_finished handler
+}
+
+void MainWindow::on_compare_loaded(bool ok, const QString& err) {
+  if (!ok) {
+    compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
   } else {
     compare_loaded_ = true;
     update_compare_summary();
     const int call = selection_->current().call;
     if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
   }
-  emit compare_finished(code == 0 && !stopped && !trace.isEmpty());
+  emit compare_finished(ok);
   check_settled();
 }
 

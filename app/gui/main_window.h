@@ -86,6 +86,8 @@ class MainWindow : public QMainWindow {
   void build_file_menu();
   void build_compare_dock();
   void update_compare_summary();
+  void on_trace_loaded(bool ok, const QString& error);
+  void on_compare_loaded(bool ok, const QString& error);
   void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void disassemble(const QString& key, const QString& lang, const QString& src);
 
@@ -115,7 +117,9 @@ class MainWindow : public QMainWindow {
   tsv::SelectionModel* compare_selection_ = nullptr;
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
-  bool compare_loaded_ = false;  // the current compare run's trace is in compare_session_
+  bool compare_loaded_ = false;
+  QString run_msg_;  // the finished run's status line, completed once its trace is read
+  bool run_ok_ = false;  // the current compare run's trace is in compare_session_
   // measuring
   StallProbe* probe_ = nullptr;
   bool print_perf_ = false;

@@ -116,6 +116,34 @@ class TestViewer : public QObject {
     QVERIFY(k.program.src.contains("E_4"));
   }
 
+  // the window reads a run's trace off the UI thread: the same data as a plain load, only the newest load counts
+  void session_loads_asynchronously() {
+    tsv::Session sync, s;
+    QVERIFY(sync.load(fixture()));
+    QSignalSpy finished(&s, &tsv::Session::load_finished);
+    QSignalSpy loaded(&s, &tsv::Session::loaded);
+    s.load_async(source_dir() + "/no/such/trace.json");
+    s.load_async(fixture());  // supersedes the first
+    QVERIFY(s.loading());
+    QCOMPARE(s.calls().size(), 0);
+    QVERIFY(finished.wait(10000));
+    QTest::qWait(100);
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(loaded.count(), 1);
+    QVERIFY(finished.front().at(0).toBool());
+    QVERIFY(!s.loading());
+    QVERIFY(s.contexts() == sync.contexts());
+    QVERIFY(s.calls() == sync.calls());
+    QVERIFY(s.uops() == sync.uops());
+    QCOMPARE(s.raw(), sync.raw());
+    finished.clear();
+    s.load_async(source_dir() + "/no/such/trace.json");
+    QVERIFY(finished.wait(10000));
+    QVERIFY(!finished.front().at(0).toBool());
+    QVERIFY(finished.front().at(1).toString().contains("cannot open"));
+    QCOMPARE(s.calls().size(), 3);  // the old data stays
+  }
+
   void session_rejects_bad_input() {
     tsv::Session s;
     QVERIFY(s.load(fixture()));

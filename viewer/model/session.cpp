@@ -4,7 +4,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QCoreApplication>
+#include <QPointer>
 #include <QSaveFile>
+#include <QThreadPool>
+#include <memory>
 
 #include "viewer/model/ansi.h"
 
@@ -78,7 +82,7 @@ bool Session::save(const QString& path, QString* error) const {
   return true;
 }
 
-bool Session::load_data(const QByteArray& data, QString* error, const QString& path) {
+bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   QJsonParseError pe;
   auto doc = QJsonDocument::fromJson(data, &pe);
   if (doc.isNull() || !doc.isObject()) {
@@ -90,11 +94,11 @@ bool Session::load_data(const QByteArray& data, QString* error, const QString& p
     if (error) *error = QStringLiteral("trace schema version %1, this viewer reads 1").arg(root["version"].toInt());
     return false;
   }
-  QList<Context> contexts;
-  QList<Call> calls;
-  QHash<int, Uop> uops;
-  QHash<QString, int> by_key;
-  QList<int> schedules;
+  QList<Context>& contexts = out->contexts;
+  QList<Call>& calls = out->calls;
+  QHash<int, Uop>& uops = out->uops;
+  QHash<QString, int>& by_key = out->by_key;
+  QList<int>& schedules = out->schedules;
 
   const auto uo = root["uops"].toObject();
   for (auto it = uo.begin(); it != uo.end(); ++it) {
@@ -166,18 +170,55 @@ bool Session::load_data(const QByteArray& data, QString* error, const QString& p
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);
   }
-  script_ = root["script"].toString();
-  device_ = root["device"].toString();
-  result_ = any_text(root["result"]);
-  contexts_ = std::move(contexts);
-  calls_ = std::move(calls);
-  uops_ = std::move(uops);
-  kernel_by_key_ = std::move(by_key);
-  schedules_ = std::move(schedules);
-  path_ = path;
-  raw_ = data;
-  emit loaded();
+  out->script = root["script"].toString();
+  out->device = root["device"].toString();
+  out->result = any_text(root["result"]);
+  out->raw = data;
   return true;
+}
+
+void Session::adopt(Parsed&& p, const QString& path) {
+  script_ = std::move(p.script);
+  device_ = std::move(p.device);
+  result_ = std::move(p.result);
+  contexts_ = std::move(p.contexts);
+  calls_ = std::move(p.calls);
+  uops_ = std::move(p.uops);
+  kernel_by_key_ = std::move(p.by_key);
+  schedules_ = std::move(p.schedules);
+  raw_ = std::move(p.raw);
+  path_ = path;
+  emit loaded();
+}
+
+bool Session::load_data(const QByteArray& data, QString* error, const QString& path) {
+  ++async_generation_;  // a pending load_async() is superseded
+  loading_ = false;
+  Parsed p;
+  if (!parse(data, &p, error)) return false;
+  adopt(std::move(p), path);
+  return true;
+}
+
+void Session::load_async(const QString& path) {
+  const int generation = ++async_generation_;
+  loading_ = true;
+  QPointer<Session> self(this);
+  QThreadPool::globalInstance()->start([self, path, generation] {
+    auto parsed = std::make_shared<Parsed>();
+    QString error;
+    bool ok = false;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) error = QStringLiteral("cannot open %1: %2").arg(path, f.errorString());
+    else if (!(ok = parse(f.readAll(), parsed.get(), &error))) error = path + ": " + error;
+    // back on the UI thread (qApp outlives every session; the QPointer is read there)
+    QMetaObject::invokeMethod(QCoreApplication::instance(), [self, parsed, path, generation, ok, error] {
+      if (!self || generation != self->async_generation_) return;  // gone, or a newer load was asked for
+      self->loading_ = false;
+      if (ok) self->adopt(std::move(*parsed), path);
+      emit self->load_finished(ok, error);
+    }, Qt::QueuedConnection);
+  });
 }
 
 }  // namespace tsv

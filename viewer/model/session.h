@@ -75,6 +75,10 @@ class Session : public QObject {
   // Reads a trace JSON file; on failure keeps the old data and returns false with *error set.
   bool load(const QString& path, QString* error = nullptr);
   bool load_data(const QByteArray& json, QString* error = nullptr, const QString& path = {});
+  // Reads and parses a trace on a worker thread, then (back on this object's thread) replaces the data,
+  // emitting loaded() and load_finished(). A later load_async() or load() supersedes a pending one.
+  void load_async(const QString& path);
+  bool loading() const { return loading_; }
   void clear();
   // Writes the loaded trace, byte for byte as it was read, to `path` (File > Save trace).
   bool save(const QString& path, QString* error = nullptr) const;
@@ -98,8 +102,22 @@ class Session : public QObject {
 
  signals:
   void loaded();
+  void load_finished(bool ok, const QString& error);
 
  private:
+  struct Parsed {
+    QString script, device, result;
+    QByteArray raw;
+    QList<Context> contexts;
+    QList<Call> calls;
+    QHash<int, Uop> uops;
+    QHash<QString, int> by_key;
+    QList<int> schedules;
+  };
+  static bool parse(const QByteArray& json, Parsed* out, QString* error);
+  void adopt(Parsed&& p, const QString& path);
+  int async_generation_ = 0;
+  bool loading_ = false;
   QString path_, script_, device_, result_;
   QByteArray raw_;
   QList<Context> contexts_;
