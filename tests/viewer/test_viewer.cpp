@@ -761,6 +761,32 @@ class TestViewer : public QObject {
     QVERIFY(qApp->palette().color(QPalette::Window).lightness() > 150);
   }
 
+  // the keyboard: Ctrl+R runs, Ctrl+. stops, Ctrl+O opens, Ctrl+S saves the trace (enabled once one is loaded)
+  void shortcuts_reach_their_actions() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    auto action = [&](const QKeySequence& k) -> QAction* {
+      QAction* found = nullptr;
+      for (auto* a : w.findChildren<QAction*>())
+        if (a->shortcut() == k) {
+          if (found && found != a) return nullptr;  // ambiguous
+          found = a;
+        }
+      return found;
+    };
+    QAction* run = action(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction* stop = action(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    QAction* open = action(QKeySequence(Qt::CTRL | Qt::Key_O));
+    QAction* save = action(QKeySequence(Qt::CTRL | Qt::Key_S));
+    QVERIFY(run && stop && open && save);
+    QVERIFY(run->text().contains("Run"));
+    QVERIFY(open->text().contains("Open"));
+    QVERIFY(save->text().contains("Save trace"));
+    QVERIFY(!save->isEnabled());
+    QVERIFY(w.open_trace(fixture()));
+    QVERIFY(save->isEnabled());
+    for (auto* a : {run, stop, open, save}) QVERIFY(!a->icon().isNull());  // from resources/tinyscope.qrc
+  }
+
   void error_line_is_parsed() {
     QString tb = "Traceback (most recent call last):\n  File \"/tmp/x/bad.py\", line 4, in <module>\n"
                  "  File \"/usr/lib/prelude.py\", line 99, in f\n";
