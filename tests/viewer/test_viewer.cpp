@@ -492,7 +492,14 @@ class TestViewer : public QObject {
     QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
     sel.select_context(0);
     QVERIFY(done.count() > 0 || done.wait(30000));
-    pane.expand_cluster(0);  // the SINK's kernel: uops 1400..1499
+    // a double-click on a cluster opens it: cluster 0 is the SINK's kernel, uops 1400..1499
+    QGraphicsItem* cluster = nullptr;
+    for (auto* it : pane.scene()->items())
+      if (it->data(0).isValid() && it->data(0).toInt() == -1) cluster = it;
+    QVERIFY(cluster);
+    const QPoint at = pane.view()->mapFromScene(cluster->sceneBoundingRect().center());
+    QTest::mouseDClick(pane.view()->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(pane.shown_node_count(), 14 + 100);
     QVERIFY(done.wait(30000));
     // typed into the field: the CONTIGUOUS nodes are heads of collapsed clusters, RESHAPE nodes of the open one
     QTest::keyClicks(pane.search_field(), "reshape");

@@ -172,6 +172,8 @@ QByteArray LayoutEngine::request(const GraphInput& g) {
     g_max_stall_ms = std::max(g_max_stall_ms, t.nsecsElapsed() / 1e6);
     if (ok) {
       cache_.insert(key, l);
+      cache_order_.push_back(key);
+      if (cache_order_.size() > kCacheSize) cache_.remove(cache_order_.takeFirst());
       emit finished(key, l);
     } else {
       emit failed(key, err);

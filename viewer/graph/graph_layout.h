@@ -71,7 +71,9 @@ class LayoutEngine : public QObject {
 
  private:
   void done(const QByteArray& key);
+  static constexpr int kCacheSize = 256;  // layouts kept; the oldest goes first
   QHash<QByteArray, GraphLayout> cache_;
+  QList<QByteArray> cache_order_;
   QHash<QByteArray, QProcess*> running_;
   QHash<QByteArray, int> waiters_;
   int queued_answers_ = 0;
