@@ -480,12 +480,11 @@ Schedule build_schedule(const UOps& outputs) {
     b.deps = std::move(ordered);
     writer[b.writes] = static_cast<int>(i);
   }
-  // discovery order = the reference's toposort of the kernel graph: post-order from the calls nothing depends on,
-  // each call's inputs visited in argument order
+  // discovery order = the reference's toposort of the kernel graph: post-order from the sink of every tensor-level
+  // store (outputs, copies, assigns: callify's items, themselves in post-order of the tensor graph), each call's
+  // inputs visited in argument order
   const size_t n = built.size();
-  std::vector<char> has_dependent(n, 0), seen(n, 0);
-  for (auto& b : built)
-    for (int d : b.deps) has_dependent[d] = 1;
+  std::vector<char> seen(n, 0);
   std::vector<int> disc;
   std::function<void(int)> dfs = [&](int i) {
     if (seen[i]) return;
@@ -493,7 +492,7 @@ Schedule build_schedule(const UOps& outputs) {
     for (int d : built[i].deps) dfs(d);
     disc.push_back(i);
   };
-  for (size_t i = 0; i < n; ++i) if (!has_dependent[i]) dfs(static_cast<int>(i));
+  for (size_t ci = 0; ci < cf.items.size(); ++ci) dfs(item_to_built[ci]);
   for (size_t i = 0; i < n; ++i) dfs(static_cast<int>(i));  // cycles leave nodes unvisited: caught below
   std::vector<size_t> pos(n);
   for (size_t k = 0; k < disc.size(); ++k) pos[disc[k]] = k;

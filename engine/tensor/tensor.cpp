@@ -270,8 +270,13 @@ Tensor Tensor::pow(const Tensor& y) const {
 Tensor Tensor::maximum(const Tensor& y) const { return alu(Ops::MAX, y); }
 Tensor Tensor::minimum(const Tensor& y) const {
   auto [t, x] = broadcasted(*this, y);
-  if (is_float(least_upper(t.dtype(), x.dtype()))) return raw_alu(Ops::MAX, t.neg(), x.neg()).neg();
-  return t.lt(x).where(t, x);
+  DType dt = least_upper(t.dtype(), x.dtype());
+  if (is_float(dt)) return raw_alu(Ops::MAX, t.neg(), x.neg()).neg();
+  // the reference's integer minimum: k = dt.min + dt.max flips the order (-1 for signed, all ones for unsigned, True
+  // for bool), so min(t, x) = max(t ^ k, x ^ k) ^ k; symbolic folds it by bounds (a clamp of an index disappears)
+  int64_t k = is_bool(dt) ? 1 : is_unsigned(dt) ? (dt->bitsize >= 64 ? -1 : (int64_t{1} << dt->bitsize) - 1) : -1;
+  Tensor kt(uconst_int(dt, k));
+  return raw_alu(Ops::MAX, t.bitwise_xor(kt), x.bitwise_xor(kt)).bitwise_xor(kt);
 }
 Tensor Tensor::lt(const Tensor& y) const { return alu(Ops::CMPLT, y); }
 Tensor Tensor::gt(const Tensor& y) const {
@@ -344,9 +349,10 @@ Tensor Tensor::silu() const { return mul(sigmoid()); }
 Tensor Tensor::leaky_relu(double s) const { return lt(py(0)).where(mul(pyf(s)), *this); }
 Tensor Tensor::square() const { return mul(*this); }
 Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+  // the reference's clamp: two selects, (x < lo).where(lo, x) then (r > hi).where(hi, r)
   Tensor r = *this;
-  if (lo) r = r.maximum(py(*lo));
-  if (hi) r = r.minimum(py(*hi));
+  if (lo) r = r.lt(py(*lo)).where(py(*lo), r);
+  if (hi) r = r.gt(py(*hi)).where(py(*hi), r);
   return r;
 }
 Tensor Tensor::cast(DType dt) const {

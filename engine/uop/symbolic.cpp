@@ -148,6 +148,11 @@ UOpRef identities(const UOpRef& x) {
     case Ops::CMPNE:
       if (a == b && int_math(a)) return uconst_bool(false);
       break;
+    case Ops::XOR:
+      if (b->is_const_value(0) && a->dtype == x->dtype) return a;          // x^0 -> x
+      if (a == b) return c_like(x, 0);                                     // x^x -> 0
+      if (a->op == Ops::XOR && a->src[1] == b) return a->src[0];          // (x^y)^y -> x
+      break;
     default: break;
   }
   return nullptr;
@@ -326,6 +331,10 @@ const PatternMatcher& symbolic() {
           return alu(Ops::MAX, a, ucast(b, x->dtype));
         return nullptr;
       }),
+      rule("bool MUL is AND, bool MAX is OR", {Ops::MUL, Ops::MAX}, [](const UOpRef& x, void*) -> UOpRef {
+        if (!is_bool(x->dtype) || !is_bool(x->src[0]->dtype) || !is_bool(x->src[1]->dtype)) return nullptr;
+        return alu(x->op == Ops::MUL ? Ops::AND : Ops::OR, x->src[0], x->src[1]);
+      }),
       rule("identities: x+0 x*1 x*0 x-x x//1 x%1", {}, [](const UOpRef& x, void*) { return identities(x); }),
       rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x, void*) { return bounds_fold(x); }),
       rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
@@ -414,7 +423,7 @@ UOpRef collapse_reduce(const UOpRef& x) {
   if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
   const UOpRef& body = x->src[0];
   const UOpRef& r = x->src[1];
-  if (r->op != Ops::RANGE || reads_memory(body)) return nullptr;
+  if (r->op != Ops::RANGE || reads_memory(body) || !is_c(r->src[0])) return nullptr;
   int64_t n = r->src[0]->const_int();
   if (!depends_on(body, r.get())) return alu(Ops::MUL, body, uconst(body->dtype, static_cast<double>(n)));
   if (body->op == Ops::WHERE && body->src[2]->is_const_value(0) && !depends_on(body->src[1], r.get())) {
@@ -425,34 +434,154 @@ UOpRef collapse_reduce(const UOpRef& x) {
   return nullptr;
 }
 
-// REDUCE(ADD, (idx == r).where(expr, 0), r) -> (0 <= idx < n).where(expr[r := idx], 0): one-hot indexing is a gather
-UOpRef collapse_load(const UOpRef& x) {
+bool is_invalid_c(const UOpRef& x) { return x->op == Ops::CONST && x->is<Invalid>(); }
+bool no_range(const UOpRef& x) {
+  for (auto& u : x->toposort())
+    if (u->op == Ops::RANGE) return false;
+  return true;
+}
+UOpRef strip_cast(const UOpRef& u) { return u->op == Ops::CAST ? u->src[0] : u; }
+UOpRef not_bool(const UOpRef& g) {  // the operand of a logical not written as (g != True)
+  if (g->op == Ops::CMPNE && is_bool(g->dtype) && is_bool(g->src[0]->dtype) && g->src[1]->is_const_value(1)) return g->src[0];
+  return nullptr;
+}
+
+// REDUCE(ADD, (idx != r).where(0, expr), r) -> (0 <= idx < n).where(expr[r := idx.valid(...)], 0): a one-hot sum
+// is a gather; the substituted index carries the validity as WHERE(v, i, Invalid), so the read it reaches is gated
+UOpRef gather_from_one_hot(const UOpRef& x) {
   if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
-  const UOpRef& r = x->src[1];
-  const UOpRef& w = x->src[0];
-  if (r->op != Ops::RANGE || w->op != Ops::WHERE) return nullptr;
-  UOpRef ne, expr;
-  const UOpRef& g = w->src[0];
-  if (g->op == Ops::CMPNE && g->src[1]->is_const_value(1) && g->src[0]->op == Ops::CMPNE && w->src[2]->is_const_value(0)) {
-    ne = g->src[0];
-    expr = w->src[1];
-  } else if (g->op == Ops::CMPNE && w->src[1]->is_const_value(0) && !is_bool(g->src[1]->dtype)) {
-    ne = g;
-    expr = w->src[2];
-  } else {
-    return nullptr;
-  }
+  const UOpRef &w = x->src[0], &r = x->src[1];
+  if (r->op != Ops::RANGE || w->op != Ops::WHERE || !w->src[1]->is_const_value(0) || w->src[0]->op != Ops::CMPNE) return nullptr;
+  const UOpRef& ne = w->src[0];
   UOpRef idx;
-  auto strip = [](const UOpRef& u) { return u->op == Ops::CAST ? u->src[0] : u; };
-  if (strip(ne->src[1]) == r) idx = ne->src[0];
-  else if (strip(ne->src[0]) == r) idx = ne->src[1];
+  if (strip_cast(ne->src[1]) == r) idx = ne->src[0];
+  else if (strip_cast(ne->src[0]) == r) idx = ne->src[1];
   else return nullptr;
-  if (depends_on(idx, r.get())) return nullptr;
-  UOpRef ii = ucast(idx, dtypes::weakint);
-  int64_t n = r->src[0]->const_int();
-  UOpRef valid = alu(Ops::AND, logical_not_(alu(Ops::CMPLT, ii, iconst(0))), alu(Ops::CMPLT, ii, iconst(n)));
-  std::unordered_map<const UOp*, UOpRef> sub{{r.get(), ii}};
-  return alu(Ops::WHERE, valid, substitute(expr, sub), uconst(x->dtype, 0));
+  if (is_bool(idx->dtype) || depends_on(idx, r.get())) return nullptr;
+  UOpRef ii = ucast(idx, r->dtype);
+  UOpRef v = alu(Ops::AND, logical_not_(alu(Ops::CMPLT, ii, uconst_int(r->dtype, 0))), alu(Ops::CMPLT, ii, r->src[0]));
+  std::unordered_map<const UOp*, UOpRef> sub{{r.get(), alu(Ops::WHERE, v, ii, uconst_invalid())}};
+  return alu(Ops::WHERE, v, substitute(w->src[2], sub), uconst(x->dtype, 0));
+}
+
+// the rules the reference's reduce_collapse rewrites a single-range sum with (pm_reduce_load_collapse): split sums,
+// one-hot gathers, x*bool -> where, range-free terms lifted out of comparisons, masks pushed out of index math
+const PatternMatcher& pm_reduce_load_collapse() {
+  static const PatternMatcher pm = PatternMatcher({
+      rule("sum over a range the body does not use -> body * n", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+        if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2 || x->src[1]->op != Ops::RANGE) return nullptr;
+        if (depends_on(x->src[0], x->src[1].get()) || x->src[0]->dtype != x->dtype) return nullptr;
+        return alu(Ops::MUL, x->src[0], ucast(x->src[1]->src[0], x->dtype));
+      }),
+      rule("(x+y).reduce(ADD) -> x.reduce + y.reduce", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+        if (x->as<ReduceArg>().op != Ops::ADD || x->src[0]->op != Ops::ADD) return nullptr;
+        const UOpRef& a = x->src[0];
+        return alu(Ops::ADD, x->replace_src({a->src[0], x->src[1]}), x->replace_src({a->src[1], x->src[1]}));
+      }),
+      rule("one-hot sum -> gated gather", {Ops::REDUCE}, [](const UOpRef& x, void*) { return gather_from_one_hot(x); }),
+      rule("x * bool.cast() -> bool.where(x, 0)", {Ops::MUL}, [](const UOpRef& x, void*) -> UOpRef {
+        for (int i = 0; i < 2; ++i) {
+          UOpRef c = x->src[i];
+          const UOpRef& o = x->src[1 - i];
+          if (c->op != Ops::CAST || o->dtype != x->dtype) continue;
+          while (c->op == Ops::CAST && !is_bool(c->src[0]->dtype) && c->src[0]->op == Ops::CAST) c = c->src[0];  // bool->weak->dt
+          if (c->op == Ops::CAST && is_bool(c->src[0]->dtype)) return alu(Ops::WHERE, c->src[0], o, uconst(x->dtype, 0));
+        }
+        return nullptr;
+      }),
+      rule("(Variable & y).where(c, 0).reduce -> y.where(c, 0).reduce * Variable", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+        if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
+        const UOpRef& w = x->src[0];
+        if (w->op != Ops::WHERE || !w->src[2]->is_const_value(0) || w->src[0]->op != Ops::AND) return nullptr;
+        for (int i = 0; i < 2; ++i) {
+          const UOpRef &p = w->src[0]->src[i], &y = w->src[0]->src[1 - i];
+          if (p->op != Ops::PARAM || p->as<ParamArg>().addrspace != AddrSpace::ALU) continue;
+          UOpRef red = x->replace_src({alu(Ops::WHERE, y, w->src[1], w->src[2]), x->src[1]});
+          return alu(Ops::MUL, red, ucast(p, x->dtype));
+        }
+        return nullptr;
+      }),
+      rule("(!g).where(a, b) -> g.where(b, a)", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+        UOpRef g = not_bool(x->src[0]);
+        return g ? alu(Ops::WHERE, g, x->src[2], x->src[1]) : nullptr;
+      }),
+      rule("lift x+y out of a != : x+y != c -> x != c-y", {Ops::CMPNE}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef& a = strip_cast(x->src[0]);
+        const UOpRef& c = x->src[1];
+        if (a->op != Ops::ADD || !int_math(a) || !int_math(c) || !no_range(c)) return nullptr;
+        for (int i = 0; i < 2; ++i) {
+          const UOpRef &xx = a->src[i], &y = a->src[1 - i];
+          if (no_range(y) && !no_range(xx)) return alu(Ops::CMPNE, xx, alu(Ops::ADD, ucast(c, y->dtype), alu(Ops::NEG, y)));
+        }
+        return nullptr;
+      }),
+      rule("push a mask out of index math: f(v.where(i, Invalid)) -> v.where(f(i), Invalid)", {}, [](const UOpRef& x, void*) -> UOpRef {
+        if (!group::alu(x->op) || x->op == Ops::WHERE) return nullptr;
+        for (size_t i = 0; i < x->src.size(); ++i) {
+          const UOpRef& s = x->src[i];
+          if (s->op != Ops::WHERE || !is_invalid_c(s->src[2])) continue;
+          UOps ns = x->src;
+          ns[i] = s->src[1];
+          UOpRef inner = x->replace_src(ns);
+          if (is_bool(x->dtype)) return alu(Ops::AND, s->src[0], inner);
+          return alu(Ops::WHERE, s->src[0], inner, uconst_invalid());
+        }
+        return nullptr;
+      }),
+      rule("v.where(v.where(a, b), c) -> v.where(a, c)", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+        if (x->src[1]->op == Ops::WHERE && x->src[1]->src[0] == x->src[0]) return alu(Ops::WHERE, x->src[0], x->src[1]->src[1], x->src[2]);
+        return nullptr;
+      }),
+      rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
+           [](const UOpRef& x, void*) { return collapse_reduce(x); }),
+  }) + symbolic();
+  return pm;
+}
+
+// The reference's reduce_collapse: for each range of the sum, the part of the body that depends on it is rewritten
+// alone (every other input becomes a bounded Variable); the result is kept only when no range is left.
+UOpRef collapse_load(const UOpRef& red) {
+  if (red->as<ReduceArg>().op != Ops::ADD || red->src.size() != 2 || red->src[1]->op != Ops::RANGE) return nullptr;
+  UOpRef u = red->src[0];
+  const UOpRef& r = red->src[1];
+  // nodes whose open ranges include r
+  std::unordered_map<const UOp*, bool> has_r;
+  std::function<bool(const UOpRef&)> dep = [&](const UOpRef& x) -> bool {
+    if (auto it = has_r.find(x.get()); it != has_r.end()) return it->second;
+    bool d = x == r;
+    size_t closing = (x->op == Ops::END || x->op == Ops::REDUCE) ? 1 : x->src.size();
+    for (size_t i = 0; i < x->src.size() && !d; ++i) d = dep(x->src[i]) && !(i >= closing && x->src[i] == r);
+    if (d && closing < x->src.size())
+      for (size_t i = closing; i < x->src.size(); ++i) if (x->src[i] == r) d = false;
+    return has_r[x.get()] = d;
+  };
+  std::vector<UOpRef> included;
+  for (auto& x : u->toposort())
+    if (dep(x)) included.push_back(x);
+  if (included.empty()) return nullptr;
+  for (auto& x : included)
+    if (x->op == Ops::STORE || x->op == Ops::REDUCE) return nullptr;
+  std::unordered_map<const UOp*, UOpRef> replaces, back;
+  for (auto& x : included)
+    for (auto& s : x->src) {
+      if (has_r[s.get()] || replaces.count(s.get()) || s->op == Ops::CONST || s->op == Ops::PARAM || s->op == Ops::BUFFER) continue;
+      ParamArg pa;
+      pa.slot = -1;
+      pa.name = "in" + std::to_string(replaces.size());
+      pa.vmin = s->vmin();
+      pa.vmax = s->vmax();
+      pa.addrspace = AddrSpace::ALU;
+      UOpRef var = UOp::make(Ops::PARAM, s->dtype, {}, pa);
+      replaces[s.get()] = var;
+      back[var.get()] = s;
+    }
+  UOpRef collapse = red->replace_src({substitute(u, replaces), r});
+  RewriteListener* saved = rewrite_listener();
+  rewrite_listener() = nullptr;
+  UOpRef sink = graph_rewrite(collapse, pm_reduce_load_collapse(), nullptr, "reduce_collapse");
+  rewrite_listener() = saved;
+  if (!no_range(sink)) return nullptr;
+  return substitute(sink, back);
 }
 }  // namespace
 

@@ -432,6 +432,9 @@ int64_t UOp::vmin() const {
       return INT32_MIN;
     case Ops::NEG: return -src[0]->vmax();
     case Ops::MAX: return std::max(src[0]->vmin(), src[1]->vmin());
+    case Ops::XOR:  // x ^ -1 == -x - 1 (the integer order flip of min); other XORs are unbounded
+      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return -src[0]->vmax() - 1;
+      return INT32_MIN;
     case Ops::WHERE: return std::min(src[1]->vmin(), src[2]->vmin());
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
       if (dtype == dtypes::bool_) {
@@ -471,6 +474,9 @@ int64_t UOp::vmax() const {
       return INT32_MAX;
     case Ops::NEG: return -src[0]->vmin();
     case Ops::MAX: return std::max(src[0]->vmax(), src[1]->vmax());
+    case Ops::XOR:
+      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return -src[0]->vmin() - 1;
+      return INT32_MAX;
     case Ops::WHERE: return std::max(src[1]->vmax(), src[2]->vmax());
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
       if (dtype == dtypes::bool_) {
