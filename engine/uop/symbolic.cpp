@@ -312,6 +312,11 @@ UOpRef fold_where(const UOpRef& x) {
   const UOpRef& c = x->src[0];
   if (is_c(c)) return c->const_float() != 0 ? x->src[1] : x->src[2];
   if (x->src[1] == x->src[2]) return x->src[1];
+  // x.where(True, False) -> x ; x.where(False, True) -> !x
+  if (is_bool(x->dtype) && is_c(x->src[1]) && is_c(x->src[2])) {
+    if (x->src[1]->is_const_value(1) && x->src[2]->is_const_value(0)) return c;
+    if (x->src[1]->is_const_value(0) && x->src[2]->is_const_value(1)) return alu(Ops::CMPNE, c, uconst_bool(true));
+  }
   return nullptr;
 }
 
