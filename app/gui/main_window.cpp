@@ -36,6 +36,7 @@
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_pane.h"
 #include "viewer/panes/source_highlighter.h"
+#include "viewer/panes/stepper_pane.h"
 #include "viewer/panes/timings_pane.h"
 
 namespace tsgui {
@@ -134,6 +135,10 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
   build_compare_dock();
   default_layout();
+  // the rewrite stepper: a tab over the kernel AST, shown first
+  auto* d_step = add_dock(tr("Rewrite stepper"), QStringLiteral("stepper"), new tsv::StepperPane(selection_, this), Qt::RightDockWidgetArea);
+  tabifyDockWidget(d_ast, d_step);
+  d_step->raise();
 
   // ---- menus
   build_file_menu();

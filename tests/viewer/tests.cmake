@@ -10,3 +10,13 @@ set_target_properties(test_viewer PROPERTIES AUTORCC ON)
 add_dependencies(test_viewer tinyscope)
 target_include_directories(test_viewer PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(test_viewer PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+
+# The rewrite stepper: its model over real traces (replay, changed nodes) and the pane's keys.
+ts_add_test(test_stepper
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stepper.cpp
+          ${CMAKE_SOURCE_DIR}/app/gui/run_controller.cpp ${CMAKE_SOURCE_DIR}/app/gui/run_controller.h
+          ${CMAKE_SOURCE_DIR}/app/gui/main_window.cpp ${CMAKE_SOURCE_DIR}/app/gui/main_window.h
+  LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 180)
+add_dependencies(test_stepper tinyscope)
+target_include_directories(test_stepper PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(test_stepper PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")

@@ -104,7 +104,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   for (auto it = uo.begin(); it != uo.end(); ++it) {
     auto o = it.value().toObject();
     Uop u{o["op"].toString(), o["dtype"].toString(), any_text(o["arg"]), o["device"].toString(), ints(o["src"]),
-          ints(o["shape"])};
+          ints(o["shape"]), o["tag"].toInt(-1)};
     uops.insert(it.key().toInt(), u);
   }
   for (const auto& cv : root["contexts"].toArray()) {

@@ -11,6 +11,7 @@ namespace tsv {
 struct Uop {
   QString op, dtype, arg, device;
   QList<int> src, shape;
+  int tag = -1;
   bool operator==(const Uop&) const = default;
 };
 struct Match {

@@ -49,6 +49,15 @@ QColor GraphPane::op_color(const QString& op) {
   return QColor(0xf7, 0xe8, 0xa4);  // ALU and the rest
 }
 
+QString GraphPane::node_label(const Uop& u) {
+  QString arg = u.arg;
+  if (arg == "None") arg.clear();
+  if (arg.size() > 40) arg = arg.left(38) + "…";
+  QString label = u.op + (arg.isEmpty() ? QString() : "\n" + arg);
+  if (!u.dtype.isEmpty()) label += "\n" + QString(u.dtype).remove("dtypes.");
+  return label;
+}
+
 GraphInput GraphPane::build_graph(const Session& s, const QList<int>& roots, int max_nodes) {
   GraphInput g;
   QSet<int> seen;
@@ -59,12 +68,7 @@ GraphInput GraphPane::build_graph(const Session& s, const QList<int>& roots, int
     int id = queue[i];
     const Uop* u = s.uop(id);
     if (!u) continue;
-    QString arg = u->arg;
-    if (arg == "None") arg.clear();
-    if (arg.size() > 40) arg = arg.left(38) + "…";
-    QString label = u->op + (arg.isEmpty() ? QString() : "\n" + arg);
-    if (!u->dtype.isEmpty()) label += "\n" + QString(u->dtype).remove("dtypes.");
-    g.nodes.push_back({id, label, op_color(u->op)});
+    g.nodes.push_back({id, node_label(*u), op_color(u->op)});
     if (g.nodes.size() > max_nodes) return g;
     for (int src : u->src) {
       g.edges.push_back({src, id});

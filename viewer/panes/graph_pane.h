@@ -83,6 +83,8 @@ class GraphPane : public QWidget {
   // the graph under roots (uop ids), colored by op family; at most max_nodes + 1 nodes
   static GraphInput build_graph(const class Session& s, const QList<int>& roots, int max_nodes);
   static QColor op_color(const QString& op);
+  // a node's box text: op, arg (shortened), dtype
+  static QString node_label(const struct Uop& u);
 
  signals:
   void layout_done();
