@@ -7,6 +7,9 @@
 #include <QDockWidget>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
 #include <QRegularExpression>
@@ -227,6 +230,7 @@ class TestStepper : public QObject {
     sel.select_context(3);
     QCOMPARE(pane.model()->step_count(), 15);
     QCOMPARE(pane.current_step(), 0);
+    QCOMPARE(sel.current().pass, -1);  // following the selection leaves it as it is
     QVERIFY(pane.title().contains("substitute"));
     QVERIFY(pane.title().contains("engine/codegen/lowering.cpp:464"));
     QVERIFY(done.count() > 0 || done.wait(20000));
@@ -235,6 +239,8 @@ class TestStepper : public QObject {
     QCOMPARE(pane.list()->currentIndex().row(), 1);
     QTest::keyClick(pane.list(), Qt::Key_Down);  // the list's own keys step too
     QCOMPARE(pane.current_step(), 2);
+    QCOMPARE(sel.current().pass, 7);  // stepping into another pass selects it for every pane
+    QCOMPARE(sel.current().context, 3);
     QVERIFY(pane.title().contains("range of size 1 -> 0"));
     QVERIFY(pane.title().contains("postopt symbolic (1/4)"));
     QTest::keyClick(pane.list(), Qt::Key_Left);
@@ -267,6 +273,19 @@ class TestStepper : public QObject {
     m = marks();
     QCOMPARE(m.value("removed"), (QSet<int>{46, 44}));
     QCOMPARE(m.value("rebuilt"), (QSet<int>{47, 48, 49, 50, 51, 52, 53, 57, 60}));
+    // TS_VIEWER_SHOT_DIR=DIR: also save the pane showing this step before and after, to look at
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      const QString dir = qEnvironmentVariable("TS_VIEWER_SHOT_DIR");
+      pane.show();
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(dir + "/stepper_before.png"));
+      pane.set_showing_after(true);
+      marks();
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(dir + "/stepper_after.png"));
+      pane.set_showing_after(false);
+      marks();
+    }
     QTest::keyClick(pane.list(), Qt::Key_Space);
     QVERIFY(pane.showing_after());
 
@@ -280,6 +299,49 @@ class TestStepper : public QObject {
     sel.select_context(2);
     QCOMPARE(pane.current_step(), -1);
     QCOMPARE(pane.model()->step_count(), 0);
+  }
+
+  // a graph over the pane's limit shows the part around the change: a chain of 400 ADDs, one rewritten
+  void big_graphs_show_the_change() {
+    QJsonObject uops;
+    auto add = [&](int id, const char* op, QJsonArray src, const char* arg = "None") {
+      uops[QString::number(id)] = QJsonObject{{"op", op}, {"dtype", "dtypes.float"}, {"src", src}, {"arg", arg}};
+    };
+    const int n = 400;
+    add(0, "CONST", {}, "0.0");
+    for (int i = 1; i <= n; ++i) add(i, "ADD", {i - 1, 0});
+    add(n + 1, "SINK", {n});
+    add(1000, "MUL", {n / 2 - 1, 0});  // the replacement of node n/2
+    QJsonObject match{{"rule", "x+0 -> x*0"}, {"loc", "engine/uop/symbolic.cpp:1"}, {"before", n / 2}, {"after", 1000}};
+    QJsonObject pass{{"name", "symbolic"}, {"depth", 0}, {"before", n + 1}, {"after", n + 1}, {"match_count", 1},
+                     {"matches", QJsonArray{match}}};
+    QJsonObject ctx{{"id", 0}, {"kind", "kernel"}, {"name", "big"}, {"passes", QJsonArray{pass}}};
+    QJsonObject root{{"version", 1}, {"contexts", QJsonArray{ctx}}, {"calls", QJsonArray{}}, {"uops", uops}};
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(QJsonDocument(root).toJson(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    QSignalSpy done(&pane, &tsv::StepperPane::layout_done);
+    sel.select_context(0);
+    QCOMPARE(pane.current_step(), 0);
+    auto f = pane.model()->frame(0);
+    QVERIFY(f.exact);
+    QCOMPARE(f.removed, QSet<int>{n / 2});
+    QCOMPARE(f.added, QSet<int>{1000});
+    QCOMPARE(f.rebuilt_before.size(), n / 2 + 1);  // ADDs n/2+1..n and the SINK
+    QCOMPARE(pane.model()->nodes_under(f.after).size(), n + 2);
+    QVERIFY(done.count() > 0 || done.wait(20000));
+    int drawn = 0;
+    bool replacement_marked = false;
+    for (auto* it : pane.scene()->items())
+      if (it->data(0).isValid()) {
+        ++drawn;
+        replacement_marked |= it->data(0).toInt() == 1000 && it->data(1).toString() == "added";
+      }
+    QCOMPARE(drawn, int(tsv::StepperPane::kMaxNodes));
+    QVERIFY(replacement_marked);
+    QVERIFY2(pane.note().contains(QStringLiteral("of %1 nodes").arg(n + 2)), qPrintable(pane.note()));
   }
 
   // a trace written with --trace passes counts rewrites but does not list them: the pane says how to get them

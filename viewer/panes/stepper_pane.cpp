@@ -48,6 +48,7 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   view_ = new GraphView(this);
   view_->setScene(scene_);
   view_->installEventFilter(this);
+  view_->viewport()->installEventFilter(this);
   notice_ = new QLabel(this);
   notice_->setAlignment(Qt::AlignCenter);
   notice_->setWordWrap(true);
@@ -93,18 +94,18 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   bar->addWidget(note_, 1);
   bar->addWidget(fit);
   title_->setContentsMargins(4, 2, 4, 2);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(list_);
-  split->addWidget(stack_);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
-  split->setChildrenCollapsible(false);
+  split_ = new QSplitter(Qt::Horizontal, this);
+  split_->addWidget(list_);
+  split_->addWidget(stack_);
+  split_->setStretchFactor(0, 2);
+  split_->setStretchFactor(1, 3);
+  split_->setChildrenCollapsible(false);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addWidget(title_);
   lay->addLayout(bar);
-  lay->addWidget(split, 1);
+  lay->addWidget(split_, 1);
   setFocusPolicy(Qt::StrongFocus);
   show_notice(tr("Select a context to step through its rewrites"));
 
@@ -120,20 +121,12 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   connect(engine, &LayoutEngine::finished, this, [this](const QByteArray& key, const GraphLayout& l) {
     if (key != waiting_) return;
     waiting_.clear();
-    if (has_next_) {  // the user moved on while this one was laid out: lay out the latest picture only
-      has_next_ = false;
-      return request(next_);
-    }
     draw(l);
     emit layout_done();
   });
   connect(engine, &LayoutEngine::failed, this, [this](const QByteArray& key, const QString& err) {
     if (key != waiting_) return;
     waiting_.clear();
-    if (has_next_) {
-      has_next_ = false;
-      return request(next_);
-    }
     show_notice(tr("Graph layout failed: %1").arg(err));
     emit layout_done();
   });
@@ -161,17 +154,28 @@ void StepperPane::on_selection(const Selection& sel) {
     step_ = -1;
     last_pass_ = sel.pass;
     int first = sel.pass >= 0 ? model_->first_step_of_pass(sel.pass) : -1;
-    set_step(first >= 0 ? first : 0);
+    move_to(first >= 0 ? first : 0);
     return;
   }
   // a newly selected pass moves the stepper to its first rewrite
   if (sel.pass == last_pass_) return;
   last_pass_ = sel.pass;
   int first = sel.pass >= 0 ? model_->first_step_of_pass(sel.pass) : -1;
-  if (first >= 0 && (step_ < 0 || model_->step(step_).pass != sel.pass)) set_step(first);
+  if (first >= 0 && (step_ < 0 || model_->step(step_).pass != sel.pass)) move_to(first);
 }
 
 void StepperPane::set_step(int step) {
+  move_to(step);
+  // stepping into another pass selects it everywhere (the contexts tree, the graphs showing a pass's result)
+  if (step_ < 0) return;
+  const int pass = model_->step(step_).pass;
+  const Selection& cur = selection_->current();
+  if (cur.context != model_->context() || cur.pass == pass) return;
+  last_pass_ = pass;
+  selection_->select_pass(model_->context(), pass);
+}
+
+void StepperPane::move_to(int step) {
   const int n = model_->step_count();
   step = n == 0 ? -1 : std::clamp(step, 0, n - 1);
   if (step == step_ && step >= 0) return;
@@ -208,12 +212,37 @@ bool StepperPane::handle_key(int key) {
 }
 
 bool StepperPane::eventFilter(QObject* watched, QEvent* e) {
+  // the picture follows the canvas's size until the user zooms or pans it
+  if (watched == view_->viewport()) {
+    if (e->type() == QEvent::Resize && auto_view_ && stack_->currentWidget() == view_) place_view();
+    if (e->type() == QEvent::Wheel || e->type() == QEvent::MouseButtonPress) auto_view_ = false;
+    return QWidget::eventFilter(watched, e);
+  }
   if (e->type() == QEvent::KeyPress) {
     auto* k = static_cast<QKeyEvent*>(e);
     if (k->modifiers() == Qt::NoModifier || k->modifiers() == Qt::KeypadModifier)
       if (handle_key(k->key())) return true;
   }
   return QWidget::eventFilter(watched, e);
+}
+
+void StepperPane::place_view() {
+  view_->fit();
+  // a graph too big to read whole in the pane: zoom in on the change (Fit shows all again)
+  const double whole = view_->transform().m11();
+  if (change_.isNull() || whole >= kReadableScale) return;
+  // readable if the change fits at that scale, else as large as shows all of the change
+  view_->fitInView(change_.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
+  const double s = std::max(whole, std::min(kReadableScale, view_->transform().m11()));
+  view_->setTransform(QTransform::fromScale(s, s));
+  view_->centerOn(change_.center());
+}
+
+void StepperPane::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  if (split_sized_ || width() < 100) return;
+  split_sized_ = true;  // the list's size hint is wide: give the canvas the larger part once
+  split_->setSizes({width() * 2 / 5, width() * 3 / 5});
 }
 
 void StepperPane::keyPressEvent(QKeyEvent* e) {
@@ -225,7 +254,8 @@ void StepperPane::show_step() {
     title_->clear();
     plain_title_.clear();
     note_->clear();
-    waiting_.clear(), has_next_ = false;
+    if (!waiting_.isEmpty()) LayoutEngine::instance()->cancel(waiting_);
+    waiting_.clear();
     scene_->clear();
     const Session& s = *selection_->session();
     const int c = model_->context();
@@ -327,13 +357,12 @@ StepperPane::Picture StepperPane::picture(int root, const QSet<int>& marked, con
 }
 
 void StepperPane::request(const Picture& p) {
-  if (!waiting_.isEmpty()) {  // one layout at a time: stepping quickly lays out only where it stops
-    next_ = p;
-    has_next_ = true;
-    return;
-  }
+  // one layout at a time: stepping quickly past big graphs withdraws the layouts nobody looks at any more (the
+  // new request goes first, so the engine never looks idle in between)
+  const QByteArray old = waiting_;
   pending_ = p;
   waiting_ = LayoutEngine::instance()->request(p.graph);
+  if (!old.isEmpty()) LayoutEngine::instance()->cancel(old);  // the same key twice: one of the two waits
   if (stack_->currentWidget() == notice_) show_notice(tr("Laying out %1 nodes…").arg(p.graph.nodes.size()));
 }
 
@@ -369,19 +398,11 @@ void StepperPane::draw(const GraphLayout& l) {
   }
   scene_->setSceneRect(l.bounds.adjusted(-20, -20, 20, 20));
   stack_->setCurrentWidget(view_);
-  view_->fit();
-  // a graph too big to read whole in the pane: zoom in on the change (Fit shows all again)
-  QRectF change;
+  change_ = QRectF();
   for (int id : shown_.focus)
-    if (QRectF r = l.nodes.value(id); !r.isNull()) change = change.isNull() ? r : change.united(r);
-  const double whole = view_->transform().m11();
-  if (!change.isNull() && whole < kReadableScale) {
-    // readable if the change fits at that scale, else as large as shows all of the change
-    view_->fitInView(change.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
-    const double s = std::max(whole, std::min(kReadableScale, view_->transform().m11()));
-    view_->setTransform(QTransform::fromScale(s, s));
-    view_->centerOn(change.center());
-  }
+    if (QRectF r = l.nodes.value(id); !r.isNull()) change_ = change_.isNull() ? r : change_.united(r);
+  auto_view_ = true;
+  place_view();
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);
 }
 

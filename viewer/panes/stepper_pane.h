@@ -8,6 +8,7 @@
 class QButtonGroup;
 class QGraphicsScene;
 class QLabel;
+class QSplitter;
 class QStackedWidget;
 class QTableView;
 class QTimer;
@@ -36,8 +37,9 @@ class StepperPane : public QWidget {
   // what the canvas says about the current picture (exact replay, partial view, ...)
   QString note() const;
   // true while a layout for this pane is pending
-  bool busy() const { return !waiting_.isEmpty() || has_next_; }
+  bool busy() const { return !waiting_.isEmpty(); }
 
+  // moves to a step (clamped); a step in another pass selects that pass in the selection model
   void set_step(int step);
   void set_showing_after(bool after);
 
@@ -48,6 +50,7 @@ class StepperPane : public QWidget {
  protected:
   bool eventFilter(QObject* watched, QEvent* e) override;
   void keyPressEvent(QKeyEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
  private:
   // what one layout request is for: the graph, its highlighted nodes and the note under the title
@@ -61,10 +64,12 @@ class StepperPane : public QWidget {
   };
   bool handle_key(int key);
   void on_selection(const Selection& s);
+  void move_to(int step);
   void show_step();
   void show_notice(const QString& text);
   void request(const Picture& p);
   void draw(const GraphLayout& l);
+  void place_view();
   Picture picture(int root, const QSet<int>& marked, const QSet<int>& rebuilt, const QSet<int>& focus) const;
 
   SelectionModel* selection_;
@@ -82,9 +87,12 @@ class StepperPane : public QWidget {
   bool syncing_ = false;
   int last_pass_ = -1;
   QByteArray waiting_;
-  Picture shown_, pending_, next_;
-  bool has_next_ = false;
+  Picture shown_, pending_;
   QString plain_title_;
+  QSplitter* split_;
+  bool split_sized_ = false;
+  QRectF change_;          // the drawn change's bounds, in scene coordinates
+  bool auto_view_ = true;  // the view is placed by the pane (not zoomed or panned by the user since)
 };
 
 }  // namespace tsv
