@@ -126,6 +126,8 @@ class TestStepper : public QObject {
     QCOMPARE(m.index(0, tsv::StepperModel::kStep).data().toInt(), 1);
     QCOMPARE(m.index(2, tsv::StepperModel::kPass).data().toString(), QStringLiteral("postopt symbolic"));
     QCOMPARE(m.index(2, 0).data(tsv::StepperModel::kPassRole).toInt(), 7);
+    QVERIFY(!m.index(2, tsv::StepperModel::kPass).data(Qt::ForegroundRole).isValid());  // the pass's first step
+    QVERIFY(m.index(3, tsv::StepperModel::kPass).data(Qt::ForegroundRole).isValid());   // its second: greyed
     m.set_context(2);  // a schedule without rewrites
     QCOMPARE(m.rowCount(), 0);
     m.set_context(3);

@@ -326,6 +326,8 @@ QVariant StepperModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole)
     return tr("%1, match %2 of %3: %4 at %5").arg(p.name).arg(s.match + 1).arg(p.matches.size()).arg(m.rule, m.loc);
   if (role == Qt::TextAlignmentRole && index.column() == kStep) return int(Qt::AlignRight | Qt::AlignVCenter);
+  // a pass's name reads once, on its first step; the rows after it are the same pass
+  if (role == Qt::ForegroundRole && index.column() == kPass && s.match > 0) return QColor(0x88, 0x88, 0x88);
   return {};
 }
 
