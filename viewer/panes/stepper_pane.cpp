@@ -111,7 +111,7 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
 
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     list_->resizeColumnToContents(StepperModel::kStep);
-    list_->setColumnWidth(StepperModel::kPass, 110);
+    list_->setColumnWidth(StepperModel::kPass, 92);
     list_->setColumnWidth(StepperModel::kRule, 150);
   });
   connect(list_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
@@ -242,7 +242,7 @@ void StepperPane::showEvent(QShowEvent* e) {
   QWidget::showEvent(e);
   if (split_sized_ || width() < 100) return;
   split_sized_ = true;  // the list's size hint is wide: give the canvas the larger part once
-  split_->setSizes({width() * 2 / 5, width() * 3 / 5});
+  split_->setSizes({width() * 9 / 20, width() * 11 / 20});
 }
 
 void StepperPane::keyPressEvent(QKeyEvent* e) {
