@@ -93,6 +93,14 @@ const PatternMatcher& earliest_rewrites() {
         return nullptr;
       }),
       rule("split_reduceop: large reduce in two kernels", {Ops::REDUCE}, split_reduceop),
+      rule("reshaping on STORE can be a NOOP", {Ops::STORE}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef &dst = x->src[0], &src = x->src[1];
+        if (dst->op != Ops::RESHAPE || src->op != Ops::RESHAPE || dst->src[0]->shape != src->src[0]->shape) return nullptr;
+        UOps ns = x->src;
+        ns[0] = dst->src[0];
+        ns[1] = src->src[0];
+        return x->replace_src(ns);
+      }),
   });
   return pm;
 }
