@@ -144,6 +144,27 @@ UOpRef contiguous_view(const UOpRef& x) {
   return reshape_to(v, x->shape);
 }
 
+// the reference's fix_store_hazard: an assign whose value reads its own target through a reordering view (PERMUTE,
+// FLIP, or SHRINK when the target itself went through one, e.g. a second assign after a sliced first) would read
+// elements it already overwrote; its value is realized into a buffer of its own first
+bool store_hazard(const UOpRef& target, const UOpRef& src) {
+  const UOp* base = target->base();
+  bool target_shrunk = false;
+  for (auto& u : target->toposort()) target_shrunk |= u->op == Ops::SHRINK;
+  std::unordered_map<const UOp*, bool> reaches;
+  bool hazard = false;
+  std::function<bool(const UOp*)> go = [&](const UOp* s) -> bool {
+    if (auto it = reaches.find(s); it != reaches.end()) return it->second;
+    bool r = s == base;
+    if (s->op != Ops::CONTIGUOUS)
+      for (auto& c : s->src) r = go(c.get()) || r;
+    bool unsafe = s->op == Ops::PERMUTE || s->op == Ops::FLIP || (target_shrunk && s->op == Ops::SHRINK);
+    if (r && s->op != Ops::CONTIGUOUS && unsafe && !(s == target.get() && s->op == Ops::SHRINK)) hazard = true;
+    return reaches[s] = r;
+  };
+  return go(src.get()) && hazard;
+}
+
 struct Callify {
   std::vector<Item> items;
   std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
@@ -199,6 +220,12 @@ struct Callify {
       std::vector<int> deps;
       std::unordered_set<const UOp*> raw;
       if (value->op == Ops::RESHAPE && value->src[0]->op == Ops::COPY) value = value->src[0];
+      if (store_hazard(x->src[0], value)) {
+        UOpRef c = UOp::make(Ops::CONTIGUOUS, value->dtype, {value});
+        realize_node(c);
+        current = x.get();
+        value = c;
+      }
       if (value->op == Ops::COPY && buffer_base(value->src[0].get()) && value->src[0]->device != value->device) {
         Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}};
         add_item(std::move(it), buf.get());
