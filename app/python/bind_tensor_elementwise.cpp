@@ -75,6 +75,7 @@ void bind_tensor_elementwise(TensorClass& t) {
   def_binary(t, "bitwise_and", &Tensor::bitwise_and, "__and__", "__rand__", "__iand__");
   def_binary(t, "bitwise_or", &Tensor::bitwise_or, "__or__", "__ror__", "__ior__");
   def_binary(t, "bitwise_xor", &Tensor::bitwise_xor, "__xor__", "__rxor__", "__ixor__");
+  def_binary(t, "threefry", &Tensor::threefry);
   def_binary(t, "maximum", &Tensor::maximum);
   def_binary(t, "minimum", &Tensor::minimum);
   // comparisons: python reflects them itself (2 < t calls t.__gt__(2))

@@ -906,9 +906,8 @@ Tensor.backward = _not_implemented("Tensor.backward")
 Tensor.gradient = _not_implemented("Tensor.gradient")
 
 # ---- random numbers (tinygrad's mixin/rand.py and Tensor._next_counter): threefry2x32 counters per device ----
-# NOTE: tinygrad builds one THREEFRY uint64 op and decomposes it into 32-bit ops in codegen (threefry2x32); here
-# the same 32-bit decomposition is composed at tensor level (same numbers; shifts are mul/floordiv by 2**k, which the
-# codegen lowers to SHL/SHR)
+# NOTE: as tinygrad: one THREEFRY op on the packed uint64 counter and key; codegen decomposes it into threefry2x32
+# on the uint32 halves (no renderer has the op itself)
 import hashlib as _hashlib, time as _time
 Tensor._seed = int(_time.time())
 Tensor._device_seeds = {}
@@ -936,26 +935,10 @@ def _next_counter(device, num):
   return Tensor._device_seeds[device], low.cat(high)
 Tensor._next_counter = _next_counter
 
-def _u32(x): return x.cast(dtypes.uint32)
-def _rotl32(x, r): return x * (2 ** r) + x // (2 ** (32 - r))
-def _threefry2x32(x0, x1, key0, key1):
-  # tinygrad's codegen/decomp/op.py threefry2x32 on the uint32 halves; returns the (low, high) uint32 halves
-  rotations = [[13, 15, 26, 6], [17, 29, 16, 24]]
-  ks = [key1, key0 ^ key1 ^ 0x1BD11BDA, key0]
-  xr = [x0 + ks[-1], x1 + ks[0]]
-  for i in range(5):
-    for r in rotations[i % 2]: xr[0], xr[1] = (x0 := xr[0] + xr[1]), x0 ^ _rotl32(xr[1], r)
-    xr = [(xr[0] + ks[i % 3]), (xr[1] + ks[(i + 1) % 3] + i + 1)]
-  return xr[0], xr[1]
-@_install
-def threefry(self, seed):
-  lo, hi = _threefry2x32(_u32(self), _u32(self // 2**32), _u32(seed), _u32(seed // 2**32))
-  return (hi.cast(dtypes.uint64) * 2**32) | lo.cast(dtypes.uint64)
-
 def _threefry_random_bits(key, counts0, counts1):
-  # tinygrad packs (counts1 << 32 | counts0) and the key into uint64, THREEFRY, then splits the result again; its
-  # symbolic rules unpack those pairs, so the kernel works on the uint32 halves: compose that directly
-  lo, hi = _threefry2x32(counts0, counts1, key[0], key[1])
+  x = (counts1.cast(dtypes.uint64) << 32) | counts0.cast(dtypes.uint64)
+  x = x.threefry((key[1].cast(dtypes.uint64) << 32) | key[0].cast(dtypes.uint64))
+  lo, hi = x.cast(dtypes.uint32), (x >> 32).cast(dtypes.uint32)
   # x.cast(uint32).cat((x >> 32).cast(uint32)): tinygrad's cat of equal sizes is a STACK (+ flatten); the engine has no
   # STACK movement op, so select along the new axis (the same kernel: E_{n}_2 with the stack axis upcast)
   n = lo.shape[0]

@@ -405,6 +405,29 @@ UOpRef divmod_decomp(const UOpRef& x) {
   if (is_pow2(c)) return div ? alu(Ops::SHR, a, uconst_int(x->dtype, log2i(c))) : alu(Ops::AND, a, uconst_int(x->dtype, c - 1));
   return alu(div ? Ops::CDIV : Ops::CMOD, a, b);
 }
+// the reference's threefry2x32: THREEFRY(x, key) on uint64 runs as 20 rounds over the uint32 halves (no renderer has
+// the op itself)
+UOpRef threefry2x32(const UOpRef& x, const UOpRef& key) {
+  DType u32 = dtypes::uint32, u64 = dtypes::uint64;
+  auto c32 = [&](int64_t v) { return uconst_int(u32, v); };
+  auto hi = [&](const UOpRef& v) { return ucast(alu(Ops::SHR, v, uconst_int(u64, 32)), u32); };
+  UOpRef x0 = ucast(x, u32), x1 = hi(x), key0 = ucast(key, u32), key1 = hi(key);
+  const int rotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  UOpRef ks[3] = {key1, alu(Ops::XOR, alu(Ops::XOR, key0, key1), c32(0x1BD11BDA)), key0};
+  UOpRef xr[2] = {alu(Ops::ADD, x0, ks[2]), alu(Ops::ADD, x1, ks[0])};
+  for (int i = 0; i < 5; ++i) {
+    for (int r : rotations[i % 2]) {
+      UOpRef s = alu(Ops::ADD, xr[0], xr[1]);
+      UOpRef rot = alu(Ops::ADD, alu(Ops::SHL, xr[1], c32(r)), alu(Ops::SHR, xr[1], c32(32 - r)));
+      xr[0] = s;
+      xr[1] = alu(Ops::XOR, s, rot);
+    }
+    xr[0] = alu(Ops::ADD, xr[0], ks[i % 3]);
+    xr[1] = alu(Ops::ADD, alu(Ops::ADD, xr[1], ks[(i + 1) % 3]), c32(i + 1));
+  }
+  return alu(Ops::OR, alu(Ops::SHL, ucast(xr[1], u64), uconst_int(u64, 32)), ucast(xr[0], u64));
+}
+
 UOpRef late_decomp(const UOpRef& x) {
   switch (x->op) {
     case Ops::MAX: return alu(Ops::WHERE, alu(Ops::CMPLT, x->src[0], x->src[1]), x->src[1], x->src[0]);
@@ -637,6 +660,9 @@ const PatternMatcher& pm_early_decompositions() {
 
 const PatternMatcher& pm_late_decompositions() {
   static const PatternMatcher pm({
+      rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x, void*) -> UOpRef {
+        return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
+      }),
       rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
            [](const UOpRef& x, void*) { return late_decomp(x); }),
   });

@@ -291,6 +291,11 @@ Tensor Tensor::logical_not() const { return cast(dtypes::bool_).ne(Tensor::scala
 Tensor Tensor::bitwise_and(const Tensor& y) const { return alu(Ops::AND, y); }
 Tensor Tensor::bitwise_or(const Tensor& y) const { return alu(Ops::OR, y); }
 Tensor Tensor::bitwise_xor(const Tensor& y) const { return alu(Ops::XOR, y); }
+Tensor Tensor::threefry(const Tensor& key) const {
+  if (dtype() != dtypes::uint64 || key.dtype() != dtypes::uint64)
+    throw Error("threefry: counter and key must be uint64, got " + dtype_repr(dtype()) + " and " + dtype_repr(key.dtype()));
+  return alu(Ops::THREEFRY, key);
+}
 Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
   auto [a, b] = broadcasted(x, y);
   Tensor c = cast(dtypes::bool_);

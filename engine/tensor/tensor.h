@@ -78,6 +78,7 @@ class Tensor {
   Tensor bitwise_and(const Tensor& y) const;
   Tensor bitwise_or(const Tensor& y) const;
   Tensor bitwise_xor(const Tensor& y) const;
+  Tensor threefry(const Tensor& key) const;  // THREEFRY: threefry2x32 of a uint64 counter under a uint64 key
   Tensor logical_not() const;
   Tensor where(const Tensor& x, const Tensor& y) const;  // self is the condition
   Tensor neg() const;
