@@ -185,6 +185,31 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     s.set_uop(x.uop());
     return self;
   });
+  // ---- autograd ----
+  auto opt_tensor = [](py::handle h) -> std::optional<Tensor> {
+    if (h.is_none()) return std::nullopt;
+    return h.cast<Tensor>();
+  };
+  t.def_property("grad", [](const Tensor& s) -> py::object {
+    auto g = s.grad();
+    return g ? py::cast(*g) : py::none();
+  }, [opt_tensor](Tensor& s, py::object g) { s.set_grad(opt_tensor(g)); });
+  t.def_property("is_param", [](const Tensor& s) { return s.is_param(); }, [](Tensor& s, bool p) { s.set_is_param(p); });
+  t.def("is_param_", [](py::object self, bool p) {
+    self.cast<Tensor&>().set_is_param(p);
+    return self;
+  }, py::arg("is_param") = true);
+  t.def("backward", [opt_tensor](py::object self, py::object gradient) {
+    self.cast<Tensor&>().backward(opt_tensor(gradient));
+    return self;
+  }, py::arg("gradient") = py::none());
+  t.def("gradient", [opt_tensor](const Tensor& self, py::args targets, py::object gradient) {
+    std::vector<Tensor> ts;
+    for (py::handle h : targets) ts.push_back(h.cast<Tensor>());
+    py::list out;
+    for (auto& g : self.gradient(ts, opt_tensor(gradient))) out.append(py::cast(g));
+    return out;
+  }, py::arg("gradient") = py::none());
   t.def("tolist", &tolist);
   t.def("item", [](const Tensor& self) {
     if (self.numel() != 1) throw py::value_error("must have one element for item");

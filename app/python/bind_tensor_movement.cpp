@@ -80,6 +80,10 @@ void bind_tensor_movement(TensorClass& t) {
   t.def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"));
   t.def("contiguous", &Tensor::contiguous);
   t.def("detach", &Tensor::detach);
+  // a marker that is a no-op forward and makes the gradient flowing through it contiguous
+  t.def("contiguous_backward", [](const Tensor& s) {
+    return Tensor(ts::UOp::make(ts::Ops::CONTIGUOUS_BACKWARD, s.dtype(), {s.uop()}));
+  });
   t.def("clone", [](const Tensor& s, py::object device) { return s.clone(device_arg(device)); }, py::arg("device") = py::none());
   t.def("to", [](const Tensor& s, py::object device) {
     std::string d = device_arg(device);

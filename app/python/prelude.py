@@ -156,8 +156,6 @@ def _install(fn, name=None):
   setattr(Tensor, name or fn.__name__, fn)
   return fn
 
-Tensor.requires_grad = None
-Tensor.grad = None
 Tensor.training = False
 Tensor.T = property(lambda self: self.transpose())
 
@@ -287,6 +285,7 @@ def resolve_pool_pads(padding, dims):
 def identity_element(op, dt):
   return dtypes.as_const({Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dtypes.min(dt)}[op], dt)
 TRAINING = ContextVar("TRAINING", 0)
+FUSE_OPTIM = ContextVar("FUSE_OPTIM", 0)
 
 @_install
 def is_floating_point(self): return dtypes.is_float(self.dtype)
@@ -896,14 +895,6 @@ def rearrange(self, formula, **sizes):
 @_install
 def to_(self, device):
   return self.replace(self.to(device))
-@_install
-def contiguous_backward(self): return self  # a backward-only marker: removed before scheduling (no gradients here)
-
-def _not_implemented(what):
-  def fn(*args, **kwargs): raise NotImplementedError(f"{what} is not supported by tinyscope yet")
-  return fn
-Tensor.backward = _not_implemented("Tensor.backward")
-Tensor.gradient = _not_implemented("Tensor.gradient")
 
 # ---- random numbers (tinygrad's mixin/rand.py and Tensor._next_counter): threefry2x32 counters per device ----
 # NOTE: as tinygrad: one THREEFRY op on the packed uint64 counter and key; codegen decomposes it into threefry2x32
@@ -1211,7 +1202,8 @@ def _module(name, **attrs):
 
 _helpers = dict(getenv=getenv, DEBUG=DEBUG, VIZ=VIZ, Context=Context, ContextVar=ContextVar, GlobalCounters=GlobalCounters,
                 prod=prod, argfix=argfix, all_int=all_int, flatten=flatten, dedup=dedup, ceildiv=ceildiv, round_up=round_up,
-                make_tuple=make_tuple, colored=colored, ansistrip=ansistrip, ansilen=ansilen)
+                make_tuple=make_tuple, colored=colored, ansistrip=ansistrip, ansilen=ansilen, TRAINING=TRAINING,
+                FUSE_OPTIM=FUSE_OPTIM)
 _dtype_mod = dict(DType=DType, dtypes=dtypes, to_dtype=to_dtype, least_upper_dtype=least_upper_dtype, strong_dtype=strong_dtype,
                   sum_acc_dtype=sum_acc_dtype, ConstType=(float, int, bool))
 _module("tinygrad", Tensor=Tensor, dtypes=dtypes, Variable=Variable, Device=Device, GlobalCounters=GlobalCounters, Context=Context,
@@ -1237,8 +1229,9 @@ class BatchNorm:
     self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
     self.weight = Tensor.ones(sz) if affine else None
     self.bias = Tensor.zeros(sz) if affine else None
-    self.num_batches_tracked = Tensor.zeros(dtype=dtypes.int64)
-    if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz), Tensor.ones(sz)
+    # running statistics are state, not parameters: optimizers leave them alone
+    self.num_batches_tracked = Tensor.zeros(dtype=dtypes.int64).is_param_(False)
+    if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz).is_param_(False), Tensor.ones(sz).is_param_(False)
   def calc_stats(self, x):
     shape_mask = [1, -1, *([1] * (x.ndim - 2))]
     if self.track_running_stats and not TRAINING: return self.running_mean, self.running_var.reshape(shape_mask)
@@ -1380,3 +1373,127 @@ _nn_layers = dict(BatchNorm=BatchNorm, BatchNorm2d=BatchNorm2d, BatchNorm3d=Batc
                   LayerNorm=LayerNorm, LayerNorm2d=LayerNorm2d, RMSNorm=RMSNorm, Embedding=Embedding)
 _module("tinygrad.nn", **_nn_layers)
 _module("tinygrad.nn.state", get_state_dict=get_state_dict, get_parameters=get_parameters, load_state_dict=load_state_dict)
+
+# ---- tinygrad.nn.optim: the reference's optimizers, as tensor programs over each param and its .grad ----
+# An optimizer step is one realize: the new params, and the optimizer's own state (momentum, Adam moments, the
+# running powers of beta), are assigned in place.
+class Optimizer:
+  def __init__(self, params, lr, device=None, fused=None):
+    if lr < 0: raise ValueError(f"Invalid learning rate: {lr}")
+    self.params = dedup([x for x in params if x.is_param])
+    if len(self.params) == 0: raise ValueError("optimizer must have at least one param")
+    self.buffers = dedup([x for x in params if not x.is_param])  # state that is realized with the step, not updated
+    self.device = device or self.params[0].device
+    self.param_dtype = to_dtype(getenv("OPTIM_DTYPE", "float32"))
+    self.fused = bool(FUSE_OPTIM) if fused is None else fused
+    # lr lives in a buffer (so a schedule can change it) in at least float32
+    self.lr = Tensor(lr if getenv("CONST_LR") else [lr], device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32))
+    if self.fused:
+      self.pos_params = [0]
+      for t in self.params: self.pos_params.append(self.pos_params[-1] + t.numel())
+
+  def _new_optim_param(self):
+    if self.fused: return [Tensor.zeros(self.pos_params[-1], dtype=self.param_dtype, device=self.device)]
+    return [Tensor.zeros(t.shape, dtype=self.param_dtype, device=self.device) for t in self.params]
+
+  def zero_grad(self):
+    for param in self.params: param.grad = None
+
+  def step(self): Tensor.realize(*self.schedule_step())
+
+  def schedule_step(self):
+    if not TRAINING:
+      raise RuntimeError(f"TRAINING={TRAINING.value}, TRAINING must be enabled to use the optimizer.\n"
+                         "  - help: Consider using Context(TRAINING=1) before calling Optimizer.step().")
+    for t in self.params:
+      if t.grad is None: raise RuntimeError(f"optimizer step: a param of shape {t.shape} has no .grad; call backward() first")
+    if self.fused:
+      # one flat buffer for every param: concatenate, step once, split back
+      flat_params = [Tensor.cat(*[t.flatten() for t in self.params], dim=0)]
+      flat_grads = [Tensor.cat(*[t.grad.contiguous().flatten() for t in self.params], dim=0)]
+      out, extra = self._step(flat_params, flat_grads)
+      updates = [out[0][self.pos_params[i]:self.pos_params[i + 1]].reshape(t.shape) for i, t in enumerate(self.params)]
+    else:
+      updates, extra = self._step(self.params, [t.grad for t in self.params])
+    for t, up in zip(self.params, updates): t.assign(self._apply_update(t, up))
+    return extra + self.params + self.buffers
+
+  def _step(self, params, grads): raise NotImplementedError
+  def _apply_update(self, t, up): return t.detach() - up.to(t.device)
+
+class OptimizerGroup(Optimizer):
+  def __init__(self, *optimizers):
+    self.optimizers = optimizers
+    self.params, self.buffers = flatten([o.params for o in optimizers]), flatten([o.buffers for o in optimizers])
+  def __getitem__(self, i): return self.optimizers[i]
+  def zero_grad(self):
+    for o in self.optimizers: o.zero_grad()
+  def schedule_step(self): return [x for o in self.optimizers for x in o.schedule_step()]
+
+class LARS(Optimizer):
+  # SGD with a layer-wise trust ratio; tcoef=0 is plain SGD (momentum, nesterov, weight decay, classic or popular form)
+  def __init__(self, params, lr=0.001, momentum=0.9, weight_decay=1e-4, ns_steps=0, ns_coefficients=None, nesterov=False, classic=True,
+               pre_wd=True, tcoef=0.001, device=None, fused=None):
+    if momentum < 0: raise ValueError(f"Invalid momentum value: {momentum}")
+    super().__init__(params, lr, device, fused)
+    self.momentum, self.wd, self.ns_steps, self.ns_coefficients = momentum, weight_decay, ns_steps, ns_coefficients
+    self.nesterov, self.classic, self.pre_wd, self.tcoef = nesterov, classic, pre_wd, tcoef
+    self.b = self._new_optim_param() if self.momentum else []
+
+  def _step(self, params, grads):
+    ret = []
+    for i, (t, g) in enumerate(zip(params, grads)):
+      if self.tcoef != 0:
+        r1 = t.detach().square().sum().sqrt()
+        r2 = g.square().sum().sqrt()
+        r = (r1 > 0).where((r2 > 0).where(self.tcoef * r1 / (r2 + self.wd * r1), 1.0), 1.0)
+      else: r = 1.0
+      if self.pre_wd and self.wd > 0: g = g + self.wd * t.detach()
+      if self.classic: g = g * r * self.lr
+      if self.momentum:
+        self.b[i].assign(self.momentum * self.b[i] + g)  # the momentum buffer starts at zero
+        g = (g + self.momentum * self.b[i]) if self.nesterov else self.b[i]
+      if self.ns_coefficients: g = g.reshape(g.shape[0], -1).newton_schulz(self.ns_steps, self.ns_coefficients).reshape(g.shape)
+      if not self.pre_wd and self.wd > 0: t = t.detach() * (1.0 - self.wd * self.lr)
+      if not self.classic: g = g * r * self.lr
+      ret.append(g.cast(t.dtype))
+    return ret, self.b
+
+def SGD(params, lr=0.001, momentum=0.0, weight_decay=0.0, nesterov=False, classic=False, device=None, fused=None):
+  return LARS(params, lr, momentum, weight_decay, 0, None, nesterov, classic=classic, pre_wd=True, tcoef=0.0, device=device, fused=fused)
+
+class LAMB(Optimizer):
+  # Adam's moments with an optional trust ratio (adam=True: Adam/AdamW)
+  def __init__(self, params, lr=0.001, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False, device=None, fused=None):
+    if weight_decay < 0: raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    super().__init__(params, lr, device, fused)
+    self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+    self.b1_t, self.b2_t = (Tensor.ones((1,), dtype=dtypes.float32, device=self.device).is_param_(False) for _ in [b1, b2])
+    self.m = self._new_optim_param()
+    self.v = self._new_optim_param()
+
+  def _step(self, params, grads):
+    ret = []
+    self.b1_t *= self.b1
+    self.b2_t *= self.b2
+    for i, (t, g) in enumerate(zip(params, grads)):
+      if g.device != self.m[i].device: g = g.contiguous().to(self.m[i].device)
+      self.m[i].assign((self.b1 * self.m[i] + (1.0 - self.b1) * g).cast(self.m[i].dtype))
+      self.v[i].assign((self.b2 * self.v[i] + (1.0 - self.b2) * (g * g)).cast(self.v[i].dtype))
+      m_hat = self.m[i] / (1.0 - self.b1_t)
+      v_hat = self.v[i] / (1.0 - self.b2_t)
+      up = (m_hat / (v_hat.sqrt() + self.eps)) + self.wd * t.detach()
+      if not self.adam:
+        r1 = t.detach().square().sum().sqrt()
+        r2 = up.square().sum().sqrt()
+        r = Tensor.where(r1 > 0, Tensor.where(r2 > 0, r1 / r2, 1.0), 1.0)
+      else: r = 1.0
+      ret.append((self.lr * r * up).cast(t.dtype))
+    return ret, [self.b1_t, self.b2_t] + self.m + self.v
+
+def Adam(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8, device=None, fused=None):
+  return LAMB(params, lr, b1, b2, eps, 0.0, adam=True, device=device, fused=fused)
+def AdamW(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01, device=None, fused=None):
+  return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True, device=device, fused=fused)
+
+_module("tinygrad.nn.optim", Optimizer=Optimizer, OptimizerGroup=OptimizerGroup, LARS=LARS, SGD=SGD, LAMB=LAMB, Adam=Adam, AdamW=AdamW)

@@ -176,6 +176,17 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
   // always realize CONTIGUOUS and STORE
   for (auto& x : topo)
     if (x->op == Ops::CONTIGUOUS || x->op == Ops::STORE) ctx.realize_pending.insert(x.get());
+  // a STORE whose value reads its own destination (w.assign(w - lr*grad(w))) computes the value into a buffer of
+  // its own first: writing in place while other elements still read the old values would be a race
+  for (auto& x : topo) {
+    if (x->op != Ops::STORE || x->src.size() < 2) continue;
+    const UOp* dest = x->src[0]->base();
+    for (auto& u : x->src[1]->toposort())
+      if (u.get() == dest) {
+        ctx.realize_pending.insert(x->src[1].get());
+        break;
+      }
+  }
 
   std::unordered_map<const UOp*, UOps> ending;
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {

@@ -112,6 +112,9 @@ struct Item {
   UOpRef dst, src;     // Copy buffers; Kernel: dst = output buffer
   std::vector<int> deps;  // items this one reads from (effects on one buffer keep program order)
   UOpRef computes;        // the tensor node realized by this item
+  // which state of each buffer the value reads: the item that wrote that state, or -1 for the state before this schedule
+  std::unordered_map<const UOp*, int> reads;
+  int overwrites = -2;  // the writer of the state this item replaces (-1: the state before the schedule; -2: a new buffer)
 };
 
 // RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
@@ -168,7 +171,9 @@ bool store_hazard(const UOpRef& target, const UOpRef& src) {
 struct Callify {
   std::vector<Item> items;
   std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
-  std::unordered_map<const UOp*, int> producer;  // BUFFER -> item writing it
+  std::unordered_map<const UOp*, int> producer;  // BUFFER -> latest item writing it
+  std::unordered_map<const UOp*, int> node_producer;  // realized tensor node -> the item that wrote its value
+  std::unordered_map<const UOp*, int> reads;  // of the value being rewritten by subst (see Item::reads)
   std::unordered_set<const UOp*> tagged;
   std::map<std::string, int64_t> var_vals;
   UOps keep;
@@ -181,7 +186,13 @@ struct Callify {
       UOpRef out;
       if (auto r = repl.find(x.get()); r != repl.end()) {
         out = r->second;
-        if (auto p = producer.find(buffer_base(out.get())); p != producer.end()) deps.push_back(p->second);
+        // the state this node stands for: its own writer, not a later assign to the same buffer
+        const UOp* b = buffer_base(out.get());
+        int p = -1;
+        if (auto np = node_producer.find(x.get()); np != node_producer.end()) p = np->second;
+        else if (auto pb = producer.find(b); pb != producer.end()) p = pb->second;
+        if (p >= 0) deps.push_back(p);
+        if (b) reads.emplace(b, p);
       } else if (x->op == Ops::AFTER && x->src[0]->is_variable()) {
         // a bound Variable: the value goes to var_vals, the kernel sees only the Variable
         const std::string& name = x->src[0]->as<ParamArg>().name;
@@ -191,6 +202,7 @@ struct Callify {
         out = x->src[0];
       } else if (x->op == Ops::BUFFER) {
         raw_bufs.insert(x.get());
+        reads.emplace(x.get(), -1);
         out = x;
       } else {
         UOps ns;
@@ -274,7 +286,14 @@ struct Callify {
 
   const UOp* current = nullptr;  // the tagged node being realized
   int add_item(Item it, const UOp* writes) {
-    if (current) it.computes = current->ref();
+    if (current) {
+      it.computes = current->ref();
+      node_producer[current] = static_cast<int>(items.size());
+    }
+    auto p = producer.find(writes);
+    it.overwrites = p != producer.end() ? p->second : -1;  // a new buffer has no readers of its earlier state
+    it.reads = std::move(reads);
+    reads.clear();
     items.push_back(std::move(it));
     int id = static_cast<int>(items.size()) - 1;
     producer[writes] = id;
@@ -417,7 +436,8 @@ Schedule build_schedule(const UOps& outputs) {
   for (size_t i = 0; i < cf.items.size(); ++i)
     if (cf.items[i].kind == ScheduleItem::Kind::Kernel) { stores.push_back(cf.items[i].value_store); store_item.push_back(i); }
 
-  struct Built { ScheduleItem item; std::vector<int> deps; const UOp* writes; };
+  // ci: the callify item this came from (its own kernel or copy: own = true; an intermediate found while lowering it: false)
+  struct Built { ScheduleItem item; std::vector<int> deps; const UOp* writes; int ci = -1; bool own = false; };
   std::vector<Built> built;          // final items in discovery order
   std::vector<int> item_to_built(cf.items.size(), -1);
 
@@ -474,47 +494,68 @@ Schedule build_schedule(const UOps& outputs) {
       for (int d : cf.items[ci].deps)
         if (cf.items[d].kind == ScheduleItem::Kind::Copy && item_to_built[d] < 0) {
           item_to_built[d] = built.size();
-          built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get()});
+          built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get(), d, true});
         }
       for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
         out.intermediates.push_back(stage_kernels[s].second);
-        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get()};
+        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get(), ci, false};
         built.push_back(std::move(b));
       }
       item_to_built[ci] = built.size();
-      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}, cf.items[ci].computes}, {}, cf.items[ci].dst.get()});
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Kernel, lowered, {}, cf.items[ci].computes}, {}, cf.items[ci].dst.get(), ci, true});
     }
   }
   for (size_t i = 0; i < cf.items.size(); ++i)
     if (item_to_built[i] < 0) {
       item_to_built[i] = built.size();
-      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}, cf.items[i].computes}, {}, cf.items[i].dst.get()});
+      built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[i].dst, cf.items[i].src}, cf.items[i].computes}, {}, cf.items[i].dst.get(), (int)i, true});
     }
 
   // dependencies recorded by callify (effects on the same buffer run in program order)
   for (size_t ci = 0; ci < cf.items.size(); ++ci)
     for (int d : cf.items[ci].deps)
       if (item_to_built[d] >= 0 && item_to_built[d] != item_to_built[ci]) built[item_to_built[ci]].deps.push_back(item_to_built[d]);
-  // kernel ASTs + dependencies (RAW through buffers)
-  // (in discovery order: a read depends on the latest earlier write of that buffer)
-  std::unordered_map<const UOp*, int> writer;
+  // kernel ASTs + dependencies between buffer states: a kernel's output argument depends on the write of the state it
+  // replaces (WAW), each input on the write of the state it reads (RAW); a write waits for every reader of the state it
+  // replaces (WAR, an ordering edge only: it is not part of the graph the discovery order walks)
+  auto built_of = [&](int item) { return item >= 0 ? item_to_built[item] : -1; };
+  std::unordered_map<const UOp*, int> writer;  // latest write of a buffer created while lowering (intermediates)
+  std::vector<std::vector<std::pair<const UOp*, int>>> read_states(built.size());
+  std::vector<int> replaces(built.size(), -1);
   for (size_t i = 0; i < built.size(); ++i) {
     auto& b = built[i];
     if (b.item.kind == ScheduleItem::Kind::Kernel) {
       UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), nullptr, "lower masks");
       b.item.ast = make_kernel_ast(body, b.item.bufs);
     }
-    // reads in PARAM slot order (output first, inputs in first-use order), then callify's program-order edges
+    auto state_read = [&](const UOp* buf) -> int {
+      if (b.ci >= 0) {
+        const auto& rv = cf.items[b.ci].reads;
+        if (auto it = rv.find(buf); it != rv.end()) return built_of(it->second);
+      }
+      auto w = writer.find(buf);
+      return w != writer.end() ? w->second : -1;
+    };
     std::vector<int> ordered;
     auto add = [&](int d) {
-      if (d != static_cast<int>(i) && std::find(ordered.begin(), ordered.end(), d) == ordered.end()) ordered.push_back(d);
+      if (d >= 0 && d != static_cast<int>(i) && std::find(ordered.begin(), ordered.end(), d) == ordered.end()) ordered.push_back(d);
     };
-    for (size_t k = 1; k < b.item.bufs.size(); ++k)
-      if (auto w = writer.find(b.item.bufs[k].get()); w != writer.end()) add(w->second);
+    if (b.own) replaces[i] = built_of(cf.items[b.ci].overwrites);
+    add(replaces[i]);
+    for (size_t k = 1; k < b.item.bufs.size(); ++k) {
+      int v = state_read(b.item.bufs[k].get());
+      add(v);
+      read_states[i].push_back({b.item.bufs[k].get(), v});
+    }
     for (int d : b.deps) add(d);
     b.deps = std::move(ordered);
     writer[b.writes] = static_cast<int>(i);
   }
+  std::vector<std::vector<int>> war(built.size());
+  for (size_t r = 0; r < built.size(); ++r)
+    for (auto& [buf, state] : read_states[r])
+      for (size_t w = 0; w < built.size(); ++w)
+        if (w != r && built[w].writes == buf && replaces[w] == state && built[w].own) war[w].push_back(static_cast<int>(r));
   // discovery order = the reference's toposort of the kernel graph: post-order from the sink of every tensor-level
   // store (outputs, copies, assigns: callify's items, themselves in post-order of the tensor graph), each call's
   // inputs visited in argument order
@@ -534,8 +575,11 @@ Schedule build_schedule(const UOps& outputs) {
   // Kahn's algorithm, FIFO in discovery order
   std::vector<int> indeg(n, 0);
   std::vector<std::vector<int>> succ(n);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     for (int d : built[i].deps) { succ[d].push_back(static_cast<int>(i)); indeg[i]++; }
+    for (int d : war[i])
+      if (std::find(built[i].deps.begin(), built[i].deps.end(), d) == built[i].deps.end()) { succ[d].push_back(static_cast<int>(i)); indeg[i]++; }
+  }
   for (auto& sl : succ) std::sort(sl.begin(), sl.end(), [&](int a, int b) { return pos[a] < pos[b]; });
   std::deque<int> q;
   for (int i : disc) if (!indeg[i]) q.push_back(i);

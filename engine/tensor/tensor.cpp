@@ -37,6 +37,8 @@ std::string shape_str(const Shape& s) {
 }
 std::shared_ptr<TensorData> make_data(UOpRef u) {
   auto d = std::make_shared<TensorData>(std::move(u));
+  static std::atomic<uint64_t> serial{0};
+  d->serial = ++serial;
   std::lock_guard lk(g_reg_mu);
   registry()[d.get()] = d;
   return d;
@@ -690,6 +692,7 @@ Tensor Tensor::sum(const AxisArg& axis, bool keepdim, DType acc) const {
   if (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) r = r.cast(dtype());
   return r;
 }
+Tensor Tensor::rop(Ops op, const std::vector<int64_t>& axes) const { return reduce(op, axes, false, op_name(op).data()); }
 Tensor Tensor::prod(const AxisArg& axis, bool keepdim) const { return reduce(Ops::MUL, axis, keepdim, "prod"); }
 Tensor Tensor::max(const AxisArg& axis, bool keepdim) const { return reduce(Ops::MAX, axis, keepdim, "max"); }
 Tensor Tensor::min(const AxisArg& axis, bool keepdim) const {

@@ -15,6 +15,9 @@ namespace ts {
 // the buffers that now hold their values (the reference's _apply_map_to_tensors).
 struct TensorData {
   UOpRef uop;
+  std::shared_ptr<TensorData> grad;  // filled by backward()
+  bool is_param = true;              // optimizers update params; buffers (running stats, step counts) are not
+  uint64_t serial = 0;               // creation order
   TensorData(UOpRef u);
   ~TensorData();
 };
@@ -162,6 +165,18 @@ class Tensor {
   Tensor linear(const Tensor& w, const std::optional<Tensor>& bias) const;
   Tensor conv2d(const Tensor& w, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                 std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}) const;
+
+  // ---- autograd (engine/tensor/gradient.cpp) ----
+  // d(self)/d(target) for each target, as lazy tensors; `grad` seeds the gradient (required unless self is a scalar)
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::optional<Tensor>& grad = std::nullopt) const;
+  // fills .grad of every live floating-point tensor on a device that self depends on (accumulating into an existing .grad)
+  Tensor& backward(const std::optional<Tensor>& grad = std::nullopt);
+  std::optional<Tensor> grad() const;
+  void set_grad(const std::optional<Tensor>& g);
+  bool is_param() const { return d_->is_param; }
+  void set_is_param(bool p) { d_->is_param = p; }
+  // the reference's _rop: reduce the given axes away (no keepdim, no accumulation dtype)
+  Tensor rop(Ops op, const std::vector<int64_t>& axes) const;
 
   // ---- effects ----
   Tensor& assign(const Tensor& x);  // in place: writes into this tensor's buffer
