@@ -225,7 +225,11 @@ struct Callify {
     if (x->op == Ops::AFTER) {
       // assign: x = AFTER(target view, STORE(target view, value))
       const UOp* b = buffer_base(subst_view(x->src[0]).get());
-      if (!b) throw Error("assign: the target must be a whole buffer (shape " + shape_str(x->shape) + ")");
+      if (!b) {
+        // an assign into a value that has no buffer yet is that value, computed (the reference: CONTIGUOUS)
+        realize_value(x, x->src[1]->src[1]);
+        return;
+      }
       UOpRef buf = b->ref();
       const UOpRef& store = x->src[1];
       UOpRef value = store->src[1];
@@ -263,8 +267,12 @@ struct Callify {
     if (x->op == Ops::CONTIGUOUS) {
       if (UOpRef v = contiguous_view(subst_view(x->src[0]))) { repl[x.get()] = v; return; }
     }
-    // a value computed into a new buffer
-    UOpRef value = x->op == Ops::CONTIGUOUS ? x->src[0] : x;
+    realize_value(x, x->op == Ops::CONTIGUOUS ? x->src[0] : x);
+  }
+
+  // `value` computed into a new buffer that stands for x
+  void realize_value(const UOpRef& x, const UOpRef& value) {
+    current = x.get();
     std::vector<int> deps;
     std::unordered_set<const UOp*> raw;
     UOpRef v = subst(value, deps, raw);
