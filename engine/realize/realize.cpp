@@ -251,7 +251,10 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
     sched = create_schedule(outs);
     int nk = 0;
     for (auto& it : sched.items) nk += it.kind == ScheduleItem::Kind::Kernel;
-    scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels"));
+    // named like the reference's VIZ, plus the script line that asked for it (the forward and the backward realize
+    // of a training step read apart at a glance)
+    std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
+    scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels") + (where.empty() ? "" : " · " + where));
     trace::record_schedule(sched);
   }
   apply_becomes(sched);

@@ -115,6 +115,44 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("caught EngineError"), why(r).constData());
   }
 
+  // misuse of autograd and optimizers: each error names the problem (the shape, the dtype, the missing setting)
+  void autograd_misuse_errors_name_the_problem() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "grad_errors.py",
+                                "from tinygrad import Tensor\n"
+                                "from tinygrad.nn.optim import SGD\n"
+                                "def err(f):\n"
+                                "  try: f(); return 'no error'\n"
+                                "  except Exception as e: return f'{type(e).__name__}: {e}'\n"
+                                "x = Tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+                                "print('A', err(lambda: (x * 2).backward()))\n"
+                                "print('B', err(lambda: x.sum().gradient(Tensor([1, 2]))))\n"
+                                "print('C', err(lambda: (x * 2).backward(Tensor([1.0, 2.0]))))\n"
+                                "print('D', err(lambda: (x.cast('int32') // 2).cast('float32').sum().backward()))\n"
+                                "w = Tensor([1.0, 2.0])\n"
+                                "(w * w).sum().backward()\n"
+                                "print('E', err(lambda: SGD([w], lr=0.1).step()))\n"
+                                "print('F', err(lambda: SGD([w], lr=-1)))\n");
+    Result r = run({"run", path});
+    QVERIFY2(r.code == 0, why(r).constData());
+    auto line = [&](const char* tag) { return r.out.section(QString("\n%1 ").arg(tag), 1, 1).section('\n', 0, 0); };
+    QString out = "\n" + r.out;
+    r.out = out;
+    QVERIFY2(line("A").contains("scalar") && line("A").contains("(2, 2)"), why(r).constData());
+    QVERIFY2(line("B").contains("only float") && line("B").contains("int"), why(r).constData());
+    QVERIFY2(line("C").contains("(2,)") && line("C").contains("(2, 2)"), why(r).constData());
+    QVERIFY2(line("D").contains("FLOORDIV") && line("D").contains("no gradient"), why(r).constData());
+    QVERIFY2(line("E").contains("TRAINING"), why(r).constData());
+    QVERIFY2(line("F").contains("learning rate"), why(r).constData());
+  }
+
+  // the training-step example prints tinygrad's losses (tinygrad a9069c1 printed these three lines)
+  void train_step_example_matches_tinygrad() {
+    Result r = run({"run", source_dir() + "/resources/examples/train_step.py"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("step 0: loss 1.2236\nstep 1: loss 1.0792\nstep 2: loss 0.9578"), why(r).constData());
+  }
+
   void tutorial_example_prints_the_sum() {
     Result r = run({"run", source_dir() + "/resources/examples/tutorial.py"});
     QVERIFY2(r.code == 0, why(r).constData());
