@@ -332,6 +332,11 @@ void install_realize() {
   // CPU, CPU:LLVM and INTERP all run on host memory: buffers live on "CPU", the device picks the renderer
   set_default_device("CPU");
   realize_hook() = realize_tensors;
+  trace_scope_hook() = [](const std::string& name) -> std::shared_ptr<void> {
+    std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
+    return std::make_shared<trace::ContextScope>(trace::ContextKind::Schedule, where.empty() ? name : name + " · " + where);
+  };
+  trace_graph_hook() = [](const UOps& graph) { trace::snapshot_tensor_graph(graph); };
   read_hook() = [](const UOpRef& v) {
     std::lock_guard lk(g_mu);
     return read_buffer(v);

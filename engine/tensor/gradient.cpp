@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -161,6 +162,20 @@ const GradRule* find_rule(Ops op) {
   return nullptr;
 }
 
+// the rule as a tracer sees it: "gradient of MUL" at the rule's line
+const Rule& traced_rule(const GradRule& g) {
+  static std::unordered_map<const GradRule*, Rule> rules;
+  static std::mutex mu;
+  std::lock_guard lk(mu);
+  auto it = rules.find(&g);
+  if (it == rules.end()) {
+    std::string name = "gradient of";
+    for (Ops o : g.ops) name += " " + std::string(op_name(o));
+    it = rules.emplace(&g, Rule{name, g.loc, g.ops, nullptr}).first;
+  }
+  return it->second;
+}
+
 // the reference's broadcast_axes: out axes that were added on the left or expanded from 1
 std::vector<int64_t> broadcast_axes(const Shape& src, const Shape& out) {
   if (out.size() < src.size()) throw Error("gradient: cannot sum a gradient of a smaller rank back to its source");
@@ -194,6 +209,21 @@ std::unordered_map<const UOp*, Tensor> compute_gradient(const UOpRef& root, cons
   }
   std::unordered_map<const UOp*, Tensor> grads;
   grads.emplace(root.get(), root_grad);
+  // tracing: the pass is the gradient wavefront, SINK(gradients not yet propagated + the targets' gradients), one match
+  // per rule applied; its root is the seed gradient and its result the targets' gradients
+  RewriteListener* listener = rewrite_listener();
+  std::vector<const UOp*> order{root.get()};
+  std::unordered_set<const UOp*> done, in_walk;
+  if (listener)
+    for (auto& u : walk) in_walk.insert(u.get());
+  auto wavefront = [&] {
+    UOps src;
+    for (const UOp* k : order)
+      if (targets.count(k) || (in_walk.count(k) && !done.count(k))) src.push_back(grads.at(k).uop());
+    return UOp::make(Ops::SINK, dtypes::void_, src);
+  };
+  UOpRef front;
+  if (listener) listener->on_pass_begin("gradient", front = wavefront());
   for (auto it = walk.rbegin(); it != walk.rend(); ++it) {
     const UOpRef& t0 = *it;
     auto g = grads.find(t0.get());
@@ -216,8 +246,23 @@ std::unordered_map<const UOp*, Tensor> compute_gradient(const UOpRef& root, cons
       }
       auto have = grads.find(k.get());
       if (have != grads.end()) have->second = have->second.add(v);
-      else grads.emplace(k.get(), v);
+      else {
+        grads.emplace(k.get(), v);
+        order.push_back(k.get());
+      }
     }
+    if (listener) {
+      done.insert(t0.get());
+      UOpRef next = wavefront();
+      listener->on_match(front, next, traced_rule(*rule));
+      front = next;
+    }
+  }
+  if (listener) {
+    UOps out;
+    for (const UOp* k : order)
+      if (targets.count(k)) out.push_back(grads.at(k).uop());
+    listener->on_pass_end("gradient", UOp::make(Ops::SINK, dtypes::void_, out));
   }
   return grads;
 }
@@ -235,12 +280,17 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const s
   Tensor seed = grad ? *grad : const_like(*this, 1.0);
   std::unordered_set<const UOp*> tset;
   for (auto& t : targets) tset.insert(t.uop().get());
+  // its own trace context: the window shows the backward graph as it is built, rule by rule
+  std::shared_ptr<void> scope = trace_scope_hook() ? trace_scope_hook()("Gradient") : nullptr;
   auto grads = compute_gradient(uop(), seed, tset);
   std::vector<Tensor> out;
+  UOps graph;
   for (auto& t : targets) {
     auto it = grads.find(t.uop().get());
     out.push_back(it != grads.end() ? it->second : const_like(t, 0));
+    graph.push_back(out.back().uop());
   }
+  if (scope && trace_graph_hook()) trace_graph_hook()(graph);
   return out;
 }
 

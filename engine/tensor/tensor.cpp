@@ -64,6 +64,14 @@ std::vector<std::shared_ptr<TensorData>> live_tensors() {
   return out;
 }
 
+TraceScopeHook& trace_scope_hook() {
+  static TraceScopeHook h;
+  return h;
+}
+TraceGraphHook& trace_graph_hook() {
+  static TraceGraphHook h;
+  return h;
+}
 RealizeHook& realize_hook() {
   static RealizeHook h;
   return h;

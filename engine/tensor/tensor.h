@@ -198,6 +198,12 @@ class Tensor {
 // realize: bufferize + schedule + run the given tensors, re-pointing live tensors at their buffers.
 using RealizeHook = std::function<void(const std::vector<std::shared_ptr<TensorData>>& tensors)>;
 RealizeHook& realize_hook();
+// Opens a named trace context around work that is not a realize (the gradient pass) and snapshots `graph` as its
+// tensor graph when given; the context lasts as long as the returned token. Installed by realize/ (the tracer's owner).
+using TraceScopeHook = std::function<std::shared_ptr<void>(const std::string& name)>;
+TraceScopeHook& trace_scope_hook();
+using TraceGraphHook = std::function<void(const UOps& graph)>;
+TraceGraphHook& trace_graph_hook();
 // read a realized BUFFER node's bytes back to the host
 using ReadHook = std::function<HostData(const UOpRef& buffer_view)>;
 ReadHook& read_hook();

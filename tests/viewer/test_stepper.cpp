@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSettings>
@@ -174,6 +175,51 @@ class TestStepper : public QObject {
       }
     }
     QVERIFY(passes >= 20);
+  }
+
+  // backward() records its own context: one "gradient" pass whose steps are the gradient rules applied, from the seed
+  // to the targets' gradients, replayable like any rewrite pass
+  void gradient_pass_steps_through_the_rules() {
+    QString script = dir_.filePath("grad.py"), out = dir_.filePath("grad.json");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("from tinygrad import Tensor\n"
+            "x = Tensor([[1.0, -2.0], [3.0, 4.0]])\n"
+            "w = Tensor([0.5, -1.0])\n"
+            "loss = (x * w).relu().sum()\n"
+            "loss.backward()\n"
+            "print(x.grad.tolist(), w.grad.tolist())\n");
+    f.close();
+    QProcess p;
+    p.start(tinyscope_bin(), {"run", script, "--json", out, "--trace", "matches"});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    // d/dx sum(relu(x*w)) = w where x*w > 0 (the masked one is -1 * 0 = -0.0), d/dw = column sums of x over those (tinygrad prints the same)
+    QVERIFY(p.readAllStandardOutput().contains("[[0.5, -1.0], [0.5, -0.0]] [4.0, -2.0]"));
+    tsv::Session s;
+    QVERIFY(s.load(out));
+    int c = -1;
+    for (int i = 0; i < s.contexts().size(); ++i)
+      if (s.contexts()[i].name.startsWith("Gradient")) c = i;
+    QVERIFY(c >= 0);
+    const auto& ctx = s.contexts()[c];
+    QVERIFY(ctx.name.contains("grad.py:5"));
+    QCOMPARE(ctx.passes.size(), 1);
+    QCOMPARE(ctx.passes[0].name, QStringLiteral("gradient"));
+    // the walk from the loss to x and w: sum's REDUCE, relu's WHERE, the MUL (w's broadcast is implicit in the MUL)
+    QCOMPARE(ctx.passes[0].matches.size(), 3);
+    QStringList rules;
+    for (const auto& m : ctx.passes[0].matches) rules << m.rule;
+    QVERIFY2(rules.contains("gradient of REDUCE") && rules.contains("gradient of WHERE") && rules.contains("gradient of MUL"),
+             qPrintable(rules.join(", ")));
+    for (const auto& m : ctx.passes[0].matches) QVERIFY(m.loc.startsWith("engine/tensor/gradient.cpp:"));
+    QCOMPARE(ctx.tensor_graph.size(), 3);  // the gradients of x, w and the loss itself
+    tsv::StepperModel m(&s);
+    m.set_context(c);
+    QCOMPARE(m.step_count(), ctx.passes[0].matches.size());
+    QCOMPARE(replay_structure(m, m.frame(0).before), trace_structure(s, ctx.passes[0].before));
+    for (int k = 0; k < m.step_count(); ++k) QVERIFY(m.frame(k).exact);
+    QCOMPARE(replay_structure(m, m.frame(m.step_count() - 1).after), trace_structure(s, ctx.passes[0].after));
   }
 
   // worked out by hand from the fixture's JSON: E_4's "postopt symbolic" pass (input: uop 60) rewrites
