@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
     "                      --trace sets what it records of the rewrites (default: passes with --json, else off)\n"
-    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV] [--run | --runs N] [--measure] [--screenshot OUT.png]\n"
+    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV] [--run | --runs N] [--measure] [--select TEXT] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"

@@ -42,7 +42,7 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare;
+  QString file, dev, shot, compare, select;
   bool run = false, measure = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     QString n;
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare)) continue;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select)) continue;
     else if (value("--runs", &n)) runs = std::max(1, n.toInt()), run = true;
     else if (file.isEmpty() && !a.startsWith("-")) file = a;
     else {
@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   if (screenshot) w.resize(1600, 1000);
   if (!dev.isEmpty()) w.set_device(dev);
   if (!compare.isEmpty()) w.set_compare_device(compare);
+  if (!select.isEmpty()) w.set_initial_context(select);
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
   if (file.endsWith(".json")) {

@@ -331,6 +331,9 @@ bool MainWindow::open_trace(const QString& path) {
 }
 
 void MainWindow::select_first_kernel() {
+  if (!initial_context_.isEmpty())
+    for (int i = 0; i < session_->contexts().size(); ++i)
+      if (session_->contexts()[i].name.contains(initial_context_)) return selection_->select_context(i);
   const auto& calls = session_->calls();
   for (int i = 0; i < calls.size(); ++i)
     if (calls[i].kind == "kernel") return selection_->select_call(i);

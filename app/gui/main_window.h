@@ -40,6 +40,8 @@ class MainWindow : public QMainWindow {
   void run();
   void stop();
   void set_dark(bool dark);
+  // after a run or an opened trace, select the first context whose name contains `text` (else the first kernel)
+  void set_initial_context(const QString& text) { initial_context_ = text; }
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   void set_compare_device(const QString& dev);
   QString compare_device() const;
@@ -82,6 +84,7 @@ class MainWindow : public QMainWindow {
   void append_console(const QString& text, bool is_err);
   void mark_error_line(int line);
   void select_first_kernel();
+  QString initial_context_;
   void check_settled();
   void build_file_menu();
   void build_compare_dock();
