@@ -559,11 +559,6 @@ Schedule build_schedule(const UOps& outputs) {
     b.deps = std::move(ordered);
     writer[b.writes] = static_cast<int>(i);
   }
-  std::vector<std::vector<int>> war(built.size());
-  for (size_t r = 0; r < built.size(); ++r)
-    for (auto& [buf, state] : read_states[r])
-      for (size_t w = 0; w < built.size(); ++w)
-        if (w != r && built[w].writes == buf && replaces[w] == state && built[w].own) war[w].push_back(static_cast<int>(r));
   // discovery order = the reference's toposort of the kernel graph: post-order from the sink of every tensor-level
   // store (outputs, copies, assigns: callify's items, themselves in post-order of the tensor graph), each call's
   // inputs visited in argument order
@@ -578,17 +573,21 @@ Schedule build_schedule(const UOps& outputs) {
   };
   for (size_t ci = 0; ci < cf.items.size(); ++ci) dfs(item_to_built[ci]);
   for (size_t i = 0; i < n; ++i) dfs(static_cast<int>(i));  // cycles leave nodes unvisited: caught below
-  std::vector<size_t> pos(n);
-  for (size_t k = 0; k < disc.size(); ++k) pos[disc[k]] = k;
-  // Kahn's algorithm, FIFO in discovery order
+  // Kahn's algorithm, FIFO in discovery order. As in the reference, a kernel's successors are released in the order
+  // their edges were made: every dependency edge first (kernels in discovery order, each in argument order), then the
+  // write-after-read edges (readers in discovery order)
   std::vector<int> indeg(n, 0);
   std::vector<std::vector<int>> succ(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (int d : built[i].deps) { succ[d].push_back(static_cast<int>(i)); indeg[i]++; }
-    for (int d : war[i])
-      if (std::find(built[i].deps.begin(), built[i].deps.end(), d) == built[i].deps.end()) { succ[d].push_back(static_cast<int>(i)); indeg[i]++; }
-  }
-  for (auto& sl : succ) std::sort(sl.begin(), sl.end(), [&](int a, int b) { return pos[a] < pos[b]; });
+  for (int i : disc)
+    for (int d : built[i].deps) { succ[d].push_back(i); indeg[i]++; }
+  for (int r : disc)
+    for (auto& [buf, state] : read_states[r])
+      for (int w : disc)
+        if (w != r && built[w].own && built[w].writes == buf && replaces[w] == state &&
+            std::find(built[w].deps.begin(), built[w].deps.end(), r) == built[w].deps.end()) {
+          succ[r].push_back(w);
+          indeg[w]++;
+        }
   std::deque<int> q;
   for (int i : disc) if (!indeg[i]) q.push_back(i);
   while (!q.empty()) {
