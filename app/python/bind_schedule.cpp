@@ -34,11 +34,25 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     if (!s->var_vals.empty()) throw py::value_error("schedule_linear: the schedule has bound Variables");
     return py::cast(UOpHandle{linear_uop(*s), s});
   });
+  // (LINEAR, {variable name: bound value}): the values of the bound Variables the calls read
+  t.def("linear_with_vars", [](const ts::Tensor& self, py::args more) {
+    std::vector<ts::Tensor> all{self};
+    for (py::handle h : more) all.push_back(h.cast<ts::Tensor>());
+    std::shared_ptr<ts::Schedule> s = ts::schedule_linear(all);
+    py::dict vars;
+    for (const auto& [name, v] : s->var_vals) vars[py::str(name)] = py::int_(v);
+    return py::make_tuple(py::cast(UOpHandle{linear_uop(*s), s}), vars);
+  });
   m.def("run_linear", [](const UOpHandle& linear, py::object var_vals, py::kwargs) {
     if (!linear.schedule) throw py::type_error("run_linear needs a LINEAR returned by Tensor.schedule_linear()");
-    if (!var_vals.is_none() && py::len(var_vals) != 0) throw py::value_error("run_linear: var_vals are not supported yet");
-    ts::run_linear(*linear.schedule);
-  }, py::arg("linear"), py::arg("var_vals") = py::none(), "execute a LINEAR from Tensor.schedule_linear()");
+    if (var_vals.is_none() || py::len(var_vals) == 0) return ts::run_linear(*linear.schedule);
+    ts::Schedule s = *linear.schedule;  // the same calls with these Variable values
+    for (auto [k, v] : var_vals.cast<py::dict>()) {
+      std::string name = py::isinstance<py::str>(k) ? k.cast<std::string>() : py::str(k.attr("expr")).cast<std::string>();
+      s.var_vals[name] = v.cast<int64_t>();
+    }
+    ts::run_linear(s);
+  }, py::arg("linear"), py::arg("var_vals") = py::none(), "execute a LINEAR from Tensor.linear_with_vars()");
 }
 
 }  // namespace tsp

@@ -165,12 +165,13 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
 
   // ---- effects ----
   // Tensor.realize(a, b, ...) on the class binds a as self: both call forms realize everything in one schedule
-  t.def("realize", [](py::object self, py::args more) {
+  // do_update_stats is accepted as tinygrad's is: the call log records every kernel regardless
+  t.def("realize", [](py::object self, py::args more, py::object /*do_update_stats*/) {
     std::vector<Tensor> all{self.cast<Tensor>()};
     for (py::handle h : more) all.push_back(h.cast<Tensor>());
     Tensor::realize_all(all);
     return self;
-  });
+  }, py::kw_only(), py::arg("do_update_stats") = true);
   t.def("assign", [](py::object self, py::object x) {
     Tensor& s = self.cast<Tensor&>();
     Tensor v = is_tensor(x) ? x.cast<Tensor>() : make_tensor(x, py::str(s.device()), dtype_object(s.dtype()));
@@ -181,10 +182,12 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   }, py::arg("x"));
   t.def("replace", [](py::object self, const Tensor& x) {
     Tensor& s = self.cast<Tensor&>();
-    if (s.shape() != x.shape()) throw py::value_error("replace shape mismatch");
+    if (s.shape() != x.shape())
+      throw py::value_error("replace shape mismatch " + py::repr(shape_tuple(s.shape())).cast<std::string>() + " != " +
+                            py::repr(shape_tuple(x.shape())).cast<std::string>());
     s.set_uop(x.uop());
     return self;
-  });
+  }, py::arg("x"));
   // ---- autograd ----
   auto opt_tensor = [](py::handle h) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;

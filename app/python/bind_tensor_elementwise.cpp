@@ -15,10 +15,14 @@ using Unary = Tensor (Tensor::*)() const;
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 bool is_operand(py::handle h) { return is_tensor(h) || is_py_scalar(h); }
 
-// name(x), __op__(x), __rop__(x) and __iop__(x) (in place: t.assign(t op x), returning t itself)
+// name(x, reverse=False), __op__(x), __rop__(x) and __iop__(x) (in place: t.assign(t op x), returning t itself);
+// reverse=True computes x op self, as __rop__ does
 void def_binary(TensorClass& t, const char* name, Binary fn, const char* op = nullptr, const char* rop = nullptr,
                 const char* iop = nullptr) {
-  if (name) t.def(name, [fn](const Tensor& a, py::object b) { return (a.*fn)(as_tensor(b)); }, py::arg("x"));
+  if (name)
+    t.def(name, [fn](const Tensor& a, py::object b, bool reverse) {
+      return reverse ? (as_tensor(b).*fn)(a) : (a.*fn)(as_tensor(b));
+    }, py::arg("x"), py::arg("reverse") = false);
   if (op)
     t.def(op, [fn](const Tensor& a, py::object b) -> py::object {
       if (!is_operand(b)) return not_implemented();
@@ -85,8 +89,33 @@ void bind_tensor_elementwise(TensorClass& t) {
   def_binary(t, "ge", &Tensor::ge, "__ge__");
   def_binary(t, "eq", &Tensor::eq, "__eq__");
   def_binary(t, "ne", &Tensor::ne, "__ne__");
-  t.def("div", [](const Tensor& a, py::object b, py::object mode) { return div(a, as_tensor(b), mode); }, py::arg("x"),
-        py::arg("rounding_mode") = py::none());
+  t.def("div", [](const Tensor& a, py::object b, bool reverse, py::object mode) {
+    return reverse ? div(as_tensor(b), a, mode) : div(a, as_tensor(b), mode);
+  }, py::arg("x"), py::arg("reverse") = false, py::arg("rounding_mode") = py::none());
+  // lshift / rshift are the SHL / SHR ALU ops (tinygrad's _binop), reverse=True shifts x by self
+  for (auto [name, op, dunder, rdunder, idunder] :
+       {std::tuple{"lshift", ts::Ops::SHL, "__lshift__", "__rlshift__", "__ilshift__"},
+        std::tuple{"rshift", ts::Ops::SHR, "__rshift__", "__rrshift__", "__irshift__"}}) {
+    t.def(name, [op](const Tensor& a, py::object b, bool reverse) {
+      return reverse ? as_tensor(b).alu(op, a) : a.alu(op, as_tensor(b));
+    }, py::arg("x"), py::arg("reverse") = false);
+    t.def(dunder, [op](const Tensor& a, py::object b) -> py::object {
+      if (!is_operand(b)) return not_implemented();
+      return py::cast(a.alu(op, as_tensor(b)));
+    });
+    t.def(rdunder, [op](const Tensor& a, py::object b) -> py::object {
+      if (!is_operand(b)) return not_implemented();
+      return py::cast(as_tensor(b).alu(op, a));
+    });
+    t.def(idunder, [op](py::object self, py::object b) -> py::object {
+      if (!is_operand(b)) return not_implemented();
+      Tensor& a = self.cast<Tensor&>();
+      Tensor r = a.alu(op, as_tensor(b));
+      if (r.shape() != a.shape()) r = Tensor::broadcast_to(r, a.shape());
+      a.assign(r);
+      return self;
+    });
+  }
   t.def("where", [](const Tensor& c, py::object x, py::object y) { return c.where(as_tensor(x), as_tensor(y)); },
         py::arg("x"), py::arg("y"));
 

@@ -195,8 +195,8 @@ for _name, _dt in (("float", "float32"), ("half", "float16"), ("double", "float6
   _install(lambda self, _dt=_dt: self.cast(getattr(dtypes, _dt)), _name)
 
 @_install
-def full_like(self, fill_value, dtype=None, device=None):
-  return Tensor.full(self.shape, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device)
+def full_like(self, fill_value, dtype=None, device=None, buffer=True):
+  return Tensor.full(self.shape, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device, buffer=buffer)
 @_install
 def zeros_like(self, **kwargs): return self.full_like(0, **kwargs)
 @_install
@@ -234,14 +234,6 @@ def chunk(self, chunks, dim=0):
   dim = dim + self.ndim if dim < 0 else dim
   return self.split(ceildiv(self.shape[dim], chunks) if self.shape[dim] else [0] * chunks, dim=dim)
 
-@_install
-def lshift(self, x): return self * (2 ** x)
-@_install
-def rshift(self, x): return self // (2 ** x)
-Tensor.__lshift__ = lambda self, x: self.lshift(x)
-Tensor.__rshift__ = lambda self, x: self.rshift(x)
-Tensor.__ilshift__ = lambda self, x: self.assign(self.lshift(x))
-Tensor.__irshift__ = lambda self, x: self.assign(self.rshift(x))
 
 @_install
 def relu6(self): return self.relu() - (self - 6).relu()
@@ -1054,6 +1046,120 @@ def data(self):
   return mv if self.ndim <= 1 or 0 in self.shape else mv.cast("B").cast(fmt, self.shape)
 
 def _fully_flatten(l): return [x for li in l for x in _fully_flatten(li)] if isinstance(l, list) else [l]
+
+# ---- the keyword arguments of tinygrad's signatures over the bound ops, and the creation/ops entries that are pure Python ----
+_c_full, _c_gelu, _c_linear, _c_conv2d = Tensor.full, Tensor.gelu, Tensor.linear, Tensor.conv2d
+_c_avg_pool2d, _c_max_pool2d = Tensor.avg_pool2d, Tensor.max_pool2d
+
+def _full(shape, fill_value, dtype=None, device=None, buffer=True):
+  if buffer: return _c_full(shape, fill_value, dtype, device)
+  # buffer=False: the broadcast CONST itself, no buffer (tinygrad's const(...).reshape(...).expand(...))
+  new_shape = argfix(shape)
+  return _const_full(new_shape, fill_value, to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value))
+Tensor.full = staticmethod(_full)
+
+# the first argument of the movement ops has tinygrad's name, so reshape(shape=...) works
+for _name, _arg in (("reshape", "shape"), ("view", "shape"), ("expand", "shape"), ("permute", "order"), ("flip", "axis")):
+  _c = getattr(Tensor, _name)
+  _fn = eval(f"lambda self, {_arg}, *args: _c(self, {_arg}, *args)", {"_c": _c})
+  _fn.__name__ = _name
+  _install(_fn)
+
+@_install
+def gelu(self, approximate="tanh"):
+  if approximate == "tanh": return _c_gelu(self)
+  if approximate == "none": return self * 0.5 * (1.0 + (self / math.sqrt(2)).erf())
+  raise RuntimeError(f"gelu: {approximate=} is not supported")
+
+@_install
+def linear(self, weight, bias=None, dtype=None):
+  if dtype is None: return _c_linear(self, weight, bias)
+  dt = to_dtype(dtype)
+  return self.cast(dt).linear(weight.cast(dt), bias.cast(dt) if bias is not None else bias)
+
+@_install
+def conv2d(self, weight, bias=None, groups=1, stride=1, dilation=1, padding=0, dtype=None):
+  if dtype is None: return _c_conv2d(self, weight, bias, groups, stride, dilation, padding)
+  # with dtype: the pooled windows times the weights, summed in `dtype` (tinygrad's conv2d graph)
+  (bs, cin_), (cout, cin), HW = self.shape[:2], weight.shape[:2], weight.shape[2:]
+  if groups * cin != cin_ or len(self.shape) != len(weight.shape):
+    raise ValueError(f"conv2d: input shape {self.shape} does not match the weight shape {weight.shape} ({groups * cin} vs. {cin_})")
+  pads = resolve_pool_pads(padding, len(HW))
+  x = self._pad_constant(((0, 0),) * (self.ndim - len(HW)) + flat_to_grouped(pads), 0.0)._pool(HW, stride, dilation)
+  rcout, oyx = cout // groups, x.shape[2:-len(HW)]
+  x = x.reshape(bs, groups, cin, 1, *oyx, *HW).expand(bs, groups, cin, rcout, *oyx, *HW)
+  x = x.permute(0, 1, 3, *[4 + i for i in range(len(oyx))], 2, *[4 + len(oyx) + i for i in range(len(HW))])
+  w = weight.reshape(1, groups, rcout, *[1] * len(oyx), cin, *HW)
+  ret = (x * w).sum([-1 - i for i in range(1 + len(oyx))], keepdim=True, dtype=dtype).reshape(bs, cout, *oyx)
+  return ret if bias is None else ret.add(bias.reshape(1, -1, *[1] * len(HW)))
+
+@_install
+def _apply_ceil_mode(self, pads, k_, s_, d_):
+  # extra padding after each spatial dim so the window count is ceil((i+pB+pA-(d*(k-1)+1))/s)+1, minus windows that would start in the padding
+  (d_, s_), i_ = (make_tuple(x, len(k_)) for x in (d_, s_)), self.shape[-len(k_):]
+  grouped = list(flat_to_grouped(pads))
+  o_ = [ceildiv(i + pB + pA - (d * (k - 1) + 1), s) + 1 for i, d, k, s, (pB, pA) in zip(i_, d_, k_, s_, grouped)]
+  for dim, (o, i, s, k, d, (pB, pA)) in enumerate(zip(o_, i_, s_, k_, d_, grouped)):
+    grouped[dim] = (pB, pA + s * (o - 1) + (d * (k - 1) + 1) - (i + pB + pA) - max(s * (o - 1) - (pB + i - 1), 0))
+  return flatten(reversed(grouped))
+
+@_install
+def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, count_include_pad=True):
+  if not ceil_mode and count_include_pad: return _c_avg_pool2d(self, kernel_size, stride, dilation, padding)
+  k_ = make_tuple(kernel_size, 2)
+  axis, s_ = tuple(range(-len(k_), 0)), stride if stride is not None else k_
+  def pool(x, pads): return x._pad_constant(((0, 0),) * (x.ndim - len(k_)) + flat_to_grouped(pads), 0.0)._pool(k_, s_, dilation)
+  reg_pads = resolve_pool_pads(padding, len(k_))
+  pads = self._apply_ceil_mode(reg_pads, k_, s_, dilation) if ceil_mode else reg_pads
+  if not count_include_pad: return pool(self, pads).sum(axis) / pool(self.const_like(1), pads).sum(axis)
+  # ceil_mode counting the regular padding but not the ceil padding
+  ones = self._pad_constant(((0, 0),) * (self.ndim - len(k_)) + flat_to_grouped(reg_pads), 0.0).const_like(1)
+  return pool(self, pads).sum(axis) / pool(ones, tuple(cp - rp for cp, rp in zip(pads, reg_pads))).sum(axis)
+
+@_install
+def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode=False, return_indices=False):
+  if not ceil_mode and not return_indices: return _c_max_pool2d(self, kernel_size, stride, dilation, padding)
+  k_ = make_tuple(kernel_size, 2)
+  axis, s_ = tuple(range(-len(k_), 0)), stride if stride is not None else k_
+  pads = resolve_pool_pads(padding, len(k_))
+  if ceil_mode: pads = self._apply_ceil_mode(pads, k_, s_, dilation)
+  pooled = self._pad_constant(((0, 0),) * (self.ndim - len(k_)) + flat_to_grouped(pads), dtypes.min(self.dtype))._pool(k_, s_, dilation)
+  if not return_indices: return pooled.max(axis)
+  # indices: count down from the spatial size so the max of the masked windows picks the first maximum
+  spatial_sz = int(prod(spatial_shape := self.shape[-len(k_):]))
+  idx = Tensor.arange(spatial_sz, 0, -1).reshape(spatial_shape)
+  m = pooled.eq(pooled.max(axis, keepdim=True))
+  idx = m * idx._pad_constant(((0, 0),) * (idx.ndim - len(k_)) + flat_to_grouped(pads), dtypes.min(idx.dtype))._pool(k_, s_, dilation)
+  return pooled.max(axis), spatial_sz - idx.max(axis)
+
+@_install
+def shard(self, devices, axis=None):
+  if self.device is None: return self
+  if not isinstance(self.device, str): raise RuntimeError("can't shard a multi-device tensor")
+  if len(devices) == 1: return self.to(devices[0])
+  raise NotImplementedError(f"shard: {self.shape} across {len(devices)} devices {tuple(devices)}: tinyscope tensors live on one device")
+@_install
+def shard_(self, devices, axis=None): return self.replace(self.shard(devices, axis))
+
+@staticmethod
+def _from_blob(ptr, shape, **kwargs):
+  # the memory's contents when called, as a tensor of `shape` (read through ctypes; the engine owns its buffers)
+  import ctypes
+  dtype = to_dtype(kwargs.pop("dtype", None) or dtypes.default_float)
+  shape = tuple(shape)
+  if dtype.fmt is None: raise NotImplementedError(f"from_blob: {dtype} has no host format")
+  data = ctypes.string_at(ptr, prod(shape) * dtype.itemsize)
+  flat = memoryview(data).cast(dtype.fmt).tolist()
+  return Tensor(flat, dtype=dtype, **kwargs).reshape(shape)
+Tensor.from_blob = _from_blob
+
+@staticmethod
+def _from_url(url, gunzip=False, **kwargs):
+  # the resource's bytes as a uint8 tensor (tinygrad returns a DISK tensor of the cached download; tinyscope has no DISK device)
+  import urllib.request, gzip
+  with urllib.request.urlopen(url, timeout=30) as r: data = r.read()
+  return Tensor(gzip.decompress(data) if gunzip else data, **kwargs)
+Tensor.from_url = _from_url
 
 # ---- indexing (tinygrad's _getitem: shrink/flip/stride views, int collapse, None injection, tensor indices) ----
 def _parse_view_index(index, size):
