@@ -1,5 +1,6 @@
 #include "app/cli/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,9 +24,10 @@ constexpr const char* kUsage =
     "usage: tinyscope <command> [args]\n"
     "\n"
     "commands:\n"
-    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [-- ARGS...]\n"
+    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [--repeat N] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
-    "                      --trace sets what it records of the rewrites (default: passes with --json, else off)\n"
+    "                      --trace sets what it records of the rewrites (default: passes with --json, else off);\n"
+    "                      --repeat N runs each kernel N times and records every timing (their spread)\n"
     "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV] [--run | --runs N] [--measure] [--select TEXT] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
@@ -72,7 +74,9 @@ int cmd_run(const std::vector<std::string>& a) {
   std::vector<std::string> rest;
   bool passthrough = false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
+    if (!passthrough && a[i] == "--repeat" && i + 1 < a.size()) {
+      setenv("TINYSCOPE_REPEAT", a[++i].c_str(), 1);
+    } else if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
       if (i + 1 >= a.size()) {
         std::fprintf(stderr, "tinyscope run: %s needs a value\n", a[i].c_str());
         return 2;
@@ -129,6 +133,7 @@ int cmd_serve() {
     }
     std::string dev = req.value("dev", "");
     if (!dev.empty()) setenv("DEV", dev.c_str(), 1);
+    setenv("TINYSCOPE_REPEAT", std::to_string(std::max(1, req.value("repeat", 1))).c_str(), 1);
     ts::trace::Level level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
     if (req.contains("trace") && !parse_level(req["trace"].get<std::string>(), &level)) {
       std::fprintf(stderr, "tinyscope serve: bad trace level\n");

@@ -17,6 +17,7 @@
 #include <QProcess>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyleFactory>
@@ -98,6 +99,20 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   tb->addWidget(script_combo_);
   tb->addWidget(new QLabel(tr("  Device "), this));
   tb->addWidget(device_combo_);
+  // each kernel runs this many times so the Timings pane can show the spread of its timings
+  repeat_spin_ = new QSpinBox(this);
+  repeat_spin_->setRange(1, 100);
+  repeat_spin_->setValue(QSettings().value(QStringLiteral("run/repeat"), 5).toInt());
+  repeat_spin_->setSuffix(tr(" ×"));
+  repeat_spin_->setToolTip(tr("Timing runs per kernel: the Timings pane shows their spread (a kernel that reads its own output runs once)"));
+  controller_->set_repeat(repeat_spin_->value());
+  connect(repeat_spin_, &QSpinBox::valueChanged, this, [this](int n) {
+    controller_->set_repeat(n);
+    if (compare_controller_) compare_controller_->set_repeat(n);
+    QSettings().setValue(QStringLiteral("run/repeat"), n);
+  });
+  tb->addWidget(new QLabel(tr("  Timing "), this));
+  tb->addWidget(repeat_spin_);
   tb->addSeparator();
   run_act_ = tb->addAction(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run"), this, &MainWindow::run);
   run_act_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -474,6 +489,7 @@ void MainWindow::build_compare_dock() {
   compare_session_ = new tsv::Session(this);
   compare_selection_ = new tsv::SelectionModel(compare_session_, this);
   compare_controller_ = new RunController(this);
+  compare_controller_->set_repeat(repeat_spin_ ? repeat_spin_->value() : 1);
   auto* box = new QWidget(this);
   compare_label_ = new QLabel(tr("Choose a device under \"Compare with\" and run"), box);
   compare_label_->setWordWrap(true);

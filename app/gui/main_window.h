@@ -5,6 +5,7 @@
 #include <QString>
 
 class QComboBox;
+class QSpinBox;
 class QDockWidget;
 class QPlainTextEdit;
 class QAction;
@@ -100,6 +101,7 @@ class MainWindow : public QMainWindow {
   RunController* controller_;
   QComboBox* script_combo_;
   QComboBox* device_combo_;
+  QSpinBox* repeat_spin_ = nullptr;
   QAction* run_act_;
   QAction* stop_act_;
   QAction* dark_act_;

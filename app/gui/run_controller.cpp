@@ -154,7 +154,7 @@ void RunController::start_file(const QString& script_path, const QString& device
     emit finished(-1, false, {}, {});
     return;
   }
-  QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"trace", "matches"}, {"dev", device}};
+  QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"trace", "matches"}, {"dev", device}, {"repeat", repeat_}};
   run_clock_.start();
   p->write(QJsonDocument(req).toJson(QJsonDocument::Compact) + "\n");
   p->closeWriteChannel();

@@ -22,6 +22,9 @@ class RunController : public QObject {
   // the tinyscope executable to run (default: this process's own executable); drops a spare of another one
   void set_program(const QString& path);
   QString program() const { return program_; }
+  // each kernel of a run is timed this many times (the Timings pane shows their spread)
+  void set_repeat(int n) { repeat_ = n < 1 ? 1 : n; }
+  int repeat() const { return repeat_; }
   // keep a spare child started between runs (default on)
   void set_keep_warm(bool on);
   // starts the spare child now if there is none
@@ -55,6 +58,7 @@ class RunController : public QObject {
   QProcess* process_ = nullptr;
   QProcess* spare_ = nullptr;
   bool keep_warm_ = true;
+  int repeat_ = 1;
   std::unique_ptr<QTemporaryDir> dir_;
   QString script_path_, trace_path_, stderr_;
   bool stopping_ = false;

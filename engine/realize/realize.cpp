@@ -2,6 +2,7 @@
 // printing the reference's DEBUG lines and recording each call for the trace.
 #include "engine/realize/realize.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -201,6 +202,17 @@ void run_schedule(const Schedule& sched, bool update_stats) {
         vars.push_back(v->second);
       }
       run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
+      rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // timing repeats: only a kernel whose output is not one of its inputs gives the same result when run again
+      const int repeat = update_stats ? realize_config().repeat : 1;
+      if (repeat > 1 && std::find(ptrs.begin() + 1, ptrs.end(), ptrs[0]) == ptrs.end()) {
+        rec.repeat_seconds.push_back(rec.seconds);
+        for (int k = 1; k < repeat; ++k) {
+          auto tk = std::chrono::steady_clock::now();
+          run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
+          rec.repeat_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - tk).count());
+        }
+      }
       rec.kind = "kernel";
       rec.name = c.spec.name;
       rec.colored_name = c.spec.colored_name;
@@ -211,7 +223,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.estimates = c.spec.estimates;
       rec.num_args = static_cast<int>(ptrs.size());
     }
-    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (it.kind == ScheduleItem::Kind::Copy) rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (auto& b : it.bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
     if (!update_stats) continue;
@@ -329,6 +341,7 @@ void install_realize() {
   RealizeConfig& c = realize_config();
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
+  if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
   // CPU, CPU:LLVM and INTERP all run on host memory: buffers live on "CPU", the device picks the renderer
   set_default_device("CPU");
   realize_hook() = realize_tensors;

@@ -26,6 +26,7 @@ struct CallRecord {
   bool first_run = false;
   std::string program_key;   // equal keys = same compiled program
   double seconds = 0;
+  std::vector<double> repeat_seconds;  // every timing of a kernel run several times (RealizeConfig::repeat), first included
   Estimates estimates;
   int schedule_index = 0;    // which realize (linear) this call belongs to
 };
@@ -33,6 +34,7 @@ struct CallRecord {
 struct RealizeConfig {
   std::string device = "CPU";   // DEV: CPU | CPU:LLVM | INTERP
   int debug = 0;                // DEBUG
+  int repeat = 1;               // TINYSCOPE_REPEAT: times each kernel runs, for the spread of its timings
 };
 RealizeConfig& realize_config();  // initialised from the environment by install_realize()
 

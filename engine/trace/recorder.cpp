@@ -173,6 +173,7 @@ void record_call(const CallRecord& r) {
                      {"seconds", r.seconds},
                      {"estimates", {{"ops", r.estimates.ops}, {"lds", r.estimates.lds}, {"mem", r.estimates.mem}}},
                      {"schedule_index", r.schedule_index}});
+  if (r.repeat_seconds.size() > 1) g_calls.back()["times"] = r.repeat_seconds;
 }
 
 json to_json() {

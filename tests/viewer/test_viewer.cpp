@@ -1,5 +1,6 @@
 // The viewer over a checked-in trace (tests/viewer/data/seed_add.trace.json: tests/corpus/00_seed_add.py run with
 // --trace passes) and the window's run controller running the real executable.
+#include <algorithm>
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDockWidget>
@@ -189,6 +190,41 @@ class TestViewer : public QObject {
     QCOMPARE(timings.gflops(2), c.estimates.ops / c.seconds / 1e9);
     QCOMPARE(timings.gbs(2), c.estimates.mem / c.seconds / 1e9);
     QCOMPARE(timings.index(2, tsv::TimingsModel::kGbs).data(Qt::UserRole).toDouble(), timings.gbs(2));
+  }
+
+  // `run --repeat N` times every kernel N times; the timings model reports their spread (copies run once)
+  void repeated_runs_give_the_spread() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("repeat.json");
+    QProcess p;
+    p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/tutorial.py", "--json", out, "--repeat", "4"});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QVERIFY(p.readAllStandardOutput().contains("[11.0, 22.0, 33.0, 44.0]"));  // repeats change no result
+    tsv::Session s;
+    QVERIFY(s.load(out));
+    tsv::TimingsModel timings(&s);
+    QAbstractItemModelTester t(&timings, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    int kernels = 0;
+    for (int r = 0; r < s.calls().size(); ++r) {
+      const auto& c = s.calls()[r];
+      const auto sp = timings.spread(r);
+      if (c.kind == "copy") {
+        QCOMPARE(sp.n, 0);
+        QVERIFY(!timings.index(r, tsv::TimingsModel::kSpread).data(Qt::UserRole).isValid());
+        continue;
+      }
+      ++kernels;
+      QCOMPARE(c.times.size(), 4);
+      QCOMPARE(c.times.first(), c.seconds);  // the headline time is the first run, as DEBUG=2 prints it
+      QCOMPARE(sp.n, 4);
+      QVERIFY(sp.min <= sp.median && sp.median <= sp.max);
+      QCOMPARE(sp.min, *std::min_element(c.times.begin(), c.times.end()));
+      QCOMPARE(sp.max, *std::max_element(c.times.begin(), c.times.end()));
+      QCOMPARE(timings.index(r, tsv::TimingsModel::kSpread).data(Qt::UserRole).toDouble(), (sp.max - sp.min) / sp.median);
+      QVERIFY(timings.index(r, tsv::TimingsModel::kSpread).data().toString().contains("4 runs"));
+    }
+    QCOMPARE(kernels, 2);  // the tutorial's E_4 runs twice
   }
 
   void selection_links_calls_and_kernels() {

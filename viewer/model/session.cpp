@@ -166,6 +166,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     }
     c.global_size = ints(o["global_size"]);
     c.seconds = o["seconds"].toDouble();
+    for (const auto& t : o["times"].toArray()) c.times.push_back(t.toDouble());
     c.first_run = o["first_run"].toBool();
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);

@@ -62,6 +62,7 @@ struct Call {
   QList<QPair<qint64, QString>> arg_sizes;
   QList<int> global_size;
   double seconds = 0;
+  QList<double> times;     // every timing when the kernel was run several times (tinyscope run --repeat N)
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
   Estimates estimates;
   bool operator==(const Call&) const = default;

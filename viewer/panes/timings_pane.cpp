@@ -35,7 +35,7 @@ class Bars : public QWidget {
     p.setRenderHint(QPainter::Antialiasing);
     const auto& calls = sel_->session()->calls();
     const Selection& s = sel_->current();
-    const int h = row_h(), name_w = 170, stats_w = 280;
+    const int h = row_h(), name_w = 170, stats_w = 340;
     const int bar_x = name_w + 8, bar_w = std::max(40, width() - bar_x - stats_w - 8);
     QColor text = palette().color(QPalette::Text), mid = palette().color(QPalette::Mid);
     p.setPen(mid);
@@ -50,7 +50,7 @@ class Bars : public QWidget {
     p.setFont(normal);
     p.setPen(mid);
     p.drawText(QRect(bar_x + bar_w + 8, height() - h, stats_w, h), Qt::AlignVCenter,
-               tr("* first run of its program"));
+               tr("* first run of its program   ± half the spread of N runs"));
     if (calls.isEmpty()) {
       p.drawText(rect().adjusted(0, h, 0, 0), Qt::AlignCenter, tr("No calls: run a script or open a trace"));
       return;
@@ -71,12 +71,25 @@ class Bars : public QWidget {
       p.setPen(Qt::NoPen);
       p.setBrush(fill);
       p.drawRoundedRect(bar, 2, 2);
+      // a kernel timed N times: a whisker from the fastest to the slowest run, a tick at the median
+      const TimingsModel::Spread sp = model_->spread(r);
+      if (sp.n >= 2 && max_s > 0) {
+        auto x_of = [&](double sec) { return bar_x + std::min(1.0, sec / max_s) * bar_w; };
+        const double cy = y + h / 2.0;
+        p.setPen(QPen(marked ? palette().color(QPalette::HighlightedText) : text, 1.2));
+        p.drawLine(QPointF(x_of(sp.min), cy), QPointF(x_of(sp.max), cy));
+        p.drawLine(QPointF(x_of(sp.min), cy - 3), QPointF(x_of(sp.min), cy + 3));
+        p.drawLine(QPointF(x_of(sp.max), cy - 3), QPointF(x_of(sp.max), cy + 3));
+        p.drawLine(QPointF(x_of(sp.median), y + 3), QPointF(x_of(sp.median), y + h - 3));
+      }
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : text);
-      QString stats = QStringLiteral("%1 µs%4%2 %3")
+      QString stats = QStringLiteral("%1 µs%4%2 %3 %5")
                           .arg(c.seconds * 1e6, 9, 'f', 2)
                           .arg(model_->gflops(r), 10, 'f', 3)
                           .arg(model_->gbs(r), 10, 'f', 3)
-                          .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "));
+                          .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "))
+                          .arg(sp.n >= 2 && sp.median > 0 ? QStringLiteral("±%1%").arg(50.0 * (sp.max - sp.min) / sp.median, 0, 'f', 1)
+                                                           : QString());
       p.setFont(mono);
       p.drawText(QRect(bar_x + bar_w + 8, y, stats_w, h), Qt::AlignVCenter | Qt::AlignLeft, stats);
       p.setFont(normal);
