@@ -43,7 +43,14 @@ Tensor reshape(const Tensor& self, py::args args) {
 void bind_tensor_movement(TensorClass& t) {
   t.def("reshape", &reshape);
   t.def("view", &reshape);
-  t.def("expand", [](const Tensor& s, py::args shape) { return s.expand(argfix(shape)); });
+  // a -1 or None keeps that dim's size
+  t.def("expand", [](const Tensor& s, py::args shape) {
+    py::object seq = shape;
+    if (shape.size() == 1 && (py::isinstance<py::tuple>(shape[0]) || py::isinstance<py::list>(shape[0]))) seq = shape[0];
+    py::list dims;
+    for (py::handle d : seq) dims.append(d.is_none() ? py::object(py::int_(-1)) : py::reinterpret_borrow<py::object>(d));
+    return s.expand(int_list(dims));
+  });
   t.def("permute", [](const Tensor& s, py::args order) { return s.permute(argfix(order)); });
   t.def("flip", [](const Tensor& s, py::args axis) { return s.flip(argfix(axis)); });
   // the prelude's pad/shrink normalize tinygrad's forms (None entries, flat torch-style pads) into these

@@ -161,13 +161,44 @@ Tensor.T = property(lambda self: self.transpose())
 
 @_install
 def pad(self, padding, mode="constant", value=0.0):
-  if mode != "constant": raise NotImplementedError(f"pad: {mode=} is not supported by tinyscope yet")
   if not any(isinstance(p, (tuple, list, type(None))) for p in padding):
     if len(padding) % 2 != 0: raise ValueError("Flat padding must have even number of pads")
     pX = ((0, 0),) * (self.ndim - len(padding) // 2) + tuple(zip(padding[-2::-2], padding[::-2]))
   else: pX = tuple((0, 0) if p is None else tuple(p) for p in padding)
   if len(pX) != self.ndim: raise ValueError(f"padding length is improper, {padding=} {self.ndim=}")
-  return self._pad([(int(a), int(b)) for a, b in pX], float(value))
+  pX = tuple((int(a), int(b)) for a, b in pX)
+  if mode == "constant": return self._pad(list(pX), float(value))
+  if mode == "circular": return self._pad_circular(pX)
+  if mode in ("reflect", "replicate"): return self._pad_reflect_replicate(pX, mode)
+  raise NotImplementedError(f"pad: {mode=} is not supported (constant, reflect, replicate, circular)")
+
+@_install
+def _pad_circular(self, pX):
+  # negative pads shrink first; then the tensor is tiled (1 + a copy per padded side) and the window cut out of it
+  X = self.shrink(tuple((-min(b, 0), min(a + s, s)) for (b, a), s in zip(pX, self.shape)))
+  pX = tuple((max(b, 0), max(a, 0)) for b, a in pX)
+  if any(b > s or a > s for (b, a), s in zip(pX, X.shape)): raise ValueError("Padding value causes wrapping around more than once.")
+  orig, X = X.shape, X.repeat(tuple(1 + bool(b) + bool(a) for b, a in pX))
+  return X.shrink(tuple((0 if b == 0 else o - b, x if a == 0 else x - o + a) for (b, a), o, x in zip(pX, orig, X.shape)))
+
+@_install
+def _pad_reflect_replicate(self, pX, mode):
+  # one axis at a time: the mirrored (or repeated edge) slices are concatenated on both sides; negative pads shrink last
+  X = self
+  for d, (b, a) in enumerate((max(b, 0), max(a, 0)) for b, a in pX):
+    s = X.shape[d]
+    def along(sl): return X[tuple(sl if i == d else slice(None) for i in range(X.ndim))]
+    if mode == "reflect":
+      if b >= s or a >= s: raise ValueError(f"Padding ({b}, {a}) should be less than the input size={s} for dim={d}.")
+      before = along(slice(b, 0, -1)) if b > 0 else None
+      after = along(slice(s - 2, s - 2 - a if s - 2 - a >= 0 else None, -1)) if a > 0 else None
+    else:
+      edge = lambda lo, p: X.shrink(tuple((lo, lo + 1) if i == d else None for i in range(X.ndim))).expand(tuple(p if i == d else None for i in range(X.ndim)))
+      before = edge(0, b) if b > 0 else None
+      after = edge(s - 1, a) if a > 0 else None
+    parts = [t for t in (before, X, after) if t is not None]
+    X = parts[0].cat(*parts[1:], dim=d)
+  return X.shrink(tuple((-min(b, 0), min(a + s, s)) for (b, a), s in zip(pX, X.shape)))
 
 @_install
 def shrink(self, arg):
