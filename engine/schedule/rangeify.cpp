@@ -24,6 +24,21 @@ UOpRef with_valid(const UOpRef& idx, const UOpRef& valid) {
   if (v->is_const_value(1)) return idx;
   return alu(Ops::WHERE, v, idx, uconst_invalid());
 }
+// an index under its valid, as the reference's reshape rewrite: the index math simplified given the valid
+// (gated_given_valid), and the clauses that name none of the index's ranges dropped (drop_and_clauses)
+UOpRef gated_index(const UOpRef& valid, UOpRef idx) {
+  auto slice = idx->toposort();
+  if (std::none_of(slice.begin(), slice.end(), [](const UOpRef& u) { return u->op == Ops::INDEX; }))
+    idx = uop_given_valid(valid, idx, false);
+  auto rs = idx->ranges();
+  UOpRef keep = uconst_bool(true);
+  for (auto& c : split_and(valid)) {
+    auto cr = c->ranges();
+    if (std::any_of(cr.begin(), cr.end(), [&](const UOpRef& r) { return std::find(rs.begin(), rs.end(), r) != rs.end(); }))
+      keep = keep->is_const_value(1) ? c : alu(Ops::AND, keep, c);
+  }
+  return with_valid(idx, keep);
+}
 UOpRef logical_not(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
 
 const Shape& node_shape(const UOp& x) { return x.op == Ops::STORE ? x.src[1]->shape : x.shape; }
@@ -129,7 +144,11 @@ UOps apply_movement_op(const UOp& x, const UOps& rngs) {
         combined = simplify(alu(Ops::FLOORDIV, combined, iconst(in[k])));
       }
       UOpRef vs = simplify(valid);
-      for (size_t k = rev.size(); k-- > 0;) out.push_back(vs->is_const_value(1) ? rev[k] : with_valid(rev[k], vs));
+      if (UOpRef sv = simplify_valid(vs)) vs = simplify(sv);
+      for (size_t k = rev.size(); k-- > 0;) {
+        if (vs->is_const_value(1)) { out.push_back(rev[k]); continue; }
+        out.push_back(gated_index(vs, rev[k]));
+      }
       return out;
     }
     default: throw Error(std::string(op_name(x.op)) + " is not a movement op");

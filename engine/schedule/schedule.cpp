@@ -367,6 +367,17 @@ UOpRef push_invalid(const UOpRef& x, void*) {
 const PatternMatcher& pm_lower_masks() {
   static const PatternMatcher pm = symbolic() + PatternMatcher({
       rule("CONTIGUOUS inside a kernel is its value", {Ops::CONTIGUOUS}, [](const UOpRef& x, void*) { return x->src[0]; }),
+      rule("simplify valid: each clause under the ones before it", {Ops::AND}, [](const UOpRef& x, void*) -> UOpRef {
+        return is_bool(x->dtype) ? simplify_valid(x) : nullptr;
+      }),
+      rule("index math simplified under its valid", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+        const UOpRef& idx = x->src[1];
+        if (!is_invalid(x->src[2]) || idx->dtype != dtypes::weakint) return nullptr;
+        for (auto& u : idx->toposort())
+          if (u->op == Ops::INDEX) return nullptr;
+        UOpRef s = uop_given_valid(x->src[0], idx, false);
+        return s == idx ? nullptr : alu(Ops::WHERE, x->src[0], s, x->src[2]);
+      }),
       rule("push masks out of index math; masked reads become gated reads", {}, push_invalid),
   });
   return pm;

@@ -14,6 +14,14 @@ const PatternMatcher& load_collapse();
 // one-shot helper: graph_rewrite(x, symbolic()) without tracing
 UOpRef simplify(const UOpRef& x);
 
+// the clauses of an AND chain
+UOps split_and(const UOpRef& x);
+// uop simplified under the assumption that `valid` holds: each bounded expression of the valid (X < c, X >= c)
+// becomes a variable with those bounds, simplified, then put back (the reference's uop_given_valid)
+UOpRef uop_given_valid(const UOpRef& valid, UOpRef uop, bool try_simplex = true);
+// each clause of an AND chain simplified under the clauses before it, duplicates dropped; nullptr when unchanged
+UOpRef simplify_valid(const UOpRef& valid);
+
 // a linear decomposition of integer math: sum(coeff_i * term_i) + constant
 struct LinearTerms {
   std::vector<std::pair<UOpRef, int64_t>> terms;

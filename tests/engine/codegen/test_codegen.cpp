@@ -12,6 +12,7 @@
 #include "engine/codegen/to_program.h"
 #include "engine/runtime/interp/interpreter.h"
 #include "engine/runtime/program_runner.h"
+#include "engine/uop/symbolic.h"
 #include "engine/uop/uop.h"
 #include "tests/engine/codegen/kernels.h"
 
@@ -278,6 +279,39 @@ class TestCodegen : public QObject {
     ProgramSpec r = to_program(k::split_sum_256(), Lang::C);
     QVERIFY2(r.src.find("float acc0 = 0.0f;") != std::string::npos, r.src.c_str());
     QVERIFY(r.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++) {") != std::string::npos);
+  }
+
+  // index math simplified under its valid, as the reference's uop_given_valid / simplify_valid: hand-checked cases
+  void simplify_under_valid() {
+    using k::c;
+    UOpRef r0 = UOp::make(Ops::RANGE, dtypes::weakint, {c(4)}, RangeArg{0, AxisType::LOOP});
+    UOpRef r1 = UOp::make(Ops::RANGE, dtypes::weakint, {c(3)}, RangeArg{1, AxisType::LOOP});
+    UOpRef b = simplify(alu(Ops::ADD, alu(Ops::MUL, r1, c(4)), r0));  // 0..11
+    UOpRef carry = alu(Ops::FLOORDIV, b, c(10));
+    // without a valid b//10 stays (b reaches 11); with b < 10 it is 0
+    QVERIFY(simplify(carry)->op == Ops::FLOORDIV);
+    UOpRef lt10 = alu(Ops::CMPLT, b, c(10));
+    UOpRef g = uop_given_valid(lt10, carry);
+    QVERIFY(g->op == Ops::CONST);
+    QCOMPARE(g->const_int(), int64_t{0});
+    // (b + 3*(b//10)) % 10 under b < 10 is b
+    QCOMPARE(uop_given_valid(lt10, alu(Ops::FLOORMOD, alu(Ops::ADD, b, alu(Ops::MUL, carry, c(3))), c(10))), b);
+    // r1 < 1 pins r1 to 0: r0 + r1*2 -> r0
+    UOpRef pinned = uop_given_valid(alu(Ops::CMPLT, r1, c(1)), alu(Ops::ADD, r0, alu(Ops::MUL, r1, c(2))));
+    QCOMPARE(pinned, r0);
+    // a lower bound: r1 >= 1 (written (r1 < 1) != True) makes (r1 + 2)//3 == 1
+    UOpRef ge1 = alu(Ops::CMPNE, alu(Ops::CMPLT, r1, c(1)), uconst_bool(true));
+    UOpRef q = uop_given_valid(ge1, alu(Ops::FLOORDIV, alu(Ops::ADD, r1, c(2)), c(3)));
+    QVERIFY(q->op == Ops::CONST);
+    QCOMPARE(q->const_int(), int64_t{1});
+    // simplify_valid: a duplicate clause goes, a clause implied by an earlier one folds to true
+    UOpRef dup = alu(Ops::AND, lt10, lt10);
+    QCOMPARE(simplify(simplify_valid(dup)), lt10);
+    UOpRef implied = alu(Ops::AND, lt10, alu(Ops::CMPLT, carry, c(1)));
+    QCOMPARE(simplify(simplify_valid(implied)), lt10);
+    // r0 < 2 is taken first (r0 is inside b): then b = 4*r1 + r0 <= 9, so b < 10 folds to true
+    UOpRef r0lt2 = alu(Ops::CMPLT, r0, c(2));
+    QCOMPARE(simplify(simplify_valid(alu(Ops::AND, lt10, r0lt2))), r0lt2);
   }
 
   void linear_program_is_printed() {
