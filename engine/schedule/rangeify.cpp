@@ -24,20 +24,38 @@ UOpRef with_valid(const UOpRef& idx, const UOpRef& valid) {
   if (v->is_const_value(1)) return idx;
   return alu(Ops::WHERE, v, idx, uconst_invalid());
 }
-// an index under its valid, as the reference's reshape rewrite: the index math simplified given the valid
-// (gated_given_valid), and the clauses that name none of the index's ranges dropped (drop_and_clauses)
-UOpRef gated_index(const UOpRef& valid, UOpRef idx) {
-  auto slice = idx->toposort();
-  if (std::none_of(slice.begin(), slice.end(), [](const UOpRef& u) { return u->op == Ops::INDEX; }))
-    idx = uop_given_valid(valid, idx, false);
-  auto rs = idx->ranges();
-  UOpRef keep = uconst_bool(true);
-  for (auto& c : split_and(valid)) {
-    auto cr = c->ranges();
-    if (std::any_of(cr.begin(), cr.end(), [&](const UOpRef& r) { return std::find(rs.begin(), rs.end(), r) != rs.end(); }))
-      keep = keep->is_const_value(1) ? c : alu(Ops::AND, keep, c);
+// the output indexes of a reshape under their shared valid, as the reference's reshape rewrite: each index's math
+// simplified given the valid (gated_given_valid), and each index keeps the clauses that name one of its ranges
+// (drop_and_clauses). A clause no index names (no ranges, or ranges the indexes lost) stays on every index, so the
+// conjunction the consumer takes is never weaker than the valid.
+UOps gated_indexes(const UOpRef& valid, const UOps& idxs) {
+  UOps clauses = split_and(valid);
+  std::vector<std::vector<bool>> keeps;
+  std::vector<bool> named(clauses.size(), false);
+  UOps simplified;
+  for (auto& idx0 : idxs) {
+    UOpRef idx = idx0;
+    auto slice = idx->toposort();
+    if (std::none_of(slice.begin(), slice.end(), [](const UOpRef& u) { return u->op == Ops::INDEX; }))
+      idx = uop_given_valid(valid, idx, false);
+    auto rs = idx->ranges();
+    std::vector<bool> k(clauses.size(), false);
+    for (size_t i = 0; i < clauses.size(); ++i) {
+      auto cr = clauses[i]->ranges();
+      k[i] = std::any_of(cr.begin(), cr.end(), [&](const UOpRef& r) { return std::find(rs.begin(), rs.end(), r) != rs.end(); });
+      if (k[i]) named[i] = true;
+    }
+    keeps.push_back(k);
+    simplified.push_back(idx);
   }
-  return with_valid(idx, keep);
+  UOps out;
+  for (size_t j = 0; j < simplified.size(); ++j) {
+    UOpRef keep = uconst_bool(true);
+    for (size_t i = 0; i < clauses.size(); ++i)
+      if (keeps[j][i] || !named[i]) keep = keep->is_const_value(1) ? clauses[i] : alu(Ops::AND, keep, clauses[i]);
+    out.push_back(with_valid(simplified[j], keep));
+  }
+  return out;
 }
 UOpRef logical_not(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
 
@@ -145,11 +163,9 @@ UOps apply_movement_op(const UOp& x, const UOps& rngs) {
       }
       UOpRef vs = simplify(valid);
       if (UOpRef sv = simplify_valid(vs)) vs = simplify(sv);
-      for (size_t k = rev.size(); k-- > 0;) {
-        if (vs->is_const_value(1)) { out.push_back(rev[k]); continue; }
-        out.push_back(gated_index(vs, rev[k]));
-      }
-      return out;
+      std::reverse(rev.begin(), rev.end());
+      if (vs->is_const_value(1)) return rev;
+      return gated_indexes(vs, rev);
     }
     default: throw Error(std::string(op_name(x.op)) + " is not a movement op");
   }
