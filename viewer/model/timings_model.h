@@ -5,7 +5,7 @@ namespace tsv {
 class Session;
 
 // Per call: name, time, GFLOP/s (estimated ops / seconds), GB/s (estimated memory / seconds), and the spread of its
-// timings when the kernel was run N times (min, median, max). Qt::UserRole gives the raw number of a numeric column
+// timings when the kernel was run N >= 3 times (min, median, max of the N - 1 warm runs after the first). Qt::UserRole gives the raw number of a numeric column
 // (Spread: (max - min) / median).
 class TimingsModel : public QAbstractTableModel {
   Q_OBJECT

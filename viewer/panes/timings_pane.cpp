@@ -50,7 +50,7 @@ class Bars : public QWidget {
     p.setFont(normal);
     p.setPen(mid);
     p.drawText(QRect(bar_x + bar_w + 8, height() - h, stats_w, h), Qt::AlignVCenter,
-               tr("* first run of its program   ± half the spread of N runs"));
+               tr("* first run of its program  ± warm-run spread / 2"));
     if (calls.isEmpty()) {
       p.drawText(rect().adjusted(0, h, 0, 0), Qt::AlignCenter, tr("No calls: run a script or open a trace"));
       return;
