@@ -114,7 +114,7 @@ struct Item {
   UOpRef computes;        // the tensor node realized by this item
   // which state of each buffer the value reads: the item that wrote that state, or -1 for the state before this schedule
   std::unordered_map<const UOp*, int> reads;
-  int overwrites = -2;  // the writer of the state this item replaces (-1: the state before the schedule; -2: a new buffer)
+  int overwrites = -1;  // the writer of the state this item replaces (-1: the state before the schedule, or a new buffer)
 };
 
 // RESHAPE(SHRINK(buffer, off..off+n)) if `x` is a movement chain over a BUFFER reading one contiguous range
