@@ -7,15 +7,12 @@
 #include <QtCore/QTemporaryDir>
 #include <QtTest/QtTest>
 
+#include "test_env.h"
+
 namespace {
 
-QString env_or(const char* name, const QString& fallback) {
-  QByteArray v = qgetenv(name);
-  return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
-}
-
-QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }
-QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
+using ts_test::source_dir;
+using ts_test::tinyscope_bin;
 
 struct Result {
   int code = -1;

@@ -17,19 +17,15 @@
 #include <QtTest/QtTest>
 #include <cmath>
 
+#include "test_env.h"
+
 namespace {
 
 constexpr int kTimeoutMs = 60000;
 const QStringList kDevices = {"CPU", "CPU:LLVM", "INTERP"};
 
-QString env_or(const char* name, const QString& fallback) {
-  QByteArray v = qgetenv(name);
-  return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
-}
-
-QString corpus_dir() {
-  return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)) + QStringLiteral("/tests/corpus");
-}
+using ts_test::tinyscope_bin;
+QString corpus_dir() { return ts_test::source_dir() + QStringLiteral("/tests/corpus"); }
 
 // python's json writes NaN/Infinity tokens that QJsonDocument rejects: make them the strings the trace uses
 QByteArray quote_non_finite(QByteArray text) {
@@ -151,7 +147,7 @@ QString run_and_compare(const QString& program, const QString& device) {
   env.insert("DEBUG", "0");
   p.setProcessEnvironment(env);
   p.setWorkingDirectory(dir);
-  p.start(env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)),
+  p.start(tinyscope_bin(),
           {"run", QStringLiteral("%1/%2.py").arg(dir, program), "--json", out});
   if (!p.waitForStarted()) return QStringLiteral("cannot start %1: %2").arg(p.program(), p.errorString());
   if (!p.waitForFinished(kTimeoutMs)) {
@@ -216,7 +212,7 @@ class TestCorpus : public QObject {
  private slots:
   void initTestCase() {
     known_ = read_known_failures();
-    QVERIFY2(QFileInfo(env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN))).isExecutable(), "TINYSCOPE_BIN is not executable");
+    QVERIFY2(QFileInfo(tinyscope_bin()).isExecutable(), "TINYSCOPE_BIN is not executable");
   }
 
   void run_program_data() {

@@ -27,13 +27,11 @@
 #include "viewer/model/stepper_model.h"
 #include "viewer/panes/stepper_pane.h"
 
+#include "test_env.h"
+
 namespace {
-QString env_or(const char* name, const QString& fallback) {
-  QByteArray v = qgetenv(name);
-  return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
-}
-QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
-QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }
+using ts_test::source_dir;
+using ts_test::tinyscope_bin;
 QString fixture() { return source_dir() + "/tests/viewer/data/tutorial_matches.trace.json"; }
 
 // A graph's structure as a Merkle hash over (op, dtype, arg, tag, sources): equal graphs, equal hashes, whatever

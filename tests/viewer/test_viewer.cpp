@@ -42,13 +42,11 @@
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_pane.h"
 
+#include "test_env.h"
+
 namespace {
-QString env_or(const char* name, const QString& fallback) {
-  QByteArray v = qgetenv(name);
-  return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
-}
-QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
-QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }
+using ts_test::source_dir;
+using ts_test::tinyscope_bin;
 QString fixture() { return source_dir() + "/tests/viewer/data/seed_add.trace.json"; }
 
 // A synthetic trace with one 1,500-node tensor graph: 15 kernels of 100 nodes in a chain. Kernel k holds uops
