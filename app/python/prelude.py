@@ -1427,15 +1427,10 @@ class GroupNorm:
     if self.weight is None or self.bias is None: return x
     return x * self.weight.reshape(1, -1, *[1] * (x.ndim - 2)) + self.bias.reshape(1, -1, *[1] * (x.ndim - 2))
 
-class InstanceNorm:
+class InstanceNorm(GroupNorm):  # a GroupNorm with one channel per group: the same graph
   def __init__(self, num_features, eps=1e-5, affine=True):
-    self.num_features, self.eps = num_features, eps
-    self.weight = Tensor.ones(num_features) if affine else None
-    self.bias = Tensor.zeros(num_features) if affine else None
-  def __call__(self, x):
-    x = x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape)
-    if self.weight is None or self.bias is None: return x
-    return x * self.weight.reshape(1, -1, *[1] * (x.ndim - 2)) + self.bias.reshape(1, -1, *[1] * (x.ndim - 2))
+    super().__init__(num_features, num_features, eps, affine)
+    self.num_features = num_features
 
 class LayerNorm:
   def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):

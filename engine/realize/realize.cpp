@@ -184,6 +184,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       Buffer& dst = *buffer_of(*it.bufs[0]);
       Buffer& src = *buffer_of(*it.bufs[1]);
       std::memcpy(dst.ptr, src.ptr, std::min(dst.nbytes(), src.nbytes()));
+      rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rec.kind = "copy";
       char nm[128];
       std::snprintf(nm, sizeof nm, "copy %10s, %7s <- %-7s", size_to_str(dst.nbytes()).c_str(), dev_name(dst.device).c_str(),
@@ -223,7 +224,6 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.estimates = c.spec.estimates;
       rec.num_args = static_cast<int>(ptrs.size());
     }
-    if (it.kind == ScheduleItem::Kind::Copy) rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (auto& b : it.bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
     if (!update_stats) continue;

@@ -591,10 +591,13 @@ Schedule build_schedule(const UOps& outputs) {
   std::vector<std::vector<int>> succ(n);
   for (int i : disc)
     for (int d : built[i].deps) { succ[d].push_back(i); indeg[i]++; }
+  std::unordered_map<const UOp*, std::vector<int>> writers;  // buffer -> the items that write a new state of it
+  for (int w : disc)
+    if (built[w].own) writers[built[w].writes].push_back(w);
   for (int r : disc)
     for (auto& [buf, state] : read_states[r])
-      for (int w : disc)
-        if (w != r && built[w].own && built[w].writes == buf && replaces[w] == state &&
+      for (int w : writers[buf])
+        if (w != r && replaces[w] == state &&
             std::find(built[w].deps.begin(), built[w].deps.end(), r) == built[w].deps.end()) {
           succ[r].push_back(w);
           indeg[w]++;

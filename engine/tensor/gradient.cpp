@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <functional>
-#include <mutex>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -18,16 +17,18 @@ namespace {
 
 using Grads = std::vector<std::optional<Tensor>>;  // one entry per source of the node; nullopt: no gradient flows
 
-// A gradient rule: the op it applies to, its name and place (for errors), and the function from the gradient
-// flowing into `ret` (ctx) to the gradients of ret's sources.
+// A gradient rule: the ops it applies to, the function from the gradient flowing into `ret` (ctx) to the gradients
+// of ret's sources, and the rule as a tracer sees it ("gradient of MUL" at the rule's line).
 struct GradRule {
   std::vector<Ops> ops;
   std::function<Grads(const Tensor& ctx, const UOpRef& ret)> fn;
-  std::source_location loc;
+  Rule traced;
 };
 GradRule grad_rule(std::initializer_list<Ops> ops, std::function<Grads(const Tensor&, const UOpRef&)> fn,
                    std::source_location loc = std::source_location::current()) {
-  return GradRule{std::vector<Ops>(ops), std::move(fn), loc};
+  std::string name = "gradient of";
+  for (Ops o : ops) name += " " + std::string(op_name(o));
+  return GradRule{std::vector<Ops>(ops), std::move(fn), Rule{name, loc, std::vector<Ops>(ops), nullptr}};
 }
 
 Tensor T(const UOpRef& u) { return Tensor(u); }
@@ -162,19 +163,6 @@ const GradRule* find_rule(Ops op) {
   return nullptr;
 }
 
-// the rule as a tracer sees it: "gradient of MUL" at the rule's line
-const Rule& traced_rule(const GradRule& g) {
-  static std::unordered_map<const GradRule*, Rule> rules;
-  static std::mutex mu;
-  std::lock_guard lk(mu);
-  auto it = rules.find(&g);
-  if (it == rules.end()) {
-    std::string name = "gradient of";
-    for (Ops o : g.ops) name += " " + std::string(op_name(o));
-    it = rules.emplace(&g, Rule{name, g.loc, g.ops, nullptr}).first;
-  }
-  return it->second;
-}
 
 // the reference's broadcast_axes: out axes that were added on the left or expanded from 1
 std::vector<int64_t> broadcast_axes(const Shape& src, const Shape& out) {
@@ -254,7 +242,7 @@ std::unordered_map<const UOp*, Tensor> compute_gradient(const UOpRef& root, cons
     if (listener) {
       done.insert(t0.get());
       UOpRef next = wavefront();
-      listener->on_match(front, next, traced_rule(*rule));
+      listener->on_match(front, next, rule->traced);
       front = next;
     }
   }
