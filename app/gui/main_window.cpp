@@ -104,7 +104,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   repeat_spin_->setRange(1, 100);
   repeat_spin_->setValue(QSettings().value(QStringLiteral("run/repeat"), 5).toInt());
   repeat_spin_->setSuffix(tr(" ×"));
-  repeat_spin_->setToolTip(tr("Timing runs per kernel: the Timings pane shows their spread (a kernel that reads its own output runs once)"));
+  repeat_spin_->setToolTip(tr("Timing runs per kernel: the Timings pane shows their spread (a kernel that writes memory it reads is re-run on its restored inputs, so results never change)"));
   controller_->set_repeat(repeat_spin_->value());
   connect(repeat_spin_, &QSpinBox::valueChanged, this, [this](int n) {
     controller_->set_repeat(n);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -156,6 +157,24 @@ void print_memory_plan(const Schedule& sched, const std::unordered_map<const UOp
     std::printf("memory reduced from %.2f MB -> %.2f MB, %zu -> %zu bufs\n", total / 1e6, peak / 1e6, first_use.size(), peak_n);
 }
 
+// The buffers a kernel writes that it (or its other arguments) also reads, with a copy of their bytes: re-running
+// such a kernel would read its own output, so timing repeats restore these first.
+std::vector<std::pair<void*, std::vector<uint8_t>>> in_place_buffers(const ProgramSpec& spec, const ScheduleItem& it,
+                                                                     const std::vector<void*>& ptrs) {
+  std::vector<std::pair<void*, std::vector<uint8_t>>> out;
+  for (int o : spec.outs) {
+    if (o < 0 || static_cast<size_t>(o) >= ptrs.size()) continue;
+    bool read = false;
+    for (int i : spec.ins)
+      if (i >= 0 && static_cast<size_t>(i) < ptrs.size() && ptrs[i] == ptrs[o]) read = true;
+    if (!read) continue;
+    const Buffer& b = *buffer_of(*it.bufs[o]);
+    const auto* p = static_cast<const uint8_t*>(b.ptr);
+    out.emplace_back(b.ptr, std::vector<uint8_t>(p, p + b.nbytes()));
+  }
+  return out;
+}
+
 void run_schedule(const Schedule& sched, bool update_stats) {
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
@@ -202,13 +221,22 @@ void run_schedule(const Schedule& sched, bool update_stats) {
         if (v == sched.var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
         vars.push_back(v->second);
       }
+      // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
+      std::vector<std::pair<void*, std::vector<uint8_t>>> before;
+      if (update_stats && realize_config().repeat > 1) before = in_place_buffers(c.spec, it, ptrs);
+      t0 = std::chrono::steady_clock::now();
       run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
       rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      // timing repeats: only a kernel whose output is not one of its inputs gives the same result when run again
+      // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
+      // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
+      // restored from a copy, so every repeat computes what the first run computed
       const int repeat = update_stats ? realize_config().repeat : 1;
-      if (repeat > 1 && std::find(ptrs.begin() + 1, ptrs.end(), ptrs[0]) == ptrs.end()) {
+      if (repeat > 1) {
+        std::vector<std::pair<void*, std::vector<uint8_t>>> saved = std::move(before);
+        rec.repeat_mode = saved.empty() ? "rerun" : "restored";
         rec.repeat_seconds.push_back(rec.seconds);
         for (int k = 1; k < repeat; ++k) {
+          for (auto& [p, bytes] : saved) std::memcpy(p, bytes.data(), bytes.size());
           auto tk = std::chrono::steady_clock::now();
           run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
           rec.repeat_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - tk).count());
@@ -337,9 +365,29 @@ RealizeConfig& realize_config() {
   return c;
 }
 
+const std::vector<std::string>& device_names() {
+  static const std::vector<std::string> names{"CPU", "CPU:LLVM", "INTERP"};
+  return names;
+}
+
+std::string require_device(const std::string& name) {
+  std::string d = name;
+  size_t colon = d.find(':');
+  for (size_t i = 0; i < d.size() && i < colon; ++i) d[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[i])));
+  for (size_t i = colon == std::string::npos ? d.size() : colon; i < d.size(); ++i)
+    d[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[i])));
+  if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0) d.resize(d.size() - 2);
+  if (d == "LLVM") d = "CPU:LLVM";
+  for (const auto& n : device_names())
+    if (d == n) return d;
+  std::string list;
+  for (const auto& n : device_names()) list += (list.empty() ? "" : ", ") + n;
+  throw Error("unknown device '" + name + "': the devices are " + list);
+}
+
 void install_realize() {
   RealizeConfig& c = realize_config();
-  if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
+  if (const char* d = std::getenv("DEV"); d && *d) c.device = require_device(d);
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
   if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
   // CPU, CPU:LLVM and INTERP all run on host memory: buffers live on "CPU", the device picks the renderer

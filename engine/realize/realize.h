@@ -27,6 +27,9 @@ struct CallRecord {
   std::string program_key;   // equal keys = same compiled program
   double seconds = 0;
   std::vector<double> repeat_seconds;  // every timing of a kernel run several times (RealizeConfig::repeat), first included
+  // how the repeats ran: "rerun" (the kernel reads nothing it writes), "restored" (it writes memory it reads: each
+  // repeat ran on a copy of the inputs the first run saw, so no buffer changes); empty when it ran once
+  std::string repeat_mode;
   Estimates estimates;
   int schedule_index = 0;    // which realize (linear) this call belongs to
 };
@@ -38,6 +41,12 @@ struct RealizeConfig {
 };
 RealizeConfig& realize_config();  // initialised from the environment by install_realize()
 
+// The devices this engine runs (the values DEV takes), in the order a user is shown them.
+const std::vector<std::string>& device_names();
+// `name` canonicalized as the reference does ("cpu" -> "CPU", "CPU:0" -> "CPU"), or an Error that names it and the
+// devices that exist: an unknown device never runs as another one.
+std::string require_device(const std::string& name);
+
 struct Schedule;
 // The reference's Tensor.schedule_linear: bufferizes and schedules `tensors` and re-points every live tensor at its
 // buffer (before anything runs); the returned LINEAR runs with run_linear.
@@ -47,7 +56,8 @@ void run_linear(const Schedule& linear);
 // "file:line" of the user's code that asked for a realize (set by the Python host; empty when unknown)
 std::function<std::string()>& caller_location_hook();
 
-// Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized).
+// Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized). Throws an Error when
+// DEV names no device (see require_device).
 void install_realize();
 // Every executed, counted call of this process, in order.
 const std::vector<CallRecord>& call_log();

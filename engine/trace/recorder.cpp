@@ -174,6 +174,7 @@ void record_call(const CallRecord& r) {
                      {"estimates", {{"ops", r.estimates.ops}, {"lds", r.estimates.lds}, {"mem", r.estimates.mem}}},
                      {"schedule_index", r.schedule_index}});
   if (r.repeat_seconds.size() > 1) g_calls.back()["times"] = r.repeat_seconds;
+  if (!r.repeat_mode.empty()) g_calls.back()["repeat_mode"] = r.repeat_mode;
 }
 
 json to_json() {
