@@ -59,12 +59,17 @@ std::string env_or(const char* name, const char* fallback) {
 int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args,
                ts::trace::Level level = ts::trace::Level::Off) {
   ts::trace::set_level(level);
-  ts::install_realize();
+  try {
+    ts::install_realize();
+  } catch (const std::exception& e) {  // DEV names no device: never run on another one
+    std::fprintf(stderr, "tinyscope: %s\n", e.what());
+    return 2;
+  }
   tsp::ScriptRun run;
   run.script = script;
   run.args = args;
   run.json_path = json_path;
-  run.device = env_or("DEV", "CPU");
+  run.device = ts::realize_config().device;
   return tsp::run_script(run);
 }
 
@@ -140,8 +145,13 @@ int cmd_serve() {
       return false;
     }
     ts::trace::set_level(level);
-    ts::install_realize();
-    run.device = env_or("DEV", "CPU");
+    try {
+      ts::install_realize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
+      return false;
+    }
+    run.device = ts::realize_config().device;
     return true;
   });
 }

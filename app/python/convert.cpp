@@ -1,5 +1,7 @@
 #include "app/python/convert.h"
 
+#include "engine/realize/realize.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -90,12 +92,14 @@ ts::Tensor as_tensor(py::handle h) {
 std::string device_arg(py::handle h) {
   if (h.is_none()) return "";
   if (!py::isinstance<py::str>(h)) throw py::type_error("multi-device tensors are not supported: device must be a str");
-  std::string d = h.cast<std::string>();
-  // tinygrad canonicalizes the device name: upper case before the first ':' and no ":0" suffix
-  size_t colon = d.find(':');
-  for (size_t i = 0; i < d.size() && i < colon; ++i) d[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[i])));
-  if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0) d.resize(d.size() - 2);
-  return d;
+  // tinygrad canonicalizes the device name (upper case, no ":0"); a name that is no device is an error, and so is a
+  // device other than this run's: buffers live on the host ("CPU") and DEV picks how kernels run, so a tensor asked
+  // for on another device would silently run on this one
+  std::string d = ts::require_device(h.cast<std::string>());
+  const std::string& running = ts::realize_config().device;
+  if (d != "CPU" && d != running)
+    throw py::value_error("device '" + d + "' is not this run's device (DEV=" + running + "): a run uses one device");
+  return "CPU";
 }
 
 std::vector<int64_t> int_list(py::handle seq) {

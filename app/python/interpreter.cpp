@@ -1,5 +1,6 @@
 #include "app/python/interpreter.h"
 #include "engine/realize/realize.h"
+#include "engine/uop/stack.h"
 
 #include <pybind11/embed.h>
 
@@ -155,14 +156,32 @@ int run_in_interpreter(const ScriptRun& run, bool prelude_done = false) {
 }
 }  // namespace
 
+namespace {
+// Python and the engine run on one thread with a big stack (see engine/uop/stack.h): a script may build a
+// graph 100,000 ops deep, and the engine's walks recurse along it.
+int serve_here(const std::function<bool(ScriptRun&)>& wait);
+int on_big_stack(const std::function<int()>& body) {
+  int code = 1;
+  ts::run_with_big_stack([&] { code = body(); });
+  return code;
+}
+}  // namespace
+
 int run_script(const ScriptRun& run) {
-  std::vector<const char*> argv{run.script.c_str()};
-  for (const auto& a : run.args) argv.push_back(a.c_str());
-  py::scoped_interpreter guard{true, static_cast<int>(argv.size()), argv.data(), true};
-  return run_in_interpreter(run);
+  return on_big_stack([&] {
+    std::vector<const char*> argv{run.script.c_str()};
+    for (const auto& a : run.args) argv.push_back(a.c_str());
+    py::scoped_interpreter guard{true, static_cast<int>(argv.size()), argv.data(), true};
+    return run_in_interpreter(run);
+  });
 }
 
 int serve(const std::function<bool(ScriptRun&)>& wait) {
+  return on_big_stack([&] { return serve_here(wait); });
+}
+
+namespace {
+int serve_here(const std::function<bool(ScriptRun&)>& wait) {
   const char* argv0 = "tinyscope";
   py::scoped_interpreter guard{true, 1, &argv0, true};
   bool prelude_done = false;
@@ -180,5 +199,6 @@ int serve(const std::function<bool(ScriptRun&)>& wait) {
   py::module_::import("sys").attr("argv") = argv;
   return run_in_interpreter(run, prelude_done);
 }
+}  // namespace
 
 }  // namespace tsp

@@ -182,6 +182,8 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
 
 }  // namespace
 
+constexpr int kMaxInlineDepth = 64;
+
 std::string render_c(const ProgramSpec& spec) {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error("render_c: ProgramSpec.lowered is not a LINEAR");
@@ -198,6 +200,7 @@ std::string render_c(const ProgramSpec& spec) {
   };
   auto line = [&](const std::string& l) { lines.push_back(std::string(2 * depth, ' ') + l); };
   auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
+  std::unordered_map<const UOp*, int> inlined_depth;  // nesting of each ALU expression rendered inline
 
   // float4 accesses: a vector load is emitted at its first lane, a vector store at its last lane
   std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
@@ -343,7 +346,13 @@ std::string render_c(const ProgramSpec& spec) {
           s.push_back(assoc && resolve(x.get())->op == u.op && r.count(resolve(x.get())) && uses[resolve(x.get())] <= 1 ? strip_parens(e) : e);
         }
         std::string expr = render_alu(u.op, u.op == Ops::WHERE || group::comparison(u.op) ? u.src.back()->dtype : u.dtype, s, u);
-        if (uses[&u] <= 1 && u.op != Ops::WHERE) {
+        // how deeply the inlined expression nests: a long chain of single-use ops gets a variable every so often, so
+        // the source grows linearly and stays under clang's bracket depth (256)
+        int nest = 1;
+        for (auto& x : u.src)
+          if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + 1);
+        if (uses[&u] <= 1 && u.op != Ops::WHERE && nest < kMaxInlineDepth) {
+          inlined_depth[&u] = nest;
           r[&u] = expr;
         } else {
           std::string nm = fresh("alu");

@@ -1,5 +1,6 @@
 #include "engine/runtime/allocator.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -19,6 +20,10 @@ std::map<std::pair<std::string, size_t>, std::vector<void*>>& cache() {
 }  // namespace
 
 std::shared_ptr<Buffer> allocate_buffer(const std::string& device, DType dt, int64_t size) {
+  const auto item = static_cast<int64_t>(dt->itemsize());
+  if (size < 0 || (item > 0 && size > PTRDIFF_MAX / item))
+    throw Error("a buffer of " + std::to_string(size) + " " + dt->name + " elements on " + device +
+                " has more bytes than this machine can address");
   auto b = std::make_shared<Buffer>();
   b->device = device;
   b->dtype = dt;
@@ -34,7 +39,11 @@ std::shared_ptr<Buffer> allocate_buffer(const std::string& device, DType dt, int
   if (!p) {
     size_t rounded = (nbytes + 63) / 64 * 64;
     p = std::aligned_alloc(64, rounded);
-    if (!p) throw Error("out of memory allocating " + std::to_string(nbytes) + " bytes on " + device);
+    if (!p) {
+      std::lock_guard lk(g_mu);
+      g_live -= nbytes;
+      throw Error("out of memory allocating " + std::to_string(nbytes) + " bytes on " + device);
+    }
   }
   b->ptr = p;
   b->release = [device](void* ptr, size_t n) {

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "engine/uop/error.h"
+#include "engine/uop/stack.h"
 
 namespace ts {
 
@@ -67,9 +68,16 @@ struct Rewriter {
   std::unordered_map<const UOp*, const Rule*> in_progress;  // nodes being rewritten, with the rule that produced them
   std::string_view pass;
 
+  // one level deeper: the graph's depth is bounded by the stack left (the engine runs on a big one), not a fixed count
+  void enter() {
+    if ((++depth & 63) == 0 && stack_remaining() < (size_t{1} << 20))
+      throw Error("graph_rewrite " + std::string(pass) + ": the graph is " + std::to_string(depth) +
+                  " nodes deep, more than the stack holds (an infinite loop between rules, or run the engine on its big stack)");
+  }
+
   UOpRef sources_first(const UOpRef& x) {
     if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-    if (++depth > 20000) throw Error("graph_rewrite " + std::string(pass) + ": graph too deep or infinite loop");
+    enter();
     UOps ns;
     ns.reserve(x->src.size());
     for (auto& s : x->src) ns.push_back(sources_first(s));
@@ -95,7 +103,7 @@ struct Rewriter {
 
   UOpRef node_first(const UOpRef& x) {
     if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-    if (++depth > 20000) throw Error("graph_rewrite: graph too deep or infinite loop");
+    enter();
     UOpRef y = x;
     for (int guard = 0; UOpRef r = apply(y); ++guard) {
       if (guard > 1000) throw Error("graph_rewrite: infinite loop in bottom-up rewrite");

@@ -127,6 +127,30 @@ Table& table() {
 }
 std::atomic<uint64_t> g_serial{0};
 
+// Deletes a node without recursing into its sources: a chain of 100,000 nodes frees in a loop, not 100,000 nested
+// destructor calls. Sources whose last reference this drops are queued and freed by the outermost call.
+thread_local std::vector<UOpRef>* t_pending = nullptr;
+void release_node(const UOp* p) {
+  auto* u = const_cast<UOp*>(p);
+  if (t_pending) {
+    for (auto& s : u->src) t_pending->push_back(std::move(s));
+    for (auto& s : u->sym) t_pending->push_back(std::move(s));
+    delete u;
+    return;
+  }
+  std::vector<UOpRef> pending;
+  t_pending = &pending;
+  for (auto& s : u->src) pending.push_back(std::move(s));
+  for (auto& s : u->sym) pending.push_back(std::move(s));
+  delete u;
+  while (!pending.empty()) {
+    UOpRef last = std::move(pending.back());
+    pending.pop_back();
+    last.reset();  // may queue more
+  }
+  t_pending = nullptr;
+}
+
 bool same_key(const UOp& u, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) {
   if (u.op != op || u.dtype != dt || u.tag != tag || u.src.size() != src.size()) return false;
   for (size_t i = 0; i < src.size(); ++i)
@@ -298,6 +322,23 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
   }
   infer_device(*raw);
   if (raw->has_shape) infer_sym(*raw);
+  try {
+    raw->vmin_ = raw->compute_vmin();
+    raw->vmax_ = raw->compute_vmax();
+  } catch (...) {
+    delete raw;
+    throw;
+  }
+  if (raw->has_shape) {
+    int64_t n = 1;
+    for (auto d : raw->shape)
+      if (d > 0 && __builtin_mul_overflow(n, d, &n)) {
+        std::string shape = "(";
+        for (size_t i = 0; i < raw->shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(raw->shape[i]);
+        delete raw;
+        throw Error(std::string(op_name(op)) + ": shape " + shape + ") has more elements than int64 can count");
+      }
+  }
   std::shared_ptr<const UOp> sp(raw, [h](const UOp* p) {
     {
       auto& tb = table();
@@ -306,7 +347,7 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
       for (auto it = b; it != e; ++it)
         if (it->second.first == p) { tb.map.erase(it); break; }
     }
-    delete p;
+    release_node(p);
   });
   std::lock_guard lk(t.mu);
   // another thread may have created the same node meanwhile: prefer the existing one
@@ -405,23 +446,37 @@ std::vector<UOpRef> UOp::ranges() const {
   return out;
 }
 
-// interval arithmetic over integer index math
-int64_t UOp::vmin() const {
+// interval arithmetic over integer index math (saturating: a bound past int64 is the int64 limit)
+namespace {
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+int64_t sat_neg(int64_t a) { return a == INT64_MIN ? INT64_MAX : -a; }
+}  // namespace
+
+int64_t UOp::compute_vmin() const {
   if (is_float(dtype)) return INT32_MIN;  // bounds are for integer index math only
   switch (op) {
     case Ops::CONST: return is<Invalid>() ? 0 : const_int();
     case Ops::RANGE: return 0;
     case Ops::SPECIAL: return 0;
     case Ops::PARAM: case Ops::BUFFER: return as<ParamArg>().vmin;
-    case Ops::ADD: return src[0]->vmin() + src[1]->vmin();
+    case Ops::ADD: return sat_add(src[0]->vmin(), src[1]->vmin());
     case Ops::MUL: {
       int64_t a = src[0]->vmin(), b = src[0]->vmax(), c = src[1]->vmin(), d = src[1]->vmax();
-      return std::min({a * c, a * d, b * c, b * d});
+      return std::min({sat_mul(a, c), sat_mul(a, d), sat_mul(b, c), sat_mul(b, d)});
     }
     case Ops::FLOORDIV: case Ops::CDIV:
       if (src[1]->is_const() && src[1]->const_int() > 0) {
         int64_t c = src[1]->const_int(), lo = src[0]->vmin();
-        return lo >= 0 ? lo / c : -((-lo + c - 1) / c);
+        return lo >= 0 ? lo / c : -(sat_add(sat_neg(lo), c - 1) / c);
       }
       return INT32_MIN;
     case Ops::FLOORMOD: case Ops::CMOD:
@@ -430,10 +485,10 @@ int64_t UOp::vmin() const {
         return 0;
       }
       return INT32_MIN;
-    case Ops::NEG: return -src[0]->vmax();
+    case Ops::NEG: return sat_neg(src[0]->vmax());
     case Ops::MAX: return std::max(src[0]->vmin(), src[1]->vmin());
     case Ops::XOR:  // x ^ -1 == -x - 1 (the integer order flip of min); other XORs are unbounded
-      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return -src[0]->vmax() - 1;
+      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return sat_add(sat_neg(src[0]->vmax()), -1);
       return INT32_MIN;
     case Ops::WHERE: return std::min(src[1]->vmin(), src[2]->vmin());
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:
@@ -448,22 +503,22 @@ int64_t UOp::vmin() const {
     default: return INT32_MIN;
   }
 }
-int64_t UOp::vmax() const {
+int64_t UOp::compute_vmax() const {
   if (is_float(dtype)) return INT32_MAX;
   switch (op) {
     case Ops::CONST: return is<Invalid>() ? 0 : const_int();
-    case Ops::RANGE: return src[0]->vmax() - 1;
-    case Ops::SPECIAL: return src[0]->vmax() - 1;
+    case Ops::RANGE: return sat_add(src[0]->vmax(), -1);
+    case Ops::SPECIAL: return sat_add(src[0]->vmax(), -1);
     case Ops::PARAM: case Ops::BUFFER: return as<ParamArg>().vmax;
-    case Ops::ADD: return src[0]->vmax() + src[1]->vmax();
+    case Ops::ADD: return sat_add(src[0]->vmax(), src[1]->vmax());
     case Ops::MUL: {
       int64_t a = src[0]->vmin(), b = src[0]->vmax(), c = src[1]->vmin(), d = src[1]->vmax();
-      return std::max({a * c, a * d, b * c, b * d});
+      return std::max({sat_mul(a, c), sat_mul(a, d), sat_mul(b, c), sat_mul(b, d)});
     }
     case Ops::FLOORDIV: case Ops::CDIV:
       if (src[1]->is_const() && src[1]->const_int() > 0) {
         int64_t c = src[1]->const_int(), hi = src[0]->vmax();
-        return hi >= 0 ? hi / c : -((-hi + c - 1) / c);
+        return hi >= 0 ? hi / c : -(sat_add(sat_neg(hi), c - 1) / c);
       }
       return INT32_MAX;
     case Ops::FLOORMOD: case Ops::CMOD:
@@ -472,10 +527,10 @@ int64_t UOp::vmax() const {
         return src[1]->const_int() - 1;
       }
       return INT32_MAX;
-    case Ops::NEG: return -src[0]->vmin();
+    case Ops::NEG: return sat_neg(src[0]->vmin());
     case Ops::MAX: return std::max(src[0]->vmax(), src[1]->vmax());
     case Ops::XOR:
-      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return -src[0]->vmin() - 1;
+      if (src[1]->is_const() && !src[1]->is<Invalid>() && src[1]->const_int() == -1) return sat_add(sat_neg(src[0]->vmin()), -1);
       return INT32_MAX;
     case Ops::WHERE: return std::max(src[1]->vmax(), src[2]->vmax());
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: case Ops::AND: case Ops::OR:

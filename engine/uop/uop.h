@@ -80,6 +80,13 @@ struct UOp : std::enable_shared_from_this<UOp> {
   // storage of a BUFFER node (a runtime Buffer), owned by the node: freed when the node dies
   mutable std::shared_ptr<void> buffer;
 
+ private:
+  int64_t vmin_ = 0, vmax_ = 0;
+  int64_t compute_vmin() const;
+  int64_t compute_vmax() const;
+
+ public:
+
   static UOpRef make(Ops op, DType dtype, UOps src = {}, Arg arg = {}, int64_t tag = -1);
 
   UOpRef ref() const { return shared_from_this(); }
@@ -100,8 +107,9 @@ struct UOp : std::enable_shared_from_this<UOp> {
   std::vector<UOpRef> ranges() const;
   std::vector<UOpRef> toposort() const;  // post-order, sources first
   // integer bounds for index math (interval arithmetic)
-  int64_t vmin() const;
-  int64_t vmax() const;
+  // integer bounds of index math (interval arithmetic), computed once when the node is made
+  int64_t vmin() const { return vmin_; }
+  int64_t vmax() const { return vmax_; }
   std::string render() const;  // index-math expression text ("r0*3+r1", "4")
   // size of dim i as index math: the symbolic size, or a constant
   UOpRef dim(size_t i) const;

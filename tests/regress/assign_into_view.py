@@ -1,0 +1,18 @@
+# a write into a view of a realized buffer updates the buffer (the KV-cache update pattern)
+from tinygrad import Tensor
+a = Tensor.zeros(2, 2).contiguous().realize()
+a.shrink(((0, 1), None)).assign(Tensor.ones(1, 2) * 5).realize()
+print(a.tolist())
+a = Tensor.zeros(2, 2).contiguous().realize()
+a[0].assign(Tensor.ones(2) * 5).realize()
+print(a.tolist())
+a = Tensor.zeros(2, 2).contiguous().realize()
+a[0].assign(Tensor([5.0, 5.0])).realize()
+print(a.tolist())
+a = Tensor.zeros(3, 4).contiguous().realize()
+a[1:3, 1:3].assign(Tensor.ones(2, 2) * 7).realize()
+print(a.tolist())
+cache = Tensor.zeros(4, 3).contiguous().realize()
+for pos in range(3):
+  cache[pos].assign(Tensor.full((3,), float(pos + 1))).realize()
+print(cache.tolist(), cache.sum().item())
