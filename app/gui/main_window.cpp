@@ -386,7 +386,11 @@ void MainWindow::select_first_kernel() {
 }
 
 void MainWindow::run() {
-  stop();  // a run in progress ends before the console is cleared for the new one
+  // a run in progress ends before the console is cleared for the new one (its partial trace is not read: the new
+  // run's replaces it)
+  superseding_ = true;
+  stop();
+  superseding_ = false;
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();
@@ -501,7 +505,10 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
   }
   run_msg_ = msg;
   run_ok_ = code == 0 && !stopped;
-  if (trace.isEmpty()) return on_trace_loaded(false, {});
+  if (trace.isEmpty() || superseding_) {
+    session_->clear();  // the panes show this run's trace: nothing, not the last one's
+    return on_trace_loaded(false, {});
+  }
   // the trace is parsed off the UI thread; on_trace_loaded() goes on from there
   status_->setText(msg + tr("  Reading the trace…"));
   session_->load_async(trace);
@@ -698,7 +705,8 @@ bool MainWindow::set_compare_device(const QString& dev, QString* error) {
 void MainWindow::on_compare_finished(int code, bool stopped, const QString& trace, const QString&) {
   controller_->hold_warm_up(false);
   const QString dev = compare_device().isEmpty() ? tr("the other device") : compare_device();
-  if (trace.isEmpty()) {
+  if (trace.isEmpty() || superseding_) {
+    compare_session_->clear();
     const QString how = RunController::describe(compare_controller_->last_end());
     compare_label_->setText(stopped ? tr("%1: %2.").arg(dev, how) : tr("%1: the run failed (%2).").arg(dev, how));
     emit compare_finished(false);

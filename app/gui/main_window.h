@@ -134,7 +134,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
   bool compare_loaded_ = false;
-  bool compare_pending_ = false;  // the compare run starts once the first device's run is over
+  bool compare_pending_ = false;
+  bool superseding_ = false;  // run() is stopping the last run to start a new one  // the compare run starts once the first device's run is over
   QString compare_name_, compare_source_;
   QString run_msg_;  // the finished run's status line, completed once its trace is read
   bool run_ok_ = false;  // the current compare run's trace is in compare_session_

@@ -195,7 +195,7 @@ class TestRuns : public QObject {
       QVERIFY2(w.session()->partial().startsWith(c.label), qPrintable(w.session()->partial()));
       // everything the script realized is there, as the whole run recorded it
       QCOMPARE(outline(*w.session()), outline(whole));
-      QVERIFY(w.run_label()->isVisible());
+      QVERIFY(!w.run_label()->isHidden());
       QVERIFY2(w.run_label()->text().contains("PARTIAL TRACE: " + c.label), qPrintable(w.run_label()->text()));
       QVERIFY2(w.run_label()->text().contains("4 calls"), qPrintable(w.run_label()->text()));
       QVERIFY(w.windowTitle().contains("partial trace"));
@@ -227,7 +227,7 @@ class TestRuns : public QObject {
     QVERIFY(!w.controller()->last_end().partial);
     QVERIFY(w.session()->partial().isEmpty());
     QCOMPARE(w.session()->calls().size(), 4);
-    QVERIFY(!w.run_label()->isVisible());
+    QVERIFY(w.run_label()->isHidden());
   }
 
   // while a script runs, the status line counts its calls and the seconds; Stop keeps what was recorded
@@ -265,6 +265,40 @@ class TestRuns : public QObject {
     QVERIFY2(console.contains(QStringLiteral("[Stopped after ")), qPrintable(console));
     QVERIFY2(console.contains(QStringLiteral("partial trace: %1 calls").arg(calls)), qPrintable(console));
     QVERIFY(w.run_label()->text().startsWith("PARTIAL TRACE: stopped after "));
+  }
+
+  // Run while a run goes on: the old run ends (its partial trace is not read), the new one's trace is what shows
+  void a_new_run_replaces_a_running_one() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText(
+        "import time\nfrom tinygrad import Tensor\na = Tensor([1.0, 2.0])\nfor i in range(1000):\n"
+        "  a = (a + 1).realize()\n  time.sleep(0.1)\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QTRY_VERIFY_WITH_TIMEOUT(calls_in(w.run_label()->text()) >= 3, 60000);
+    w.editor()->setPlainText(kSteps);
+    w.run();
+    QCOMPARE(done.count(), 1);  // the old run's end, at once
+    QVERIFY(!done.front().at(0).toBool());
+    QVERIFY(done.wait(90000));
+    QVERIFY(done.at(1).at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 30000);
+    QTest::qWait(300);
+    QCOMPARE(done.count(), 2);
+    QCOMPARE(w.session()->calls().size(), 4);
+    QVERIFY(w.session()->partial().isEmpty());
+    QVERIFY(w.run_label()->isHidden());
+    QVERIFY(w.console()->toPlainText().contains("step 2 [15.0, 23.0, 31.0, 39.0]"));
+    // a run that records nothing leaves empty panes, not the last run's
+    w.editor()->setPlainText("import os\nos.abort()\n");
+    done.clear();
+    w.run();
+    QVERIFY(done.wait(90000));
+    QVERIFY(w.session()->calls().isEmpty());
+    QVERIFY(w.session()->contexts().isEmpty());
+    QVERIFY2(w.console()->toPlainText().contains("signal 6 (SIGABRT, Aborted)") && w.console()->toPlainText().contains("Nothing was recorded."),
+             qPrintable(w.console()->toPlainText()));
   }
 
   // the choosers are the engine's devices; an unknown one is an error naming it and the devices that exist
