@@ -210,12 +210,14 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
     QString err;
     if (!saved.isEmpty() && !set_device(saved, &err)) {
       device_combo_->setCurrentIndex(0);
-      report_device_error(tr("The saved device is unknown (%1): using %2.").arg(err, device_combo_->currentText()));
+      report_device_error(tr("The saved device is unknown (%1): using %2.").arg(err, device_combo_->currentText()),
+                          tr("saved device %1 unknown: using %2").arg(saved, device_combo_->currentText()));
     }
     const QString saved_compare = settings.value("run/compare").toString();
     if (!set_compare_device(saved_compare, &err)) {
       set_compare_device({});
-      report_device_error(tr("The saved compare device is unknown (%1): no comparison.").arg(err));
+      report_device_error(tr("The saved compare device is unknown (%1): no comparison.").arg(err),
+                          tr("saved compare device %1 unknown").arg(saved_compare));
     }
   }
   bool dark = restore_layout_ && settings.value("view/dark", false).toBool();
@@ -329,10 +331,10 @@ bool MainWindow::set_device(const QString& dev, QString* error) {
   return true;
 }
 
-void MainWindow::report_device_error(const QString& text) {
+void MainWindow::report_device_error(const QString& text, const QString& label) {
   append_console(text + "\n", true);
   status_->setText(text);
-  run_label_->setText(tr("DEVICE ERROR: see the console"));
+  run_label_->setText(label.isEmpty() ? tr("DEVICE ERROR: see the console") : label.toUpper());
   run_label_->setStyleSheet(QStringLiteral("QLabel { background: #c62828; color: white; font-weight: bold; }"));
   run_label_->show();
 }

@@ -40,8 +40,8 @@ class MainWindow : public QMainWindow {
   // selects one of the engine's devices (canonicalized: "cpu" is CPU); an unknown one changes nothing and is
   // false with *error naming it and the devices that exist
   bool set_device(const QString& dev, QString* error = nullptr);
-  // an error about a device, in the console and the status line
-  void report_device_error(const QString& text);
+  // an error about a device, in the console and the status line, and `label` (or "DEVICE ERROR") in red beside it
+  void report_device_error(const QString& text, const QString& label = {});
   void run();
   void stop();
   void set_dark(bool dark);
