@@ -122,6 +122,8 @@ bool parse_level(const std::string& s, ts::trace::Level* out) {
 
 // serve: the window keeps one of these started ahead of time, so Run does not wait for Python and LLVM
 int cmd_serve() {
+  // a request the engine refuses (an unknown "dev", an unwritable "stream") ends the child with the reason
+  try {
   return tsp::serve([](tsp::ScriptRun& run) {
     ts::cpu::warm_up();
     std::string line;
@@ -145,15 +147,16 @@ int cmd_serve() {
       return false;
     }
     ts::trace::set_level(level);
-    try {
-      ts::install_realize();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
-      return false;
-    }
+    // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
+    if (std::string stream = req.value("stream", ""); !stream.empty()) ts::trace::stream_to(stream);
+    ts::install_realize();  // throws on an unknown dev: the child ends with the reason (exit 2)
     run.device = ts::realize_config().device;
     return true;
   });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
+    return 2;
+  }
 }
 
 // asm --lang c|llvm FILE

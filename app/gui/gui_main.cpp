@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (dev.isEmpty() && qEnvironmentVariableIsSet("DEV")) dev = qEnvironmentVariable("DEV");
+  const bool dev_from_env = dev.isEmpty() && !qEnvironmentVariable("DEV").isEmpty();
+  if (dev_from_env) dev = qEnvironmentVariable("DEV");
 
   // a screenshot needs no display: render offscreen when there is none
   if (!shot.isEmpty() && !display_available() && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
@@ -75,11 +76,26 @@ int main(int argc, char** argv) {
   const bool screenshot = !shot.isEmpty();
   MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
   if (screenshot) w.resize(1600, 1000);
-  if (!dev.isEmpty()) w.set_device(dev);
-  if (!compare.isEmpty()) w.set_compare_device(compare);
+  // an unknown --dev / --compare (or DEV) is an error naming it and the devices that exist, on stderr and in the
+  // window, and nothing runs: never another device in its place
+  QString device_error;
+  auto check = [&](const QString& flag, const QString& name, bool ok, const QString& err) {
+    if (ok) return;
+    device_error = QStringLiteral("tinyscope: %1 %2: %3").arg(flag, name, err);
+    std::fprintf(stderr, "%s\n", qPrintable(device_error));
+  };
+  QString err;
+  if (!dev.isEmpty()) check(dev_from_env ? "DEV" : "--dev", dev,
+                            w.set_device(dev, &err), err);
+  if (!compare.isEmpty()) check("--compare", compare, w.set_compare_device(compare, &err), err);
+  if (!device_error.isEmpty()) {
+    w.report_device_error(device_error + QStringLiteral(" (nothing runs)"));
+    run = false;
+  }
   if (!select.isEmpty()) w.set_initial_context(select);
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
+  const int exit_code = device_error.isEmpty() ? 0 : 2;
   if (file.endsWith(".json")) {
     if (!w.open_trace(file)) std::fprintf(stderr, "tinyscope: cannot open trace %s\n", qPrintable(file));
   } else if (!file.isEmpty()) {
@@ -114,11 +130,11 @@ int main(int argc, char** argv) {
     QTimer::singleShot(100, &w, next_run);
   };
   if (screenshot) {
-    auto take = [&w, shot, &clock] {
+    auto take = [&w, shot, &clock, exit_code] {
       static bool done = false;
       if (done) return;
       done = true;
-      QTimer::singleShot(400, &w, [&w, shot, &clock] {
+      QTimer::singleShot(400, &w, [&w, shot, &clock, exit_code] {
         const qint64 gap = w.longest_stall_ms();  // before the grab, which is no part of the run
         QImage img = w.grab().toImage();
         bool ok = img.save(shot);
@@ -128,7 +144,7 @@ int main(int argc, char** argv) {
                      qPrintable(shot), ok ? "written" : "NOT written", clock.elapsed() / 1000.0,
                      static_cast<int>(w.session()->calls().size()), qPrintable(w.session()->device()),
                      static_cast<long long>(gap), tsv::LayoutEngine::max_ui_stall_ms());
-        QCoreApplication::exit(ok ? 0 : 1);
+        QCoreApplication::exit(ok ? exit_code : 1);
       });
     };
     // --runs N: run again once everything settled, N times, then take the picture
@@ -152,7 +168,8 @@ int main(int argc, char** argv) {
     });
     QTimer::singleShot(0, &w, next_run);
   }
-  return app.exec();
+  const int code = app.exec();
+  return code ? code : exit_code;
 }
 
 }  // namespace tsgui

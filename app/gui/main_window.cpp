@@ -28,10 +28,12 @@
 #include <QVBoxLayout>
 #include <cstdio>
 
+#include "app/gui/devices.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/stall_probe.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
+#include "viewer/model/timings_model.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
@@ -93,7 +95,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   for (const auto& f : ex.entryList({QStringLiteral("*.py")}, QDir::Files, QDir::Name))
     script_combo_->addItem(f, ex.filePath(f));
   device_combo_ = new QComboBox(this);
-  device_combo_->addItems({QStringLiteral("CPU"), QStringLiteral("CPU:LLVM"), QStringLiteral("INTERP")});
+  device_combo_->addItems(device_names());  // the engine's own list
   device_combo_->setToolTip(tr("Device (DEV)"));
   tb->addWidget(new QLabel(tr(" Script "), this));
   tb->addWidget(script_combo_);
@@ -169,6 +171,12 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
 
   status_ = new QLabel(tr("Ready"), this);
   statusBar()->addWidget(status_, 1);
+  // a run in progress (elapsed time, calls so far), then a partial trace's label
+  run_label_ = new QLabel(this);
+  run_label_->setObjectName(QStringLiteral("run_progress"));
+  run_label_->setContentsMargins(6, 0, 6, 0);
+  run_label_->hide();
+  statusBar()->addPermanentWidget(run_label_);
 
   // ---- wiring
   connect(script_combo_, &QComboBox::activated, this, [this](int i) { open_script(script_combo_->itemData(i).toString()); });
@@ -185,6 +193,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   });
   connect(controller_, &RunController::output, this, &MainWindow::append_console);
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
+  connect(controller_, &RunController::progress, this, &MainWindow::show_progress);
   connect(session_, &tsv::Session::load_finished, this, &MainWindow::on_trace_loaded);
   connect(source_, &tsv::SourcePane::assembly_wanted, this, &MainWindow::disassemble);
   if (qEnvironmentVariableIntValue("TINYSCOPE_PERF") > 0) set_measuring(true, true);
@@ -196,9 +205,20 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   default_layout();
   if (restore_layout_) {
     restoreState(settings.value("window/state").toByteArray());
-    int dev = device_combo_->findText(settings.value("run/device").toString());
-    if (dev >= 0) device_combo_->setCurrentIndex(dev);
-    set_compare_device(settings.value("run/compare").toString());
+    // a saved device this build does not have (any more) is said so, never swapped silently
+    const QString saved = settings.value("run/device").toString();
+    QString err;
+    if (!saved.isEmpty() && !set_device(saved, &err)) {
+      device_combo_->setCurrentIndex(0);
+      report_device_error(tr("The saved device is unknown (%1): using %2.").arg(err, device_combo_->currentText()),
+                          tr("saved device %1 unknown: using %2").arg(saved, device_combo_->currentText()));
+    }
+    const QString saved_compare = settings.value("run/compare").toString();
+    if (!set_compare_device(saved_compare, &err)) {
+      set_compare_device({});
+      report_device_error(tr("The saved compare device is unknown (%1): no comparison.").arg(err),
+                          tr("saved compare device %1 unknown").arg(saved_compare));
+    }
   }
   bool dark = restore_layout_ && settings.value("view/dark", false).toBool();
   dark_act_->setChecked(dark);
@@ -299,13 +319,24 @@ void MainWindow::set_dark(bool dark) {
   if (dark_act_->isChecked() != dark) dark_act_->setChecked(dark);
 }
 
-void MainWindow::set_device(const QString& dev) {
-  int i = device_combo_->findText(dev, Qt::MatchFixedString);
+bool MainWindow::set_device(const QString& dev, QString* error) {
+  QString err;
+  const QString name = require_device(dev, &err);
+  const int i = name.isEmpty() ? -1 : device_combo_->findText(name);
   if (i < 0) {
-    device_combo_->addItem(dev);
-    i = device_combo_->count() - 1;
+    if (error) *error = err.isEmpty() ? tr("unknown device '%1'").arg(dev) : err;
+    return false;
   }
   device_combo_->setCurrentIndex(i);
+  return true;
+}
+
+void MainWindow::report_device_error(const QString& text, const QString& label) {
+  append_console(text + "\n", true);
+  status_->setText(text);
+  run_label_->setText(label.isEmpty() ? tr("DEVICE ERROR: see the console") : label.toUpper());
+  run_label_->setStyleSheet(QStringLiteral("QLabel { background: #c62828; color: white; font-weight: bold; }"));
+  run_label_->show();
 }
 
 void MainWindow::open_script(const QString& path) {
@@ -342,6 +373,7 @@ bool MainWindow::open_trace(const QString& path) {
   // the script the trace came from, when it is still there
   if (QFileInfo(session_->script()).isFile()) open_script(session_->script());
   select_first_kernel();
+  show_trace_label();
   return true;
 }
 
@@ -356,21 +388,36 @@ void MainWindow::select_first_kernel() {
 }
 
 void MainWindow::run() {
-  stop();  // a run in progress ends before the console is cleared for the new one
+  // a run in progress ends before the console is cleared for the new one (its partial trace is not read: the new
+  // run's replaces it)
+  superseding_ = true;
+  stop();
+  superseding_ = false;
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();
   append_console(tr("$ tinyscope run %1 (DEV=%2)\n").arg(name, device_combo_->currentText()), false);
   run_act_->setEnabled(false);
   stop_act_->setEnabled(true);
-  status_->setText(tr("Running %1 on %2…").arg(name, device_combo_->currentText()));
+  status_->setText(tr("Running %1 on %2… (Stop: Ctrl+.)").arg(name, device_combo_->currentText()));
   run_clock_.start();
   run_unsettled_ = true;
   if (probe_) probe_->reset();
+  run_label_->setStyleSheet({});
+  run_label_->setText(tr("running…"));
+  run_label_->show();
+  setWindowTitle(QStringLiteral("tinyscope — %1").arg(name));
   controller_->start(name, editor_->toPlainText(), device_combo_->currentText());
   const QString other = compare_device();
+  compare_pending_ = false;
   if (!other.isEmpty()) {
-    compare_label_->setText(tr("Running on %1…").arg(other));
+    // the second device runs once the first one's run is over: never both at once on the same cores
+    compare_pending_ = true;
+    compare_name_ = name;
+    compare_source_ = editor_->toPlainText();
+    compare_label_->setText(tr("%1 runs after %2 has finished (one device at a time, so neither's timings share the "
+                               "cores with the other's)…")
+                                .arg(other, device_combo_->currentText()));
     compare_loaded_ = false;
     compare_dock_->setWindowTitle(tr("Compare: %1").arg(other));
     if (!compare_dock_->isVisible()) {
@@ -378,14 +425,36 @@ void MainWindow::run() {
       resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
       if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});  // half each
     }
-    compare_controller_->set_program(controller_->program());
-    compare_controller_->start(name, editor_->toPlainText(), other);
   }
 }
 
+void MainWindow::start_compare() {
+  compare_pending_ = false;
+  const QString other = compare_device();
+  if (other.isEmpty()) return;
+  compare_label_->setText(tr("Running on %1 (after %2 finished)…").arg(other, device_combo_->currentText()));
+  compare_controller_->set_program(controller_->program());
+  compare_controller_->set_repeat(controller_->repeat());  // the same warm repeats for both
+  controller_->hold_warm_up(true);  // the first device's next child starts once this run is over
+  compare_controller_->start(compare_name_, compare_source_, other);
+}
+
 void MainWindow::stop() {
+  if (compare_pending_) {
+    compare_pending_ = false;
+    compare_label_->setText(tr("%1: not run (stopped)").arg(compare_device()));
+  }
   controller_->stop();
   compare_controller_->stop();
+}
+
+// the run in progress, a few times a second from its trace stream
+void MainWindow::show_progress() {
+  if (!controller_->running()) return;
+  const TraceStream& st = controller_->stream();
+  QString text = tr("%1 s · %2 calls so far").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 1).arg(st.calls());
+  if (!st.last_call().isEmpty()) text += tr(" (last: %1)").arg(st.last_call());
+  run_label_->setText(text);
 }
 
 void MainWindow::append_console(const QString& text, bool is_err) {
@@ -415,11 +484,22 @@ void MainWindow::mark_error_line(int line) {
 void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, const QString& stderr_text) {
   run_act_->setEnabled(true);
   stop_act_->setEnabled(false);
+  const RunController::End& end = controller_->last_end();
+  const QString after = tr("after %1 s").arg(end.ms / 1000.0, 0, 'f', 1);
   QString msg;
-  if (stopped) msg = tr("Stopped.");
+  if (stopped) msg = tr("Stopped %1.").arg(after);
+  else if (code < 0 && end.crashed) msg = tr("The run crashed: %1 %2 (the window is fine).").arg(RunController::signal_text(end.code), after);
   else if (code < 0) msg = tr("The run crashed (the window is fine).");
-  else msg = code == 0 ? tr("Finished.") : tr("Failed with exit code %1.").arg(code);
-  append_console(QStringLiteral("\n[%1]\n").arg(msg), code != 0);
+  else msg = code == 0 ? tr("Finished %1.").arg(after) : tr("Failed with exit code %1 %2.").arg(code).arg(after);
+  if (stopped) compare_pending_ = false;
+  QString console_msg = msg;
+  if (end.partial)
+    console_msg += tr(" The panes show the partial trace: %1 calls and %2 contexts, everything recorded before the run ended.")
+                       .arg(end.calls)
+                       .arg(end.contexts);
+  else if (trace.isEmpty() && (stopped || code != 0))
+    console_msg += tr(" Nothing was recorded.");
+  append_console(QStringLiteral("\n[%1]\n").arg(console_msg), code != 0);
   int line = RunController::error_line(stderr_text, controller_->script_path());
   if (line > 0) {
     mark_error_line(line);
@@ -427,7 +507,10 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
   }
   run_msg_ = msg;
   run_ok_ = code == 0 && !stopped;
-  if (trace.isEmpty()) return on_trace_loaded(false, {});
+  if (trace.isEmpty() || superseding_) {
+    session_->clear();  // the panes show this run's trace: nothing, not the last one's
+    return on_trace_loaded(false, {});
+  }
   // the trace is parsed off the UI thread; on_trace_loaded() goes on from there
   status_->setText(msg + tr("  Reading the trace…"));
   session_->load_async(trace);
@@ -442,18 +525,39 @@ void MainWindow::on_trace_loaded(bool ok, const QString& err) {
     append_console(err + "\n", true);
   }
   status_->setText(msg);
+  show_trace_label();
   if (!compare_device().isEmpty()) update_compare_summary();
   emit run_finished(run_ok_);
   check_settled();
 }
 
 bool MainWindow::settled() const {
-  return !controller_->running() && !compare_controller_->running() && !session_->loading() &&
-         !compare_session_->loading() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
+  return !compare_pending_ && main_settled() && !compare_controller_->running() && !compare_session_->loading();
+}
+
+bool MainWindow::main_settled() const {
+  return !controller_->running() && !session_->loading() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
          tsv::LayoutEngine::instance()->pending() == 0;
 }
 
+// a partial trace says so, with how its run ended, where the run's progress was shown
+void MainWindow::show_trace_label() {
+  const QString partial = session_->partial();
+  QString title = QStringLiteral("tinyscope — %1").arg(QFileInfo(session_->script()).fileName());
+  if (partial.isEmpty()) {
+    run_label_->hide();
+  } else {
+    run_label_->setText(tr("PARTIAL TRACE: %1 · %2 calls").arg(partial).arg(session_->calls().size()));
+    run_label_->setStyleSheet(QStringLiteral("QLabel { background: #c62828; color: white; font-weight: bold; }"));
+    run_label_->show();
+    title += tr(" (partial trace: %1)").arg(partial);
+  }
+  if (!session_->script().isEmpty()) setWindowTitle(title);
+}
+
 void MainWindow::check_settled() {
+  // the compare run starts once the first device's run is over and its panes are drawn
+  if (compare_pending_ && main_settled()) return start_compare();
   if (!settled()) return;
   if (run_unsettled_) {
     run_unsettled_ = false;
@@ -513,7 +617,8 @@ void MainWindow::build_compare_dock() {
   compare_dock_->hide();
 
   compare_combo_ = new QComboBox(this);
-  compare_combo_->addItems({tr("none"), QStringLiteral("CPU"), QStringLiteral("CPU:LLVM"), QStringLiteral("INTERP")});
+  compare_combo_->addItem(tr("none"));
+  compare_combo_->addItems(device_names());
   compare_combo_->setToolTip(tr("Compare with…: also run the script on this device, side by side"));
   if (auto* tb = findChild<QToolBar*>(QStringLiteral("run_toolbar"))) {
     QAction* before = run_act_;
@@ -525,6 +630,14 @@ void MainWindow::build_compare_dock() {
     if (i == 0) compare_dock_->hide();
   });
   connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
+  connect(compare_controller_, &RunController::progress, this, [this] {
+    if (!compare_controller_->running()) return;
+    const TraceStream& st = compare_controller_->stream();
+    compare_label_->setText(tr("Running on %1 (after %2 finished)… %3 s · %4 calls so far")
+                                .arg(compare_device(), session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
+                                .arg(compare_controller_->elapsed_ms() / 1000.0, 0, 'f', 1)
+                                .arg(st.calls()));
+  });
   connect(compare_session_, &tsv::Session::load_finished, this, &MainWindow::on_compare_loaded);
   connect(compare_controller_, &RunController::output, this, [this](const QString& text, bool is_err) {
     if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
@@ -541,37 +654,63 @@ void MainWindow::build_compare_dock() {
 // the two devices' totals, once both runs are in (either may finish first)
 void MainWindow::update_compare_summary() {
   if (!compare_loaded_ || controller_->running() || compare_controller_->running()) return;
-  auto total = [](const tsv::Session& s) {
-    double t = 0;
-    for (const auto& c : s.calls()) t += c.seconds;
-    return t * 1e6;
+  // per device: the first runs' total (the bars, DEBUG=2's times) and, when kernels were timed several times, the
+  // total of each call's warm median (a call that ran once counts its one time)
+  int repeats = 1;
+  auto totals = [&repeats](const tsv::Session& s) {
+    double first = 0, warm = 0;
+    for (const auto& c : s.calls()) {
+      first += c.seconds;
+      const auto sp = tsv::TimingsModel::spread_of(c.times);
+      warm += sp.n >= 2 ? sp.median : c.seconds;
+      repeats = std::max(repeats, int(c.times.size()));
+    }
+    return std::pair{first * 1e6, warm * 1e6};
   };
-  compare_label_->setText(tr("%1: %2 calls, %3 µs in all   |   %4: %5 calls, %6 µs in all")
-                              .arg(compare_session_->device())
-                              .arg(compare_session_->calls().size())
-                              .arg(total(*compare_session_), 0, 'f', 1)
-                              .arg(session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
-                              .arg(session_->calls().size())
-                              .arg(total(*session_), 0, 'f', 1));
+  const auto [mine_first, mine_warm] = totals(*session_);
+  const auto [theirs_first, theirs_warm] = totals(*compare_session_);
+  const QString mine = session_->device().isEmpty() ? device_combo_->currentText() : session_->device();
+  const QString theirs = compare_session_->device();
+  auto line = [repeats](const QString& dev, qsizetype calls, double first, double warm) {
+    QString t = tr("%1: %2 calls, first runs %3 µs").arg(dev).arg(calls).arg(first, 0, 'f', 1);
+    if (repeats > 2) t += tr(", warm medians %1 µs").arg(warm, 0, 'f', 1);
+    return t;
+  };
+  QString how = tr("%1, then %2 once it had finished (one device at a time)").arg(mine, theirs);
+  if (repeats > 2) how += tr("; Timing %1×: warm medians are of the %2 runs after the first").arg(repeats).arg(repeats - 1);
+  QString text = line(mine, session_->calls().size(), mine_first, mine_warm) + "   |   " +
+                 line(theirs, compare_session_->calls().size(), theirs_first, theirs_warm) + "\n" + how;
+  if (!compare_session_->partial().isEmpty()) text += tr("\n%1: PARTIAL TRACE (%2)").arg(theirs, compare_session_->partial());
+  compare_label_->setText(text);
 }
 
 QString MainWindow::compare_device() const {
   return compare_combo_->currentIndex() > 0 ? compare_combo_->currentText() : QString();
 }
 
-void MainWindow::set_compare_device(const QString& dev) {
-  int i = dev.isEmpty() || dev == "none" ? 0 : compare_combo_->findText(dev, Qt::MatchFixedString);
-  if (i < 0) {
-    compare_combo_->addItem(dev);
-    i = compare_combo_->count() - 1;
+bool MainWindow::set_compare_device(const QString& dev, QString* error) {
+  if (dev.isEmpty() || dev == "none") {
+    compare_combo_->setCurrentIndex(0);
+    return true;
+  }
+  QString err;
+  const QString name = require_device(dev, &err);
+  const int i = name.isEmpty() ? -1 : compare_combo_->findText(name);
+  if (i <= 0) {
+    if (error) *error = err.isEmpty() ? tr("unknown device '%1'").arg(dev) : err;
+    return false;
   }
   compare_combo_->setCurrentIndex(i);
+  return true;
 }
 
 void MainWindow::on_compare_finished(int code, bool stopped, const QString& trace, const QString&) {
+  controller_->hold_warm_up(false);
   const QString dev = compare_device().isEmpty() ? tr("the other device") : compare_device();
-  if (stopped || code != 0 || trace.isEmpty()) {
-    compare_label_->setText(stopped ? tr("%1: stopped.").arg(dev) : tr("%1: the run failed.").arg(dev));
+  if (trace.isEmpty() || superseding_) {
+    compare_session_->clear();
+    const QString how = RunController::describe(compare_controller_->last_end());
+    compare_label_->setText(stopped ? tr("%1: %2.").arg(dev, how) : tr("%1: the run failed (%2).").arg(dev, how));
     emit compare_finished(false);
     return check_settled();
   }

@@ -37,14 +37,18 @@ class MainWindow : public QMainWindow {
   bool open_trace(const QString& path);
   // writes the current session's trace JSON (File > Save trace); false with a console message on failure
   bool save_trace(const QString& path);
-  void set_device(const QString& dev);
+  // selects one of the engine's devices (canonicalized: "cpu" is CPU); an unknown one changes nothing and is
+  // false with *error naming it and the devices that exist
+  bool set_device(const QString& dev, QString* error = nullptr);
+  // an error about a device, in the console and the status line, and `label` (or "DEVICE ERROR") in red beside it
+  void report_device_error(const QString& text, const QString& label = {});
   void run();
   void stop();
   void set_dark(bool dark);
   // after a run or an opened trace, select the first context whose name contains `text` (else the first kernel)
   void set_initial_context(const QString& text) { initial_context_ = text; }
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
-  void set_compare_device(const QString& dev);
+  bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
   // the docks' default sizes for the current window size
   void default_layout();
@@ -60,8 +64,10 @@ class MainWindow : public QMainWindow {
   int error_line() const { return error_line_; }
   tsv::GraphPane* tensor_graph() const { return tensor_graph_; }
   tsv::GraphPane* kernel_graph() const { return kernel_graph_; }
-  // true when no run and no graph layout is in progress
+  // true when no run and no graph layout is in progress (and no Compare run waits for its turn)
   bool settled() const;
+  // the run's progress while it runs, then a partial trace's label (hidden for a whole trace)
+  QLabel* run_label() const { return run_label_; }
 
   // measuring: an event-loop heartbeat runs, and each run reports Run-to-all-panes time and the longest
   // UI-thread stall (on stderr too when `print` is set; TINYSCOPE_PERF=1 turns this on at start)
@@ -87,6 +93,10 @@ class MainWindow : public QMainWindow {
   void select_first_kernel();
   QString initial_context_;
   void check_settled();
+  bool main_settled() const;
+  void show_progress();
+  void show_trace_label();
+  void start_compare();
   void build_file_menu();
   void build_compare_dock();
   void update_compare_summary();
@@ -109,6 +119,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* editor_;
   QPlainTextEdit* console_;
   QLabel* status_;
+  QLabel* run_label_ = nullptr;
   tsv::ContextsPane* contexts_;
   tsv::SchedulePane* schedule_;
   tsv::SourcePane* source_;
@@ -123,6 +134,9 @@ class MainWindow : public QMainWindow {
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
   bool compare_loaded_ = false;
+  bool compare_pending_ = false;
+  bool superseding_ = false;  // run() is stopping the last run to start a new one  // the compare run starts once the first device's run is over
+  QString compare_name_, compare_source_;
   QString run_msg_;  // the finished run's status line, completed once its trace is read
   bool run_ok_ = false;  // the current compare run's trace is in compare_session_
   // measuring

@@ -9,10 +9,18 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <cstring>
 
 namespace tsgui {
 
-RunController::RunController(QObject* parent) : QObject(parent), program_(QCoreApplication::applicationFilePath()) {}
+RunController::RunController(QObject* parent) : QObject(parent), program_(QCoreApplication::applicationFilePath()) {
+  poll_ = new QTimer(this);
+  poll_->setInterval(250);
+  connect(poll_, &QTimer::timeout, this, [this] {
+    stream_.poll();
+    emit progress();
+  });
+}
 
 RunController::~RunController() {
   drop_spare();
@@ -102,7 +110,11 @@ void RunController::start_file(const QString& script_path, const QString& device
   if (!dir_) dir_ = std::make_unique<QTemporaryDir>();
   script_path_ = script_path;
   trace_path_ = dir_->filePath(QStringLiteral("trace.json"));
-  QFile::remove(trace_path_);
+  stream_path_ = dir_->filePath(QStringLiteral("trace.stream.jsonl"));
+  for (const QString& f : {trace_path_, stream_path_, dir_->filePath(QStringLiteral("partial.json"))}) QFile::remove(f);
+  stream_.reset(stream_path_);
+  end_ = End{};
+  end_.device = device;
   stderr_.clear();
   stopping_ = false;
   QProcess* p = spare_ && spare_->state() != QProcess::NotRunning ? spare_ : nullptr;
@@ -131,36 +143,91 @@ void RunController::start_file(const QString& script_path, const QString& device
     if (p != process_) return;
     read_out();
     read_err();
-    process_ = nullptr;
-    p->deleteLater();
-    last_run_ms_ = run_clock_.elapsed();
-    bool crashed = status != QProcess::NormalExit;
-    QString trace = !crashed && QFileInfo::exists(trace_path_) ? trace_path_ : QString();
-    emit finished(crashed ? -1 : code, stopping_, trace, stderr_);
-    // the next run's child starts now, while the window reads this trace
-    if (keep_warm_) QTimer::singleShot(0, this, &RunController::warm_up);
+    on_exit(p, code, status);
   });
   connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
-    if (e != QProcess::FailedToStart || p != process_) return;
-    process_ = nullptr;
-    p->deleteLater();
-    emit output(tr("cannot start %1: %2\n").arg(program_, p->errorString()), true);
-    emit finished(-1, false, {}, {});
+    if (e == QProcess::FailedToStart && p == process_) fail_to_start(p);
   });
-  if (p->state() == QProcess::NotRunning) {  // it failed to start before the handlers were connected
-    process_ = nullptr;
-    p->deleteLater();
-    emit output(tr("cannot start %1: %2\n").arg(program_, p->errorString()), true);
-    emit finished(-1, false, {}, {});
-    return;
-  }
-  QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"trace", "matches"}, {"dev", device}, {"repeat", repeat_}};
+  if (p->state() == QProcess::NotRunning) return fail_to_start(p);  // it failed before the handlers were connected
+  QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"stream", stream_path_}, {"trace", "matches"},
+                  {"dev", device},    {"repeat", repeat_}};
   run_clock_.start();
+  poll_->start();
   p->write(QJsonDocument(req).toJson(QJsonDocument::Compact) + "\n");
   p->closeWriteChannel();
   read_out();  // what the spare printed while it waited (nothing, normally)
   read_err();
   emit started();
+}
+
+void RunController::fail_to_start(QProcess* p) {
+  process_ = nullptr;
+  poll_->stop();
+  p->deleteLater();
+  emit output(tr("cannot start %1: %2\n").arg(program_, p->errorString()), true);
+  emit finished(-1, false, {}, {});
+}
+
+// the child is gone: its whole trace when it wrote one, else the trace rebuilt from what it streamed
+void RunController::on_exit(QProcess* p, int code, QProcess::ExitStatus status) {
+  process_ = nullptr;
+  p->deleteLater();
+  poll_->stop();
+  stream_.poll();
+  last_run_ms_ = run_clock_.elapsed();
+  end_.ms = last_run_ms_;
+  end_.stopped = stopping_;
+  end_.crashed = status != QProcess::NormalExit;
+  end_.code = code;  // after a crash, the signal
+  end_.calls = stream_.calls();
+  end_.contexts = stream_.contexts();
+  QString trace = !end_.crashed && QFileInfo::exists(trace_path_) ? trace_path_ : QString();
+  if (trace.isEmpty() && stream_.bytes() > 0) {
+    int records = 0;
+    QString err;
+    const QJsonObject fields{{"script", script_path_}, {"device", end_.device}, {"partial", describe(end_)}};
+    const QByteArray doc = TraceStream::rebuild(stream_path_, fields, &records, &err);
+    QFile out(dir_->filePath(QStringLiteral("partial.json")));
+    if (records > 0 && out.open(QIODevice::WriteOnly) && out.write(doc) == doc.size()) {
+      out.close();
+      trace = out.fileName();
+      end_.partial = true;
+    } else if (!err.isEmpty()) {
+      emit output(err + "\n", true);
+    }
+  }
+  emit progress();
+  emit finished(end_.crashed ? -1 : code, stopping_, trace, stderr_);
+  // the next run's child starts now, while the window reads this trace
+  if (keep_warm_) QTimer::singleShot(0, this, [this] {
+    if (hold_warm_) warm_wanted_ = true;
+    else warm_up();
+  });
+}
+
+void RunController::hold_warm_up(bool hold) {
+  hold_warm_ = hold;
+  if (!hold && warm_wanted_) {
+    warm_wanted_ = false;
+    warm_up();
+  }
+}
+
+qint64 RunController::elapsed_ms() const { return running() ? run_clock_.elapsed() : end_.ms; }
+
+QString RunController::signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* what = strsignal(sig);
+  return abbrev ? tr("signal %1 (SIG%2, %3)").arg(sig).arg(QString::fromLatin1(abbrev), QString::fromLocal8Bit(what))
+                : tr("signal %1").arg(sig);
+}
+
+QString RunController::describe(const End& e) {
+  const QString after = tr("after %1 s").arg(e.ms / 1000.0, 0, 'f', 1);
+  if (e.stopped) return tr("stopped %1").arg(after);
+  if (e.crashed) return tr("crashed: %1 %2").arg(signal_text(e.code), after);
+  if (e.code != 0) return tr("exit code %1 %2").arg(e.code).arg(after);
+  return tr("finished %1").arg(after);
 }
 
 void RunController::stop() {

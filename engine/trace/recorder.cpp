@@ -1,5 +1,6 @@
 #include "engine/trace/recorder.h"
 
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,38 @@ json g_uops = json::object();
 json g_fields = json::object();
 std::unordered_set<uint64_t> g_known;
 
+// the stream (stream_to): finished contexts in order, the uops they introduced, and every call, one JSON line each
+std::FILE* g_stream = nullptr;
+std::vector<uint64_t> g_unstreamed_uops;  // interned since the last uops line
+std::vector<bool> g_closed;               // per context: its scope has ended
+size_t g_streamed_contexts = 0;           // contexts [0, n) are in the stream
+
+void stream_line(const json& j) {
+  std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws (it runs in destructors)
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), g_stream);
+  std::fflush(g_stream);  // on disk for the reader before the next kernel runs (a crash loses nothing written)
+}
+
+// every context that ended, up to the first one still open (their uops first), so the stream's contexts are always
+// the trace's first n, in order
+void stream_finished_contexts() {
+  if (!g_stream) return;
+  while (g_streamed_contexts < g_contexts.size() && g_streamed_contexts < g_closed.size() && g_closed[g_streamed_contexts]) {
+    if (!g_unstreamed_uops.empty()) {
+      json uops = json::object();
+      for (uint64_t id : g_unstreamed_uops) {
+        const std::string key = std::to_string(id);
+        uops[key] = g_uops[key];
+      }
+      g_unstreamed_uops.clear();
+      stream_line({{"uops", std::move(uops)}});
+    }
+    stream_line({{"context", g_contexts[g_streamed_contexts]}});
+    ++g_streamed_contexts;
+  }
+}
+
 std::string loc_str(const std::source_location& l) {
   std::string f = l.file_name();
   auto p = f.find("engine/");
@@ -43,6 +76,7 @@ uint64_t intern(const UOpRef& root) {
     if (u->tag != -1) j["tag"] = u->tag;
     if (!u->device.empty()) j["device"] = u->device;
     g_uops[std::to_string(u->id)] = std::move(j);
+    if (g_stream) g_unstreamed_uops.push_back(u->id);
   }
   return root->id;
 }
@@ -84,6 +118,7 @@ ContextScope::ContextScope(ContextKind kind, std::string name) {
   std::lock_guard lk(g_mu);
   index_ = static_cast<int>(g_contexts.size());
   g_contexts.push_back({{"id", index_}, {"kind", kind == ContextKind::Schedule ? "schedule" : "kernel"}, {"name", name}, {"passes", json::array()}});
+  g_closed.resize(g_contexts.size(), false);
   saved_listener_ = rewrite_listener();
   auto* r = new Recorder();
   r->ctx = index_;
@@ -93,6 +128,9 @@ ContextScope::~ContextScope() {
   if (index_ < 0) return;
   delete static_cast<Recorder*>(rewrite_listener());
   rewrite_listener() = static_cast<RewriteListener*>(saved_listener_);
+  std::lock_guard lk(g_mu);
+  g_closed[index_] = true;
+  stream_finished_contexts();
 }
 void ContextScope::rename(const std::string& name) {
   if (index_ < 0) return;
@@ -175,6 +213,7 @@ void record_call(const CallRecord& r) {
                      {"schedule_index", r.schedule_index}});
   if (r.repeat_seconds.size() > 1) g_calls.back()["times"] = r.repeat_seconds;
   if (!r.repeat_mode.empty()) g_calls.back()["repeat_mode"] = r.repeat_mode;
+  if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 
 json to_json() {
@@ -205,6 +244,22 @@ json load(const std::string& path) {
   if (j["version"] != kSchemaVersion)
     throw Error("trace file " + path + " has schema version " + j["version"].dump() + ", this build reads version " + std::to_string(kSchemaVersion));
   return j;
+}
+
+void stream_to(const std::string& path) {
+  std::lock_guard lk(g_mu);
+  if (g_stream) std::fclose(g_stream);
+  g_stream = nullptr;
+  if (path.empty()) return;
+  g_stream = std::fopen(path.c_str(), "wb");
+  if (!g_stream) throw Error("cannot write the trace stream " + path);
+  // what was recorded before: its contexts that ended, every uop so far, every call
+  g_unstreamed_uops.clear();
+  for (auto& [key, u] : g_uops.items()) g_unstreamed_uops.push_back(std::stoull(key));
+  g_streamed_contexts = 0;
+  if (g_unstreamed_uops.empty() && g_contexts.empty() && g_calls.empty()) return;
+  stream_finished_contexts();
+  for (const auto& c : g_calls) stream_line({{"call", c}});
 }
 
 void save(const std::string& path) {

@@ -14,6 +14,14 @@ nlohmann::json to_json();
 // extra top-level fields (the script, its result, the device)
 void set_field(const std::string& key, const nlohmann::json& value);
 void save(const std::string& path);  // throws ts::Error on I/O failure
+// From now on also appends what is recorded to `path` as it happens, one JSON line at a time, each flushed before
+// the next kernel runs, so a process that dies (killed, aborted) leaves everything recorded up to that moment:
+//   {"uops": {ID: UOP, ...}}   the nodes interned since the last such line (before the context that needs them)
+//   {"context": CONTEXT}       a context once it and every context before it ended (so contexts come in trace order)
+//   {"call": CALL}             each executed call, as it is recorded
+// The trace of the lines is the same as save()'s, less the extra fields (set_field) and any context still open.
+// "" stops streaming. Throws ts::Error when `path` cannot be written.
+void stream_to(const std::string& path);
 // reads a saved trace; throws ts::Error naming the problem (missing file, bad JSON, other schema version)
 nlohmann::json load(const std::string& path);
 

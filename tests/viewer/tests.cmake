@@ -5,8 +5,10 @@ function(ts_add_window_test name source)
     SOURCES ${source}
             ${CMAKE_SOURCE_DIR}/app/gui/run_controller.cpp ${CMAKE_SOURCE_DIR}/app/gui/run_controller.h
             ${CMAKE_SOURCE_DIR}/app/gui/main_window.cpp ${CMAKE_SOURCE_DIR}/app/gui/main_window.h
-            ${CMAKE_SOURCE_DIR}/app/gui/stall_probe.h ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
-    LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 180)
+            ${CMAKE_SOURCE_DIR}/app/gui/stall_probe.h ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.cpp
+            ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.h ${CMAKE_SOURCE_DIR}/app/gui/devices.cpp
+            ${CMAKE_SOURCE_DIR}/app/gui/devices.h ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
+    LIBS tinyscope_viewer tinyscope_engine Qt6::Widgets TIMEOUT 180)
   set_target_properties(${name} PROPERTIES AUTORCC ON)
   add_dependencies(${name} tinyscope)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
@@ -18,3 +20,9 @@ endfunction()
 ts_add_window_test(test_viewer ${CMAKE_CURRENT_LIST_DIR}/test_viewer.cpp)
 # The rewrite stepper: its model over real traces (replay, changed nodes), the gradient pass, and the pane's keys.
 ts_add_window_test(test_stepper ${CMAKE_CURRENT_LIST_DIR}/test_stepper.cpp)
+# The window's runs: the trace streamed as it is recorded (Stop and crashes keep it, labelled partial), progress while a
+# script runs, unknown devices as errors, what the timings measured.
+ts_add_window_test(test_runs ${CMAKE_CURRENT_LIST_DIR}/test_runs.cpp)
+# Timing 5× in the window prints what `tinyscope run` prints (seeded RNG, init, dropout, optimizer steps), and that
+# is tinygrad's output.
+ts_add_window_test(test_repeat_outputs ${CMAKE_CURRENT_LIST_DIR}/test_repeat_outputs.cpp)

@@ -51,7 +51,7 @@ QList<int> Session::calls_of(const QString& program_key) const {
 }
 
 void Session::clear() {
-  path_.clear(), script_.clear(), device_.clear(), result_.clear(), raw_.clear();
+  path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), kernel_by_key_.clear(), schedules_.clear();
   emit loaded();
 }
@@ -168,12 +168,14 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.seconds = o["seconds"].toDouble();
     for (const auto& t : o["times"].toArray()) c.times.push_back(t.toDouble());
     c.first_run = o["first_run"].toBool();
+    c.repeat_mode = o["repeat_mode"].toString();
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);
   }
   out->script = root["script"].toString();
   out->device = root["device"].toString();
   out->result = any_text(root["result"]);
+  out->partial = root["partial"].toString();
   out->raw = data;
   return true;
 }
@@ -182,6 +184,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   script_ = std::move(p.script);
   device_ = std::move(p.device);
   result_ = std::move(p.result);
+  partial_ = std::move(p.partial);
   contexts_ = std::move(p.contexts);
   calls_ = std::move(p.calls);
   uops_ = std::move(p.uops);

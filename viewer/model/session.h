@@ -64,6 +64,7 @@ struct Call {
   double seconds = 0;
   QList<double> times;     // every timing when the kernel was run several times (tinyscope run --repeat N)
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
+  QString repeat_mode;     // "rerun", or "restored": each repeat ran on a restored copy of its inputs; "" ran once
   Estimates estimates;
   bool operator==(const Call&) const = default;
 };
@@ -91,6 +92,8 @@ class Session : public QObject {
   QString script() const { return script_; }
   QString device() const { return device_; }
   QString result() const { return result_; }
+  // non-empty for a trace rebuilt from what a run streamed before it ended early: how it ended ("stopped after 2.0 s")
+  QString partial() const { return partial_; }
   const QList<Context>& contexts() const { return contexts_; }
   const QList<Call>& calls() const { return calls_; }
   const QHash<int, Uop>& uops() const { return uops_; }
@@ -108,7 +111,7 @@ class Session : public QObject {
 
  private:
   struct Parsed {
-    QString script, device, result;
+    QString script, device, result, partial;
     QByteArray raw;
     QList<Context> contexts;
     QList<Call> calls;
@@ -120,7 +123,7 @@ class Session : public QObject {
   void adopt(Parsed&& p, const QString& path);
   int async_generation_ = 0;
   bool loading_ = false;
-  QString path_, script_, device_, result_;
+  QString path_, script_, device_, result_, partial_;
   QByteArray raw_;
   QList<Context> contexts_;
   QList<Call> calls_;

@@ -26,8 +26,9 @@ double TimingsModel::gbs(int row) const {
   const auto& c = session_->calls().value(row);
   return c.seconds > 0 ? c.estimates.mem / c.seconds / 1e9 : 0.0;
 }
-TimingsModel::Spread TimingsModel::spread(int row) const {
-  QList<double> t = session_->calls().value(row).times;
+TimingsModel::Spread TimingsModel::spread(int row) const { return spread_of(session_->calls().value(row).times); }
+
+TimingsModel::Spread TimingsModel::spread_of(QList<double> t) {
   Spread s;
   if (t.size() < 3) return s;
   t.removeFirst();  // the first run pays one-off costs (caches, waking the threads): the spread is of the warm runs
@@ -42,6 +43,36 @@ QString TimingsModel::spread_text(const Spread& s) {
   if (s.n < 2) return {};
   return tr("%1–%2 µs, median %3 (%4 warm runs)").arg(s.min * 1e6, 0, 'f', 2).arg(s.max * 1e6, 0, 'f', 2).arg(s.median * 1e6, 0, 'f', 2).arg(s.n);
 }
+bool TimingsModel::restored(int row) const { return session_->calls().value(row).repeat_mode == "restored"; }
+
+QString TimingsModel::describe(int row) const {
+  if (row < 0 || row >= session_->calls().size()) return {};
+  const Call& c = session_->calls()[row];
+  QStringList lines;
+  lines << strip_ansi(c.colored_name).trimmed();
+  QString first = tr("First run: %1 µs (the bar; the time DEBUG=2 prints)").arg(c.seconds * 1e6, 0, 'f', 2);
+  if (c.first_run && c.kind == "kernel") first += tr(", the first run of its program (*): it may include one-off costs");
+  lines << first;
+  lines << tr("GFLOP/s %1, GB/s %2: of the first run").arg(gflops(row), 0, 'f', 3).arg(gbs(row), 0, 'f', 3);
+  const Spread sp = spread(row);
+  if (sp.n >= 2)
+    lines << tr("Warm runs: the %1 after the first, %2–%3 µs (the whisker), median %4 µs (the tick); ±%5% is half "
+                "their spread over the median")
+                 .arg(sp.n)
+                 .arg(sp.min * 1e6, 0, 'f', 2)
+                 .arg(sp.max * 1e6, 0, 'f', 2)
+                 .arg(sp.median * 1e6, 0, 'f', 2)
+                 .arg(50.0 * (sp.max - sp.min) / sp.median, 0, 'f', 1);
+  else if (c.times.size() == 2)
+    lines << tr("Timed twice: one warm run, %1 µs (no spread)").arg(c.times[1] * 1e6, 0, 'f', 2);
+  else
+    lines << tr("Ran once (no warm runs)");
+  if (restored(row))
+    lines << tr("↺ timed on restored inputs: this kernel writes memory it also reads, so each repeat ran on a copy "
+                "of its inputs as the first run saw them (no result changes)");
+  return lines.join('\n');
+}
+
 double TimingsModel::max_seconds() const {
   double m = 0;
   for (const auto& c : session_->calls()) m = std::max(m, c.seconds);
@@ -63,8 +94,7 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   }
-  if (role == Qt::ToolTipRole && session_->calls()[r].first_run)
-    return tr("first run of this program: its time may include one-off costs");
+  if (role == Qt::ToolTipRole) return describe(r);
   if (role == Qt::TextAlignmentRole && index.column() != kName) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
@@ -79,7 +109,7 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
 
 QVariant TimingsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Name", "Time", "GFLOP/s", "GB/s", "Spread"};
+  static const char* names[] = {"Name", "First run", "GFLOP/s", "GB/s", "Warm runs"};
   return section >= 0 && section < kColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

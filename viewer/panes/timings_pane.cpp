@@ -1,6 +1,8 @@
 #include "viewer/panes/timings_pane.h"
 
 #include <QFontDatabase>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QMouseEvent>
 #include <QPainter>
 
@@ -21,11 +23,21 @@ class Bars : public QWidget {
   }
   int row_h() const { return fontMetrics().height() + 8; }
   void relayout() {
-    setMinimumHeight(row_h() * (model_->rowCount() + 2) + 4);
+    setMinimumHeight(row_h() * (model_->rowCount() + 3) + 4);  // the header row, the calls, two rows of legend
     update();
   }
 
  protected:
+  bool event(QEvent* e) override {
+    if (e->type() == QEvent::ToolTip) {
+      auto* he = static_cast<QHelpEvent*>(e);
+      const int row = he->pos().y() >= row_h() ? (he->pos().y() - row_h()) / row_h() : -1;
+      if (row >= 0 && row < model_->rowCount()) QToolTip::showText(he->globalPos(), model_->describe(row), this);
+      else QToolTip::hideText();
+      return true;
+    }
+    return QWidget::event(e);
+  }
   void mousePressEvent(QMouseEvent* e) override {
     int row = int(e->position().y() - row_h()) / row_h();
     if (e->position().y() >= row_h() && row >= 0 && row < model_->rowCount()) sel_->select_call(row);
@@ -35,22 +47,32 @@ class Bars : public QWidget {
     p.setRenderHint(QPainter::Antialiasing);
     const auto& calls = sel_->session()->calls();
     const Selection& s = sel_->current();
-    const int h = row_h(), name_w = 170, stats_w = 340;
+    const int h = row_h(), name_w = 170, stats_w = 380;
     const int bar_x = name_w + 8, bar_w = std::max(40, width() - bar_x - stats_w - 8);
     QColor text = palette().color(QPalette::Text), mid = palette().color(QPalette::Mid);
     p.setPen(mid);
     p.drawText(QRect(4, 0, name_w, h), Qt::AlignVCenter, tr("call"));
     double max_s = model_->max_seconds();
     p.drawText(QRect(bar_x, 0, bar_w, h), Qt::AlignVCenter,
-               max_s > 0 ? tr("time (bar: 0 … %1 µs)").arg(max_s * 1e6, 0, 'f', 1) : tr("time"));
+               max_s > 0 ? tr("first run (bar: 0 … %1 µs)").arg(max_s * 1e6, 0, 'f', 1) : tr("first run"));
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     const QFont normal = p.font();
     p.setFont(mono);
-    p.drawText(QRect(bar_x + bar_w + 8, 0, stats_w, h), Qt::AlignVCenter, QStringLiteral("%1 %2 %3").arg(tr("time"), 12).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10));
+    p.drawText(QRect(bar_x + bar_w + 8, 0, stats_w, h), Qt::AlignVCenter,
+               QStringLiteral("%1 %2 %3 %4").arg(tr("first run"), 12).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10).arg(tr("warm")));
     p.setFont(normal);
     p.setPen(mid);
-    p.drawText(QRect(bar_x + bar_w + 8, height() - h, stats_w, h), Qt::AlignVCenter,
-               tr("* first run of its program  ± warm-run spread / 2"));
+    // what each number measured (the tooltip of a row says it for that call)
+    int warm = 0;
+    bool any_restored = false;
+    for (int r = 0; r < calls.size(); ++r) {
+      warm = std::max(warm, model_->spread(r).n);
+      any_restored = any_restored || model_->restored(r);
+    }
+    QString legend = tr("bar, time, GFLOP/s, GB/s: the first run (DEBUG=2's time) · * the first run of its program");
+    if (warm >= 2) legend += tr(" · whisker: fastest–slowest of the %1 warm runs after the first, tick: their median, ±: half their spread").arg(warm);
+    if (any_restored) legend += tr(" · ↺ timed on restored inputs (the kernel writes memory it reads)");
+    p.drawText(QRect(4, height() - 2 * h, width() - 8, 2 * h), Qt::AlignVCenter | Qt::AlignRight | Qt::TextWordWrap, legend);
     if (calls.isEmpty()) {
       p.drawText(rect().adjusted(0, h, 0, 0), Qt::AlignCenter, tr("No calls: run a script or open a trace"));
       return;
@@ -83,13 +105,14 @@ class Bars : public QWidget {
         p.drawLine(QPointF(x_of(sp.median), y + 3), QPointF(x_of(sp.median), y + h - 3));
       }
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : text);
-      QString stats = QStringLiteral("%1 µs%4%2 %3 %5")
+      QString stats = QStringLiteral("%1 µs%4%2 %3 %5%6")
                           .arg(c.seconds * 1e6, 9, 'f', 2)
                           .arg(model_->gflops(r), 10, 'f', 3)
                           .arg(model_->gbs(r), 10, 'f', 3)
                           .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "))
                           .arg(sp.n >= 2 && sp.median > 0 ? QStringLiteral("±%1%").arg(50.0 * (sp.max - sp.min) / sp.median, 0, 'f', 1)
-                                                           : QString());
+                                                           : QString())
+                          .arg(model_->restored(r) ? QStringLiteral(" ↺") : QString());
       p.setFont(mono);
       p.drawText(QRect(bar_x + bar_w + 8, y, stats_w, h), Qt::AlignVCenter | Qt::AlignLeft, stats);
       p.setFont(normal);
