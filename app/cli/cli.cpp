@@ -59,6 +59,7 @@ std::string env_or(const char* name, const char* fallback) {
 int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args,
                ts::trace::Level level = ts::trace::Level::Off) {
   ts::trace::set_level(level);
+  ts::trace::record_calls(!json_path.empty());  // nothing reads the trace of a run without --json
   try {
     ts::install_realize();
   } catch (const std::exception& e) {  // DEV names no device: never run on another one

@@ -1,4 +1,5 @@
 // Tensor: construction from python data, creation functions, properties, effects (realize, assign) and reads.
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 
@@ -106,7 +107,15 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     return Tensor::full(argfix(shape), 1.0, fill_dtype(py::float_(1.0), dtype), device_arg(device));
   }, py::kw_only(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
   t.def_static("full", [](py::object shape, py::object fill_value, py::object dtype, py::object device) {
-    return Tensor::full(shape_arg(shape), scalar_value(fill_value), fill_dtype(fill_value, dtype), device_arg(device));
+    ts::DType dt = fill_dtype(fill_value, dtype);
+    double v = scalar_value(fill_value);
+    // an integer or bool tensor cannot hold nan or inf (python's int(nan) raises the same errors)
+    if (ts::is_int(dt) && std::isnan(v)) throw py::value_error("cannot convert float NaN to integer");
+    if (ts::is_int(dt) && std::isinf(v)) {
+      PyErr_SetString(PyExc_OverflowError, "cannot convert float infinity to integer");
+      throw py::error_already_set();
+    }
+    return Tensor::full(shape_arg(shape), v, dt, device_arg(device));
   }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   // arange and eye are deviceless, as in tinygrad (a device= argument is accepted and ignored)
   t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype, py::object) {

@@ -15,6 +15,19 @@ PyObject* engine_error_type() {
                                                     PyTuple_Pack(2, PyExc_RuntimeError, PyExc_ValueError), nullptr);
   return type;
 }
+// an engine error that is also the Python exception the reference raises there (ZeroDivisionError, OverflowError)
+PyObject* engine_error_type(PyObject* base, const char* name) {
+  return PyErr_NewExceptionWithDoc(name, "an invalid Tensor program (the engine's ts::Error)",
+                                   PyTuple_Pack(2, base, engine_error_type()), nullptr);
+}
+PyObject* zero_division_type() {
+  static PyObject* type = engine_error_type(PyExc_ZeroDivisionError, "tinyscope.EngineZeroDivisionError");
+  return type;
+}
+PyObject* overflow_type() {
+  static PyObject* type = engine_error_type(PyExc_OverflowError, "tinyscope.EngineOverflowError");
+  return type;
+}
 }  // namespace
 
 void bind_errors(py::module_& m) {
@@ -23,7 +36,10 @@ void bind_errors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const ts::Error& e) {
-      PyErr_SetString(engine_error_type(), e.what());
+      PyObject* type = e.kind == ts::Error::Kind::ZeroDivision ? zero_division_type()
+                       : e.kind == ts::Error::Kind::Overflow   ? overflow_type()
+                                                               : engine_error_type();
+      PyErr_SetString(type, e.what());
     }
   });
 }

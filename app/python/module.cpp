@@ -41,5 +41,6 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
       out.append(d);
     }
     return out;
-  }, "every executed, counted call of this process, in order");
+  }, "the latest executed, counted calls of this process, in order (the log keeps the last ten thousand)");
+  m.def("call_count", [] { return ts::call_count(); }, "how many calls this process executed and counted");
 }

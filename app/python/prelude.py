@@ -135,11 +135,11 @@ DEBUG, VIZ = ContextVar("DEBUG", 0), ContextVar("VIZ", 0)
 
 class _GlobalCountersMeta(type):
   @property
-  def kernel_count(cls): return len(_ts.call_log()) - cls._base
+  def kernel_count(cls): return _ts.call_count() - cls._base
 class GlobalCounters(metaclass=_GlobalCountersMeta):
   _base = 0
   @staticmethod
-  def reset(): GlobalCounters._base = len(_ts.call_log())
+  def reset(): GlobalCounters._base = _ts.call_count()
 
 class Device:
   DEFAULT = _ts.default_device()
@@ -515,9 +515,8 @@ def _one_hot_along_dim(self, num_classes, dim=-1):
   offset = self.ndim - self._resolve_dim(dim) - 1
   return self.eq(Tensor.arange(num_classes).reshape((num_classes,) + (1,) * offset))
 @_install
-def one_hot(self, num_classes=-1):
+def one_hot(self, num_classes):
   if not dtypes.is_int(self.dtype): raise RuntimeError(f"expect integer dtype, getting {self.dtype=}")
-  if num_classes == -1: num_classes = int(self.max().item()) + 1
   if num_classes < 0: raise ValueError(f"num_classes must be non-negative, got {num_classes}")
   return self[..., None]._one_hot_along_dim(num_classes).where(1, 0)
 @_install

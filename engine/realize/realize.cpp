@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <mutex>
@@ -31,7 +32,8 @@ namespace ts {
 namespace {
 
 std::mutex g_mu;
-std::vector<CallRecord> g_calls;
+std::deque<CallRecord> g_calls;  // the latest kCallLogSize calls
+uint64_t g_calls_total = 0;
 int g_counter = 0;
 int g_schedule_index = 0;
 double g_time_sum = 0;
@@ -270,6 +272,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
     trace::record_call(rec);
     g_calls.push_back(std::move(rec));
+    ++g_calls_total;
+    if (g_calls.size() > kCallLogSize) g_calls.pop_front();
   }
 }
 
@@ -404,7 +408,8 @@ void install_realize() {
   };
 }
 
-const std::vector<CallRecord>& call_log() { return g_calls; }
+const std::deque<CallRecord>& call_log() { return g_calls; }
+uint64_t call_count() { return g_calls_total; }
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
   std::lock_guard lk(g_mu);

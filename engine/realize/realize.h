@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,7 +60,10 @@ std::function<std::string()>& caller_location_hook();
 // Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized). Throws an Error when
 // DEV names no device (see require_device).
 void install_realize();
-// Every executed, counted call of this process, in order.
-const std::vector<CallRecord>& call_log();
+// The latest kCallLogSize executed, counted calls of this process, in order (older ones are dropped, so a loop of
+// a million realizes does not keep a million records), and how many there were in all.
+constexpr size_t kCallLogSize = 10000;
+const std::deque<CallRecord>& call_log();
+uint64_t call_count();
 
 }  // namespace ts

@@ -23,7 +23,8 @@ std::shared_ptr<Buffer> allocate_buffer(const std::string& device, DType dt, int
   const auto item = static_cast<int64_t>(dt->itemsize());
   if (size < 0 || (item > 0 && size > PTRDIFF_MAX / item))
     throw Error("a buffer of " + std::to_string(size) + " " + dt->name + " elements on " + device +
-                " has more bytes than this machine can address");
+                " has more bytes than this machine can address",
+                Error::Kind::Overflow);
   auto b = std::make_shared<Buffer>();
   b->device = device;
   b->dtype = dt;

@@ -222,9 +222,23 @@ struct Callify {
   void realize_node(const UOpRef& x) {
     if (repl.count(x.get())) return;
     current = x.get();
+    if (x->op == Ops::AFTER && x->src.size() >= 2 && x->src[1]->op != Ops::STORE) {
+      // AFTER(buffer, effect): the buffer as it is once the effect ran (a view assign into it, realized first as a
+      // source); readers depend on the buffer's latest writer
+      repl[x.get()] = subst_view(x->src[0]);
+      if (const UOp* b = buffer_base(repl[x.get()].get()))
+        if (auto p = producer.find(b); p != producer.end()) node_producer[x.get()] = p->second;
+      return;
+    }
     if (x->op == Ops::AFTER) {
       // assign: x = AFTER(target view, STORE(target view, value))
-      const UOp* b = buffer_base(subst_view(x->src[0]).get());
+      UOpRef target = subst_view(x->src[0]);
+      const UOp* b = buffer_base(target.get());
+      // a view of a buffer (a[0], a.shrink(...), a.T) is stored through: the kernel writes the view's elements only
+      const UOp* viewed = target.get();
+      while (group::movement(viewed->op)) viewed = viewed->src[0].get();
+      bool view_store = !b && viewed->op == Ops::BUFFER;
+      if (view_store) b = viewed;
       if (!b) {
         // an assign into a value that has no buffer yet is that value, computed (the reference: CONTIGUOUS)
         realize_value(x, x->src[1]->src[1]);
@@ -247,8 +261,8 @@ struct Callify {
         add_item(std::move(it), buf.get());
       } else {
         UOpRef v = subst(value, deps, raw);
-        add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {reshape_to(buf, v->shape), v}), buf, nullptr, deps},
-                 buf.get());
+        UOpRef dst = view_store ? target : reshape_to(buf, v->shape);
+        add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {dst, v}), buf, nullptr, deps}, buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);
       return;

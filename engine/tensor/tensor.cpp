@@ -12,6 +12,7 @@
 
 #include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
+#include "engine/uop/rewrite.h"
 
 namespace ts {
 
@@ -238,6 +239,11 @@ Tensor pyf(double v) { return Tensor::scalar(v, dtypes::weakfloat); }
 
 Tensor Tensor::alu(Ops op, const Tensor& y) const {
   auto [a, b] = broadcasted(*this, y);
+  // bitwise ops and shifts are for integers and bools: say so here, at the op, not in a compiler diagnostic later
+  bool bitwise = op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHL || op == Ops::SHR;
+  if (bitwise && (is_float(a.dtype()) || is_float(b.dtype())))
+    throw Error(std::string(op_name(op)) + " of " + a.dtype()->name + " and " + b.dtype()->name +
+                ": bitwise ops need integer or bool tensors");
   try {
     return raw_alu(op, a, b);
   } catch (const Error& e) {
@@ -674,7 +680,8 @@ Tensor Tensor::reduce(Ops op, const AxisArg& axis_in, bool keepdim, const char* 
   }
   if (ndim() == 0) axis.clear();
   std::sort(axis.begin(), axis.end());
-  axis.erase(std::unique(axis.begin(), axis.end()), axis.end());
+  if (std::adjacent_find(axis.begin(), axis.end()) != axis.end())
+    throw Error(std::string(opname) + ": axis " + shape_str(*axis_in) + " repeats a dim of shape " + shape_str(shape()));
   std::vector<int64_t> red;
   for (auto a : axis) if (shape()[a] != 1) red.push_back(a);
   Shape out_shape;
@@ -742,8 +749,9 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
 }
 
 Tensor Tensor::cumsum(int64_t axis) const {
-  if (ndim() == 0) return *this;
   int64_t a = resolve_dim(axis);
+  // nothing to accumulate (the reference's _split_cumalu): the value in the sum's dtype
+  if (ndim() == 0 || numel() == 0) return cast(sum().dtype());
   int64_t s = shape()[a];
   constexpr int64_t kSplit = 256;
   if (s <= kSplit * 2) return cumsum_pooled(*this, a);
@@ -791,6 +799,11 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, std::vector<int64_t> s, std::
   if (s.size() <= 1) s.assign(nk, s.empty() ? 1 : s[0]);
   if (d.size() <= 1) d.assign(nk, d.empty() ? 1 : d[0]);
   if (s.size() != nk || d.size() != nk) throw Error("pool: stride/dilation do not match kernel " + shape_str(k));
+  for (size_t j = 0; j < nk; ++j)
+    if (k[j] <= 0 || s[j] <= 0 || d[j] <= 0)
+      throw Error("pool: kernel size " + shape_str(k) + ", stride " + shape_str(s) + " and dilation " + shape_str(d) +
+                      " must be positive (integer division or modulo by zero)",
+                  Error::Kind::ZeroDivision);
   size_t nn = shape().size() - nk;
   std::vector<int64_t> noop(shape().begin(), shape().begin() + nn), i_(shape().begin() + nn, shape().end());
   auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
@@ -948,8 +961,26 @@ Tensor& Tensor::assign(const Tensor& x) {
   if (x.shape() != shape()) throw Error("assign: shape mismatch " + shape_str(shape()) + " <- " + shape_str(x.shape()));
   Tensor v = x.dtype() == dtype() ? x : x.cast(dtype());
   if (v.device().empty()) v = broadcast_to(v, shape());
+  if (v.uop() == uop()) return *this;  // a self assign is a no-op
   UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {uop(), v.uop()});
-  set_uop(UOp::make(Ops::AFTER, dtype(), {uop(), store}));
+  UOpRef assigned = UOp::make(Ops::AFTER, dtype(), {uop(), store});
+  // a view assign (a[0].assign(x), a.shrink(...).assign(x)): the write lands in the buffer the view looks at, so
+  // every tensor of that buffer (the view itself included) now reads it after the store, as the reference's
+  // "Embed View Assign" does
+  auto has_identity = [](const UOp* u, bool after_ok) {
+    while (u->op == Ops::RESHAPE || (after_ok && u->op == Ops::AFTER)) u = u->src[0].get();
+    return u->op == Ops::BUFFER || u->op == Ops::PARAM;
+  };
+  const UOp* ib = uop().get();
+  while (!has_identity(ib, false) && (group::movement(ib->op) || ib->op == Ops::BITCAST || ib->op == Ops::DETACH))
+    ib = ib->src[0].get();
+  if (ib == uop().get() || !has_identity(ib, true)) {
+    set_uop(assigned);
+    return *this;
+  }
+  const std::unordered_map<const UOp*, UOpRef> map{{ib, UOp::make(Ops::AFTER, ib->dtype, {ib->ref(), assigned})}};
+  for (auto& t : live_tensors())
+    if (UOpRef n = substitute(t->uop, map); n != t->uop) t->uop = n;
   return *this;
 }
 

@@ -110,12 +110,21 @@ struct Recorder : RewriteListener {
 
 }  // namespace
 
+bool g_calls_wanted = true;
+size_t g_dropped_contexts = 0, g_dropped_calls = 0;
+
 void set_level(Level l) { g_level = l; }
+void record_calls(bool on) { g_calls_wanted = on; }
 Level level() { return g_level; }
 
 ContextScope::ContextScope(ContextKind kind, std::string name) {
   if (g_level == Level::Off) return;
   std::lock_guard lk(g_mu);
+  // a long-running loop records its first contexts; the rest are counted (the trace says it was truncated)
+  if (g_contexts.size() >= kMaxContexts) {
+    ++g_dropped_contexts;
+    return;
+  }
   index_ = static_cast<int>(g_contexts.size());
   g_contexts.push_back({{"id", index_}, {"kind", kind == ContextKind::Schedule ? "schedule" : "kernel"}, {"name", name}, {"passes", json::array()}});
   g_closed.resize(g_contexts.size(), false);
@@ -194,7 +203,12 @@ void record_program(const ProgramSpec& p, const std::string& program_key) {
 }
 
 void record_call(const CallRecord& r) {
+  if (!g_calls_wanted) return;
   std::lock_guard lk(g_mu);
+  if (g_calls.size() >= kMaxCalls) {
+    ++g_dropped_calls;
+    return;
+  }
   json sizes = json::array();
   for (auto& [n, d] : r.arg_sizes) sizes.push_back({n, d});
   g_calls.push_back({{"kind", r.kind},
@@ -223,6 +237,8 @@ json to_json() {
   j["contexts"] = g_contexts;
   j["calls"] = g_calls;
   j["uops"] = g_uops;
+  if (g_dropped_contexts || g_dropped_calls)
+    j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}};
   return j;
 }
 

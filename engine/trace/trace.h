@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -9,6 +10,12 @@ enum class Level { Off = 0, Passes = 1, Matches = 2 };
 
 void set_level(Level l);
 Level level();
+// Whether executed calls are recorded (default on; off when nothing will read the trace).
+void record_calls(bool on);
+// A trace keeps its first kMaxContexts contexts and kMaxCalls calls; later ones are only counted, in the trace's
+// "truncated": {"contexts": N, "calls": M}, so memory stays bounded however long a script runs.
+constexpr size_t kMaxContexts = 5000;
+constexpr size_t kMaxCalls = 200000;
 // The whole trace of this process so far: {"version", "contexts": [...], "calls": [...], ...}
 nlohmann::json to_json();
 // extra top-level fields (the script, its result, the device)

@@ -3,8 +3,11 @@
 #include <string>
 
 namespace ts {
-// The one engine error type: a message the user can read, naming the op and the shapes.
+// The one engine error type: a message the user can read, naming the op and the shapes. Its kind picks the Python
+// exception the reference raises for the same mistake.
 struct Error : std::runtime_error {
-  explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+  enum class Kind { Invalid, ZeroDivision, Overflow };
+  explicit Error(const std::string& msg, Kind k = Kind::Invalid) : std::runtime_error(msg), kind(k) {}
+  Kind kind;
 };
 }  // namespace ts

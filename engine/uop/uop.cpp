@@ -336,7 +336,7 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
         std::string shape = "(";
         for (size_t i = 0; i < raw->shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(raw->shape[i]);
         delete raw;
-        throw Error(std::string(op_name(op)) + ": shape " + shape + ") has more elements than int64 can count");
+        throw Error(std::string(op_name(op)) + ": shape " + shape + ") has more elements than int64 can count", Error::Kind::Overflow);
       }
   }
   std::shared_ptr<const UOp> sp(raw, [h](const UOp* p) {
