@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <numeric>
 #include <unordered_set>
 
@@ -436,6 +437,62 @@ const PatternMatcher& pm_remove_bufferize() {
   return pm;
 }
 
+// --- the reference's limit_bufs: a kernel reads at most kMaxKernelBuffers - 1 buffers (one is the output) ---
+// A binary or ternary op whose sources read more buffers than that gets each elementwise source staged into a
+// buffer of its own (ranges renamed, the stage indexed by the original ranges), so cat/stack of many tensors is
+// several kernels of at most 30 inputs, not one kernel whose size grows with the count.
+constexpr size_t kMaxKernelBuffers = 31;  // the reference's DEVICE_MAX_BUFS for CPU
+struct LimitBufs {
+  std::unordered_map<const UOp*, std::vector<const UOp*>> bufs;  // sorted buffer leaves read below a node
+  UOps keep;
+  int64_t next_range = 0;
+  const std::vector<const UOp*>& of(const UOpRef& u) {
+    if (auto it = bufs.find(u.get()); it != bufs.end()) return it->second;
+    std::vector<const UOp*> out;
+    if (u->op == Ops::STAGE || u->op == Ops::AFTER || u->op == Ops::PARAM || u->op == Ops::BUFFER) {
+      out.push_back(u.get());
+    } else {
+      for (auto& s : u->src) {
+        const auto& b = of(s);
+        std::vector<const UOp*> merged;
+        std::set_union(out.begin(), out.end(), b.begin(), b.end(), std::back_inserter(merged));
+        out.swap(merged);
+      }
+    }
+    keep.push_back(u);
+    return bufs[u.get()] = std::move(out);
+  }
+};
+
+UOpRef limit_bufs(const UOpRef& root, void* c) {
+  auto& ctx = *static_cast<LimitBufs*>(c);
+  if (root->device.empty() || ctx.of(root).size() <= kMaxKernelBuffers - 1) return nullptr;
+  UOps srcs;
+  bool changed = false;
+  for (auto& s : root->src) {
+    if (!group::elementwise(s->op) || s->device.empty() || ctx.of(s).size() <= 1) {
+      srcs.push_back(s);
+      continue;
+    }
+    UOps orig = s->ranges();
+    std::unordered_map<const UOp*, UOpRef> rename;
+    UOps ended;
+    for (auto& r : orig) {
+      UOpRef nr = r->with_arg(RangeArg{ctx.next_range++, AxisType::WEAK});
+      rename[r.get()] = nr;
+      ended.push_back(nr);
+    }
+    UOps st{substitute(s, rename)};
+    st.insert(st.end(), ended.begin(), ended.end());
+    UOpRef stage = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, false});
+    UOps idx{stage};
+    idx.insert(idx.end(), orig.begin(), orig.end());
+    srcs.push_back(UOp::make(Ops::INDEX, s->dtype, idx));
+    changed = true;
+  }
+  return changed ? root->replace_src(srcs) : nullptr;
+}
+
 }  // namespace
 
 UOpRef rangeify(const UOpRef& sink) {
@@ -450,7 +507,15 @@ UOpRef rangeify(const UOpRef& sink) {
     applied = ap.rw(sink);
     if (l) l->on_pass_end("apply rangeify", applied);
   }
-  return graph_rewrite(applied, pm_remove_bufferize(), nullptr, "symbolic+reduce_collapse+debuf");
+  UOpRef debuf = graph_rewrite(applied, pm_remove_bufferize(), nullptr, "symbolic+reduce_collapse+debuf");
+  LimitBufs lb;
+  for (auto& u : debuf->toposort())
+    if (u->op == Ops::RANGE) lb.next_range = std::max(lb.next_range, u->as<RangeArg>().id + 1);
+  static const PatternMatcher pm_limit({rule("limit buffers: stage the sources of an op that reads too many buffers", {},
+                                             [](const UOpRef& x, void* c) -> UOpRef {
+                                               return broadcastable(x->op) ? limit_bufs(x, c) : nullptr;
+                                             })});
+  return graph_rewrite(debuf, pm_limit, &lb, "limit buffers");
 }
 
 }  // namespace ts
