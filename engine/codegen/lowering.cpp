@@ -143,26 +143,39 @@ UOpRef index_where_invalid(const UOpRef& x) {
   return nullptr;
 }
 
-bool gate_has(const UOpRef& gate, const UOpRef& c) {
-  if (gate == c) return true;
-  if (gate->op == Ops::AND) return gate_has(gate->src[0], c) || gate_has(gate->src[1], c);
-  return false;
-}
 bool index_in_bounds(const UOpRef& index) {
   if (!is_global_param(index->src[0])) return true;
-  if (index->src.size() > 2) return false;
-  const UOpRef& i = index->src[1];
+  UOpRef i = index->src[1];
+  // a gated read only happens where its gate holds: its index math is bounded under the gate
+  if (index->src.size() > 2) i = uop_given_valid(index->src[2], i);
   int64_t size = index->src[0]->as<ParamArg>().size;
   return i->vmin() >= 0 && i->vmax() < size;
 }
+bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses.begin(), clauses.end(), c) != clauses.end(); }
+// every read of x that may leave its buffer is gated by c as well: its gate becomes the conjunction of its own
+// clauses and those of c it lacks (a pad over several axes nests one WHERE per axis, and each one's validity
+// is needed to keep the read inside the buffer)
 UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
+  UOps want = split_and(c);
   for (auto& u : x->toposort()) {
     if (u->op != Ops::INDEX || !is_global_param(u->src[0]) || index_in_bounds(u)) continue;
-    // a read that already has its own gate is in bounds whenever that gate holds: gating it again only grows the
-    // gate (and can keep this rewrite from reaching a fixed point)
-    if (u->src.size() > 2) continue;
-    UOpRef g = u->src.size() > 2 ? alu(Ops::AND, u->src[2], c) : c;
+    UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
+    UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
+    // as the reference's where_on_load: a clause moves when its ranges are the read's and it reads no other memory
+    auto rs = u->src[1]->ranges();
+    auto slice = u->src[1]->toposort();
+    auto movable = [&](const UOpRef& w) {
+      for (auto& r : w->ranges())
+        if (std::find(rs.begin(), rs.end(), r) == rs.end()) return false;
+      for (auto& t : w->toposort())
+        if (t->op == Ops::INDEX && std::find(slice.begin(), slice.end(), t) == slice.end()) return false;
+      return true;
+    };
+    for (auto& w : want)
+      if (!has_clause(have, w) && movable(w)) g = g ? alu(Ops::AND, g, w) : w;
+    if (!g) continue;
+    if (u->src.size() > 2 && g == u->src[2]) continue;  // already gated by every clause of c
     map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], u->src[1], g}, u->arg);
   }
   return map.empty() ? x : substitute(x, map);
@@ -173,6 +186,17 @@ UOpRef move_where_on_load(const UOpRef& w) {
   UOpRef b = gate_reads(w->src[2], alu(Ops::CMPNE, c, uconst_bool(true)));
   if (a == w->src[1] && b == w->src[2]) return nullptr;
   return w->replace_src({c, a, b});
+}
+// WHERE(c, read, 0) is the read itself when the read's gate holds only where c does (a gated-off read is 0)
+UOpRef where_of_gated_read(const UOpRef& w) {
+  const UOpRef &c = w->src[0], &x = w->src[2]->is_const_value(0) ? w->src[1] : nullptr;
+  if (!x || w->src[2]->op != Ops::CONST) return nullptr;
+  const UOpRef& idx = x->op == Ops::CAST ? x->src[0] : x;
+  if (idx->op != Ops::INDEX || idx->src.size() < 3 || !is_global_param(idx->src[0])) return nullptr;
+  UOps have = split_and(idx->src[2]);
+  for (auto& clause : split_and(c))
+    if (!has_clause(have, clause)) return nullptr;
+  return x;
 }
 
 // ---- reduce mul chain ---------------------------------------------------------------------------
@@ -599,6 +623,7 @@ const PatternMatcher& pm_postopt() {
       rule("INDEX(p, valid.where(i, Invalid)) -> gated INDEX", {Ops::INDEX},
            [](const UOpRef& x, void*) { return index_where_invalid(x); }),
       rule("move where on load", {Ops::WHERE}, [](const UOpRef& x, void*) { return move_where_on_load(x); }),
+      rule("where(c, read gated by c, 0) -> the read", {Ops::WHERE}, [](const UOpRef& x, void*) { return where_of_gated_read(x); }),
   }) + pm_flatten_range();
   return pm;
 }
