@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -478,6 +479,55 @@ UOpRef late_decomp(const UOpRef& x) {
   }
 }
 
+// ---- bfloat16 through float32 ------------------------------------------------------------------
+// no CPU computes in bfloat16 (clang has no conversions for it, LLVM calls a runtime function): as the reference's
+// create_non_native_float_pats + pm_manual_bf16_cast, bf16 math runs in float and the conversions are bit
+// operations, so only loads, stores and bitcasts of bf16 remain
+bool bf16(DType dt) { return dt == dtypes::bfloat16; }
+UOpRef bf16_to_float(const UOpRef& x) {
+  UOpRef bits = ucast(UOp::make(Ops::BITCAST, dtypes::uint16, {x}), dtypes::uint32);
+  return UOp::make(Ops::BITCAST, dtypes::float32, {alu(Ops::SHL, bits, uconst_int(dtypes::uint32, 16))});
+}
+// round to nearest even; a NaN keeps a mantissa bit so it stays a NaN
+UOpRef float_to_bf16(const UOpRef& f) {
+  auto u = [](int64_t v) { return uconst_int(dtypes::uint32, v); };
+  UOpRef x = UOp::make(Ops::BITCAST, dtypes::uint32, {f});
+  UOpRef finite = alu(Ops::CMPNE, alu(Ops::AND, alu(Ops::NEG, x), u(0x7f800000)), u(0));
+  UOpRef rounded = alu(Ops::ADD, alu(Ops::ADD, x, alu(Ops::AND, alu(Ops::SHR, x, u(16)), u(1))), u(0x7fff));
+  UOpRef nan = alu(Ops::WHERE, alu(Ops::CMPNE, alu(Ops::AND, x, u(0xffff)), u(0)), alu(Ops::OR, x, u(0x10000)), x);
+  UOpRef r = alu(Ops::WHERE, finite, rounded, nan);
+  return UOp::make(Ops::BITCAST, dtypes::bfloat16, {ucast(alu(Ops::SHR, r, u(16)), dtypes::uint16)});
+}
+UOpRef bf16_rule(const UOpRef& x) {
+  auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
+  if (x->op == Ops::CONST && bf16(x->dtype) && !x->is<Invalid>()) {
+    // the constant's bits, rounded as a cast from float would
+    float v = static_cast<float>(x->const_float());
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    bool nan = std::isnan(v);
+    uint32_t r = nan ? ((b & 0xffffu) ? (b | 0x10000u) : b) : b + ((b >> 16) & 1u) + 0x7fffu;
+    return UOp::make(Ops::BITCAST, dtypes::bfloat16, {uconst_int(dtypes::uint16, r >> 16)});
+  }
+  if (x->op == Ops::CAST) {
+    DType from = x->src[0]->dtype, to = x->dtype;
+    if (bf16(from) && bf16(to)) return x->src[0];
+    if (bf16(from)) return to == dtypes::float32 ? bf16_to_float(x->src[0]) : ucast(bf16_to_float(x->src[0]), to);
+    if (bf16(to)) return from == dtypes::float32 ? float_to_bf16(x->src[0]) : float_to_bf16(ucast(x->src[0], dtypes::float32));
+    return nullptr;
+  }
+  if (x->op == Ops::BITCAST && x->src[0]->op == Ops::BITCAST && x->src[0]->src[0]->dtype == x->dtype) return x->src[0]->src[0];
+  if (!group::alu(x->op)) return nullptr;
+  if (group::comparison(x->op)) {
+    if (!bf16(x->src[0]->dtype)) return nullptr;
+    return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
+  }
+  if (!bf16(x->dtype)) return nullptr;
+  UOps ns = x->src;
+  for (size_t i = x->op == Ops::WHERE ? 1 : 0; i < ns.size(); ++i) ns[i] = f32(ns[i]);
+  return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), dtypes::bfloat16);
+}
+
 // ---- constant gates -----------------------------------------------------------------------------
 UOpRef drop_true_gate(const UOpRef& x) {
   if (x->src.size() > 2 && x->src[2]->op == Ops::CONST && x->src[2]->const_float() != 0)
@@ -690,6 +740,7 @@ const PatternMatcher& pm_late_decompositions() {
       }),
       rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
            [](const UOpRef& x, void*) { return late_decomp(x); }),
+      rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x, void*) { return bf16_rule(x); }),
   });
   return pm;
 }

@@ -42,7 +42,7 @@ int64_t wrap(DType dt, int64_t v) {
 uint16_t bf16_bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
-  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<uint16_t>((u | 0x10000u) >> 16);  // NaN
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<uint16_t>(((u & 0xffffu) ? u | 0x10000u : u) >> 16);  // NaN
   return static_cast<uint16_t>((u + ((u >> 16) & 1u) + 0x7fffu) >> 16);
 }
 double bf16_value(uint16_t b) {
