@@ -200,6 +200,17 @@ UOpRef where_of_gated_read(const UOpRef& w) {
   return x;
 }
 
+// ---- empty reduces -----------------------------------------------------------------------------
+// a REDUCE over a range of size 0 is its identity (what the reference's scheduler makes of a size-0 reduce); its
+// body may index empty buffers by x % 0
+UOpRef empty_reduce(const UOpRef& red) {
+  for (size_t i = 1; i < red->src.size(); ++i) {
+    const UOpRef& r = red->src[i];
+    if (is_range(r) && r->src[0]->op == Ops::CONST && r->src[0]->const_int() == 0) return reduce_identity(red->as<ReduceArg>().op, red->dtype);
+  }
+  return nullptr;
+}
+
 // ---- reduce mul chain ---------------------------------------------------------------------------
 void split_mul(const UOpRef& x, UOps& out) {
   if (x->op == Ops::MUL) {
@@ -331,11 +342,33 @@ bool depends_on(const UOpRef& x, const UOp* y) {
     if (u.get() == y) return true;
   return false;
 }
-// ENDs of accumulators over the same ranges become one loop
+// ranges of `x` renamed by `map`, without entering loops that close one of the renamed ranges (those are complete
+// loops of their own whose results this body reads)
+UOpRef rename_ranges(const UOpRef& x, const SubMap& map, std::unordered_map<const UOp*, UOpRef>& memo) {
+  if (auto it = map.find(x.get()); it != map.end()) return it->second;
+  if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+  UOpRef out = x;
+  bool closes = x->op == Ops::END && std::any_of(x->src.begin() + 1, x->src.end(), [&](auto& r) { return map.count(r.get()); });
+  if (!closes) {
+    UOps ns;
+    bool changed = false;
+    for (auto& s : x->src) {
+      ns.push_back(rename_ranges(s, map, memo));
+      changed = changed || ns.back() != s;
+    }
+    if (changed) out = x->replace_src(std::move(ns));
+  }
+  return memo[x.get()] = out;
+}
+// Accumulator loops over the same ranges: those in the same loop nest that do not depend on each other become one
+// loop; every other one gets ranges of its own (new ids), so each RANGE is closed by exactly one END (as the
+// reference's merge_reduce_ends, which clones the ranges of ENDs at another nesting)
 UOpRef merge_reduce_ends(const UOpRef& sink) {
   std::map<std::vector<const UOp*>, UOps> groups;
   std::vector<std::vector<const UOp*>> order;
+  int64_t next_id = 0;
   for (auto& u : sink->toposort()) {
+    if (u->op == Ops::RANGE) next_id = std::max(next_id, rid(u) + 1);
     if (!is_acc_end(u)) continue;
     std::vector<const UOp*> key;
     for (size_t i = 1; i < u->src.size(); ++i) key.push_back(u->src[i].get());
@@ -346,20 +379,47 @@ UOpRef merge_reduce_ends(const UOpRef& sink) {
   for (auto& key : order) {
     UOps& ends = groups[key];
     if (ends.size() < 2) continue;
-    bool independent = true;
-    for (auto& a : ends)
-      for (auto& b : ends)
-        if (a != b && depends_on(a, b.get())) independent = false;
-    if (!independent) continue;
-    UOps stores;
+    // loops that can share one END: same enclosing ranges, independent of each other
+    std::vector<UOps> loops;
+    std::vector<std::vector<UOpRef>> contexts;
     for (auto& e : ends) {
-      if (e->src[0]->op == Ops::GROUP) stores.insert(stores.end(), e->src[0]->src.begin(), e->src[0]->src.end());
-      else stores.push_back(e->src[0]);
+      auto ctx = e->ranges();
+      size_t k = 0;
+      for (; k < loops.size(); ++k) {
+        if (contexts[k] != ctx) continue;
+        bool independent = std::none_of(loops[k].begin(), loops[k].end(), [&](const UOpRef& o) { return depends_on(e, o.get()) || depends_on(o, e.get()); });
+        if (independent) break;
+      }
+      if (k == loops.size()) {
+        loops.emplace_back();
+        contexts.push_back(ctx);
+      }
+      loops[k].push_back(e);
     }
-    UOps ns{UOp::make(Ops::GROUP, dtypes::void_, stores)};
-    ns.insert(ns.end(), ends[0]->src.begin() + 1, ends[0]->src.end());
-    UOpRef merged = UOp::make(Ops::END, dtypes::void_, ns);
-    for (auto& e : ends) map[e.get()] = merged;
+    for (size_t k = 0; k < loops.size(); ++k) {
+      UOps rs(loops[k][0]->src.begin() + 1, loops[k][0]->src.end());
+      SubMap rename;
+      if (k > 0)
+        for (auto& r : rs) {
+          RangeArg ra = r->as<RangeArg>();
+          ra.id = next_id++;
+          UOpRef nr = UOp::make(Ops::RANGE, r->dtype, r->src, ra);
+          rename[r.get()] = nr;
+          r = nr;
+        }
+      UOps stores;
+      for (auto& e : loops[k]) {
+        std::unordered_map<const UOp*, UOpRef> memo;
+        UOpRef body = k > 0 ? rename_ranges(e->src[0], rename, memo) : e->src[0];
+        if (body->op == Ops::GROUP) stores.insert(stores.end(), body->src.begin(), body->src.end());
+        else stores.push_back(body);
+      }
+      if (k == 0 && loops[k].size() == 1) continue;
+      UOps ns{stores.size() == 1 ? stores[0] : UOp::make(Ops::GROUP, dtypes::void_, stores)};
+      ns.insert(ns.end(), rs.begin(), rs.end());
+      UOpRef merged = UOp::make(Ops::END, dtypes::void_, ns);
+      for (auto& e : loops[k]) map[e.get()] = merged;
+    }
   }
   return map.empty() ? nullptr : substitute(sink, map);
 }
@@ -660,6 +720,7 @@ const PatternMatcher& pm_simplify_ranges() {
 
 const PatternMatcher& pm_reduce_mul_chain() {
   static const PatternMatcher pm({
+      rule("reduce over an empty range -> its identity", {Ops::REDUCE}, [](const UOpRef& x, void*) { return empty_reduce(x); }),
       rule("reduce mul chain: move factors without the reduce ranges after the REDUCE", {Ops::REDUCE},
            [](const UOpRef& x, void*) { return reduce_mul_chain(x); }),
   });

@@ -13,7 +13,7 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 std::vector<UOpRef> ranges_of(const UOps& xs);
 
 // REDUCE(ADD/MAX) of a product: factors that do not use the reduce ranges move after it (the reference's
-// reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2)
+// reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2); a REDUCE over a range of size 0 is its identity
 const PatternMatcher& pm_reduce_mul_chain();
 // pm_flatten_range: END/REDUCE list exactly the RANGEs their range sources use; END without ranges -> its body
 const PatternMatcher& pm_flatten_range();
