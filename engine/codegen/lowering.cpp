@@ -576,7 +576,11 @@ UOpRef bf16_rule(const UOpRef& x) {
     if (bf16(to)) return from == dtypes::float32 ? float_to_bf16(x->src[0]) : float_to_bf16(ucast(x->src[0], dtypes::float32));
     return nullptr;
   }
-  if (x->op == Ops::BITCAST && x->src[0]->op == Ops::BITCAST && x->src[0]->src[0]->dtype == x->dtype) return x->src[0]->src[0];
+  // bitcasts compose (LLVM would otherwise turn half -> bf16 -> i16 into an int -> bf16 conversion x86 cannot select)
+  if (x->op == Ops::BITCAST && x->src[0]->op == Ops::BITCAST) {
+    const UOpRef& inner = x->src[0]->src[0];
+    return inner->dtype == x->dtype ? inner : UOp::make(Ops::BITCAST, x->dtype, {inner});
+  }
   if (!group::alu(x->op)) return nullptr;
   if (group::comparison(x->op)) {
     if (!bf16(x->src[0]->dtype)) return nullptr;
