@@ -19,6 +19,17 @@ std::string c_type(DType dt) {
   return strong(dt)->cname;
 }
 
+int64_t int_const_value(const UOp& c) {
+  int64_t v = c.const_int();
+  DType dt = c.dtype;
+  if (is_bool(dt)) return v != 0;
+  if (is_weak(dt) || dt->bitsize >= 64) return v;
+  int bits = dt->bitsize;
+  uint64_t low = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+  if (!is_unsigned(dt) && (low >> (bits - 1))) return static_cast<int64_t>(low | ~((uint64_t{1} << bits) - 1));
+  return static_cast<int64_t>(low);
+}
+
 namespace {
 
 const UOp* resolve(const UOp* u) {
@@ -53,7 +64,7 @@ std::string render_const(const UOp& c) {
     if (dt == dtypes::float64) return s;
     return "((" + c_type(dt) + ")(" + s + "f))";
   }
-  int64_t v = c.const_int();
+  int64_t v = int_const_value(c);
   if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
   if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
   if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
@@ -101,7 +112,7 @@ std::string render_int_divmod(Ops op, DType dt, const std::vector<std::string>& 
   bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
   std::string body = uns ? (div ? q : r) : op == Ops::CDIV ? q : op == Ops::CMOD ? r : op == Ops::FLOORDIV ? floor_q : floor_r;
   if (const UOp* c = const_src(u, 1)) {
-    int64_t v = c->const_int();
+    int64_t v = int_const_value(*c);
     if (v == 0) return zero;
     if (v == -1 && !uns) return div ? neg : zero;
     if (op == Ops::FLOORMOD && !uns) return v > 0 ? "(" + r + "+((" + r + "<0)?" + b + ":0))" : floor_r;
@@ -119,7 +130,7 @@ std::string render_shift(Ops op, DType dt, const std::vector<std::string>& s, co
   std::string zero = render_const(*uconst_int(dt, 0)), o = op == Ops::SHL ? "<<" : ">>";
   std::string w = std::to_string(bits), top = std::to_string(bits - 1);
   if (const UOp* c = const_src(u, 1)) {
-    uint64_t v = static_cast<uint64_t>(c->const_int());
+    uint64_t v = static_cast<uint64_t>(int_const_value(*c));
     if (v < static_cast<uint64_t>(bits)) return "(" + a + o + b + ")";
     return op == Ops::SHL || uns ? zero : "(" + a + ">>" + top + ")";
   }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/renderer/c_renderer.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -57,7 +58,7 @@ std::string const_literal(const UOp& c) {
     }
     return hex_double(v);
   }
-  return std::to_string(c.const_int());
+  return std::to_string(int_const_value(c));
 }
 
 struct Emitter {
@@ -150,7 +151,7 @@ struct Emitter {
     std::string t = reg_type(dt);
     const UOp* c = resolve(u.src[1].get());
     bool is_c = c->op == Ops::CONST && !c->is<Invalid>();
-    int64_t cv = is_c ? c->const_int() : 0;
+    int64_t cv = is_c ? int_const_value(*c) : 0;
     if (is_c && cv == 0) return "0";
     if (is_c && cv == -1 && !uns) return div ? op2("sub", dt, "0", a) : "0";
     std::string sb = b, zero, minus1;
@@ -194,7 +195,7 @@ struct Emitter {
     std::string inst = op == Ops::SHL ? "shl" : uns ? "lshr" : "ashr", t = reg_type(dt), top = std::to_string(bits - 1);
     const UOp* c = resolve(u.src[1].get());
     if (c->op == Ops::CONST && !c->is<Invalid>()) {
-      if (static_cast<uint64_t>(c->const_int()) < static_cast<uint64_t>(bits)) return op2(inst, dt, a, b);
+      if (static_cast<uint64_t>(int_const_value(*c)) < static_cast<uint64_t>(bits)) return op2(inst, dt, a, b);
       return op == Ops::SHL || uns ? "0" : op2("ashr", dt, a, top);
     }
     std::string ok = fresh("a");

@@ -273,6 +273,9 @@ struct Gen {
       y = s.t;
       yname = s.text;
     }
+    // bitwise ops and shifts need an int (or bool) result: uint64 with int64 promotes to a float (the reference
+    // rejects that program)
+    if ((b.kind == BIT || b.kind == SHIFT) && is_float(least_upper(dt, y.dtype()))) return false;
     Tensor t;
     std::string expr;
     if (op == "maximum" || op == "minimum") {
