@@ -449,7 +449,19 @@ UOpRef commit_to(const UOpRef& x, DType dt) {
   }
   return UOp::make(Ops::CAST, dt, {x});
 }
+// the strong dtype a weak value takes under a BITCAST to `to`: the int (or float) of the same size
+DType bitcast_source_dtype(DType weak, DType to) {
+  switch (to->bitsize) {
+    case 8: return dtypes::int8;
+    case 16: return is_float(weak) ? dtypes::float16 : dtypes::int16;
+    case 32: return is_float(weak) ? dtypes::float32 : dtypes::int32;
+    default: return is_float(weak) ? dtypes::float64 : dtypes::int64;
+  }
+}
 UOpRef commit_weak(const UOpRef& x) {
+  // a weak constant under a BITCAST (a folded pad value) has the bitcast's size
+  if (x->op == Ops::BITCAST && is_weak(x->src[0]->dtype) && !is_weak(x->dtype))
+    return UOp::make(Ops::BITCAST, x->dtype, {commit_to(x->src[0], bitcast_source_dtype(x->src[0]->dtype, x->dtype))}, x->arg, x->tag);
   if (x->op == Ops::INDEX || x->op == Ops::RANGE || x->op == Ops::END || x->op == Ops::CAST || x->op == Ops::BITCAST) return nullptr;
   UOps ns = x->src;
   if (x->op == Ops::STORE) {
@@ -517,6 +529,11 @@ UOpRef late_decomp(const UOpRef& x) {
   switch (x->op) {
     case Ops::MAX: return alu(Ops::WHERE, alu(Ops::CMPLT, x->src[0], x->src[1]), x->src[1], x->src[0]);
     case Ops::MUL: {
+      // a * (1/b) -> a / b: one rounding, as the reference's FDIV decomposition (15/14 is 1.0714285373687744f,
+      // 15 * (1/14) one ulp above)
+      if (is_float(x->dtype))
+        for (int i = 0; i < 2; ++i)
+          if (x->src[i]->op == Ops::RECIPROCAL) return UOp::make(Ops::FDIV, x->dtype, {x->src[1 - i], x->src[i]->src[0]});
       for (int i = 0; i < 2; ++i) {
         const UOpRef &c = x->src[i], &v = x->src[1 - i];
         if (c->op != Ops::CONST || c->is<Invalid>()) continue;
@@ -803,7 +820,7 @@ const PatternMatcher& pm_late_decompositions() {
       rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x, void*) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
-      rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
+      rule("MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
            [](const UOpRef& x, void*) { return late_decomp(x); }),
       rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x, void*) { return bf16_rule(x); }),
   });

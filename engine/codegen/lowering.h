@@ -49,7 +49,7 @@ const PatternMatcher& pm_commit_weak();
 const PatternMatcher& pm_lower_index_dtype();
 // FLOORDIV/FLOORMOD of non-negative values by constants -> CDIV/CMOD or shifts/masks
 const PatternMatcher& pm_early_decompositions();
-// MAX -> a<b?b:a, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b; bfloat16 ALU ops computed in
+// MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b; bfloat16 ALU ops computed in
 // float32 and casts to/from bf16 as bit operations (the reference's create_non_native_float_pats + manual bf16 cast)
 const PatternMatcher& pm_late_decompositions();
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped

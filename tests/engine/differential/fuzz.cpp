@@ -66,6 +66,7 @@ std::string py_pairs(const std::vector<std::pair<int64_t, int64_t>>& v) {
 struct Var {
   Tensor t;
   std::string name;
+  bool input = false;  // straight from the host (its float bits are the data's, not a computation's)
 };
 
 // a python scalar: its source text and the deviceless constant it becomes
@@ -153,7 +154,9 @@ struct Gen {
     std::string expr = "Tensor(" + list + ", dtype=" + py_dtype(dt) + ")";
     if (s.size() != 1) expr += ".reshape(" + py_args(s) + ")";
     ++ops;
-    return add(t, expr);
+    Var& v = add(t, expr);
+    v.input = true;
+    return v;
   }
   DType input_dtype() {
     // bfloat16 comes from casts (the host has no bf16 conversion); float32 and int32 most often
@@ -214,7 +217,9 @@ struct Gen {
   bool bitcast() {
     Var x = any_var();
     DType dt = x.t.dtype();
-    if (is_bool(dt)) return false;
+    // a computed NaN's sign and payload are the hardware's or the compiler's (x86 0/0 is -NaN, clang folds it to
+    // +NaN): bitcast floats only as they came from the host
+    if (is_bool(dt) || (is_float(dt) && !x.input)) return false;
     std::vector<DType> same;
     for (DType d : all_dtypes())
       if (!is_bool(d) && d != dt && d->bitsize == dt->bitsize) same.push_back(d);

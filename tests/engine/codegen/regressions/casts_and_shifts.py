@@ -23,3 +23,6 @@ print((b << t).tolist(), (b >> t).tolist())
 c, u = Tensor([1, 3, -5, 7], dtype=dtypes.int64), Tensor([1, 63, 64, 70], dtype=dtypes.int64)
 print((c << u).tolist(), (c >> u).tolist())
 print((a << 3).tolist(), (a >> 1).tolist())
+# a pad value (a python int) read through a bitcast has the padded tensor's size
+print(Tensor([1, -2, 3], dtype=dtypes.int16).pad(((1, 1),), value=-7).bitcast(dtypes.uint16).tolist())
+print(Tensor([1.5, -2.0], dtype=dtypes.float32).pad(((0, 2),), value=-2.5).bitcast(dtypes.uint32).tolist())

@@ -1,7 +1,11 @@
 # Programs that were rejected ("linearize: no valid order"): two reductions over one range in different loop
 # nests, and a matmul over a 0-length axis.
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 print(Tensor.arange(4).float().cumsum(0).argmax(0).item())
 print((Tensor.ones(2, 0) @ Tensor.ones(0, 3)).tolist())
 x = Tensor([[1.0, 3.0, 2.0], [4.0, -1.0, 0.5]])
 print(x.cumsum(1).argmax(1).tolist(), x.cumsum(0).max(0).tolist(), (x.cumsum(1) - x.cumsum(1).max(1, keepdim=True)).tolist())
+# a reduce that does not use the outer output axis (an expanded, realized input): its accumulator lives inside
+# loops it does not depend on
+t = Tensor(list(range(40)), dtype=dtypes.int8).reshape(2, 5, 4)
+print(t.unsqueeze(0).expand(3, 2, 5, 4).realize().prod(axis=(1, 3), keepdim=True).tolist())
