@@ -232,13 +232,20 @@ struct Gen {
     Var x = any_var();
     DType dt = x.t.dtype();
     enum Kind { ARITH, DIV, FLOORDIV, MOD, BIT, SHIFT, POW, CMP, MINMAX };
-    struct B { const char* op; Kind kind; Ops alu_op; };
+    // the Tensor method of the operator (shifts are the SHL/SHR ALU ops, as the python binding's << and >>)
+    using Fn = Tensor (Tensor::*)(const Tensor&) const;
+    struct B { const char* op; Kind kind; Fn fn; Ops shift; };
     static const std::vector<B> bs = {
-        {"+", ARITH, Ops::ADD},  {"-", ARITH, Ops::SUB},  {"*", ARITH, Ops::MUL},    {"/", DIV, Ops::FDIV},
-        {"//", FLOORDIV, Ops::FLOORDIV}, {"%", MOD, Ops::FLOORMOD}, {"&", BIT, Ops::AND}, {"|", BIT, Ops::OR},
-        {"^", BIT, Ops::XOR},    {"<<", SHIFT, Ops::SHL}, {">>", SHIFT, Ops::SHR},   {"**", POW, Ops::POW},
-        {"<", CMP, Ops::CMPLT},  {">", CMP, Ops::CMPLT},  {"<=", CMP, Ops::CMPLT},   {">=", CMP, Ops::CMPLT},
-        {"==", CMP, Ops::CMPEQ}, {"!=", CMP, Ops::CMPNE}, {"maximum", MINMAX, Ops::MAX}, {"minimum", MINMAX, Ops::MAX}};
+        {"+", ARITH, &Tensor::add, Ops::NOOP},          {"-", ARITH, &Tensor::sub, Ops::NOOP},
+        {"*", ARITH, &Tensor::mul, Ops::NOOP},          {"/", DIV, &Tensor::div, Ops::NOOP},
+        {"//", FLOORDIV, &Tensor::floordiv, Ops::NOOP}, {"%", MOD, &Tensor::mod, Ops::NOOP},
+        {"&", BIT, &Tensor::bitwise_and, Ops::NOOP},    {"|", BIT, &Tensor::bitwise_or, Ops::NOOP},
+        {"^", BIT, &Tensor::bitwise_xor, Ops::NOOP},    {"<<", SHIFT, nullptr, Ops::SHL},
+        {">>", SHIFT, nullptr, Ops::SHR},               {"**", POW, &Tensor::pow, Ops::NOOP},
+        {"<", CMP, &Tensor::lt, Ops::NOOP},             {">", CMP, &Tensor::gt, Ops::NOOP},
+        {"<=", CMP, &Tensor::le, Ops::NOOP},            {">=", CMP, &Tensor::ge, Ops::NOOP},
+        {"==", CMP, &Tensor::eq, Ops::NOOP},            {"!=", CMP, &Tensor::ne, Ops::NOOP},
+        {"maximum", MINMAX, &Tensor::maximum, Ops::NOOP}, {"minimum", MINMAX, &Tensor::minimum, Ops::NOOP}};
     const B& b = one_of(bs);
     std::string op = b.op;
     // the other operand: a value of the same shape, a new broadcastable input, or a python scalar
@@ -281,32 +288,8 @@ struct Gen {
     // bitwise ops and shifts need an int (or bool) result: uint64 with int64 promotes to a float (the reference
     // rejects that program)
     if ((b.kind == BIT || b.kind == SHIFT) && is_float(least_upper(dt, y.dtype()))) return false;
-    Tensor t;
-    std::string expr;
-    if (op == "maximum" || op == "minimum") {
-      t = op == "maximum" ? x.t.maximum(y) : x.t.minimum(y);
-      expr = x.name + "." + op + "(" + yname + ")";
-    } else {
-      if (op == "+") t = x.t.add(y);
-      else if (op == "-") t = x.t.sub(y);
-      else if (op == "*") t = x.t.mul(y);
-      else if (op == "/") t = x.t.div(y);
-      else if (op == "//") t = x.t.floordiv(y);
-      else if (op == "%") t = x.t.mod(y);
-      else if (op == "&") t = x.t.bitwise_and(y);
-      else if (op == "|") t = x.t.bitwise_or(y);
-      else if (op == "^") t = x.t.bitwise_xor(y);
-      else if (op == "<<") t = x.t.alu(Ops::SHL, y);
-      else if (op == ">>") t = x.t.alu(Ops::SHR, y);
-      else if (op == "**") t = x.t.pow(y);
-      else if (op == "<") t = x.t.lt(y);
-      else if (op == ">") t = x.t.gt(y);
-      else if (op == "<=") t = x.t.le(y);
-      else if (op == ">=") t = x.t.ge(y);
-      else if (op == "==") t = x.t.eq(y);
-      else t = x.t.ne(y);
-      expr = "(" + x.name + " " + op + " " + yname + ")";
-    }
+    Tensor t = b.fn ? (x.t.*b.fn)(y) : x.t.alu(b.shift, y);
+    std::string expr = b.kind == MINMAX ? x.name + "." + op + "(" + yname + ")" : "(" + x.name + " " + op + " " + yname + ")";
     add(t, expr);
     return true;
   }
