@@ -6,7 +6,7 @@ PKGS = g++ make cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libgraphvi
        glslang-dev glslang-tools spirv-tools xvfb xauth fonts-dejavu-core pybind11-dev python3-dev nlohmann-json3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench clean
+.PHONY: deps configure build run test bench fuzz clean
 
 deps:
 	@if dpkg -s $(PKGS) >/dev/null 2>&1; then echo "deps: all packages present"; else \
@@ -32,6 +32,12 @@ test: build
 
 bench: build
 	./$(BUILD)/tinyscope bench
+
+# random-program fuzzer: FUZZ_COUNT programs from seed FUZZ_SEED on CPU, CPU:LLVM and INTERP (FUZZ_TIMEOUT s each)
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 10000
+fuzz: build
+	FUZZ_SEED=$(FUZZ_SEED) FUZZ_COUNT=$(FUZZ_COUNT) ./$(BUILD)/tests/ts_fuzz
 
 clean:
 	rm -rf $(BUILD)

@@ -106,7 +106,16 @@ UOpRef linearize(const UOpRef& sink) {
     }
   };
   auto subset = [&](const RSet& s) { return std::all_of(s.begin(), s.end(), [&](int r) { return on_stack[r]; }); };
-  auto equal = [&](const RSet& s) { return s.size() == stack.size() && subset(s); };
+  // the loops of s are the innermost open ones (any other open loop is outside them): an effect placed there runs
+  // once per iteration of s's loops (repeated by outer loops it does not depend on, which recompute the same value:
+  // an accumulator of a reduce that does not use an outer output axis)
+  auto innermost = [&](const RSet& s) {
+    if (s.empty()) return stack.empty();
+    if (s.size() > stack.size()) return false;
+    for (size_t k = stack.size() - s.size(); k < stack.size(); ++k)
+      if (!has(s, stack[k])) return false;
+    return true;
+  };
   auto rank = [&](int r) {
     const auto& ra = nodes[range_node[r]]->as<RangeArg>();
     return std::make_pair(axis_to_pos(ra.type), ra.id);
@@ -121,7 +130,7 @@ UOpRef linearize(const UOpRef& sink) {
       if (emitted[i] || missing[i] || is_virtual(nodes[i]->op)) continue;
       Ops op = nodes[i]->op;
       if (op == Ops::RANGE || op == Ops::END) continue;
-      bool fits = is_effect(op) ? equal(level[i]) : subset(level[i]);
+      bool fits = is_effect(op) ? innermost(level[i]) : subset(level[i]);
       if (!fits) continue;
       if (best < 0 || std::make_pair(priority(op), i) < std::make_pair(priority(nodes[best]->op), best)) best = i;
     }
@@ -136,7 +145,7 @@ UOpRef linearize(const UOpRef& sink) {
       if (emitted[ri] || missing[ri] || !subset(level[ri])) continue;
       int e = end_of[r];
       if (e < 0) throw Error("linearize: RANGE " + nodes[ri]->render() + " is never closed");
-      if (!equal(level[e])) continue;
+      if (!innermost(level[e])) continue;
       bool ok = true;
       for (auto& d : nodes[e]->toposort()) {
         int j = id.at(d.get());

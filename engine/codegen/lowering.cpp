@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -143,26 +144,39 @@ UOpRef index_where_invalid(const UOpRef& x) {
   return nullptr;
 }
 
-bool gate_has(const UOpRef& gate, const UOpRef& c) {
-  if (gate == c) return true;
-  if (gate->op == Ops::AND) return gate_has(gate->src[0], c) || gate_has(gate->src[1], c);
-  return false;
-}
 bool index_in_bounds(const UOpRef& index) {
   if (!is_global_param(index->src[0])) return true;
-  if (index->src.size() > 2) return false;
-  const UOpRef& i = index->src[1];
+  UOpRef i = index->src[1];
+  // a gated read only happens where its gate holds: its index math is bounded under the gate
+  if (index->src.size() > 2) i = uop_given_valid(index->src[2], i);
   int64_t size = index->src[0]->as<ParamArg>().size;
   return i->vmin() >= 0 && i->vmax() < size;
 }
+bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses.begin(), clauses.end(), c) != clauses.end(); }
+// every read of x that may leave its buffer is gated by c as well: its gate becomes the conjunction of its own
+// clauses and those of c it lacks (a pad over several axes nests one WHERE per axis, and each one's validity
+// is needed to keep the read inside the buffer)
 UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
+  UOps want = split_and(c);
   for (auto& u : x->toposort()) {
     if (u->op != Ops::INDEX || !is_global_param(u->src[0]) || index_in_bounds(u)) continue;
-    // a read that already has its own gate is in bounds whenever that gate holds: gating it again only grows the
-    // gate (and can keep this rewrite from reaching a fixed point)
-    if (u->src.size() > 2) continue;
-    UOpRef g = u->src.size() > 2 ? alu(Ops::AND, u->src[2], c) : c;
+    UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
+    UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
+    // as the reference's where_on_load: a clause moves when its ranges are the read's and it reads no other memory
+    auto rs = u->src[1]->ranges();
+    auto slice = u->src[1]->toposort();
+    auto movable = [&](const UOpRef& w) {
+      for (auto& r : w->ranges())
+        if (std::find(rs.begin(), rs.end(), r) == rs.end()) return false;
+      for (auto& t : w->toposort())
+        if (t->op == Ops::INDEX && std::find(slice.begin(), slice.end(), t) == slice.end()) return false;
+      return true;
+    };
+    for (auto& w : want)
+      if (!has_clause(have, w) && movable(w)) g = g ? alu(Ops::AND, g, w) : w;
+    if (!g) continue;
+    if (u->src.size() > 2 && g == u->src[2]) continue;  // already gated by every clause of c
     map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], u->src[1], g}, u->arg);
   }
   return map.empty() ? x : substitute(x, map);
@@ -173,6 +187,28 @@ UOpRef move_where_on_load(const UOpRef& w) {
   UOpRef b = gate_reads(w->src[2], alu(Ops::CMPNE, c, uconst_bool(true)));
   if (a == w->src[1] && b == w->src[2]) return nullptr;
   return w->replace_src({c, a, b});
+}
+// WHERE(c, read, 0) is the read itself when the read's gate holds only where c does (a gated-off read is 0)
+UOpRef where_of_gated_read(const UOpRef& w) {
+  const UOpRef &c = w->src[0], &x = w->src[2]->is_const_value(0) ? w->src[1] : nullptr;
+  if (!x || w->src[2]->op != Ops::CONST) return nullptr;
+  const UOpRef& idx = x->op == Ops::CAST ? x->src[0] : x;
+  if (idx->op != Ops::INDEX || idx->src.size() < 3 || !is_global_param(idx->src[0])) return nullptr;
+  UOps have = split_and(idx->src[2]);
+  for (auto& clause : split_and(c))
+    if (!has_clause(have, clause)) return nullptr;
+  return x;
+}
+
+// ---- empty reduces -----------------------------------------------------------------------------
+// a REDUCE over a range of size 0 is its identity (what the reference's scheduler makes of a size-0 reduce); its
+// body may index empty buffers by x % 0
+UOpRef empty_reduce(const UOpRef& red) {
+  for (size_t i = 1; i < red->src.size(); ++i) {
+    const UOpRef& r = red->src[i];
+    if (is_range(r) && r->src[0]->op == Ops::CONST && r->src[0]->const_int() == 0) return reduce_identity(red->as<ReduceArg>().op, red->dtype);
+  }
+  return nullptr;
 }
 
 // ---- reduce mul chain ---------------------------------------------------------------------------
@@ -306,11 +342,33 @@ bool depends_on(const UOpRef& x, const UOp* y) {
     if (u.get() == y) return true;
   return false;
 }
-// ENDs of accumulators over the same ranges become one loop
+// ranges of `x` renamed by `map`, without entering loops that close one of the renamed ranges (those are complete
+// loops of their own whose results this body reads)
+UOpRef rename_ranges(const UOpRef& x, const SubMap& map, std::unordered_map<const UOp*, UOpRef>& memo) {
+  if (auto it = map.find(x.get()); it != map.end()) return it->second;
+  if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+  UOpRef out = x;
+  bool closes = x->op == Ops::END && std::any_of(x->src.begin() + 1, x->src.end(), [&](auto& r) { return map.count(r.get()); });
+  if (!closes) {
+    UOps ns;
+    bool changed = false;
+    for (auto& s : x->src) {
+      ns.push_back(rename_ranges(s, map, memo));
+      changed = changed || ns.back() != s;
+    }
+    if (changed) out = x->replace_src(std::move(ns));
+  }
+  return memo[x.get()] = out;
+}
+// Accumulator loops over the same ranges: those in the same loop nest that do not depend on each other become one
+// loop; every other one gets ranges of its own (new ids), so each RANGE is closed by exactly one END (as the
+// reference's merge_reduce_ends, which clones the ranges of ENDs at another nesting)
 UOpRef merge_reduce_ends(const UOpRef& sink) {
   std::map<std::vector<const UOp*>, UOps> groups;
   std::vector<std::vector<const UOp*>> order;
+  int64_t next_id = 0;
   for (auto& u : sink->toposort()) {
+    if (u->op == Ops::RANGE) next_id = std::max(next_id, rid(u) + 1);
     if (!is_acc_end(u)) continue;
     std::vector<const UOp*> key;
     for (size_t i = 1; i < u->src.size(); ++i) key.push_back(u->src[i].get());
@@ -321,20 +379,47 @@ UOpRef merge_reduce_ends(const UOpRef& sink) {
   for (auto& key : order) {
     UOps& ends = groups[key];
     if (ends.size() < 2) continue;
-    bool independent = true;
-    for (auto& a : ends)
-      for (auto& b : ends)
-        if (a != b && depends_on(a, b.get())) independent = false;
-    if (!independent) continue;
-    UOps stores;
+    // loops that can share one END: same enclosing ranges, independent of each other
+    std::vector<UOps> loops;
+    std::vector<std::vector<UOpRef>> contexts;
     for (auto& e : ends) {
-      if (e->src[0]->op == Ops::GROUP) stores.insert(stores.end(), e->src[0]->src.begin(), e->src[0]->src.end());
-      else stores.push_back(e->src[0]);
+      auto ctx = e->ranges();
+      size_t k = 0;
+      for (; k < loops.size(); ++k) {
+        if (contexts[k] != ctx) continue;
+        bool independent = std::none_of(loops[k].begin(), loops[k].end(), [&](const UOpRef& o) { return depends_on(e, o.get()) || depends_on(o, e.get()); });
+        if (independent) break;
+      }
+      if (k == loops.size()) {
+        loops.emplace_back();
+        contexts.push_back(ctx);
+      }
+      loops[k].push_back(e);
     }
-    UOps ns{UOp::make(Ops::GROUP, dtypes::void_, stores)};
-    ns.insert(ns.end(), ends[0]->src.begin() + 1, ends[0]->src.end());
-    UOpRef merged = UOp::make(Ops::END, dtypes::void_, ns);
-    for (auto& e : ends) map[e.get()] = merged;
+    for (size_t k = 0; k < loops.size(); ++k) {
+      UOps rs(loops[k][0]->src.begin() + 1, loops[k][0]->src.end());
+      SubMap rename;
+      if (k > 0)
+        for (auto& r : rs) {
+          RangeArg ra = r->as<RangeArg>();
+          ra.id = next_id++;
+          UOpRef nr = UOp::make(Ops::RANGE, r->dtype, r->src, ra);
+          rename[r.get()] = nr;
+          r = nr;
+        }
+      UOps stores;
+      for (auto& e : loops[k]) {
+        std::unordered_map<const UOp*, UOpRef> memo;
+        UOpRef body = k > 0 ? rename_ranges(e->src[0], rename, memo) : e->src[0];
+        if (body->op == Ops::GROUP) stores.insert(stores.end(), body->src.begin(), body->src.end());
+        else stores.push_back(body);
+      }
+      if (k == 0 && loops[k].size() == 1) continue;
+      UOps ns{stores.size() == 1 ? stores[0] : UOp::make(Ops::GROUP, dtypes::void_, stores)};
+      ns.insert(ns.end(), rs.begin(), rs.end());
+      UOpRef merged = UOp::make(Ops::END, dtypes::void_, ns);
+      for (auto& e : loops[k]) map[e.get()] = merged;
+    }
   }
   return map.empty() ? nullptr : substitute(sink, map);
 }
@@ -364,7 +449,19 @@ UOpRef commit_to(const UOpRef& x, DType dt) {
   }
   return UOp::make(Ops::CAST, dt, {x});
 }
+// the strong dtype a weak value takes under a BITCAST to `to`: the int (or float) of the same size
+DType bitcast_source_dtype(DType weak, DType to) {
+  switch (to->bitsize) {
+    case 8: return dtypes::int8;
+    case 16: return is_float(weak) ? dtypes::float16 : dtypes::int16;
+    case 32: return is_float(weak) ? dtypes::float32 : dtypes::int32;
+    default: return is_float(weak) ? dtypes::float64 : dtypes::int64;
+  }
+}
 UOpRef commit_weak(const UOpRef& x) {
+  // a weak constant under a BITCAST (a folded pad value) has the bitcast's size
+  if (x->op == Ops::BITCAST && is_weak(x->src[0]->dtype) && !is_weak(x->dtype))
+    return UOp::make(Ops::BITCAST, x->dtype, {commit_to(x->src[0], bitcast_source_dtype(x->src[0]->dtype, x->dtype))}, x->arg, x->tag);
   if (x->op == Ops::INDEX || x->op == Ops::RANGE || x->op == Ops::END || x->op == Ops::CAST || x->op == Ops::BITCAST) return nullptr;
   UOps ns = x->src;
   if (x->op == Ops::STORE) {
@@ -432,6 +529,11 @@ UOpRef late_decomp(const UOpRef& x) {
   switch (x->op) {
     case Ops::MAX: return alu(Ops::WHERE, alu(Ops::CMPLT, x->src[0], x->src[1]), x->src[1], x->src[0]);
     case Ops::MUL: {
+      // a * (1/b) -> a / b: one rounding, as the reference's FDIV decomposition (15/14 is 1.0714285373687744f,
+      // 15 * (1/14) one ulp above)
+      if (is_float(x->dtype))
+        for (int i = 0; i < 2; ++i)
+          if (x->src[i]->op == Ops::RECIPROCAL) return UOp::make(Ops::FDIV, x->dtype, {x->src[1 - i], x->src[i]->src[0]});
       for (int i = 0; i < 2; ++i) {
         const UOpRef &c = x->src[i], &v = x->src[1 - i];
         if (c->op != Ops::CONST || c->is<Invalid>()) continue;
@@ -452,6 +554,59 @@ UOpRef late_decomp(const UOpRef& x) {
       return nullptr;
     default: return nullptr;
   }
+}
+
+// ---- bfloat16 through float32 ------------------------------------------------------------------
+// no CPU computes in bfloat16 (clang has no conversions for it, LLVM calls a runtime function): as the reference's
+// create_non_native_float_pats + pm_manual_bf16_cast, bf16 math runs in float and the conversions are bit
+// operations, so only loads, stores and bitcasts of bf16 remain
+bool bf16(DType dt) { return dt == dtypes::bfloat16; }
+UOpRef bf16_to_float(const UOpRef& x) {
+  UOpRef bits = ucast(UOp::make(Ops::BITCAST, dtypes::uint16, {x}), dtypes::uint32);
+  return UOp::make(Ops::BITCAST, dtypes::float32, {alu(Ops::SHL, bits, uconst_int(dtypes::uint32, 16))});
+}
+// round to nearest even; a NaN keeps a mantissa bit so it stays a NaN
+UOpRef float_to_bf16(const UOpRef& f) {
+  auto u = [](int64_t v) { return uconst_int(dtypes::uint32, v); };
+  UOpRef x = UOp::make(Ops::BITCAST, dtypes::uint32, {f});
+  UOpRef finite = alu(Ops::CMPNE, alu(Ops::AND, alu(Ops::NEG, x), u(0x7f800000)), u(0));
+  UOpRef rounded = alu(Ops::ADD, alu(Ops::ADD, x, alu(Ops::AND, alu(Ops::SHR, x, u(16)), u(1))), u(0x7fff));
+  UOpRef nan = alu(Ops::WHERE, alu(Ops::CMPNE, alu(Ops::AND, x, u(0xffff)), u(0)), alu(Ops::OR, x, u(0x10000)), x);
+  UOpRef r = alu(Ops::WHERE, finite, rounded, nan);
+  return UOp::make(Ops::BITCAST, dtypes::bfloat16, {ucast(alu(Ops::SHR, r, u(16)), dtypes::uint16)});
+}
+UOpRef bf16_rule(const UOpRef& x) {
+  auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
+  if (x->op == Ops::CONST && bf16(x->dtype) && !x->is<Invalid>()) {
+    // the constant's bits, rounded as a cast from float would
+    float v = static_cast<float>(x->const_float());
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    bool nan = std::isnan(v);
+    uint32_t r = nan ? ((b & 0xffffu) ? (b | 0x10000u) : b) : b + ((b >> 16) & 1u) + 0x7fffu;
+    return UOp::make(Ops::BITCAST, dtypes::bfloat16, {uconst_int(dtypes::uint16, r >> 16)});
+  }
+  if (x->op == Ops::CAST) {
+    DType from = x->src[0]->dtype, to = x->dtype;
+    if (bf16(from) && bf16(to)) return x->src[0];
+    if (bf16(from)) return to == dtypes::float32 ? bf16_to_float(x->src[0]) : ucast(bf16_to_float(x->src[0]), to);
+    if (bf16(to)) return from == dtypes::float32 ? float_to_bf16(x->src[0]) : float_to_bf16(ucast(x->src[0], dtypes::float32));
+    return nullptr;
+  }
+  // bitcasts compose (LLVM would otherwise turn half -> bf16 -> i16 into an int -> bf16 conversion x86 cannot select)
+  if (x->op == Ops::BITCAST && x->src[0]->op == Ops::BITCAST) {
+    const UOpRef& inner = x->src[0]->src[0];
+    return inner->dtype == x->dtype ? inner : UOp::make(Ops::BITCAST, x->dtype, {inner});
+  }
+  if (!group::alu(x->op)) return nullptr;
+  if (group::comparison(x->op)) {
+    if (!bf16(x->src[0]->dtype)) return nullptr;
+    return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
+  }
+  if (!bf16(x->dtype)) return nullptr;
+  UOps ns = x->src;
+  for (size_t i = x->op == Ops::WHERE ? 1 : 0; i < ns.size(); ++i) ns[i] = f32(ns[i]);
+  return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), dtypes::bfloat16);
 }
 
 // ---- constant gates -----------------------------------------------------------------------------
@@ -586,6 +741,7 @@ const PatternMatcher& pm_simplify_ranges() {
 
 const PatternMatcher& pm_reduce_mul_chain() {
   static const PatternMatcher pm({
+      rule("reduce over an empty range -> its identity", {Ops::REDUCE}, [](const UOpRef& x, void*) { return empty_reduce(x); }),
       rule("reduce mul chain: move factors without the reduce ranges after the REDUCE", {Ops::REDUCE},
            [](const UOpRef& x, void*) { return reduce_mul_chain(x); }),
   });
@@ -599,6 +755,7 @@ const PatternMatcher& pm_postopt() {
       rule("INDEX(p, valid.where(i, Invalid)) -> gated INDEX", {Ops::INDEX},
            [](const UOpRef& x, void*) { return index_where_invalid(x); }),
       rule("move where on load", {Ops::WHERE}, [](const UOpRef& x, void*) { return move_where_on_load(x); }),
+      rule("where(c, read gated by c, 0) -> the read", {Ops::WHERE}, [](const UOpRef& x, void*) { return where_of_gated_read(x); }),
   }) + pm_flatten_range();
   return pm;
 }
@@ -663,8 +820,9 @@ const PatternMatcher& pm_late_decompositions() {
       rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x, void*) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
-      rule("MAX -> a<b?b:a, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
+      rule("MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
            [](const UOpRef& x, void*) { return late_decomp(x); }),
+      rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x, void*) { return bf16_rule(x); }),
   });
   return pm;
 }

@@ -13,7 +13,7 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 std::vector<UOpRef> ranges_of(const UOps& xs);
 
 // REDUCE(ADD/MAX) of a product: factors that do not use the reduce ranges move after it (the reference's
-// reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2)
+// reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2); a REDUCE over a range of size 0 is its identity
 const PatternMatcher& pm_reduce_mul_chain();
 // pm_flatten_range: END/REDUCE list exactly the RANGEs their range sources use; END without ranges -> its body
 const PatternMatcher& pm_flatten_range();
@@ -49,7 +49,8 @@ const PatternMatcher& pm_commit_weak();
 const PatternMatcher& pm_lower_index_dtype();
 // FLOORDIV/FLOORMOD of non-negative values by constants -> CDIV/CMOD or shifts/masks
 const PatternMatcher& pm_early_decompositions();
-// MAX -> a<b?b:a, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b
+// MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b; bfloat16 ALU ops computed in
+// float32 and casts to/from bf16 as bit operations (the reference's create_non_native_float_pats + manual bf16 cast)
 const PatternMatcher& pm_late_decompositions();
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();

@@ -25,6 +25,16 @@ namespace ts {
 //   value math: ALU ops (ADD MUL MAX NEG RECIPROCAL EXP2 LOG2 SIN SQRT TRUNC CMPLT CMPNE XOR OR AND
 //                SHL SHR FLOORDIV FLOORMOD CDIV CMOD WHERE POW), CAST, BITCAST, CONST (may be weakint /
 //                weakfloat: commit to the strong dtype of the expression they appear in).
+//
+// Semantics every backend implements alike (C, LLVM IR, the interpreter), so none depends on undefined behaviour:
+//   ints wrap at their dtype's width after every op (C: -fwrapv, narrow results cast back); an int CONST holds its
+//   value wrapped to its dtype. x/0, x%0 (CDIV, CMOD, FLOORDIV, FLOORMOD) are 0; MIN/-1 is MIN, MIN%-1 is 0 (the
+//   reference's CPU results for constant divisors; its idiv traps on run-time ones). SHL/SHR by a count outside
+//   [0, bits) (negative included) give 0 / the sign fill (x86 vector shifts). float -> int: int32/int64 take the
+//   truncated value when it fits, else INT_MIN; 8/16-bit ints go through int32 and keep the low bits; uint32/uint64
+//   take the value when it fits, else all ones (x86-64 with AVX-512, the reference's CPU device); NaN included.
+//   half math rounds after every op; bfloat16 math runs in float32 with round-to-nearest-even conversions;
+//   float64 -> half rounds through float32. A computed NaN's sign and payload are not specified.
 // ---------------------------------------------------------------------------------------------------
 
 struct Estimates {

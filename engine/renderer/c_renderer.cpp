@@ -19,6 +19,17 @@ std::string c_type(DType dt) {
   return strong(dt)->cname;
 }
 
+int64_t int_const_value(const UOp& c) {
+  int64_t v = c.const_int();
+  DType dt = c.dtype;
+  if (is_bool(dt)) return v != 0;
+  if (is_weak(dt) || dt->bitsize >= 64) return v;
+  int bits = dt->bitsize;
+  uint64_t low = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+  if (!is_unsigned(dt) && (low >> (bits - 1))) return static_cast<int64_t>(low | ~((uint64_t{1} << bits) - 1));
+  return static_cast<int64_t>(low);
+}
+
 namespace {
 
 const UOp* resolve(const UOp* u) {
@@ -53,7 +64,7 @@ std::string render_const(const UOp& c) {
     if (dt == dtypes::float64) return s;
     return "((" + c_type(dt) + ")(" + s + "f))";
   }
-  int64_t v = c.const_int();
+  int64_t v = int_const_value(c);
   if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
   if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
   if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
@@ -63,23 +74,89 @@ std::string render_const(const UOp& c) {
 
 std::string fsuffix(DType dt) { return dt == dtypes::float64 ? "" : "f"; }
 
+const UOp* const_src(const UOp& u, size_t i) {
+  const UOp* x = resolve(u.src[i].get());
+  return x->op == Ops::CONST && !x->is<Invalid>() ? x : nullptr;
+}
+bool narrow_int(DType dt) { return is_int(dt) && !is_weak(dt) && dt->bitsize < 32; }
+int int_bits(DType dt) { return is_weak(dt) ? 64 : dt->bitsize; }
+std::string unsigned_c_type(DType dt) {
+  switch (int_bits(dt)) {
+    case 8: return "unsigned char";
+    case 16: return "unsigned short";
+    case 32: return "unsigned int";
+    default: return "unsigned long";
+  }
+}
+bool int_divmod(Ops op) { return op == Ops::CDIV || op == Ops::CMOD || op == Ops::FLOORDIV || op == Ops::FLOORMOD; }
+// float -> int conversions are guarded (an out-of-range conversion is undefined in C)
+bool float_to_int(const UOp& u) { return u.op == Ops::CAST && is_float(u.src[0]->dtype) && is_int(u.dtype); }
+// ops whose rendering names an operand more than once: those operands get a variable of their own
+bool repeats_operands(const UOp& u) {
+  if (float_to_int(u)) return true;
+  if (!is_int(u.dtype) || u.src.size() < 2) return false;
+  if (int_divmod(u.op)) return u.op != Ops::CDIV || !const_src(u, 1);
+  return (u.op == Ops::SHL || u.op == Ops::SHR) && !const_src(u, 1);
+}
+
+// integer division and remainder, defined for every divisor as the reference's CPU results: x/0 = 0, x%0 = 0,
+// MIN/-1 = MIN (wraps), MIN%-1 = 0; floor division/modulo round toward -inf
+std::string render_int_divmod(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
+  const std::string &a = s[0], &b = s[1];
+  bool uns = is_unsigned(dt);
+  std::string zero = render_const(*uconst_int(dt, 0));
+  std::string neg = "((" + c_type(dt) + ")(0-(" + unsigned_c_type(dt) + ")(" + a + ")))";
+  std::string q = "(" + a + "/" + b + ")", r = "(" + a + "%" + b + ")";
+  std::string floor_q = "(" + q + "-((" + r + "!=0)&&((" + a + "<0)!=(" + b + "<0))))";
+  std::string floor_r = "(" + r + "+(((" + r + "!=0)&&((" + r + "<0)!=(" + b + "<0)))?" + b + ":0))";
+  bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
+  std::string body = uns ? (div ? q : r) : op == Ops::CDIV ? q : op == Ops::CMOD ? r : op == Ops::FLOORDIV ? floor_q : floor_r;
+  if (const UOp* c = const_src(u, 1)) {
+    int64_t v = int_const_value(*c);
+    if (v == 0) return zero;
+    if (v == -1 && !uns) return div ? neg : zero;
+    if (op == Ops::FLOORMOD && !uns) return v > 0 ? "(" + r + "+((" + r + "<0)?" + b + ":0))" : floor_r;
+    return body;
+  }
+  if (uns) return "((" + b + "==0)?" + zero + ":" + body + ")";
+  if (div) return "((" + b + "==0)?" + zero + ":(" + b + "==-1)?" + neg + ":" + body + ")";
+  return "(((" + b + "==0)|(" + b + "==-1))?" + zero + ":" + body + ")";
+}
+// shifts by a count outside [0, bits) of the dtype (negative counts included): SHL gives 0, SHR the sign fill
+std::string render_shift(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
+  const std::string &a = s[0], &b = s[1];
+  int bits = int_bits(dt);
+  bool uns = is_unsigned(dt);
+  std::string zero = render_const(*uconst_int(dt, 0)), o = op == Ops::SHL ? "<<" : ">>";
+  std::string w = std::to_string(bits), top = std::to_string(bits - 1);
+  if (const UOp* c = const_src(u, 1)) {
+    uint64_t v = static_cast<uint64_t>(int_const_value(*c));
+    if (v < static_cast<uint64_t>(bits)) return "(" + a + o + b + ")";
+    return op == Ops::SHL || uns ? zero : "(" + a + ">>" + top + ")";
+  }
+  std::string in_range = "((" + unsigned_c_type(dt) + ")(" + b + ")<" + w + "u)";
+  if (op == Ops::SHR && !uns) return "(" + a + ">>(" + in_range + "?" + b + ":" + top + "))";
+  return "(" + in_range + "?(" + a + o + b + "):" + zero + ")";
+}
+
 std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
   auto bin = [&](const char* o) { return "(" + s[0] + o + s[1] + ")"; };
   bool fl = is_float(dt);
   std::string sf = fsuffix(dt);
+  if (!fl && int_divmod(op)) return render_int_divmod(op, dt, s, u);
+  if (!fl && (op == Ops::SHL || op == Ops::SHR)) return render_shift(op, dt, s, u);
   switch (op) {
     case Ops::ADD: return bin("+");
     case Ops::SUB: return bin("-");
-    case Ops::MUL: return bin("*");
+    case Ops::MUL:
+      // unsigned short * unsigned short promotes to int and can overflow it: multiply as unsigned int
+      if (dt == dtypes::uint16) return "((unsigned int)(" + s[0] + ")*" + s[1] + ")";
+      return bin("*");
     case Ops::FDIV: return bin("/");
     case Ops::CDIV: return bin("/");
-    case Ops::CMOD: return fl ? "__builtin_fmod" + sf + "(" + s[0] + ", " + s[1] + ")" : bin("%");
-    case Ops::FLOORDIV:
-      if (fl) return "__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + ")";
-      return "((" + s[0] + "/" + s[1] + ")-(((" + s[0] + "%" + s[1] + ")!=0)&&((" + s[0] + "<0)!=(" + s[1] + "<0))))";
-    case Ops::FLOORMOD:
-      if (fl) return "(" + s[0] + "-" + s[1] + "*__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + "))";
-      return "(((" + s[0] + "%" + s[1] + ")+" + s[1] + ")%" + s[1] + ")";
+    case Ops::CMOD: return "__builtin_fmod" + sf + "(" + s[0] + ", " + s[1] + ")";
+    case Ops::FLOORDIV: return "__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + ")";
+    case Ops::FLOORMOD: return "(" + s[0] + "-" + s[1] + "*__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + "))";
     case Ops::MAX: return "((" + s[0] + "<" + s[1] + ")?" + s[1] + ":" + s[0] + ")";
     case Ops::CMPLT: return bin("<");
     case Ops::CMPNE: return bin("!=");
@@ -87,10 +164,10 @@ std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, cons
     case Ops::AND: return bin("&");
     case Ops::OR: return bin("|");
     case Ops::XOR: return bin("^");
-    case Ops::SHL: return bin("<<");
-    case Ops::SHR: return bin(">>");
     case Ops::WHERE: return "(" + s[0] + "?" + s[1] + ":" + s[2] + ")";
-    case Ops::MULACC: return "((" + s[0] + "*" + s[1] + ")+" + s[2] + ")";
+    case Ops::MULACC:
+      if (dt == dtypes::uint16) return "(((unsigned int)(" + s[0] + ")*" + s[1] + ")+" + s[2] + ")";
+      return "((" + s[0] + "*" + s[1] + ")+" + s[2] + ")";
     case Ops::NEG: return "(-" + s[0] + ")";
     case Ops::RECIPROCAL: return "(" + std::string(dt == dtypes::float64 ? "1.0" : "1.0f") + "/" + s[0] + ")";
     case Ops::SQRT: return "__builtin_sqrt" + sf + "(" + s[0] + ")";
@@ -101,6 +178,38 @@ std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, cons
     case Ops::POW: return "__builtin_pow" + sf + "(" + s[0] + ", " + s[1] + ")";
     default: throw Error("C renderer: unsupported op " + std::string(op_name(u.op)));
   }
+}
+// C computes narrow ints in int and __fp16 in float: the result of an op is brought back to its dtype, so an
+// inlined expression rounds and wraps where the op does (as the LLVM IR and the interpreter)
+std::string to_dtype(const UOp& u, std::string expr) {
+  if (u.op == Ops::WHERE || group::comparison(u.op)) return expr;
+  bool narrow = narrow_int(u.dtype) && u.op != Ops::AND && u.op != Ops::OR && u.op != Ops::XOR && u.op != Ops::MAX && u.op != Ops::SHR &&
+                u.op != Ops::CMOD && u.op != Ops::FLOORMOD && u.op != Ops::TRUNC;
+  if (narrow || u.dtype == dtypes::float16) return "((" + c_type(u.dtype) + ")" + expr + ")";
+  return expr;
+}
+
+// float -> int as x86-64 converts (the reference's CPU results): int32/int64 take the truncated value when it fits,
+// else INT_MIN; 8/16-bit ints go through int32 and keep the low bits; uint32/uint64 take the value when it fits,
+// else all ones. x is a variable or a constant (it is named more than once).
+std::string render_float_to_int(DType from, DType to, const std::string& x) {
+  std::string f = from == dtypes::float64 ? "" : "f";
+  auto lit = [&](const char* v) { return std::string(v) + f; };
+  auto guarded = [&](const std::string& lo, const std::string& hi, DType dt, const std::string& fallback) {
+    return "(((" + x + lo + ")&&(" + x + "<" + hi + "))?((" + c_type(dt) + ")(" + x + ")):" + fallback + ")";
+  };
+  if (to->bitsize == 64 && !is_unsigned(to)) return guarded(">=" + lit("-9223372036854775808.0"), lit("9223372036854775808.0"), to, "(-9223372036854775807l-1)");
+  if (to->bitsize == 64) return guarded(">" + lit("-1.0"), lit("18446744073709551616.0"), to, "18446744073709551615ul");
+  if (to == dtypes::uint32) return guarded(">" + lit("-1.0"), lit("4294967296.0"), to, "4294967295u");
+  std::string i32 = guarded(">=" + lit("-2147483648.0"), lit("2147483648.0"), dtypes::int32, "(-2147483647-1)");
+  return to == dtypes::int32 ? i32 : "((" + c_type(to) + ")" + i32 + ")";
+}
+std::string render_cast(const UOp& u, const std::string& x) {
+  DType from = u.src[0]->dtype, to = u.dtype;
+  if (float_to_int(u)) return render_float_to_int(from, to, x);
+  // double -> half rounds through float (x86 has no direct conversion; the reference's renderer does the same)
+  if (from == dtypes::float64 && to == dtypes::float16) return "((__fp16)((float)(" + x + ")))";
+  return "((" + c_type(to) + ")(" + x + "))";
 }
 
 
@@ -242,6 +351,8 @@ std::string render_c(const ProgramSpec& spec) {
       continue;
     }
     for (auto& x : u.src) need(x.get());
+    if (repeats_operands(u))
+      for (auto& x : u.src) need(x.get());
   }
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
@@ -326,7 +437,7 @@ std::string render_c(const ProgramSpec& spec) {
         break;
       }
       case Ops::CAST: case Ops::BITCAST: {
-        std::string expr = u.op == Ops::CAST ? "((" + c_type(u.dtype) + ")(" + get(u.src[0]) + "))"
+        std::string expr = u.op == Ops::CAST ? render_cast(u, get(u.src[0]))
                                              : "__builtin_bit_cast(" + c_type(u.dtype) + ", (" + c_type(u.src[0]->dtype) + ")(" + get(u.src[0]) + "))";
         if (uses[&u] <= 1 || u.src[0]->op == Ops::CONST) {
           r[&u] = expr;
@@ -345,12 +456,13 @@ std::string render_c(const ProgramSpec& spec) {
           bool assoc = u.op == Ops::ADD || u.op == Ops::MUL || u.op == Ops::XOR || u.op == Ops::OR || u.op == Ops::AND;
           s.push_back(assoc && resolve(x.get())->op == u.op && r.count(resolve(x.get())) && uses[resolve(x.get())] <= 1 ? strip_parens(e) : e);
         }
-        std::string expr = render_alu(u.op, u.op == Ops::WHERE || group::comparison(u.op) ? u.src.back()->dtype : u.dtype, s, u);
+        std::string raw = render_alu(u.op, u.op == Ops::WHERE || group::comparison(u.op) ? u.src.back()->dtype : u.dtype, s, u);
+        std::string expr = to_dtype(u, raw);
         // how deeply the inlined expression nests: a long chain of single-use ops gets a variable every so often, so
-        // the source grows linearly and stays under clang's bracket depth (256)
-        int nest = 1;
+        // the source grows linearly and stays under clang's bracket depth (256); a cast back to the dtype nests twice
+        int nest = expr.size() == raw.size() ? 1 : 2;
         for (auto& x : u.src)
-          if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + 1);
+          if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + (expr.size() == raw.size() ? 1 : 2));
         if (uses[&u] <= 1 && u.op != Ops::WHERE && nest < kMaxInlineDepth) {
           inlined_depth[&u] = nest;
           r[&u] = expr;

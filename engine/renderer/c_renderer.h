@@ -21,4 +21,8 @@ std::string render_c(const ProgramSpec& spec);
 // C spelling of a scalar dtype in kernels ("float", "int", "_Bool", ...)
 std::string c_type(DType dt);
 
+// the value an integer CONST holds in its dtype (a constant outside the dtype's range wraps, as a cast of it does:
+// int16 -2147483648 is 0)
+int64_t int_const_value(const UOp& c);
+
 }  // namespace ts

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/renderer/c_renderer.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -57,7 +58,7 @@ std::string const_literal(const UOp& c) {
     }
     return hex_double(v);
   }
-  return std::to_string(c.const_int());
+  return std::to_string(int_const_value(c));
 }
 
 struct Emitter {
@@ -101,19 +102,17 @@ struct Emitter {
     DType dt = u.dtype;
     DType in = u.src[0]->dtype;
     bool fl = is_float(dt);
-    bool uns = is_unsigned(dt);
     switch (u.op) {
       case Ops::ADD: return op2(fl ? "fadd" : "add", dt, s[0], s[1]);
       case Ops::SUB: return op2(fl ? "fsub" : "sub", dt, s[0], s[1]);
       case Ops::MUL: return op2(fl ? "fmul" : "mul", dt, s[0], s[1]);
       case Ops::FDIV: return op2("fdiv", dt, s[0], s[1]);
-      case Ops::CDIV: return op2(fl ? "fdiv" : uns ? "udiv" : "sdiv", dt, s[0], s[1]);
-      case Ops::CMOD: return op2(fl ? "frem" : uns ? "urem" : "srem", dt, s[0], s[1]);
+      case Ops::CDIV: return fl ? op2("fdiv", dt, s[0], s[1]) : int_divmod(u.op, dt, s[0], s[1], u);
+      case Ops::CMOD: return fl ? op2("frem", dt, s[0], s[1]) : int_divmod(u.op, dt, s[0], s[1], u);
       case Ops::AND: return op2("and", dt, s[0], s[1]);
       case Ops::OR: return op2("or", dt, s[0], s[1]);
       case Ops::XOR: return op2("xor", dt, s[0], s[1]);
-      case Ops::SHL: return op2("shl", dt, s[0], s[1]);
-      case Ops::SHR: return op2(uns ? "lshr" : "ashr", dt, s[0], s[1]);
+      case Ops::SHL: case Ops::SHR: return shift(u.op, dt, s[0], s[1], u);
       case Ops::NEG: {
         std::string v = fresh("a");
         if (fl) ins(v + " = fneg " + reg_type(dt) + " " + s[0]);
@@ -140,21 +139,69 @@ struct Emitter {
           if (u.op == Ops::FLOORDIV) return fd;
           return op2("fsub", dt, s[0], op2("fmul", dt, s[1], fd));
         }
-        // unsigned: floor division is plain udiv/urem (the rand bits' shifts are unsigned floordivs by 2**k)
-        if (uns) return op2(u.op == Ops::FLOORDIV ? "udiv" : "urem", dt, s[0], s[1]);
-        std::string q = op2("sdiv", dt, s[0], s[1]), rem = op2("srem", dt, s[0], s[1]);
-        std::string t = reg_type(dt);
-        std::string nz = fresh("a"), rn = fresh("a"), bn = fresh("a"), sg = fresh("a"), fix = fresh("a");
-        ins(nz + " = icmp ne " + t + " " + rem + ", 0");
-        ins(rn + " = icmp slt " + t + " " + rem + ", 0");
-        ins(bn + " = icmp slt " + t + " " + s[1] + ", 0");
-        ins(sg + " = xor i1 " + rn + ", " + bn);
-        ins(fix + " = and i1 " + nz + ", " + sg);
-        if (u.op == Ops::FLOORDIV) return select(fix, dt, op2("sub", dt, q, "1"), q);
-        return select(fix, dt, op2("add", dt, rem, s[1]), rem);
+        return int_divmod(u.op, dt, s[0], s[1], u);
       }
       default: throw Error("LLVM renderer: unsupported op " + std::string(op_name(u.op)));
     }
+  }
+  // integer division and remainder, defined for every divisor (udiv/sdiv by 0 and sdiv MIN/-1 are undefined in
+  // LLVM): x/0 = 0, x%0 = 0, MIN/-1 = MIN, MIN%-1 = 0 (the reference's CPU results); floor forms round toward -inf
+  std::string int_divmod(Ops op, DType dt, const std::string& a, const std::string& b, const UOp& u) {
+    bool uns = is_unsigned(dt), div = op == Ops::CDIV || op == Ops::FLOORDIV;
+    std::string t = reg_type(dt);
+    const UOp* c = resolve(u.src[1].get());
+    bool is_c = c->op == Ops::CONST && !c->is<Invalid>();
+    int64_t cv = is_c ? int_const_value(*c) : 0;
+    if (is_c && cv == 0) return "0";
+    if (is_c && cv == -1 && !uns) return div ? op2("sub", dt, "0", a) : "0";
+    std::string sb = b, zero, minus1;
+    if (!is_c) {  // a divisor the division cannot trap on
+      zero = fresh("a");
+      ins(zero + " = icmp eq " + t + " " + b + ", 0");
+      std::string bad = zero;
+      if (!uns) {
+        minus1 = fresh("a");
+        ins(minus1 + " = icmp eq " + t + " " + b + ", -1");
+        bad = op2("or", dtypes::bool_, zero, minus1);
+      }
+      sb = select(bad, dt, "1", b);
+    }
+    std::string res;
+    if (uns) {
+      res = op2(div ? "udiv" : "urem", dt, a, sb);
+    } else {
+      std::string q = op2("sdiv", dt, a, sb), rem = op2("srem", dt, a, sb);
+      if (op == Ops::CDIV) res = q;
+      else if (op == Ops::CMOD) res = rem;
+      else {
+        std::string nz = fresh("a"), rn = fresh("a"), bn = fresh("a");
+        ins(nz + " = icmp ne " + t + " " + rem + ", 0");
+        ins(rn + " = icmp slt " + t + " " + rem + ", 0");
+        ins(bn + " = icmp slt " + t + " " + sb + ", 0");
+        std::string fix = op2("and", dtypes::bool_, nz, op2("xor", dtypes::bool_, rn, bn));
+        res = op == Ops::FLOORDIV ? select(fix, dt, op2("sub", dt, q, "1"), q) : select(fix, dt, op2("add", dt, rem, sb), rem);
+      }
+    }
+    if (is_c) return res;
+    if (!uns) res = select(minus1, dt, div ? op2("sub", dt, "0", a) : "0", res);
+    return select(zero, dt, "0", res);
+  }
+  // shifts by a count outside [0, bits) (negative counts included; shl/lshr/ashr make poison there): SHL gives 0,
+  // SHR the sign fill
+  std::string shift(Ops op, DType dt, const std::string& a, const std::string& b, const UOp& u) {
+    bool uns = is_unsigned(dt) || is_bool(dt);
+    int bits = is_bool(dt) ? 1 : dt->bitsize;
+    if (dt == dtypes::weakint) bits = 64;
+    std::string inst = op == Ops::SHL ? "shl" : uns ? "lshr" : "ashr", t = reg_type(dt), top = std::to_string(bits - 1);
+    const UOp* c = resolve(u.src[1].get());
+    if (c->op == Ops::CONST && !c->is<Invalid>()) {
+      if (static_cast<uint64_t>(int_const_value(*c)) < static_cast<uint64_t>(bits)) return op2(inst, dt, a, b);
+      return op == Ops::SHL || uns ? "0" : op2("ashr", dt, a, top);
+    }
+    std::string ok = fresh("a");
+    ins(ok + " = icmp ult " + t + " " + b + ", " + std::to_string(bits));
+    if (op == Ops::SHR && !uns) return op2("ashr", dt, a, select(ok, dt, b, top));
+    return select(ok, dt, op2(inst, dt, a, select(ok, dt, b, "0")), "0");
   }
   std::string cmp(Ops op, DType in, const std::string& a, const std::string& b) {
     std::string v = fresh("c");
@@ -174,6 +221,28 @@ struct Emitter {
     ins(v + " = select i1 " + c + ", " + t + " " + a + ", " + t + " " + b);
     return v;
   }
+  // float -> int as x86-64 converts (the reference's CPU results; fptosi/fptoui make poison out of range):
+  // int32/int64 take the truncated value when it fits, else INT_MIN; 8/16-bit ints go through int32 and keep the
+  // low bits; uint32/uint64 take the value when it fits, else all ones
+  std::string float_to_int(DType from, DType to, const std::string& x0) {
+    if (from->bitsize < 32) return float_to_int(dtypes::float32, to, cast(from, dtypes::float32, x0));
+    std::string x = x0, ft = reg_type(from);
+    auto guarded = [&](const char* lo_pred, double lo, double hi, DType dt, const std::string& fallback) {
+      std::string a = fresh("c"), b = fresh("c"), v = fresh("cast");
+      ins(a + " = fcmp " + lo_pred + " " + ft + " " + x + ", " + hex_double(lo));
+      ins(b + " = fcmp olt " + ft + " " + x + ", " + hex_double(hi));
+      ins(v + " = " + (is_unsigned(dt) ? "fptoui " : "fptosi ") + ft + " " + x + " to " + reg_type(dt));
+      return select(op2("and", dtypes::bool_, a, b), dt, v, fallback);
+    };
+    if (to->bitsize == 64 && !is_unsigned(to)) return guarded("oge", -9223372036854775808.0, 9223372036854775808.0, to, "-9223372036854775808");
+    if (to->bitsize == 64) return guarded("ogt", -1.0, 18446744073709551616.0, to, "-1");
+    if (to == dtypes::uint32) return guarded("ogt", -1.0, 4294967296.0, to, "-1");
+    std::string i32 = guarded("oge", -2147483648.0, 2147483648.0, dtypes::int32, "-2147483648");
+    if (to == dtypes::int32) return i32;
+    std::string v = fresh("cast");
+    ins(v + " = trunc i32 " + i32 + " to " + reg_type(to));
+    return v;
+  }
   std::string cast(DType from, DType to, const std::string& x) {
     std::string ft = reg_type(from), tt = reg_type(to);
     if (ft == tt && is_float(from) == is_float(to)) return x;
@@ -182,11 +251,13 @@ struct Emitter {
       if (is_float(from)) ins(v + " = fcmp une " + ft + " " + x + ", 0.0");
       else ins(v + " = icmp ne " + ft + " " + x + ", 0");
     } else if (is_float(to) && is_float(from)) {
+      // double -> half rounds through float (as the C renderer; x86 has no direct conversion)
+      if (from == dtypes::float64 && to == dtypes::float16) return cast(dtypes::float32, to, cast(from, dtypes::float32, x));
       ins(v + " = " + (from->bitsize < to->bitsize ? "fpext " : "fptrunc ") + ft + " " + x + " to " + tt);
     } else if (is_float(to)) {
       ins(v + " = " + (is_unsigned(from) || is_bool(from) ? "uitofp " : "sitofp ") + ft + " " + x + " to " + tt);
     } else if (is_float(from)) {
-      ins(v + " = " + (is_unsigned(to) ? "fptoui " : "fptosi ") + ft + " " + x + " to " + tt);
+      return float_to_int(from, to, x);
     } else {
       int fb = is_bool(from) ? 1 : from->bitsize, tb = to->bitsize;
       if (fb == tb) return x;

@@ -162,6 +162,8 @@ void init_jit() {
   //    (sqrt lowers to an instruction; exp/log/... become calls to expf/logf resolved from the process).
   //  - no -ffast-math / -menable-no-infs / -menable-no-nans / -fno-signed-zeros: plain IEEE semantics.
   //  - -ffp-contract=off: no a*b+c -> fma fusion, results match an unfused IEEE evaluation.
+  //  - -fwrapv: signed int arithmetic wraps (as the LLVM IR renderer's plain add/mul and the interpreter), so clang
+  //    does not fold e.g. -x < -5 into x > 5, which differs at INT_MIN.
   //  - -vectorize-loops / -vectorize-slp: what the clang driver adds at -O2 (cc1 leaves them off).
   auto& a = jit->cc1_args;
   a = {"-triple", jit->triple, "-target-cpu", cpu};
@@ -169,7 +171,7 @@ void init_jit() {
     a.push_back("-target-feature");
     a.push_back(f);
   }
-  for (const char* s : {"-O2", "-ffreestanding", "-ffp-contract=off", "-vectorize-loops", "-vectorize-slp",
+  for (const char* s : {"-O2", "-ffreestanding", "-ffp-contract=off", "-fwrapv", "-vectorize-loops", "-vectorize-slp",
                         "-nostdsysteminc", "-nobuiltininc", "-discard-value-names", "-fno-common",
                         "-x", "c", "-std=gnu11"})
     a.emplace_back(s);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -11,11 +12,14 @@ namespace ts {
 
 namespace {
 
-// one value: floats in f (float32 values are exactly representable), ints/bools in i, addresses in p
+// one value: floats in f (every float dtype's values are exactly representable), ints/bools in i (sign- or
+// zero-extended from the dtype), addresses in p. An INDEX of a buffer also keeps the element index and the buffer
+// PARAM, so every access is checked against the buffer's size.
 struct Val {
   double f = 0;
   int64_t i = 0;
   char* p = nullptr;
+  const UOp* buf = nullptr;
   bool gate = true;
 };
 
@@ -33,9 +37,26 @@ int64_t wrap(DType dt, int64_t v) {
     default: return v;
   }
 }
+
+// bfloat16 is the high half of a float32: round to nearest even, NaN stays NaN (the reference's manual cast)
+uint16_t bf16_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return static_cast<uint16_t>(((u & 0xffffu) ? u | 0x10000u : u) >> 16);  // NaN
+  return static_cast<uint16_t>((u + ((u >> 16) & 1u) + 0x7fffu) >> 16);
+}
+double bf16_value(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
 double round_f(DType dt, double v) {
-  if (dt == dtypes::float32) return static_cast<double>(static_cast<float>(v));
-  if (dt == dtypes::float16) return static_cast<double>(static_cast<_Float16>(v));
+  if (dt == dtypes::float32 || dt == dtypes::weakfloat) return static_cast<double>(static_cast<float>(v));
+  // float64 -> half/bfloat16 rounds through float32, as the rendered code does
+  if (dt == dtypes::float16) return static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
+  if (dt == dtypes::bfloat16) return bf16_value(bf16_bits(static_cast<float>(v)));
   return v;
 }
 
@@ -43,6 +64,7 @@ void read_mem(DType dt, const char* p, Val& out) {
   if (dt == dtypes::float32) { float v; std::memcpy(&v, p, 4); out.f = v; return; }
   if (dt == dtypes::float64) { double v; std::memcpy(&v, p, 8); out.f = v; return; }
   if (dt == dtypes::float16) { _Float16 v; std::memcpy(&v, p, 2); out.f = static_cast<double>(v); return; }
+  if (dt == dtypes::bfloat16) { uint16_t v; std::memcpy(&v, p, 2); out.f = bf16_value(v); return; }
   if (is_bool(dt)) { out.i = *reinterpret_cast<const uint8_t*>(p) != 0; return; }
   switch (dt->bitsize) {
     case 8: out.i = is_unsigned(dt) ? static_cast<int64_t>(*reinterpret_cast<const uint8_t*>(p)) : static_cast<int64_t>(*reinterpret_cast<const int8_t*>(p)); return;
@@ -54,23 +76,42 @@ void read_mem(DType dt, const char* p, Val& out) {
 void write_mem(DType dt, char* p, const Val& v) {
   if (dt == dtypes::float32) { float x = static_cast<float>(v.f); std::memcpy(p, &x, 4); return; }
   if (dt == dtypes::float64) { std::memcpy(p, &v.f, 8); return; }
-  if (dt == dtypes::float16) { _Float16 x = static_cast<_Float16>(v.f); std::memcpy(p, &x, 2); return; }
+  if (dt == dtypes::float16) { _Float16 x = static_cast<_Float16>(static_cast<float>(v.f)); std::memcpy(p, &x, 2); return; }
+  if (dt == dtypes::bfloat16) { uint16_t x = bf16_bits(static_cast<float>(v.f)); std::memcpy(p, &x, 2); return; }
   if (is_bool(dt)) { *reinterpret_cast<uint8_t*>(p) = v.i != 0; return; }
   int64_t x = v.i;
   std::memcpy(p, &x, dt->itemsize());  // little endian: the low bytes
 }
 
+// float -> int as x86-64 converts (what the reference's CPU device computes; the renderers emit the same guards):
+// int32/int64 take the truncated value when it fits, else the "integer indefinite" INT_MIN; 8/16-bit ints go
+// through int32 and keep the low bits; uint32/uint64 take the truncated value when it fits, else all ones.
+int64_t float_to_int(double v, DType to) {
+  constexpr double two31 = 2147483648.0, two32 = 4294967296.0, two63 = 9223372036854775808.0, two64 = 18446744073709551616.0;
+  if (to->bitsize == 64 && !is_unsigned(to)) return v >= -two63 && v < two63 ? static_cast<int64_t>(v) : INT64_MIN;
+  if (to->bitsize == 64) return v > -1.0 && v < two64 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : -1;
+  if (to->bitsize == 32 && is_unsigned(to)) return v > -1.0 && v < two32 ? static_cast<int64_t>(v) : UINT32_MAX;
+  int64_t i32 = v >= -two31 && v < two31 ? static_cast<int64_t>(v) : INT32_MIN;
+  return wrap(to, i32);
+}
+
+double int_to_float(DType from, int64_t i, DType to) {
+  // one rounding straight to the target (a double detour would round twice for float32)
+  bool uns = is_unsigned(from) || is_bool(from);
+  if (to == dtypes::float64) return uns ? static_cast<double>(static_cast<uint64_t>(i)) : static_cast<double>(i);
+  float f = uns ? static_cast<float>(static_cast<uint64_t>(i)) : static_cast<float>(i);
+  if (to == dtypes::float16) return static_cast<double>(uns ? static_cast<_Float16>(static_cast<uint64_t>(i)) : static_cast<_Float16>(i));
+  return round_f(to, f);
+}
+
 Val cast_val(DType from, DType to, const Val& v) {
   Val o;
   if (is_float(to)) {
-    o.f = round_f(to, is_float(from) ? v.f : (is_unsigned(from) ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i)));
+    o.f = is_float(from) ? round_f(to, v.f) : int_to_float(from, v.i, to);
   } else if (is_bool(to)) {
     o.i = is_float(from) ? (v.f != 0) : (v.i != 0);
   } else if (is_float(from)) {
-    double t = std::trunc(v.f);
-    if (std::isnan(t)) t = 0;
-    if (is_unsigned(to)) o.i = wrap(to, static_cast<int64_t>(static_cast<uint64_t>(t < 0 ? 0 : t)));
-    else o.i = wrap(to, t >= 9.2e18 ? INT64_MAX : t <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(t));
+    o.i = float_to_int(v.f, to);
   } else {
     o.i = wrap(to, v.i);
   }
@@ -84,10 +125,42 @@ Val bitcast_val(DType from, DType to, const Val& v) {
   return o;
 }
 
-int64_t floordiv(int64_t a, int64_t b) {
+// integer division and remainder, defined everywhere as the reference's CPU results: x/0 = 0, x%0 = 0,
+// MIN/-1 = MIN (wraps), MIN%-1 = 0
+int64_t neg_wrap(int64_t x) { return static_cast<int64_t>(0 - static_cast<uint64_t>(x)); }
+int64_t cdiv(int64_t a, int64_t b, bool uns) {
+  if (b == 0) return 0;
+  if (uns) return static_cast<int64_t>(static_cast<uint64_t>(a) / static_cast<uint64_t>(b));
+  if (b == -1) return neg_wrap(a);
+  return a / b;
+}
+int64_t cmod(int64_t a, int64_t b, bool uns) {
+  if (b == 0) return 0;
+  if (uns) return static_cast<int64_t>(static_cast<uint64_t>(a) % static_cast<uint64_t>(b));
+  if (b == -1) return 0;
+  return a % b;
+}
+int64_t floordiv(int64_t a, int64_t b, bool uns) {
+  if (uns || b == 0 || b == -1) return cdiv(a, b, uns);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
+}
+int64_t floormod(int64_t a, int64_t b, bool uns) {
+  if (uns || b == 0 || b == -1) return cmod(a, b, uns);
+  int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+// shifts by a count outside [0, bits) (negative counts included): SHL gives 0, SHR the sign fill (as the
+// reference's vector shifts on x86; the renderers emit the same guard)
+int64_t shift(Ops op, int64_t x, int64_t y, DType dt) {
+  int bits = is_bool(dt) ? 1 : dt->bitsize;
+  bool uns = is_unsigned(dt) || is_bool(dt);
+  uint64_t n = static_cast<uint64_t>(y);
+  bool out = n >= static_cast<uint64_t>(bits);
+  if (op == Ops::SHL) return out ? 0 : static_cast<int64_t>(static_cast<uint64_t>(x) << n);
+  if (uns) return out ? 0 : static_cast<int64_t>(static_cast<uint64_t>(x) >> n);
+  return x >> (out ? 63 : n);
 }
 
 // float math of one ALU op at precision T (the interpreter evaluates float32 kernels in float, like the C)
@@ -141,37 +214,26 @@ Val alu_val(const UOp& u, const Val* a, const Val* b, const Val* c) {
     else o.f = round_f(dt, float_alu<float>(u.op, static_cast<float>(a->f), b ? static_cast<float>(b->f) : 0.f, c ? static_cast<float>(c->f) : 0.f));
     return o;
   }
-  // integers and bools, computed in 64 bits and wrapped to the dtype
+  // integers and bools, computed in 64 bits (wrapping) and wrapped to the dtype
   int64_t x = a->i, y = b ? b->i : 0, r;
   bool uns = is_unsigned(dt);
+  auto add = [](int64_t p, int64_t q) { return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q)); };
+  auto mul = [](int64_t p, int64_t q) { return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q)); };
   switch (u.op) {
-    case Ops::ADD: r = static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); break;
+    case Ops::ADD: r = add(x, y); break;
     case Ops::SUB: r = static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); break;
-    case Ops::MUL: r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); break;
-    case Ops::NEG: r = -x; break;
+    case Ops::MUL: r = mul(x, y); break;
+    case Ops::NEG: r = neg_wrap(x); break;
     case Ops::MAX: r = uns ? (static_cast<uint64_t>(x) < static_cast<uint64_t>(y) ? y : x) : (x < y ? y : x); break;
-    case Ops::CDIV:
-      if (y == 0) throw Error("interpreter: integer division by zero");
-      r = uns ? static_cast<int64_t>(static_cast<uint64_t>(x) / static_cast<uint64_t>(y)) : x / y;
-      break;
-    case Ops::CMOD:
-      if (y == 0) throw Error("interpreter: integer modulo by zero");
-      r = uns ? static_cast<int64_t>(static_cast<uint64_t>(x) % static_cast<uint64_t>(y)) : x % y;
-      break;
-    case Ops::FLOORDIV:
-      if (y == 0) throw Error("interpreter: integer division by zero");
-      r = floordiv(x, y);
-      break;
-    case Ops::FLOORMOD:
-      if (y == 0) throw Error("interpreter: integer modulo by zero");
-      r = x - floordiv(x, y) * y;
-      break;
+    case Ops::CDIV: r = cdiv(x, y, uns); break;
+    case Ops::CMOD: r = cmod(x, y, uns); break;
+    case Ops::FLOORDIV: r = floordiv(x, y, uns); break;
+    case Ops::FLOORMOD: r = floormod(x, y, uns); break;
     case Ops::AND: r = x & y; break;
     case Ops::OR: r = x | y; break;
     case Ops::XOR: r = x ^ y; break;
-    case Ops::SHL: r = static_cast<int64_t>(static_cast<uint64_t>(x) << (y & 63)); break;
-    case Ops::SHR: r = uns ? static_cast<int64_t>(static_cast<uint64_t>(x) >> (y & 63)) : (x >> (y & 63)); break;
-    case Ops::MULACC: r = x * y + c->i; break;
+    case Ops::SHL: case Ops::SHR: r = shift(u.op, x, y, dt); break;
+    case Ops::MULACC: r = add(mul(x, y), c->i); break;
     case Ops::TRUNC: r = x; break;
     default: throw Error("interpreter: unsupported int op " + std::string(op_name(u.op)));
   }
@@ -208,6 +270,15 @@ Program prepare(const UOpRef& lin) {
   return p;
 }
 
+// an access outside [0, size) of its buffer is an error that names the kernel, the buffer and the index
+void check_access(const ProgramSpec& spec, const Val& a, bool store) {
+  if (!a.buf) throw Error("interpret: kernel " + spec.name + " accesses memory that is not a buffer");
+  const ParamArg& pa = a.buf->as<ParamArg>();
+  if (a.i >= 0 && a.i < pa.size) return;
+  throw Error("interpret: kernel " + spec.name + " " + (store ? "stores to" : "reads") + " data" + std::to_string(pa.slot) + "_" +
+              std::to_string(pa.size) + "[" + std::to_string(a.i) + "], outside its " + std::to_string(pa.size) + " elements");
+}
+
 }  // namespace
 
 void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id) {
@@ -226,13 +297,14 @@ void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<co
       case Ops::CONST:
         if (u.is<Invalid>()) break;
         if (is_float(u.dtype)) v[pc].f = round_f(u.dtype, u.const_float());
-        else v[pc].i = u.const_int();
+        else v[pc].i = wrap(u.dtype, u.const_int());
         break;
       case Ops::PARAM: {
         const ParamArg& pa = u.as<ParamArg>();
         if (pa.addrspace != AddrSpace::ALU) {
           if (pa.slot < 0 || pa.slot >= static_cast<int64_t>(bufs.size())) throw Error("interpret: missing buffer for slot " + std::to_string(pa.slot));
           v[pc].p = static_cast<char*>(bufs[pa.slot]);
+          v[pc].buf = &u;
         } else if (pa.name == "core_id") {
           v[pc].i = core_id;
         } else {
@@ -254,7 +326,12 @@ void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<co
       case Ops::DEFINE_ACC: v[pc] = need(s[0]); break;
       case Ops::INDEX: {
         const Val& base = need(s[0]);
-        v[pc].p = base.p + need(s[1]).i * u.src[0]->dtype->itemsize();
+        int64_t idx = need(s[1]).i;
+        // the address is formed only for an access that happens (a gated-off index may be anything)
+        v[pc] = Val{};
+        v[pc].i = idx;
+        v[pc].buf = base.buf;
+        v[pc].p = base.p;
         v[pc].gate = s.size() > 2 ? need(s[2]).i != 0 : true;
         break;
       }
@@ -263,14 +340,20 @@ void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<co
         if (src->op == Ops::DEFINE_ACC) { v[pc] = v[s[0]]; break; }
         const Val& a = v[s[0]];
         v[pc] = Val{};
-        if (a.gate) read_mem(u.dtype, a.p, v[pc]);
+        if (a.gate) {
+          check_access(spec, a, false);
+          read_mem(u.dtype, a.p + a.i * a.buf->dtype->itemsize(), v[pc]);
+        }
         break;
       }
       case Ops::STORE: {
         const UOp* dst = p.ins[s[0]];
         if (dst->op == Ops::DEFINE_ACC) { v[s[0]] = need(s[1]); break; }
         const Val& a = v[s[0]];
-        if (a.gate) write_mem(u.src[1]->dtype, a.p, need(s[1]));
+        if (a.gate) {
+          check_access(spec, a, true);
+          write_mem(u.src[1]->dtype, a.p + a.i * a.buf->dtype->itemsize(), need(s[1]));
+        }
         break;
       }
       case Ops::CAST: v[pc] = cast_val(u.src[0]->dtype, u.dtype, need(s[0])); break;

@@ -51,6 +51,33 @@ class TestCodegen : public QObject {
  private slots:
   void initTestCase() { setenv("NUM_CPU_THREADS", "8", 1); }
 
+  // the interpreter checks every load and store against its buffer's size; the error names the kernel, the buffer
+  // and the index (a read one past the end of a 4-element input, a store one past the end of a 3-element output)
+  void interpreter_bounds_checks_every_access() {
+    auto out_of_bounds_message = [](const UOpRef& ast, std::vector<std::vector<float>*> bufs) -> std::string {
+      try {
+        run_interp(to_program(ast, Lang::INTERP), bufs);
+      } catch (const std::exception& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    std::vector<float> out(4), small_out(3), x{1, 2, 3, 4};
+    auto o = k::param(0, 4), a = k::param(1, 4);
+    auto r0 = k::R(4, 0);
+    UOpRef read_past = k::sink(k::end(k::store(o, r0, k::idx(a, iadd(r0, k::c(1)))), {r0}));
+    std::string m = out_of_bounds_message(read_past, {&out, &x});
+    QVERIFY2(m.find("kernel E_4") != std::string::npos && m.find("reads data1_4[4]") != std::string::npos &&
+                 m.find("outside its 4 elements") != std::string::npos, m.c_str());
+    auto o3 = k::param(0, 3);
+    UOpRef store_past = k::sink(k::end(k::store(o3, r0, k::idx(a, r0)), {r0}));
+    m = out_of_bounds_message(store_past, {&small_out, &x});
+    QVERIFY2(m.find("stores to data0_3[3]") != std::string::npos, m.c_str());
+    // in bounds: the same kernel shapes run
+    run_interp(to_program(k::seed_add(), Lang::INTERP), {&out, &x, &x});
+    check_close(out, {2, 4, 6, 8});
+  }
+
   void seed_add_is_E_4() {
     ProgramSpec p = to_program(k::seed_add(), Lang::C);
     QCOMPARE(p.name, std::string("E_4"));
