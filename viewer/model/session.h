@@ -75,7 +75,9 @@ class Session : public QObject {
  public:
   explicit Session(QObject* parent = nullptr) : QObject(parent) {}
 
-  // Reads a trace JSON file; on failure keeps the old data and returns false with *error set.
+  // Reads a trace JSON file; on failure keeps the old data and returns false with *error set. A trace is untrusted
+  // input: check_trace() (viewer/model/trace_check.h) refuses it whole, with one error naming the problem, unless it
+  // is within the size limits and matches the schema, with every uop it names present and an acyclic uop graph.
   bool load(const QString& path, QString* error = nullptr);
   bool load_data(const QByteArray& json, QString* error = nullptr, const QString& path = {});
   // Reads and parses a trace on a worker thread, then (back on this object's thread) replaces the data,
