@@ -19,7 +19,8 @@ struct Result {
   QString out, err;
 };
 
-Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+// runs tinyscope with `input` on its stdin (then closed)
+Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}, const QByteArray& input = {}) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("DEBUG", "0");
@@ -27,7 +28,9 @@ Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}
   p.setProcessEnvironment(env);
   p.start(tinyscope_bin(), args);
   Result r;
-  if (!p.waitForStarted() || !p.waitForFinished(60000)) {
+  const bool started = p.waitForStarted();
+  if (started) p.write(input), p.closeWriteChannel();
+  if (!started || !p.waitForFinished(60000)) {
     p.kill();
     p.waitForFinished();
     r.err = QStringLiteral("did not finish");
@@ -249,27 +252,7 @@ class TestCli : public QObject {
     return {{"QT_QPA_PLATFORM", "offscreen"}, {"DISPLAY", ""}, {"WAYLAND_DISPLAY", ""}};
   }
   // `tinyscope serve` with one request line on stdin (none when `request` is empty)
-  static Result serve(const QByteArray& request) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("DEBUG", "0");
-    p.setProcessEnvironment(env);
-    p.start(tinyscope_bin(), {"serve"});
-    Result r;
-    if (!p.waitForStarted()) return r;
-    if (!request.isEmpty()) p.write(request + "\n");
-    p.closeWriteChannel();
-    if (!p.waitForFinished(60000)) {
-      p.kill();
-      p.waitForFinished();
-      r.err = QStringLiteral("did not finish");
-      return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-  }
+  static Result serve(const QByteArray& request) { return run({"serve"}, {}, request.isEmpty() ? request : request + "\n"); }
 
  private slots:
   void trace_without_display_is_an_error_not_an_abort() {

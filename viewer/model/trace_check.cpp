@@ -182,6 +182,7 @@ class Checker {
     return true;
   }
   bool count(const QJsonValue& v, const Where& w) { return integer(v, w, 0, INT_MAX); }
+  bool id(const QJsonValue& v, const Where& w) { return integer(v, w, 0, lim_.max_uop_id); }
   bool tag(const QJsonValue& v, const Where& w) { return integer(v, w, -1, INT_MAX); }
   bool elements(const QJsonValue& v, const Where& w) { return integer(v, w, 0, qint64(1) << 53); }
   bool number(const QJsonValue& v, const Where& w) {
@@ -192,7 +193,7 @@ class Checker {
   }
   bool boolean(const QJsonValue& v, const Where& w) { return v.isBool() || expected(w, "true or false", v); }
   bool ref(const QJsonValue& v, const Where& w) {
-    if (!integer(v, w, 0, lim_.max_uop_id)) return false;
+    if (!id(v, w)) return false;
     const int id = int(v.toInteger());
     return graph_.contains(id) || fail(w, QStringLiteral("uop %1 is not in the trace").arg(id));
   }
@@ -208,6 +209,7 @@ class Checker {
   bool counts(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::count); }
   bool numbers(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::number); }
   bool refs(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::ref); }
+  bool ids(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::id); }  // checked against the uops later
 
   bool object(const QJsonValue& v, const Where& w) { return v.isObject() || expected(w, "an object", v); }
   bool estimates(const QJsonValue& v, const Where& w) {
@@ -235,7 +237,7 @@ class Checker {
       if (!object(u.value(), here)) return false;
       const QJsonObject o = u.value().toObject();
       if (!req(o, "op", here, &Checker::name) || !req(o, "dtype", here, &Checker::name) || !req(o, "arg", here, &Checker::arg) ||
-          !req(o, "src", here, &Checker::counts) || !opt(o, "shape", here, &Checker::counts) ||
+          !req(o, "src", here, &Checker::ids) || !opt(o, "shape", here, &Checker::counts) ||
           !opt(o, "tag", here, &Checker::tag) || !opt(o, "device", here, &Checker::name))
         return false;
       if (o.value(QLatin1StringView("op")).toString().isEmpty()) return fail(Where{&here, "op"}, QStringLiteral("an empty op"));
@@ -302,14 +304,11 @@ class Checker {
   bool context(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
     const QJsonObject o = v.toObject();
-    if (!req(o, "id", w, &Checker::count)) return false;
-    auto kind = o.constFind(QLatin1StringView("kind"));
-    if (kind == o.constEnd()) return fail(w, QStringLiteral("the key \"kind\" is missing"));
-    if (!one_of(kind.value(), Where{&w, "kind"}, {"schedule", "kernel"})) return false;
-    return req(o, "name", w, &Checker::name) && req(o, "passes", w, &Checker::passes) &&
+    return req(o, "id", w, &Checker::count) && req(o, "kind", w, &Checker::context_kind) && req(o, "name", w, &Checker::name) && req(o, "passes", w, &Checker::passes) &&
            opt(o, "tensor_graph", w, &Checker::refs) && opt(o, "linear", w, &Checker::linear) &&
            opt(o, "program", w, &Checker::program);
   }
+  bool context_kind(const QJsonValue& v, const Where& w) { return one_of(v, w, {"schedule", "kernel"}); }
   bool passes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::pass); }
   bool pass(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
@@ -331,12 +330,11 @@ class Checker {
            req(o, "after", w, &Checker::ref);
   }
   bool linear(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::item); }
+  bool item_kind(const QJsonValue& v, const Where& w) { return one_of(v, w, {"kernel", "copy"}); }
   bool item(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
     const QJsonObject o = v.toObject();
-    auto kind = o.constFind(QLatin1StringView("kind"));
-    if (kind == o.constEnd()) return fail(w, QStringLiteral("the key \"kind\" is missing"));
-    return one_of(kind.value(), Where{&w, "kind"}, {"kernel", "copy"}) && req(o, "bufs", w, &Checker::refs) &&
+    return req(o, "kind", w, &Checker::item_kind) && req(o, "bufs", w, &Checker::refs) &&
            opt(o, "ast", w, &Checker::ref) && opt(o, "computes", w, &Checker::ref);
   }
   bool program(const QJsonValue& v, const Where& w) {
