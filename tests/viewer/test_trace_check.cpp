@@ -106,6 +106,26 @@ class TestTraceCheck : public QObject {
     QCOMPARE(load_error(bytes(none)), QStringLiteral("no schema version (the key \"version\" is missing)"));
   }
 
+  // the limits: a file over the size limit is not even read; too many values, too deep a nesting are refused
+  void limits_are_errors_that_name_them() {
+    const QString big = write("big.json", bytes(with_program_src(fixture(), QString(2 << 20, 'x'))));
+    qputenv("TINYSCOPE_MAX_TRACE_MB", "1");
+    tsv::Session s;
+    QString err;
+    const bool ok = s.load(big, &err);
+    qunsetenv("TINYSCOPE_MAX_TRACE_MB");
+    QVERIFY(!ok);
+    QCOMPARE(err, big + ": the trace is 2.0 MB, the viewer reads traces up to 1.0 MB (TINYSCOPE_MAX_TRACE_MB raises the limit)");
+    QVERIFY2(s.load(big, &err), qPrintable(err));  // the default limit, 512 MB
+    QJsonDocument doc;
+    QVERIFY(!tsv::check_trace(R"({"version": 1, "result": [1, 2, 3, [4, 5]]})", &doc, &err, tsv::TraceLimits{.max_values = 5}));
+    QCOMPARE(err, QStringLiteral("some 8 JSON values (the limit is 5)"));  // 2 '[', 1 '{', 5 ',' (of 9 values)
+    QVERIFY(!tsv::check_trace(R"({"version": 1, "result": [[[1]]]})", &doc, &err, tsv::TraceLimits{.max_nesting = 3}));
+    QCOMPARE(err, QStringLiteral("arrays and objects nested more than 3 deep (at byte 27)"));  // the fourth [, from 0
+    QVERIFY(!s.load(dir_.path(), &err));  // a directory
+    QCOMPARE(err, QStringLiteral("cannot open %1: not a file").arg(dir_.path()));
+  }
+
   // The reproducers of "262 of 400 mutated traces opened": each now one error naming the place
   void wrong_types_and_missing_keys_are_errors() {
     QJsonObject doc = fixture();

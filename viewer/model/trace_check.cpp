@@ -15,7 +15,10 @@ TraceLimits default_limits() {
   TraceLimits l;
   bool ok = false;
   const qint64 mb = qEnvironmentVariable("TINYSCOPE_MAX_TRACE_MB").toLongLong(&ok);
-  if (ok && mb > 0) l.max_bytes = std::min<qint64>(mb, qint64(1) << 24) << 20;
+  if (ok && mb > 0) {  // up to 2 GB (the parser's offsets are ints); the value count grows with it
+    l.max_bytes = std::min<qint64>(mb, 2047) << 20;
+    l.max_values = std::max(l.max_values, l.max_bytes / 11);
+  }
   return l;
 }
 
@@ -34,6 +37,7 @@ bool scan(const QByteArray& data, const TraceLimits& lim, QByteArray* version, Q
   const char* p = data.constData();
   const qsizetype n = data.size();
   int depth = 0;
+  qint64 values = 0;  // about one a value: each ',', '[' and '{' outside strings
   qsizetype last_key_begin = -1, last_key_end = -1;  // the last string directly inside the root object
   for (qsizetype i = 0; i < n; ++i) {
     const char c = p[i];
@@ -43,6 +47,7 @@ bool scan(const QByteArray& data, const TraceLimits& lim, QByteArray* version, Q
         if (p[i] == '\\') ++i;
       if (depth == 1) last_key_begin = begin, last_key_end = i;
     } else if (c == '[' || c == '{') {
+      ++values;
       if (++depth > lim.max_nesting) {
         *error = QStringLiteral("arrays and objects nested more than %1 deep (at byte %2)").arg(lim.max_nesting).arg(i);
         return false;
@@ -61,8 +66,13 @@ bool scan(const QByteArray& data, const TraceLimits& lim, QByteArray* version, Q
       }
       last_key_begin = -1;
     } else if (c == ',') {
+      ++values;
       last_key_begin = -1;
     }
+  }
+  if (values > lim.max_values) {
+    *error = QStringLiteral("some %1 JSON values (the limit is %2)").arg(values).arg(lim.max_values);
+    return false;
   }
   return true;
 }

@@ -12,6 +12,9 @@ namespace tsv {
 struct TraceLimits {
   qint64 max_bytes = qint64(512) << 20;  // TINYSCOPE_MAX_TRACE_MB overrides it (default_limits())
   int max_nesting = 64;                  // arrays and objects inside each other (the schema needs 7; a result more)
+  qint64 max_values = 48'000'000;        // JSON values in all: a parsed value costs 16-24 bytes, so a file of
+                                         // nothing but "0," would take 8 times its size; recorded traces hold one
+                                         // value per 12 bytes or so (a 512 MB one: some 44 million)
   int max_uops = 5'000'000;
   int max_uop_id = (1 << 30) - 1;        // the rewrite stepper numbers its replayed nodes above the trace's
   int max_pass_depth = 255;              // a pass's nesting under other passes
@@ -24,7 +27,8 @@ TraceLimits default_limits();
 QString trace_size_error(qint64 bytes, const TraceLimits& limits = default_limits());
 
 // The one check of a trace before any model sees it. In order, each step only on what the last one let through:
-//  1. size and a scan of the raw bytes (no recursion): nesting depth, and that "version" is written as an integer;
+//  1. size and a scan of the raw bytes (no recursion): nesting depth, the number of values, and that "version" is
+//     written as an integer;
 //  2. parsing (QJsonDocument);
 //  3. the schema: every key the recorder writes, its type and range (missing keys and wrong types are errors);
 //  4. references: every uop id a pass, match, schedule item, program or source names exists;
