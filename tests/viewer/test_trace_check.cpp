@@ -159,6 +159,14 @@ class TestTraceCheck : public QObject {
     d["contexts"] = ctxs;
     QCOMPARE(load_error(bytes(d)), QStringLiteral("contexts[3].passes[0].before: 1e+20 is out of range (0 to 1073741823)"));
     QCOMPARE(load_error("{\"version\": 1, \"contexts\": [], \"calls\": []"), QStringLiteral("not valid JSON: unterminated object at byte 42"));
+    // what the trace says is quoted on one line, its control characters (a terminal's escapes) written out
+    ctxs = doc["contexts"].toArray();
+    k = ctxs[0].toObject();
+    k["kind"] = "\x1b[2J\nschedule";
+    ctxs[0] = k;
+    d = doc;
+    d["contexts"] = ctxs;
+    QCOMPARE(load_error(bytes(d)), QStringLiteral("contexts[0].kind: expected \"schedule\" or \"kernel\", found the string \"\\x1b[2J\\x0aschedule\""));
     // and the old data stays when a load fails
     tsv::Session s;
     QVERIFY(s.load_data(bytes(doc)));

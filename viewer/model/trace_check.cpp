@@ -77,6 +77,17 @@ bool scan(const QByteArray& data, const TraceLimits& lim, QByteArray* version, Q
   return true;
 }
 
+// a piece of the trace in an error message: at most 40 characters, control characters written as \xNN (the
+// message stays one line, and an escape sequence in a crafted trace does not reach the terminal)
+QString printable(const QString& s) {
+  QString out;
+  for (QChar c : s.left(40)) {
+    if (c.unicode() < 0x20 || c.unicode() == 0x7f) out += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
+    else out += c;
+  }
+  return s.size() > 40 ? out + QStringLiteral("…") : out;
+}
+
 // A place in the document, turned into text only when a check fails: contexts[3].passes[0].before, uops["12"].src
 struct Where {
   const Where* up = nullptr;
@@ -86,7 +97,7 @@ struct Where {
   QString text() const {
     QString s = up ? up->text() : QString();
     if (key) s += (s.isEmpty() ? QString() : QStringLiteral(".")) + QLatin1StringView(key);
-    else if (name) s += QStringLiteral("[\"%1\"]").arg(name->left(40));
+    else if (name) s += QStringLiteral("[\"%1\"]").arg(printable(*name));
     else if (index >= 0) s += QStringLiteral("[%1]").arg(index);
     return s;
   }
@@ -100,10 +111,7 @@ QString describe(const QJsonValue& v) {
       const double d = v.toDouble();
       return QStringLiteral("the number %1").arg(d == std::floor(d) && std::abs(d) < 9e15 ? QString::number(qint64(d)) : QString::number(d));
     }
-    case QJsonValue::String: {
-      const QString s = v.toString();
-      return QStringLiteral("the string \"%1\"").arg(s.size() > 40 ? s.left(40) + QStringLiteral("…") : s);
-    }
+    case QJsonValue::String: return QStringLiteral("the string \"%1\"").arg(printable(v.toString()));
     case QJsonValue::Array: return QStringLiteral("an array");
     case QJsonValue::Object: return QStringLiteral("an object");
     case QJsonValue::Undefined: break;
