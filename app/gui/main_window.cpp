@@ -198,7 +198,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
     const tsv::Uop* u = sel.node >= 0 ? session_->uop(sel.node) : nullptr;
     if (!u) return;
     QStringList shape;
-    for (int d : u->shape) shape << QString::number(d);
+    for (qint64 d : u->shape) shape << QString::number(d);
     status_->setText(tr("uop %1: %2 %3 shape (%4) arg %5 on %6, %7 source(s)")
                          .arg(sel.node)
                          .arg(u->op, QString(u->dtype).remove("dtypes."), shape.join(", "),

@@ -174,6 +174,24 @@ class TestTraceCheck : public QObject {
     QCOMPARE(s.contexts().size(), 5);
   }
 
+  // shapes and global sizes are 64-bit, as the engine's: a reduce over 2^33 elements (tests/corpus/32_split_reduce.py)
+  // records a shape of 8590000127, which a 32-bit check refused and a 32-bit read turned into 0
+  void shapes_and_global_sizes_are_64_bit() {
+    QJsonObject doc = with_uop(fixture(), "12", {{"shape", QJsonArray{qint64(8590000127)}}});
+    QJsonArray calls = doc["calls"].toArray();
+    QJsonObject c = calls[2].toObject();
+    c["global_size"] = QJsonArray{qint64(1) << 40, 1, 1};
+    calls[2] = c;
+    doc["calls"] = calls;
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(bytes(doc), &err), qPrintable(err));
+    QCOMPARE(s.uop(12)->shape, QList<qint64>{8590000127});
+    QCOMPARE(s.calls()[2].global_size.front(), qint64(1) << 40);
+    QCOMPARE(load_error(bytes(with_uop(fixture(), "12", {{"shape", QJsonArray{-1}}}))),
+             QStringLiteral("uops[\"12\"].shape[0]: -1 is out of range (0 to 9223372036854775807)"));
+  }
+
   // the reproducer: a uop whose `src` lists itself made the stepper's canonical() loop, growing without bound
   void a_uop_that_is_its_own_source_is_refused() {
     const QJsonObject doc = fixture();

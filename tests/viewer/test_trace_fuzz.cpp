@@ -125,7 +125,7 @@ bool optional_member(const QString& shape) {
       ".script", ".device", ".result", ".error", ".uops[*].shape", ".uops[*].tag", ".uops[*].device",
       ".contexts[*].tensor_graph", ".contexts[*].linear", ".contexts[*].program", ".contexts[*].passes[*].after",
       ".contexts[*].passes[*].match_count", ".contexts[*].linear[*].ast", ".contexts[*].linear[*].computes",
-      ".calls[*].seconds", ".calls[*].times"};
+      ".calls[*].seconds", ".calls[*].times", ".calls[*].repeat_mode", ".partial"};
   return optional.contains(shape);
 }
 // the members that name uops

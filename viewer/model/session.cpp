@@ -22,6 +22,11 @@ QList<int> ints(const QJsonValue& v) {
   for (const auto& x : v.toArray()) out.push_back(x.toInt());
   return out;
 }
+QList<qint64> int64s(const QJsonValue& v) {
+  QList<qint64> out;
+  for (const auto& x : v.toArray()) out.push_back(x.toInteger());
+  return out;
+}
 Estimates estimates(const QJsonValue& v) {
   const QJsonObject o = v.toObject();
   return {o["ops"].toDouble(), o["lds"].toDouble(), o["mem"].toDouble()};
@@ -120,7 +125,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   for (auto it = uo.begin(); it != uo.end(); ++it) {
     const QJsonObject o = it.value().toObject();
     Uop u{o["op"].toString(), o["dtype"].toString(), any_text(o["arg"]), o["device"].toString(), ints(o["src"]),
-          ints(o["shape"]), o["tag"].toInt(-1)};
+          int64s(o["shape"]), o["tag"].toInt(-1)};
     uops.insert(it.key().toInt(), u);
   }
   for (const auto& cv : root["contexts"].toArray()) {
@@ -155,7 +160,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       p.lang = po["lang"].toString();
       p.program_key = po["program_key"].toString();
       for (const auto& a : po["applied_opts"].toArray()) p.applied_opts.push_back(a.toString());
-      p.global_size = ints(po["global_size"]);
+      p.global_size = int64s(po["global_size"]);
       p.estimates = estimates(po["estimates"]);
       p.ast = po["ast"].toInt(-1);
     }
@@ -180,7 +185,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       const QJsonArray arr = a.toArray();
       c.arg_sizes.push_back({arr.at(0).toInteger(), arr.at(1).toString()});
     }
-    c.global_size = ints(o["global_size"]);
+    c.global_size = int64s(o["global_size"]);
     c.seconds = o["seconds"].toDouble();
     for (const auto& t : o["times"].toArray()) c.times.push_back(t.toDouble());
     c.first_run = o["first_run"].toBool();

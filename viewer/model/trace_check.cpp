@@ -148,7 +148,8 @@ class Checker {
     if (v.toInteger() != 1)
       return fail(w, QStringLiteral("trace schema version %1, this viewer reads version 1").arg(QString::fromLatin1(version_token)));
     return uops(o, top) && contexts(o, top) && calls(o, top) && opt(o, "script", top, &Checker::name) &&
-           opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text);
+           opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
+           opt(o, "partial", top, &Checker::name);  // a trace rebuilt from a run's stream: how the run ended
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -202,7 +203,7 @@ class Checker {
   bool count(const QJsonValue& v, const Where& w) { return integer(v, w, 0, INT_MAX); }
   bool id(const QJsonValue& v, const Where& w) { return integer(v, w, 0, lim_.max_uop_id); }
   bool tag(const QJsonValue& v, const Where& w) { return integer(v, w, -1, INT_MAX); }
-  bool elements(const QJsonValue& v, const Where& w) { return integer(v, w, 0, qint64(1) << 53); }
+  bool size(const QJsonValue& v, const Where& w) { return integer(v, w, 0, LLONG_MAX); }  // 64-bit, as the engine's
   bool number(const QJsonValue& v, const Where& w) {
     if (!v.isDouble()) return expected(w, "a number", v);
     const double d = v.toDouble();
@@ -225,6 +226,7 @@ class Checker {
   }
   bool names(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::name); }
   bool counts(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::count); }
+  bool sizes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::size); }
   bool numbers(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::number); }
   bool refs(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::ref); }
   bool ids(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::id); }  // checked against the uops later
@@ -255,7 +257,7 @@ class Checker {
       if (!object(u.value(), here)) return false;
       const QJsonObject o = u.value().toObject();
       if (!req(o, "op", here, &Checker::name) || !req(o, "dtype", here, &Checker::name) || !req(o, "arg", here, &Checker::arg) ||
-          !req(o, "src", here, &Checker::ids) || !opt(o, "shape", here, &Checker::counts) ||
+          !req(o, "src", here, &Checker::ids) || !opt(o, "shape", here, &Checker::sizes) ||
           !opt(o, "tag", here, &Checker::tag) || !opt(o, "device", here, &Checker::name))
         return false;
       if (o.value(QLatin1StringView("op")).toString().isEmpty()) return fail(Where{&here, "op"}, QStringLiteral("an empty op"));
@@ -361,14 +363,14 @@ class Checker {
     return req(o, "name", w, &Checker::name) && req(o, "colored_name", w, &Checker::name) &&
            req(o, "function_name", w, &Checker::name) && req(o, "lang", w, &Checker::name) &&
            req(o, "src", w, &Checker::text) && req(o, "applied_opts", w, &Checker::names) &&
-           req(o, "global_size", w, &Checker::counts) && req(o, "threads", w, &Checker::count) &&
+           req(o, "global_size", w, &Checker::sizes) && req(o, "threads", w, &Checker::count) &&
            req(o, "outs", w, &Checker::counts) && req(o, "ins", w, &Checker::counts) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "program_key", w, &Checker::name) &&
            req(o, "ast", w, &Checker::ref);
   }
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,
-  //               first_run, program_key, seconds, estimates, schedule_index, times?}]
+  //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?}]
   bool calls(const QJsonObject& root, const Where& top) { return req(root, "calls", top, &Checker::call_list); }
   bool call_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::call); }
   bool call(const QJsonValue& v, const Where& w) {
@@ -378,17 +380,17 @@ class Checker {
     return req(o, "kind", w, &Checker::name) && req(o, "name", w, &Checker::name) &&
            req(o, "colored_name", w, &Checker::name) && req(o, "device", w, &Checker::name) &&
            req(o, "counter", w, &Checker::count) && req(o, "num_args", w, &Checker::count) &&
-           req(o, "arg_sizes", w, &Checker::arg_sizes) && req(o, "global_size", w, &Checker::counts) &&
+           req(o, "arg_sizes", w, &Checker::arg_sizes) && req(o, "global_size", w, &Checker::sizes) &&
            req(o, "applied_opts", w, &Checker::names) && req(o, "first_run", w, &Checker::boolean) &&
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
-           opt(o, "times", w, &Checker::numbers);
+           opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name);
   }
   bool arg_sizes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::arg_size); }
   bool arg_size(const QJsonValue& v, const Where& w) {  // [elements, dtype]
     if (!v.isArray() || v.toArray().size() != 2) return expected(w, "an array [elements, dtype]", v);
     const QJsonArray a = v.toArray();
-    return elements(a.at(0), Where{&w, nullptr, 0}) && name(a.at(1), Where{&w, nullptr, 1});
+    return size(a.at(0), Where{&w, nullptr, 0}) && name(a.at(1), Where{&w, nullptr, 1});
   }
 };
 
