@@ -396,12 +396,12 @@ bool MainWindow::open_trace(const QString& path, QString* error) {
   if (script.isFile() && script.suffix() == QLatin1String("py") && script.size() <= (qint64(4) << 20)) {
     open_script(script.filePath());
     script_trace_ = QFileInfo(path).absoluteFilePath();
-    setWindowTitle(tr("tinyscope — %1 (named by the trace %2)").arg(script.fileName(), QFileInfo(path).fileName()));
   } else if (script.exists()) {
     append_console(tr("The trace names the script %1: not opened (only a .py file of up to 4 MB is)\n").arg(script.filePath()), true);
   }
   select_first_kernel();
   show_trace_label();
+  if (script_from_trace()) setWindowTitle(windowTitle() + tr(" (the script named by the trace %1)").arg(QFileInfo(path).fileName()));
   return true;
 }
 

@@ -368,7 +368,7 @@ class TestTraceCheck : public QObject {
     QVERIFY(w.open_trace(trace));
     QVERIFY(w.script_from_trace());
     QVERIFY(w.editor()->toPlainText().contains("script ran"));
-    QVERIFY(w.windowTitle().contains("named by the trace named.json"));
+    QVERIFY2(w.windowTitle().contains("from_trace.py (the script named by the trace named.json)"), qPrintable(w.windowTitle()));
     QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
     w.run();  // declined: nothing runs
     QCOMPARE(asked.size(), 1);
