@@ -1,5 +1,5 @@
-// The trace-file fuzzer: real traces (tests/viewer/data, tests/engine/trace/golden_seed.json, and two recorded now
-// by `tinyscope run resources/examples/X.py --json --trace matches`) mutated deterministically (seeded): every key
+// The trace-file fuzzer: real traces (tests/viewer/data, tests/engine/trace/golden_seed.json, and three recorded now
+// by `tinyscope run X.py --json --trace matches`: two examples and a corpus program with 64-bit shapes) mutated deterministically (seeded): every key
 // removed and given a wrong type, truncations, byte flips, huge numbers, out-of-range and dangling ids, uops that
 // are their own source or sit on a cycle, deep nesting, huge strings, wrong and float versions. Each mutant either
 // loads, and then every model and pane the window builds from a session is built and exercised, or is refused with
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -593,10 +594,11 @@ class TestTraceFuzz : public QObject {
   QTemporaryDir dir_;
   QList<Seed> seeds_;
 
-  QByteArray record(const QString& example) {
-    const QString out = dir_.filePath(example + ".json");
+  // `tinyscope run SCRIPT --json --trace matches` (SCRIPT relative to the source tree)
+  QByteArray record(const QString& script) {
+    const QString out = dir_.filePath(QFileInfo(script).completeBaseName() + ".json");
     QProcess p;
-    p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/" + example + ".py", "--json", out, "--trace", "matches"});
+    p.start(tinyscope_bin(), {"run", source_dir() + "/" + script, "--json", out, "--trace", "matches"});
     if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
     QFile f(out);
     if (!f.open(QIODevice::ReadOnly)) return {};
@@ -621,11 +623,13 @@ class TestTraceFuzz : public QObject {
     QVERIFY(dir_.isValid());
     const QString data = source_dir() + "/tests/viewer/data/";
     const QList<QPair<QString, QByteArray>> sources = {
-        {"tutorial (recorded now)", record("tutorial")},
-        {"softmax (recorded now)", record("softmax")},
+        {"tutorial (recorded now)", record("resources/examples/tutorial.py")},
+        {"softmax (recorded now)", record("resources/examples/softmax.py")},
         {"seed_add.trace.json", read(data + "seed_add.trace.json")},
         {"tutorial_matches.trace.json", read(data + "tutorial_matches.trace.json")},
-        {"golden_seed.json", read(source_dir() + "/tests/engine/trace/golden_seed.json")}};
+        {"golden_seed.json", read(source_dir() + "/tests/engine/trace/golden_seed.json")},
+        // shapes past 32 bits (a reduce over 2^33 elements)
+        {"32_split_reduce (recorded now)", record("tests/corpus/32_split_reduce.py")}};
     for (const auto& [name, bytes] : sources) {
       QVERIFY2(!bytes.isEmpty(), qPrintable(name));
       // every seed is a trace the viewer opens, before any mutation
