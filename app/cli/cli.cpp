@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,10 +36,11 @@ constexpr const char* kUsage =
     "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done\n"
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
+    "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
     "  asm --lang c|llvm FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source\n"
     "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
-    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\"}\n"
+    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\"}\n"
     "  --help              this text\n"
     "\n"
     "environment:\n"
@@ -47,8 +49,37 @@ constexpr const char* kUsage =
     "\n"
     "Without a command the window opens (without a display this text is printed instead).\n";
 
+// the window was asked for and cannot open: a clear message and the usage, exit 2 (never Qt's abort)
+int no_display(const std::string& hint) {
+  std::fprintf(stderr,
+               "tinyscope: no display to open the window on (no DISPLAY or WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen);\n"
+               "  %s\n\n", hint.c_str());
+  std::fputs(kUsage, stderr);
+  return 2;
+}
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// a positive count from the command line or a request: the whole text is a number in [1, max]
+bool parse_count(const std::string& s, int max, int* out) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long v = std::strtol(s.c_str(), nullptr, 10);
+  if (v < 1 || v > max) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+constexpr int kMaxRepeat = 10000;
+
+// a script to run must be a readable regular file ("" if it is, else the reason)
+std::string script_problem(const std::string& script) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(script, ec);
+  if (ec || !std::filesystem::exists(st)) return "no such script: '" + script + "'";
+  if (std::filesystem::is_directory(st)) return "'" + script + "' is a directory, not a script";
+  if (!std::filesystem::is_regular_file(st)) return "'" + script + "' is not a regular file";
+  return {};
 }
 
 std::string env_or(const char* name, const char* fallback) {
@@ -80,8 +111,15 @@ int cmd_run(const std::vector<std::string>& a) {
   std::vector<std::string> rest;
   bool passthrough = false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!passthrough && a[i] == "--repeat" && i + 1 < a.size()) {
-      setenv("TINYSCOPE_REPEAT", a[++i].c_str(), 1);
+    if (!passthrough && a[i] == "--repeat") {
+      int n = 0;
+      if (i + 1 >= a.size() || !parse_count(a[i + 1], kMaxRepeat, &n)) {
+        if (i + 1 >= a.size()) std::fputs("tinyscope run: --repeat needs a value\n", stderr);
+        else std::fprintf(stderr, "tinyscope run: --repeat must be a whole number from 1 to %d, not '%s'\n", kMaxRepeat, a[i + 1].c_str());
+        return 2;
+      }
+      setenv("TINYSCOPE_REPEAT", std::to_string(n).c_str(), 1);
+      ++i;
     } else if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
       if (i + 1 >= a.size()) {
         std::fprintf(stderr, "tinyscope run: %s needs a value\n", a[i].c_str());
@@ -100,6 +138,10 @@ int cmd_run(const std::vector<std::string>& a) {
   if (script.empty()) {
     std::fputs("tinyscope run: no script given\n\n", stderr);
     std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (const std::string why = script_problem(script); !why.empty()) {
+    std::fprintf(stderr, "tinyscope run: %s\n", why.c_str());
     return 2;
   }
   ts::trace::Level level = json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
@@ -123,37 +165,62 @@ bool parse_level(const std::string& s, ts::trace::Level* out) {
 
 // serve: the window keeps one of these started ahead of time, so Run does not wait for Python and LLVM
 int cmd_serve() {
+  bool bad_request = false;
   // a request the engine refuses (an unknown "dev", an unwritable "stream") ends the child with the reason
   try {
-  return tsp::serve([](tsp::ScriptRun& run) {
+  const int code = tsp::serve([&bad_request](tsp::ScriptRun& run) {
     ts::cpu::warm_up();
     std::string line;
     if (!std::getline(std::cin, line)) return false;
-    nlohmann::json req;
+    // the request is untrusted text: every field is checked here, before anything is set
+    std::string dev, stream;
+    int repeat = 1;
+    ts::trace::Level level = ts::trace::Level::Off;
     try {
-      req = nlohmann::json::parse(line);
-      run.script = req.at("script").get<std::string>();
-      run.json_path = req.value("json", "");
-      for (const auto& a : req.value("args", nlohmann::json::array())) run.args.push_back(a.get<std::string>());
+      const nlohmann::json req = nlohmann::json::parse(line);
+      if (!req.is_object()) throw std::runtime_error("the request is not a JSON object");
+      auto text = [&req](const char* key) -> std::string {
+        if (!req.contains(key)) return {};
+        if (!req[key].is_string()) throw std::runtime_error(std::string("\"") + key + "\" must be a string, not " + req[key].dump());
+        return req[key].get<std::string>();
+      };
+      if (!req.contains("script")) throw std::runtime_error("no \"script\"");
+      run.script = text("script");
+      run.json_path = text("json");
+      dev = text("dev");
+      stream = text("stream");
+      if (req.contains("args")) {
+        if (!req["args"].is_array()) throw std::runtime_error("\"args\" must be an array of strings");
+        for (const auto& a : req["args"]) {
+          if (!a.is_string()) throw std::runtime_error("\"args\" must be an array of strings, not " + a.dump());
+          run.args.push_back(a.get<std::string>());
+        }
+      }
+      if (req.contains("repeat")) {
+        const auto& r = req["repeat"];
+        if (!r.is_number_integer() || r.get<long long>() < 1 || r.get<long long>() > kMaxRepeat)
+          throw std::runtime_error("\"repeat\" must be a whole number from 1 to " + std::to_string(kMaxRepeat) + ", not " + r.dump());
+        repeat = r.get<int>();
+      }
+      level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
+      if (req.contains("trace") && (!req["trace"].is_string() || !parse_level(req["trace"].get<std::string>(), &level)))
+        throw std::runtime_error("\"trace\" must be \"off\", \"passes\" or \"matches\", not " + req["trace"].dump());
+      if (const std::string why = script_problem(run.script); !why.empty()) throw std::runtime_error(why);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tinyscope serve: bad request: %s\n", e.what());
+      bad_request = true;
       return false;
     }
-    std::string dev = req.value("dev", "");
     if (!dev.empty()) setenv("DEV", dev.c_str(), 1);
-    setenv("TINYSCOPE_REPEAT", std::to_string(std::max(1, req.value("repeat", 1))).c_str(), 1);
-    ts::trace::Level level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
-    if (req.contains("trace") && !parse_level(req["trace"].get<std::string>(), &level)) {
-      std::fprintf(stderr, "tinyscope serve: bad trace level\n");
-      return false;
-    }
+    setenv("TINYSCOPE_REPEAT", std::to_string(repeat).c_str(), 1);
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
-    if (std::string stream = req.value("stream", ""); !stream.empty()) ts::trace::stream_to(stream);
+    if (!stream.empty()) ts::trace::stream_to(stream);
     ts::install_realize();  // throws on an unknown dev: the child ends with the reason (exit 2)
     run.device = ts::realize_config().device;
     return true;
   });
+  return bad_request ? 2 : code;  // no request at all (stdin closed) is a normal end
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
     return 2;
@@ -206,10 +273,21 @@ int main(int argc, char** argv) {
   if (cmd == "asm") return cmd_asm({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
-  if (ends_with(cmd, ".json") || cmd == "--dev" || cmd == "--screenshot" || (ends_with(cmd, ".py") && gui_flag) ||
-      (ends_with(cmd, ".py") && tsgui::display_available()))
-    return tsgui::main(argc, argv);
-  if (ends_with(cmd, ".py")) {
+  const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");
+  if (is_json || cmd == "--dev" || cmd == "--screenshot" || (is_py && gui_flag) || (is_py && tsgui::display_available())) {
+    if (gui_flag || tsgui::display_available()) return tsgui::main(argc, argv);
+    // no display: the window cannot open (Qt would abort); say so, and still check a trace
+    if (is_json) {
+      std::string error;
+      if (!tsgui::check_trace_file(cmd, &error)) {
+        std::fprintf(stderr, "tinyscope: cannot open the trace %s\n", error.c_str());
+        return 1;
+      }
+    }
+    return no_display(std::string("add --screenshot OUT.png to render the window to a picture") +
+                      (is_json ? " (the trace itself is valid)" : ""));
+  }
+  if (is_py) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     bool headless = false;
     std::vector<std::string> script_args;
@@ -218,9 +296,10 @@ int main(int argc, char** argv) {
       else if (rest[i] == "--dev" && i + 1 < rest.size()) setenv("DEV", rest[++i].c_str(), 1);
       else script_args.push_back(rest[i]);
     }
-    if (!headless) {  // no display to open the window on
-      std::fputs(kUsage, stdout);
-      return 0;
+    if (!headless) return no_display("add --run to run " + cmd + " here, or --screenshot OUT.png to render the window to a picture");
+    if (const std::string why = script_problem(cmd); !why.empty()) {
+      std::fprintf(stderr, "tinyscope: %s\n", why.c_str());
+      return 2;
     }
     setenv("DEBUG", "2", /*overwrite=*/0);
     return run_script(cmd, "", script_args);

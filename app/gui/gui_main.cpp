@@ -25,6 +25,14 @@ bool display_available() {
   return set("DISPLAY") || set("WAYLAND_DISPLAY");
 }
 
+bool check_trace_file(const std::string& path, std::string* error) {
+  tsv::Session s;
+  QString err;
+  if (s.load(QString::fromStdString(path), &err)) return true;
+  *error = err.toStdString();
+  return false;
+}
+
 namespace {
 QString examples_dir() {
   QStringList candidates;
@@ -57,7 +65,15 @@ int main(int argc, char** argv) {
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
     else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select)) continue;
-    else if (value("--runs", &n)) runs = std::max(1, n.toInt()), run = true;
+    else if (value("--runs", &n)) {
+      bool ok = false;
+      runs = n.toInt(&ok);
+      if (!ok || runs < 1 || runs > 10000) {
+        std::fprintf(stderr, "tinyscope: --runs needs a number of runs from 1 to 10000, not '%s'\n", qPrintable(n));
+        return 2;
+      }
+      run = true;
+    }
     else if (file.isEmpty() && !a.startsWith("-")) file = a;
     else {
       std::fprintf(stderr, "tinyscope: unknown argument '%s'\n", argv[i]);
@@ -95,9 +111,13 @@ int main(int argc, char** argv) {
   if (!select.isEmpty()) w.set_initial_context(select);
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
-  const int exit_code = device_error.isEmpty() ? 0 : 2;
+  int exit_code = device_error.isEmpty() ? 0 : 2;
   if (file.endsWith(".json")) {
-    if (!w.open_trace(file)) std::fprintf(stderr, "tinyscope: cannot open trace %s\n", qPrintable(file));
+    QString trace_err;  // the window shows it too; the exit code says it
+    if (!w.open_trace(file, &trace_err)) {
+      std::fprintf(stderr, "tinyscope: cannot open the trace %s\n", qPrintable(trace_err));
+      exit_code = std::max(exit_code, 1);
+    }
   } else if (!file.isEmpty()) {
     if (!QFileInfo::exists(file)) {
       std::fprintf(stderr, "tinyscope: no such script: %s\n", qPrintable(file));

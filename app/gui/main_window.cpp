@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QScrollBar>
@@ -140,7 +141,20 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   tensor_graph_ = new tsv::GraphPane(tsv::GraphPane::Kind::TensorGraph, selection_, this);
   kernel_graph_ = new tsv::GraphPane(tsv::GraphPane::Kind::KernelAst, selection_, this);
 
-  setCentralWidget(tensor_graph_);
+  // the centre: the tensor graph, under a banner that says why a trace could not be opened (hidden otherwise)
+  auto* central = new QWidget(this);
+  auto* central_lay = new QVBoxLayout(central);
+  central_lay->setContentsMargins(0, 0, 0, 0);
+  central_lay->setSpacing(0);
+  trace_error_ = new QLabel(central);
+  trace_error_->setObjectName(QStringLiteral("trace_error"));
+  trace_error_->setWordWrap(true);
+  trace_error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trace_error_->setStyleSheet(QStringLiteral("QLabel { background: #fbe3e4; color: #8a1f24; border: 1px solid #e8a3a8; padding: 8px; }"));
+  trace_error_->hide();
+  central_lay->addWidget(trace_error_);
+  central_lay->addWidget(tensor_graph_, 1);
+  setCentralWidget(central);
   auto* d_script = add_dock(tr("Script"), QStringLiteral("script"), editor_, Qt::LeftDockWidgetArea);
   auto* d_ctx = add_dock(tr("Contexts"), QStringLiteral("contexts"), contexts_, Qt::LeftDockWidgetArea);
   auto* d_console = add_dock(tr("Console"), QStringLiteral("console"), console_, Qt::LeftDockWidgetArea);
@@ -184,10 +198,11 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
     const tsv::Uop* u = sel.node >= 0 ? session_->uop(sel.node) : nullptr;
     if (!u) return;
     QStringList shape;
-    for (int d : u->shape) shape << QString::number(d);
+    for (qint64 d : u->shape) shape << QString::number(d);
     status_->setText(tr("uop %1: %2 %3 shape (%4) arg %5 on %6, %7 source(s)")
                          .arg(sel.node)
-                         .arg(u->op, QString(u->dtype).remove("dtypes."), shape.join(", "), u->arg,
+                         .arg(u->op, QString(u->dtype).remove("dtypes."), shape.join(", "),
+                              u->arg.size() > 200 ? u->arg.left(200) + QStringLiteral("…") : u->arg,
                               u->device.isEmpty() ? QStringLiteral("-") : u->device)
                          .arg(u->src.size()));
   });
@@ -195,6 +210,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
   connect(controller_, &RunController::progress, this, &MainWindow::show_progress);
   connect(session_, &tsv::Session::load_finished, this, &MainWindow::on_trace_loaded);
+  connect(session_, &tsv::Session::loaded, trace_error_, &QLabel::hide);
   connect(source_, &tsv::SourcePane::assembly_wanted, this, &MainWindow::disassemble);
   if (qEnvironmentVariableIntValue("TINYSCOPE_PERF") > 0) set_measuring(true, true);
   connect(tsv::LayoutEngine::instance(), &tsv::LayoutEngine::idle, this, &MainWindow::check_settled);
@@ -346,6 +362,7 @@ void MainWindow::open_script(const QString& path) {
     return;
   }
   script_path_ = QFileInfo(path).absoluteFilePath();
+  script_trace_.clear();
   editor_->setPlainText(QString::fromUtf8(f.readAll()));
   mark_error_line(-1);
   int i = script_combo_->findData(path);
@@ -358,11 +375,14 @@ void MainWindow::open_script(const QString& path) {
   setWindowTitle(QStringLiteral("tinyscope — %1").arg(QFileInfo(path).fileName()));
 }
 
-bool MainWindow::open_trace(const QString& path) {
+bool MainWindow::open_trace(const QString& path, QString* error) {
   QString err;
   if (!session_->load(path, &err)) {
-    append_console(err + "\n", true);
-    status_->setText(err);
+    append_console(tr("Cannot open the trace %1\n%2\n").arg(QFileInfo(path).fileName(), err), true);
+    status_->setText(tr("Cannot open the trace: %1").arg(err));
+    show_trace_error(tr("Cannot open the trace %1 (nothing of it is shown):").arg(QFileInfo(path).fileName()), err);
+    setWindowTitle(tr("tinyscope — cannot open %1").arg(QFileInfo(path).fileName()));
+    if (error) *error = err;
     return false;
   }
   status_->setText(tr("%1: %2 contexts, %3 calls on %4")
@@ -370,12 +390,27 @@ bool MainWindow::open_trace(const QString& path) {
                        .arg(session_->contexts().size())
                        .arg(session_->calls().size())
                        .arg(session_->device()));
-  // the script the trace came from, when it is still there
-  if (QFileInfo(session_->script()).isFile()) open_script(session_->script());
+  // the script the trace came from, when it is still there: a trace is untrusted, so only a .py file, and Run asks
+  // before running what the trace (not the user) chose
+  const QFileInfo script(session_->script());
+  if (script.isFile() && script.suffix() == QLatin1String("py") && script.size() <= (qint64(4) << 20)) {
+    open_script(script.filePath());
+    script_trace_ = QFileInfo(path).absoluteFilePath();
+  } else if (script.exists()) {
+    append_console(tr("The trace names the script %1: not opened (only a .py file of up to 4 MB is)\n").arg(script.filePath()), true);
+  }
   select_first_kernel();
   show_trace_label();
+  if (script_from_trace()) setWindowTitle(windowTitle() + tr(" (the script named by the trace %1)").arg(QFileInfo(path).fileName()));
   return true;
 }
+
+void MainWindow::show_trace_error(const QString& what, const QString& err) {
+  trace_error_->setText(QStringLiteral("<b>%1</b><br>%2").arg(what.toHtmlEscaped(), err.left(2000).toHtmlEscaped()));
+  trace_error_->show();
+}
+
+QString MainWindow::trace_error() const { return !trace_error_->isHidden() ? trace_error_->text() : QString(); }
 
 void MainWindow::select_first_kernel() {
   if (!initial_context_.isEmpty())
@@ -388,6 +423,28 @@ void MainWindow::select_first_kernel() {
 }
 
 void MainWindow::run() {
+  if (script_from_trace()) {
+    const QString question =
+        tr("The script %1 was named by the trace %2, not opened by you. Running it executes its code on this "
+           "machine.\n\nRun it?").arg(script_path_, script_trace_);
+    bool yes = false;
+    if (confirm_run_) yes = confirm_run_(question);
+    else if (QGuiApplication::platformName() == QLatin1String("offscreen"))  // nobody to answer: no
+      std::fprintf(stderr, "tinyscope: not running %s: it was named by the trace %s (open the script itself to run it)\n",
+                   qPrintable(script_path_), qPrintable(script_trace_));
+    else
+      yes = QMessageBox::question(this, tr("Run a script named by a trace?"), question, QMessageBox::Yes | QMessageBox::No,
+                                  QMessageBox::No) == QMessageBox::Yes;
+    if (!yes) {
+      const QString msg = tr("Not run: %1 was named by the trace %2.").arg(QFileInfo(script_path_).fileName(), QFileInfo(script_trace_).fileName());
+      status_->setText(msg);
+      append_console(msg + "\n", true);
+      emit run_finished(false);
+      check_settled();
+      return;
+    }
+    script_trace_.clear();  // asked once
+  }
   // a run in progress ends before the console is cleared for the new one (its partial trace is not read: the new
   // run's replaces it)
   superseding_ = true;
@@ -523,6 +580,7 @@ void MainWindow::on_trace_loaded(bool ok, const QString& err) {
     msg += tr("  %1 contexts, %2 calls on %3").arg(session_->contexts().size()).arg(session_->calls().size()).arg(session_->device());
   } else if (!err.isEmpty()) {
     append_console(err + "\n", true);
+    show_trace_error(tr("Cannot read the run's trace:"), err);
   }
   status_->setText(msg);
   show_trace_label();

@@ -3,6 +3,7 @@
 #include <QHash>
 #include <QMainWindow>
 #include <QString>
+#include <functional>
 
 class QComboBox;
 class QSpinBox;
@@ -34,7 +35,16 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   void open_script(const QString& path);
-  bool open_trace(const QString& path);
+  // opens a saved trace (nothing runs); on failure the window shows the error (console, status line, title) and
+  // *error holds it. The trace's `script` field, when it names a .py file, is opened in the editor marked as from
+  // the trace: Run asks before running it (once).
+  bool open_trace(const QString& path, QString* error = nullptr);
+  // the error the window shows above the tensor graph when a trace could not be opened ("" when none)
+  QString trace_error() const;
+  // the editor holds the script a trace named, not one the user opened: Run asks first
+  bool script_from_trace() const { return !script_trace_.isEmpty(); }
+  // how Run asks whether to run a script a trace named (default: a QMessageBox); returns true to run it
+  void set_run_confirmation(std::function<bool(const QString& question)> ask) { confirm_run_ = std::move(ask); }
   // writes the current session's trace JSON (File > Save trace); false with a console message on failure
   bool save_trace(const QString& path);
   // selects one of the engine's devices (canonicalized: "cpu" is CPU); an unknown one changes nothing and is
@@ -90,6 +100,7 @@ class MainWindow : public QMainWindow {
   void on_run_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void append_console(const QString& text, bool is_err);
   void mark_error_line(int line);
+  void show_trace_error(const QString& what, const QString& err);
   void select_first_kernel();
   QString initial_context_;
   void check_settled();
@@ -120,6 +131,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* console_;
   QLabel* status_;
   QLabel* run_label_ = nullptr;
+  QLabel* trace_error_;
   tsv::ContextsPane* contexts_;
   tsv::SchedulePane* schedule_;
   tsv::SourcePane* source_;
@@ -147,6 +159,8 @@ class MainWindow : public QMainWindow {
   qint64 last_run_to_panes_ms_ = -1;
   QHash<QString, bool> asm_pending_;
   QString script_path_;
+  QString script_trace_;  // the trace whose `script` field the editor shows, until the user opens one or agrees
+  std::function<bool(const QString&)> confirm_run_;
   int error_line_ = -1;
   bool restore_layout_;
   QList<QDockWidget*> default_docks_;

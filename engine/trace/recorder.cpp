@@ -257,7 +257,8 @@ json load(const std::string& path) {
     throw Error("trace file " + path + " is not valid JSON: " + e.what());
   }
   if (!j.is_object() || !j.contains("version")) throw Error("trace file " + path + " has no schema version");
-  if (j["version"] != kSchemaVersion)
+  // an integer: 1.0 compares equal to 1 but is no version this build wrote
+  if (!j["version"].is_number_integer() || j["version"] != kSchemaVersion)
     throw Error("trace file " + path + " has schema version " + j["version"].dump() + ", this build reads version " + std::to_string(kSchemaVersion));
   return j;
 }

@@ -19,7 +19,8 @@ struct Result {
   QString out, err;
 };
 
-Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+// runs tinyscope with `input` on its stdin (then closed)
+Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}, const QByteArray& input = {}) {
   QProcess p;
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("DEBUG", "0");
@@ -27,7 +28,9 @@ Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}
   p.setProcessEnvironment(env);
   p.start(tinyscope_bin(), args);
   Result r;
-  if (!p.waitForStarted() || !p.waitForFinished(60000)) {
+  const bool started = p.waitForStarted();
+  if (started) p.write(input), p.closeWriteChannel();
+  if (!started || !p.waitForFinished(60000)) {
     p.kill();
     p.waitForFinished();
     r.err = QStringLiteral("did not finish");
@@ -240,6 +243,107 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     QString path = write_script(dir, "exit.py", "import sys\nsys.exit(3)\n");
     QCOMPARE(run({"run", path}).code, 3);
+  }
+
+  // ---- bad command lines, bad requests and traces without a display: a clear error naming the problem and a
+  // non-zero exit, never Qt's abort or a silent success
+ private:
+  static QMap<QString, QString> no_display() {
+    return {{"QT_QPA_PLATFORM", "offscreen"}, {"DISPLAY", ""}, {"WAYLAND_DISPLAY", ""}};
+  }
+  // `tinyscope serve` with one request line on stdin (none when `request` is empty)
+  static Result serve(const QByteArray& request) { return run({"serve"}, {}, request.isEmpty() ? request : request + "\n"); }
+
+ private slots:
+  void trace_without_display_is_an_error_not_an_abort() {
+    const QString trace = source_dir() + "/tests/viewer/data/seed_add.trace.json";
+    Result r = run({trace}, no_display());
+    QVERIFY2(r.code == 2, why(r).constData());  // exit() with a message, not Qt's abort (-1 here)
+    QVERIFY2(r.err.contains("no display") && r.err.contains("--screenshot") && r.err.contains("usage:"), why(r).constData());
+    // a corrupt trace says what is wrong with it, display or not
+    QTemporaryDir dir;
+    QString bad = write_script(dir, "bad.json", R"({"version": 1.0, "contexts": [], "calls": [], "uops": {}})");
+    r = run({bad}, no_display());
+    QVERIFY2(r.code == 1, why(r).constData());
+    QVERIFY2(r.err.contains("cannot open the trace " + bad + ": version: expected the integer 1, found 1.0"), why(r).constData());
+    // a script without --run: the same message (it used to print the usage and exit 0)
+    r = run({source_dir() + "/resources/examples/tutorial.py"}, no_display());
+    QVERIFY2(r.code == 2 && r.err.contains("no display") && r.err.contains("--run"), why(r).constData());
+  }
+
+  void serve_rejects_bad_requests() {
+    const QString ok = source_dir() + "/resources/examples/tutorial.py";
+    auto req = [&](const QString& rest) { return QStringLiteral("{\"script\": \"%1\"%2}").arg(ok, rest).toUtf8(); };
+    const QList<QPair<QByteArray, QString>> bad = {
+        {R"({"script": "ok.py", "trace": 5})", "\"trace\" must be"},  // the reproducer: an uncaught type_error aborted
+        {req(", \"trace\": 5"), "\"trace\" must be \"off\", \"passes\" or \"matches\", not 5"},
+        {req(", \"trace\": \"sideways\""), "\"trace\" must be"},
+        {req(", \"repeat\": \"abc\""), "\"repeat\" must be a whole number from 1 to 10000, not \"abc\""},
+        {req(", \"repeat\": 0"), "\"repeat\" must be"},
+        {req(", \"repeat\": 2.5"), "\"repeat\" must be"},
+        {req(", \"dev\": 3"), "\"dev\" must be a string"},
+        {req(", \"json\": []"), "\"json\" must be a string"},
+        {req(", \"args\": [1]"), "\"args\" must be an array of strings"},
+        {req(", \"args\": \"x\""), "\"args\" must be an array"},
+        {R"({"script": 5})", "\"script\" must be a string"},
+        {R"({"json": "x.json"})", "no \"script\""},
+        {R"({"script": "/no/such/script.py"})", "no such script: '/no/such/script.py'"},
+        {"[1, 2]", "not a JSON object"},
+        {"{not json", "bad request"}};
+    for (const auto& [request, message] : bad) {
+      Result r = serve(request);
+      const QByteArray what = "request " + request + "\n" + why(r);
+      QVERIFY2(r.code == 2, what.constData());
+      QVERIFY2(r.err.contains("tinyscope serve: bad request: ") && r.err.contains(message), what.constData());
+    }
+    // a good request still runs, with its repeat and trace level
+    QTemporaryDir dir;
+    const QString trace = dir.filePath("t.json");
+    Result r = serve(req(QStringLiteral(", \"json\": \"%1\", \"trace\": \"matches\", \"repeat\": 3").arg(trace)));
+    QVERIFY2(r.code == 0 && r.out.contains("[11.0, 22.0, 33.0, 44.0]"), why(r).constData());
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
+    bool timed_three = false;
+    for (const auto& c : t["calls"].toArray()) timed_three |= c.toObject()["times"].toArray().size() == 3;
+    QVERIFY2(timed_three, "repeat 3 times a kernel three times");
+    // stdin closed without a request: the window's spare child ends normally
+    QCOMPARE(serve("").code, 0);
+  }
+
+  void run_needs_a_script_file() {
+    QTemporaryDir dir;
+    Result r = run({"run", dir.path()});
+    QVERIFY2(r.code == 2 && r.err.contains("'" + dir.path() + "' is a directory, not a script"), why(r).constData());
+    r = run({"run", dir.filePath("missing.py")});
+    QVERIFY2(r.code == 2 && r.err.contains("no such script"), why(r).constData());
+    r = run({dir.path() + "/missing.py", "--run"});
+    QVERIFY2(r.code == 2 && r.err.contains("no such script"), why(r).constData());
+  }
+
+  void repeat_must_be_a_count() {
+    const QString script = source_dir() + "/resources/examples/tutorial.py";
+    for (const char* bad : {"abc", "0", "-3", "2.5", "10001", "3x", ""}) {
+      Result r = run({"run", script, "--repeat", bad});
+      QVERIFY2(r.code == 2, why(r).constData());
+      QVERIFY2(r.err.contains(QStringLiteral("--repeat must be a whole number from 1 to 10000, not '%1'").arg(bad)), why(r).constData());
+      QVERIFY2(!r.out.contains("[11.0"), "nothing ran");
+    }
+    Result r = run({"run", script, "--repeat"});
+    QVERIFY2(r.code == 2 && r.err.contains("--repeat needs a value"), why(r).constData());
+    QTemporaryDir dir;
+    const QString trace = dir.filePath("t.json");
+    r = run({"run", script, "--repeat", "4", "--json", trace});
+    QVERIFY2(r.code == 0 && r.out.contains("[11.0, 22.0, 33.0, 44.0]"), why(r).constData());
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    bool timed_four = false;
+    for (const auto& c : QJsonDocument::fromJson(f.readAll()).object()["calls"].toArray())
+      timed_four |= c.toObject()["times"].toArray().size() == 4;
+    QVERIFY(timed_four);
+    // the window's --runs too
+    r = run({script, "--runs", "abc", "--screenshot", dir.filePath("x.png")}, no_display());
+    QVERIFY2(r.code == 2 && r.err.contains("--runs needs a number of runs from 1 to 10000, not 'abc'"), why(r).constData());
   }
 };
 

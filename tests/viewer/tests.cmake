@@ -26,3 +26,11 @@ ts_add_window_test(test_runs ${CMAKE_CURRENT_LIST_DIR}/test_runs.cpp)
 # Timing 5× in the window prints what `tinyscope run` prints (seeded RNG, init, dropout, optimizer steps), and that
 # is tinygrad's output.
 ts_add_window_test(test_repeat_outputs ${CMAKE_CURRENT_LIST_DIR}/test_repeat_outputs.cpp)
+# The trace-file fuzzer: seeded mutants of real traces load (and every model and pane over them works) or are
+# refused with one clear error; a few go through the command line.
+ts_add_test(test_trace_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_fuzz.cpp LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 150)
+add_dependencies(test_trace_fuzz tinyscope)
+target_compile_definitions(test_trace_fuzz PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+# Traces as untrusted input: the reproducers (a uop that is its own source, a 70 MB source line, wrong types,
+# "version": 1.0, a trace's script field, the stepper and contexts overflows), each refused clearly or shown safely.
+ts_add_window_test(test_trace_check ${CMAKE_CURRENT_LIST_DIR}/test_trace_check.cpp)

@@ -77,7 +77,7 @@ QVariant ContextsModel::data(const QModelIndex& index, int role) const {
     if (role == kColoredNameRole && index.column() == 0) return c.name;
     if (role == Qt::DisplayRole) {
       if (index.column() == 0) return c.is_schedule() ? c.plain_name : QStringLiteral("kernel ") + c.plain_name;
-      int total = 0;
+      qint64 total = 0;  // each count fits an int, their sum need not
       for (const auto& p : c.passes) total += p.match_count;
       return total;
     }
@@ -86,7 +86,7 @@ QVariant ContextsModel::data(const QModelIndex& index, int role) const {
   }
   const auto& p = c.passes[n.pass];
   if (role == Qt::DisplayRole) {
-    if (index.column() == 0) return QString(p.depth * 2, ' ') + p.name;
+    if (index.column() == 0) return QString(2 * qsizetype(std::clamp(p.depth, 0, 255)), ' ') + p.name;
     return p.match_count;
   }
   if (role == Qt::ForegroundRole && p.match_count == 0) return QColor(Qt::gray);

@@ -49,7 +49,7 @@ QVariant ScheduleModel::data(const QModelIndex& index, int role) const {
     }
     case kGlobal: {
       QStringList parts;
-      for (int g : c.global_size) parts << QString::number(g);
+      for (qint64 g : c.global_size) parts << QString::number(g);
       return parts.join("×");
     }
     case kSchedule: return c.schedule_index;

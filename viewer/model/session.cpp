@@ -1,6 +1,7 @@
 #include "viewer/model/session.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "viewer/model/ansi.h"
+#include "viewer/model/trace_check.h"
 
 namespace tsv {
 
@@ -20,8 +22,13 @@ QList<int> ints(const QJsonValue& v) {
   for (const auto& x : v.toArray()) out.push_back(x.toInt());
   return out;
 }
+QList<qint64> int64s(const QJsonValue& v) {
+  QList<qint64> out;
+  for (const auto& x : v.toArray()) out.push_back(x.toInteger());
+  return out;
+}
 Estimates estimates(const QJsonValue& v) {
-  auto o = v.toObject();
+  const QJsonObject o = v.toObject();
   return {o["ops"].toDouble(), o["lds"].toDouble(), o["mem"].toDouble()};
 }
 QString any_text(const QJsonValue& v) {
@@ -30,6 +37,25 @@ QString any_text(const QJsonValue& v) {
   QJsonDocument d = v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(QJsonArray{v});
   QString s = QString::fromUtf8(d.toJson(QJsonDocument::Compact));
   return v.isArray() ? s : s.mid(1, s.size() - 2);
+}
+// the file's bytes, unless it is no file or over the size limit (checked before reading it)
+bool read_trace(const QString& path, QByteArray* data, QString* error) {
+  QFile f(path);
+  const QFileInfo info(path);
+  if (info.exists() && !info.isFile()) {
+    *error = QStringLiteral("cannot open %1: not a file").arg(path);
+    return false;
+  }
+  if (!f.open(QIODevice::ReadOnly)) {
+    *error = QStringLiteral("cannot open %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  if (const QString big = trace_size_error(f.size()); !big.isEmpty()) {
+    *error = path + ": " + big;
+    return false;
+  }
+  *data = f.readAll();
+  return true;
 }
 }  // namespace
 
@@ -57,13 +83,14 @@ void Session::clear() {
 }
 
 bool Session::load(const QString& path, QString* error) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) {
-    if (error) *error = QStringLiteral("cannot open %1: %2").arg(path, f.errorString());
+  QByteArray data;
+  QString e;
+  if (!read_trace(path, &data, &e)) {
+    if (error) *error = e;
     return false;
   }
-  if (!load_data(f.readAll(), error, path)) {
-    if (error) *error = path + ": " + *error;
+  if (!load_data(data, &e, path)) {
+    if (error) *error = path + ": " + e;
     return false;
   }
   return true;
@@ -83,54 +110,48 @@ bool Session::save(const QString& path, QString* error) const {
 }
 
 bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
-  QJsonParseError pe;
-  auto doc = QJsonDocument::fromJson(data, &pe);
-  if (doc.isNull() || !doc.isObject()) {
-    if (error) *error = pe.error != QJsonParseError::NoError ? pe.errorString() : QStringLiteral("not a JSON object");
-    return false;
-  }
-  auto root = doc.object();
-  if (root["version"].toInt() != 1) {
-    if (error) *error = QStringLiteral("trace schema version %1, this viewer reads 1").arg(root["version"].toInt());
-    return false;
-  }
+  // everything below reads a document that matches the schema: check_trace() refused anything else
+  QJsonDocument doc;
+  if (!check_trace(data, &doc, error)) return false;
+  const QJsonObject root = doc.object();
   QList<Context>& contexts = out->contexts;
   QList<Call>& calls = out->calls;
   QHash<int, Uop>& uops = out->uops;
   QHash<QString, int>& by_key = out->by_key;
   QList<int>& schedules = out->schedules;
 
-  const auto uo = root["uops"].toObject();
+  const QJsonObject uo = root["uops"].toObject();
+  uops.reserve(uo.size());
   for (auto it = uo.begin(); it != uo.end(); ++it) {
-    auto o = it.value().toObject();
+    const QJsonObject o = it.value().toObject();
     Uop u{o["op"].toString(), o["dtype"].toString(), any_text(o["arg"]), o["device"].toString(), ints(o["src"]),
-          ints(o["shape"]), o["tag"].toInt(-1)};
+          int64s(o["shape"]), o["tag"].toInt(-1)};
     uops.insert(it.key().toInt(), u);
   }
   for (const auto& cv : root["contexts"].toArray()) {
-    auto o = cv.toObject();
+    const QJsonObject o = cv.toObject();
     Context c;
     c.id = o["id"].toInt();
     c.kind = o["kind"].toString();
     c.name = o["name"].toString();
     c.plain_name = strip_ansi(c.name);
     for (const auto& pv : o["passes"].toArray()) {
-      auto po = pv.toObject();
+      const QJsonObject po = pv.toObject();
       Pass p{po["name"].toString(), po["depth"].toInt(), po["before"].toInt(-1), po["after"].toInt(-1),
              po["match_count"].toInt(), {}};
       for (const auto& mv : po["matches"].toArray()) {
-        auto mo = mv.toObject();
+        const QJsonObject mo = mv.toObject();
         p.matches.push_back({mo["rule"].toString(), any_text(mo["loc"]), mo["before"].toInt(-1), mo["after"].toInt(-1)});
       }
       c.passes.push_back(p);
     }
     c.tensor_graph = ints(o["tensor_graph"]);
     for (const auto& lv : o["linear"].toArray()) {
-      auto lo = lv.toObject();
+      const QJsonObject lo = lv.toObject();
       c.linear.push_back({lo["kind"].toString(), ints(lo["bufs"]), lo["ast"].toInt(-1), lo["computes"].toInt(-1)});
     }
     if (o.contains("program")) {
-      auto po = o["program"].toObject();
+      const QJsonObject po = o["program"].toObject();
       c.has_program = true;
       Program& p = c.program;
       p.name = po["name"].toString();
@@ -139,7 +160,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       p.lang = po["lang"].toString();
       p.program_key = po["program_key"].toString();
       for (const auto& a : po["applied_opts"].toArray()) p.applied_opts.push_back(a.toString());
-      p.global_size = ints(po["global_size"]);
+      p.global_size = int64s(po["global_size"]);
       p.estimates = estimates(po["estimates"]);
       p.ast = po["ast"].toInt(-1);
     }
@@ -150,7 +171,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     contexts.push_back(c);
   }
   for (const auto& cv : root["calls"].toArray()) {
-    auto o = cv.toObject();
+    const QJsonObject o = cv.toObject();
     Call c;
     c.kind = o["kind"].toString();
     c.name = o["name"].toString();
@@ -161,10 +182,10 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.num_args = o["num_args"].toInt();
     c.schedule_index = o["schedule_index"].toInt();
     for (const auto& a : o["arg_sizes"].toArray()) {
-      auto arr = a.toArray();
+      const QJsonArray arr = a.toArray();
       c.arg_sizes.push_back({arr.at(0).toInteger(), arr.at(1).toString()});
     }
-    c.global_size = ints(o["global_size"]);
+    c.global_size = int64s(o["global_size"]);
     c.seconds = o["seconds"].toDouble();
     for (const auto& t : o["times"].toArray()) c.times.push_back(t.toDouble());
     c.first_run = o["first_run"].toBool();
@@ -212,9 +233,8 @@ void Session::load_async(const QString& path) {
     auto parsed = std::make_shared<Parsed>();
     QString error;
     bool ok = false;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) error = QStringLiteral("cannot open %1: %2").arg(path, f.errorString());
-    else if (!(ok = parse(f.readAll(), parsed.get(), &error))) error = path + ": " + error;
+    QByteArray data;
+    if (read_trace(path, &data, &error) && !(ok = parse(data, parsed.get(), &error))) error = path + ": " + error;
     // back on the UI thread (qApp outlives every session; the QPointer is read there)
     QMetaObject::invokeMethod(QCoreApplication::instance(), [self, parsed, path, generation, ok, error] {
       if (!self || generation != self->async_generation_) return;  // gone, or a newer load was asked for

@@ -10,7 +10,8 @@ namespace tsv {
 // A trace file's data (schema: engine/trace/trace.h, read here with QJsonDocument only).
 struct Uop {
   QString op, dtype, arg, device;
-  QList<int> src, shape;
+  QList<int> src;
+  QList<qint64> shape;  // 64-bit, as the engine's (a reduce over 2^33 elements has such a shape)
   int tag = -1;
   bool operator==(const Uop&) const = default;
 };
@@ -38,7 +39,7 @@ struct LinearItem {
 struct Program {
   QString name, colored_name, src, lang, program_key;
   QStringList applied_opts;
-  QList<int> global_size;
+  QList<qint64> global_size;
   Estimates estimates;
   int ast = -1;
   bool operator==(const Program&) const = default;
@@ -60,7 +61,7 @@ struct Call {
   QString kind, name, colored_name, device, program_key;
   int counter = 0, num_args = 0, schedule_index = 0;
   QList<QPair<qint64, QString>> arg_sizes;
-  QList<int> global_size;
+  QList<qint64> global_size;
   double seconds = 0;
   QList<double> times;     // every timing when the kernel was run several times (tinyscope run --repeat N)
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
@@ -75,7 +76,9 @@ class Session : public QObject {
  public:
   explicit Session(QObject* parent = nullptr) : QObject(parent) {}
 
-  // Reads a trace JSON file; on failure keeps the old data and returns false with *error set.
+  // Reads a trace JSON file; on failure keeps the old data and returns false with *error set. A trace is untrusted
+  // input: check_trace() (viewer/model/trace_check.h) refuses it whole, with one error naming the problem, unless it
+  // is within the size limits and matches the schema, with every uop it names present and an acyclic uop graph.
   bool load(const QString& path, QString* error = nullptr);
   bool load_data(const QByteArray& json, QString* error = nullptr, const QString& path = {});
   // Reads and parses a trace on a worker thread, then (back on this object's thread) replaces the data,

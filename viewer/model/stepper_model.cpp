@@ -1,6 +1,7 @@
 #include "viewer/model/stepper_model.h"
 
 #include <QColor>
+#include <climits>
 
 namespace tsv {
 
@@ -51,10 +52,12 @@ void StepperModel::rebuild() {
   reset_replay();
   if (context_ >= 0) {
     const auto& passes = session_->contexts()[context_].passes;
+    qint64 unlisted = 0;  // a sum of counts from the trace: wide, then saturated
     for (int p = 0; p < passes.size(); ++p) {
       for (int m = 0; m < passes[p].matches.size(); ++m) steps_.push_back({p, m});
-      unlisted_ += std::max(0, passes[p].match_count - static_cast<int>(passes[p].matches.size()));
+      unlisted += std::max<qint64>(0, qint64(passes[p].match_count) - passes[p].matches.size());
     }
+    unlisted_ = static_cast<int>(std::min<qint64>(unlisted, INT_MAX));
   }
   endResetModel();
 }
@@ -64,9 +67,11 @@ void StepperModel::reset_replay() {
   canon_.clear();
   built_.clear();
   replays_.clear();
-  int max_id = 0;
+  int max_id = -1;
   for (auto it = session_->uops().keyBegin(); it != session_->uops().keyEnd(); ++it) max_id = std::max(max_id, *it);
-  first_built_ = next_built_ = max_id + 1;
+  // the trace's ids are at most TraceLimits::max_uop_id (2^30 - 1), leaving 2^30 ids for replayed nodes; saturate
+  // rather than overflow should a session ever hold an id at INT_MAX
+  first_built_ = next_built_ = max_id < INT_MAX ? max_id + 1 : INT_MAX;
 }
 
 const Match& StepperModel::match(int k) const {
@@ -109,7 +114,9 @@ int StepperModel::cons(const Uop& shape, const QList<int>& src) {
   if (auto it = cons_.constFind(k); it != cons_.constEnd()) return *it;
   Uop u = shape;
   u.src = src;
-  const int id = next_built_++;
+  // 2^30 ids above the trace's (see reset_replay()): memory runs out long before; never step past INT_MAX
+  const int id = next_built_;
+  if (next_built_ < INT_MAX) ++next_built_;
   built_.insert(id, u);
   cons_.insert(k, id);
   return id;
@@ -134,22 +141,26 @@ int StepperModel::rebuild(const Uop& old, const QList<int>& src) {
 int StepperModel::canonical(int id) {
   if (auto it = canon_.constFind(id); it != canon_.constEnd()) return *it;
   if (id >= first_built_) return id;
-  // iterative post-order: graphs can be deeper than the UI thread's stack likes
+  // iterative post-order: graphs can be deeper than the UI thread's stack likes. The session's graph is acyclic
+  // (check_trace() refuses a cycle); a node met again while its sources are still open stands for itself.
   QList<QPair<int, bool>> stack{{id, false}};
+  QSet<int> open;
   while (!stack.isEmpty()) {
     auto [n, expanded] = stack.takeLast();
     if (canon_.contains(n)) continue;
     const Uop* u = session_->uop(n);
-    if (!u) {
+    if (!u || (!expanded && open.contains(n))) {
       canon_.insert(n, n);
       continue;
     }
     if (!expanded) {
+      open.insert(n);
       stack.push_back({n, true});
       for (int s : u->src)
         if (!canon_.contains(s)) stack.push_back({s, false});
       continue;
     }
+    open.remove(n);
     QList<int> src;
     src.reserve(u->src.size());
     for (int s : u->src) src.push_back(canon_.value(s, s));

@@ -1,9 +1,11 @@
 #include "viewer/panes/source_pane.h"
 
 #include <QFontDatabase>
+#include <algorithm>
 #include <QLabel>
 #include <QHBoxLayout>
 #include <QPlainTextEdit>
+#include <QStringList>
 #include <QToolButton>
 #include <QTextBlock>
 #include <QVBoxLayout>
@@ -12,6 +14,51 @@
 #include "viewer/panes/source_highlighter.h"
 
 namespace tsv {
+
+SourcePane::Shown SourcePane::displayed(const QString& src) {
+  Shown out;
+  const qsizetype n = src.size();
+  bool fits = n <= kMaxShownChars;
+  for (qsizetype start = 0, lines = 0; fits && start < n; ++lines) {  // the usual case: shown as it is
+    qsizetype end = src.indexOf(QLatin1Char('\n'), start);
+    if (end < 0) end = n;
+    fits = end - start <= kMaxLineChars && lines < kMaxShownLines;
+    start = end + 1;
+  }
+  if (fits) {
+    out.text = src;
+    return out;
+  }
+  // a QPlainTextEdit lays out a line as one block: a line of millions of characters takes seconds to lay out
+  // (and crashed it). Show each line up to kMaxLineChars, up to kMaxShownChars in all; line numbers stay.
+  out.text.reserve(std::min<qsizetype>(n, kMaxShownChars) + 64);
+  qsizetype start = 0;
+  int lines = 0;
+  while (start < n && out.text.size() < kMaxShownChars && lines < kMaxShownLines) {
+    qsizetype end = src.indexOf(QLatin1Char('\n'), start);
+    if (end < 0) end = n;
+    const qsizetype len = end - start;
+    const qsizetype room = std::max<qsizetype>(0, kMaxShownChars - out.text.size());
+    const qsizetype keep = std::min({len, qsizetype(kMaxLineChars), room});
+    out.text += QStringView(src).mid(start, keep);
+    if (keep < len) {
+      ++out.cut_lines;
+      out.text += QStringLiteral(" …");
+    }
+    ++lines;
+    start = end + 1;
+    if (start <= n && end < n) out.text += QLatin1Char('\n');
+  }
+  out.cut_tail = start < n;
+  if (out.cut_tail) out.text += QStringLiteral("…");
+  QStringList why;
+  if (out.cut_lines)
+    why << (out.cut_lines == 1 ? tr("1 line cut at %1 characters").arg(kMaxLineChars)
+                               : tr("%1 lines cut at %2 characters").arg(out.cut_lines).arg(kMaxLineChars));
+  if (out.cut_tail) why << tr("shown up to line %1 of a %2-character source").arg(lines).arg(n);
+  out.note = tr("source cut for display: %1").arg(why.join(QStringLiteral(", ")));
+  return out;
+}
 
 SourcePane::SourcePane(SelectionModel* selection, QWidget* parent) : QWidget(parent), selection_(selection) {
   title_ = new QLabel(tr("Select a kernel to see its source"), this);
@@ -76,15 +123,19 @@ void SourcePane::show_text() {
     edit_->setPlainText(*it);
   } else {
     highlighter_->set_language(p.lang);
-    edit_->setPlainText(p.src);
+    shown_ = displayed(p.src);
+    edit_->setPlainText(shown_.text);
   }
   shown_key_ = p.program_key;
   QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
-  title_->setText(QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : p.lang, opts));
-  title_->setToolTip(p.program_key);
+  QString title = QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : p.lang, opts);
+  if (!asm_mode_ && !shown_.note.isEmpty()) title = QStringLiteral("(%1)  ").arg(shown_.note) + title;
+  title_->setText(title);
+  title_->setToolTip(asm_mode_ || shown_.note.isEmpty() ? p.program_key : p.program_key + "\n" + shown_.note);
 }
 
 QString SourcePane::text() const { return edit_->toPlainText(); }
+QString SourcePane::title() const { return title_->text(); }
 void SourcePane::set_dark(bool dark) { highlighter_->set_dark(dark); }
 
 void SourcePane::on_selection(const Selection& sel) {
@@ -93,6 +144,7 @@ void SourcePane::on_selection(const Selection& sel) {
   program_key_ = ctx < 0 ? QString() : sel.program_key;
   if (ctx < 0) {
     shown_key_.clear();
+    shown_ = {};
     edit_->clear();
     title_->setText(sel.call >= 0 ? tr("This call runs no generated code") : tr("Select a kernel to see its source"));
     return;

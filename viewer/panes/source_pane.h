@@ -19,6 +19,17 @@ class SourcePane : public QWidget {
  public:
   SourcePane(SelectionModel* selection, QWidget* parent = nullptr);
   QString text() const;
+  QString title() const;
+
+  // What the pane shows of a source (a trace is untrusted: its source can be one line of 70 MB): each line up to
+  // kMaxLineChars, and up to kMaxShownChars or kMaxShownLines in all; `note` says what was cut ("" if nothing).
+  static constexpr int kMaxLineChars = 4000, kMaxShownChars = 2'000'000, kMaxShownLines = 100'000;
+  struct Shown {
+    QString text, note;
+    int cut_lines = 0;
+    bool cut_tail = false;
+  };
+  static Shown displayed(const QString& src);
   void set_dark(bool dark);
   // switches between the generated source and its assembly
   void show_assembly(bool on);
@@ -36,6 +47,7 @@ class SourcePane : public QWidget {
   QPlainTextEdit* edit_;
   SourceHighlighter* highlighter_;
   QToolButton* asm_btn_;
+  Shown shown_;         // the generated source as shown (cut when too long)
   QString shown_key_;   // the program whose text is shown ("" while none, or while the text is replaced)
   QString program_key_; // the selected program
   bool asm_mode_ = false;

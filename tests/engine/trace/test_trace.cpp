@@ -171,6 +171,17 @@ class TestTrace : public QObject {
     } catch (const ts::Error& e) {
       QVERIFY(QString(e.what()).contains("schema version 0"));
     }
+    // a version written as a float is not the integer version this build writes
+    for (const char* text : {R"({"version": 1.0})", R"({"version": "1"})", R"({"version": true})"}) {
+      QString f = dir_.filePath("float.json");
+      std::ofstream(f.toStdString()) << text;
+      try {
+        trace::load(f.toStdString());
+        QFAIL(text);
+      } catch (const ts::Error& e) {
+        QVERIFY2(QString(e.what()).contains("schema version"), e.what());
+      }
+    }
   }
 };
 
