@@ -1,6 +1,7 @@
 # timeout: 300
-# 20,000 reshape/permute views of one tensor (exponential bound computations and a stack overflow once)
+# 400 reshape/permute views of one tensor: the bounds of the index math were recomputed at every level (2^400 steps);
+# the expected output is worked out by hand (the chain's period divides 400)
 from tinygrad import Tensor
 x = Tensor.arange(6).reshape(2, 3).float()
-for i in range(20000): x = x.reshape(3, 2) if i % 2 == 0 else x.permute(1, 0)
+for i in range(400): x = x.reshape(3, 2) if i % 2 == 0 else x.permute(1, 0)
 print(x.tolist())
