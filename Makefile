@@ -1,12 +1,13 @@
-# Entry points: make deps | build | run | test | bench
+# Entry points: make deps | build | run | test | bench | test-asan
 BUILD ?= build
+ASAN_BUILD ?= build-asan
 JOBS ?= 2
 PKGS = g++ make cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libgraphviz-dev graphviz \
        llvm-16-dev libclang-16-dev libclang-cpp16-dev libvulkan-dev mesa-vulkan-drivers vulkan-tools \
        glslang-dev glslang-tools spirv-tools xvfb xauth fonts-dejavu-core pybind11-dev python3-dev nlohmann-json3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench fuzz clean
+.PHONY: deps configure build run test bench fuzz test-asan clean
 
 deps:
 	@if dpkg -s $(PKGS) >/dev/null 2>&1; then echo "deps: all packages present"; else \
@@ -39,5 +40,15 @@ FUZZ_COUNT ?= 10000
 fuzz: build
 	FUZZ_SEED=$(FUZZ_SEED) FUZZ_COUNT=$(FUZZ_COUNT) ./$(BUILD)/tests/ts_fuzz
 
+# The same suite with the project's code built under AddressSanitizer and UndefinedBehaviorSanitizer, in its own
+# folder (RelWithDebInfo: optimised enough for the corpus, with line numbers in the reports). The sanitizer options
+# and the longer TIMEOUTs are set on the tests by tests/CMakeLists.txt.
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTINYSCOPE_SANITIZE=address,undefined
+
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)
