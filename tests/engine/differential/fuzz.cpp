@@ -152,7 +152,7 @@ struct Gen {
     list += "]";
     Tensor t = Tensor::from_host(h);
     std::string expr = "Tensor(" + list + ", dtype=" + py_dtype(dt) + ")";
-    if (s.size() != 1) expr += ".reshape(" + py_args(s) + ")";
+    if (s.size() != 1) expr += ".reshape(" + (s.empty() ? std::string("()") : py_args(s)) + ")";
     ++ops;
     Var& v = add(t, expr);
     v.input = true;
