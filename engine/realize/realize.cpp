@@ -342,6 +342,14 @@ HostData read_buffer(const UOpRef& view) {
     if (b.dtype == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }
     else if (b.dtype == dtypes::float64) { double v; std::memcpy(&v, s, 8); h.f.push_back(v); }
     else if (b.dtype == dtypes::float16) { _Float16 v; std::memcpy(&v, s, 2); h.f.push_back(static_cast<double>(v)); }
+    else if (b.dtype == dtypes::bfloat16) {
+      uint16_t v;
+      std::memcpy(&v, s, 2);
+      uint32_t bits = uint32_t{v} << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      h.f.push_back(static_cast<double>(f));
+    }
     else if (b.dtype == dtypes::bool_) { h.i.push_back(*static_cast<const uint8_t*>(s) != 0); }
     else {
       int64_t v = 0;

@@ -140,6 +140,13 @@ Tensor Tensor::from_host(const HostData& h, const std::string& device) {
     if (dt == dtypes::float32) { float v = static_cast<float>(fv); std::memcpy(dst, &v, 4); }
     else if (dt == dtypes::float64) std::memcpy(dst, &fv, 8);
     else if (dt == dtypes::float16) { _Float16 v = static_cast<_Float16>(fv); std::memcpy(dst, &v, 2); }
+    else if (dt == dtypes::bfloat16) {  // the upper half of the float, rounded to nearest even (NaN stays quiet)
+      float f = static_cast<float>(fv);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      uint16_t v = std::isnan(f) ? uint16_t{0x7fc0} : static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+      std::memcpy(dst, &v, 2);
+    }
     else if (dt == dtypes::bool_) { bool v = iv != 0; std::memcpy(dst, &v, 1); }
     else std::memcpy(dst, &iv, dt->itemsize());  // little endian truncation
   }
