@@ -384,10 +384,7 @@ const std::vector<std::string>& device_names() {
 
 std::string require_device(const std::string& name) {
   std::string d = name;
-  size_t colon = d.find(':');
-  for (size_t i = 0; i < d.size() && i < colon; ++i) d[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[i])));
-  for (size_t i = colon == std::string::npos ? d.size() : colon; i < d.size(); ++i)
-    d[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(d[i])));
+  for (char& ch : d) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0) d.resize(d.size() - 2);
   if (d == "LLVM") d = "CPU:LLVM";
   for (const auto& n : device_names())
