@@ -206,7 +206,7 @@ Estimates estimate(const UOpRef& linear) {
       if (const UOp* buf = base_param(u.get())) {
         DType dt = u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype;
         double& m = mem[{buf, u->op}];
-        m = std::min(m + dt->itemsize() * mults, static_cast<double>(buf->as<ParamArg>().size * buf->dtype->itemsize()));
+        m = std::min(m + dt->itemsize() * mults, static_cast<double>(buf->as<ParamArg>().size) * buf->dtype->itemsize());
         e.lds += dt->itemsize() * mults;
       }
     }

@@ -56,7 +56,9 @@ DType index_dtype_for(const UOpRef& sink) {
 
 std::string entry_symbol(const ProgramSpec& p) { return p.function_name + "_entry"; }
 
-ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) { return to_program(kernel_ast, lang, cpu_opt_target()); }
+
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target) {
   if (kernel_ast->op != Ops::SINK) throw Error("to_program: the kernel AST must be a SINK, got " + std::string(op_name(kernel_ast->op)));
   UOpRef sink = view(kernel_ast, "View Base AST");
 
@@ -68,7 +70,7 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) {
   }
   sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), nullptr, "initial symbolic");
   sink = graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
-  sink = apply_opts(sink, cpu_opt_target());  // "shift (i,) n upcast" per opt, then "flatten range"
+  sink = apply_opts(sink, target);  // "shift (i,) n upcast" per opt, then "flatten range"
   const KernelInfo info = sink->as<KernelInfo>();
   sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), nullptr, "postopt symbolic");
 
