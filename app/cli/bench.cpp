@@ -2,6 +2,7 @@
 // (memory bandwidth with a STREAM-like add and read, compute with an FMA loop), both compiled by the same JIT
 // that compiles the kernels.
 #include "app/cli/bench.h"
+#include "app/cli/cli.h"
 
 #include <algorithm>
 #include <chrono>
@@ -225,7 +226,7 @@ int run_bench(int argc, char** argv) {
 int run_bench_impl(int argc, char** argv) {
   bool quick = false;
   for (int i = 2; i < argc; ++i) if (std::string(argv[i]) == "--quick") quick = true;
-  ts::install_realize();
+  ts::install_realize(tscli::realize_config_from_env());
   ts::realize_config().debug = 0;
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   Limits l = measure_limits();

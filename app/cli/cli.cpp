@@ -13,6 +13,7 @@
 #include "app/cli/bench.h"
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
+#include "engine/device/device.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
@@ -38,6 +39,7 @@ constexpr const char* kUsage =
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
+    "  devices [--json]    every device DEV can name, with its renderer, memory and limits\n"
     "  asm --lang c|llvm FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source\n"
     "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
     "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\"}\n"
@@ -82,6 +84,18 @@ std::string script_problem(const std::string& script) {
   return {};
 }
 
+}  // namespace
+
+ts::RealizeConfig realize_config_from_env() {
+  ts::RealizeConfig c;
+  if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
+  if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
+  if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
+  return c;
+}
+
+namespace {
+
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
@@ -92,7 +106,7 @@ int run_script(const std::string& script, const std::string& json_path, const st
   ts::trace::set_level(level);
   ts::trace::record_calls(!json_path.empty());  // nothing reads the trace of a run without --json
   try {
-    ts::install_realize();
+    ts::install_realize(realize_config_from_env());
   } catch (const std::exception& e) {  // DEV names no device: never run on another one
     std::fprintf(stderr, "tinyscope: %s\n", e.what());
     return 2;
@@ -216,7 +230,7 @@ int cmd_serve() {
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
     if (!stream.empty()) ts::trace::stream_to(stream);
-    ts::install_realize();  // throws on an unknown dev: the child ends with the reason (exit 2)
+    ts::install_realize(realize_config_from_env());  // throws on an unknown dev: the child ends with the reason (exit 2)
     run.device = ts::realize_config().device;
     return true;
   });
@@ -225,6 +239,21 @@ int cmd_serve() {
     std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
     return 2;
   }
+}
+
+// devices [--json]
+int cmd_devices(const std::vector<std::string>& a) {
+  bool json = false;
+  for (const auto& x : a) {
+    if (x == "--json") json = true;
+    else {
+      std::fprintf(stderr, "tinyscope devices: unknown argument '%s' (usage: tinyscope devices [--json])\n", x.c_str());
+      return 2;
+    }
+  }
+  ts::device_names();  // registers the devices
+  std::fputs(ts::describe_devices(json).c_str(), stdout);
+  return 0;
 }
 
 // asm --lang c|llvm FILE
@@ -271,6 +300,7 @@ int main(int argc, char** argv) {
   if (cmd == "bench") return run_bench(argc, argv);
   if (cmd == "serve") return cmd_serve();
   if (cmd == "asm") return cmd_asm({args.begin() + 1, args.end()});
+  if (cmd == "devices") return cmd_devices({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
   const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");

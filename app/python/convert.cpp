@@ -1,5 +1,6 @@
 #include "app/python/convert.h"
 
+#include "engine/device/device.h"
 #include "engine/realize/realize.h"
 
 #include <algorithm>
@@ -92,13 +93,15 @@ ts::Tensor as_tensor(py::handle h) {
 std::string device_arg(py::handle h) {
   if (h.is_none()) return "";
   if (!py::isinstance<py::str>(h)) throw py::type_error("multi-device tensors are not supported: device must be a str");
-  // tinygrad canonicalizes the device name (upper case, no ":0"); a name that is no device is an error, and so is a
-  // device other than this run's: buffers live on the host ("CPU") and DEV picks how kernels run, so a tensor asked
-  // for on another device would silently run on this one
+  // tinygrad canonicalizes the device name (upper case, no ":0"); a name that is no device is an error. A device with
+  // its own memory (VULKAN) holds the tensor there; the host devices all compute on host memory ("CPU") and DEV
+  // picks which runs the kernels, so naming a host device other than this run's would silently run on this one
   std::string d = ts::require_device(h.cast<std::string>());
+  const ts::Device& dev = ts::get_device(d);
+  if (!dev.host_memory()) return dev.memory();
   const std::string& running = ts::realize_config().device;
   if (d != "CPU" && d != running)
-    throw py::value_error("device '" + d + "' is not this run's device (DEV=" + running + "): a run uses one device");
+    throw py::value_error("device '" + d + "' is not this run's device (DEV=" + running + "): a run computes on one host device");
   return "CPU";
 }
 

@@ -16,9 +16,8 @@
 #include <unordered_map>
 
 #include "engine/codegen/to_program.h"
+#include "engine/device/device.h"
 #include "engine/runtime/allocator.h"
-#include "engine/runtime/compiler_hook.h"
-#include "engine/runtime/program_runner.h"
 #include "engine/schedule/schedule.h"
 #include "engine/tensor/tensor.h"
 #include "engine/trace/recorder.h"
@@ -40,19 +39,36 @@ double g_time_sum = 0;
 
 struct Compiled {
   ProgramSpec spec;
-  KernelEntry entry = nullptr;
+  Device* device = nullptr;
+  std::shared_ptr<Executable> exe;
   std::string key;
   UOpRef ast;  // keeps the cache key alive
 };
-std::unordered_map<const UOp*, std::shared_ptr<Compiled>> g_programs;  // per (ast) for the active lang
-std::string g_programs_lang;
+// compiled programs by (ast, device): the same kernel on two devices is two programs
+std::map<std::pair<const UOp*, std::string>, std::shared_ptr<Compiled>> g_programs;
 std::unordered_map<const UOp*, bool> g_seen_program;
 std::set<std::string> g_seen_copies;
 
-Lang lang_of(const std::string& dev) {
-  if (dev == "CPU:LLVM" || dev == "LLVM") return Lang::LLVM;
-  if (dev == "INTERP") return Lang::INTERP;
-  return Lang::C;
+// The device that runs a kernel whose buffers are in `memory`: for host memory the run's device when it computes on
+// the host (CPU, CPU:LLVM, INTERP), else the host's first; otherwise the device that owns that memory.
+Device& kernel_device(const std::string& memory) {
+  if (memory == "CPU" || memory == "PYTHON") {
+    Device& run = get_device(realize_config().device);
+    return run.host_memory() ? run : memory_device("CPU");
+  }
+  return memory_device(memory);
+}
+
+// a buffer's bytes on the host, and back (a copy through the device's memory unless it is host memory)
+std::vector<uint8_t> read_bytes(const Buffer& b) {
+  std::vector<uint8_t> out(b.nbytes());
+  if (b.ptr) std::memcpy(out.data(), b.ptr, out.size());
+  else memory_device(b.device).copy_out(out.data(), b, out.size());
+  return out;
+}
+void write_bytes(Buffer& b, const std::vector<uint8_t>& bytes) {
+  if (b.ptr) std::memcpy(b.ptr, bytes.data(), bytes.size());
+  else memory_device(b.device).copy_in(b, bytes.data(), bytes.size());
 }
 
 std::string time_to_str(double t, int w) {
@@ -87,39 +103,35 @@ std::string dev_name(const std::string& d) { return d.substr(0, 7); }
 Buffer& ensure_buffer(const UOpRef& b) {
   if (!b->buffer) {
     const ParamArg& pa = b->as<ParamArg>();
-    b->buffer = allocate_buffer(pa.device, b->dtype, pa.size);
+    b->buffer = memory_device(pa.device).allocate(b->dtype, pa.size);
   }
   return *buffer_of(*b);
 }
 
-std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
-  const std::string& dev = realize_config().device;
-  if (g_programs_lang != dev) { g_programs.clear(); g_programs_lang = dev; }
-  auto it = g_programs.find(ast.get());
+std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
+  auto it = g_programs.find({ast.get(), dev.compiler_key()});
   if (it != g_programs.end()) return it->second;
   auto c = std::make_shared<Compiled>();
   c->ast = ast;
+  c->device = &dev;
   char key[32];
   std::snprintf(key, sizeof key, "%016zx", ast->hash);
   c->key = key;
-  Lang lang = lang_of(dev);
   if (realize_config().debug >= 5) std::printf("%s", render_graph(ast).c_str());
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
-    c->spec = to_program(ast, lang);
+    c->spec = to_program(ast, dev.lang(), dev.opt_target());
     scope.rename(c->spec.colored_name);
     trace::record_program(c->spec, c->key);
   }
-  if (lang != Lang::INTERP) {
-    if (!compiler_hook()) throw Error("no compiler installed for " + dev);
-    if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
-    c->entry = reinterpret_cast<KernelEntry>(compiler_hook()(c->spec.lang, c->spec.src, c->spec.function_name + "_entry"));
-  } else if (realize_config().debug >= 4) {
-    std::printf("%s\n", c->spec.src.c_str());
-  }
-  g_programs[ast.get()] = c;
+  if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
+  c->exe = dev.load(c->spec);
+  g_programs[{ast.get(), dev.compiler_key()}] = c;
   return c;
 }
+
+// the memory a schedule item's output lives in
+const std::string& item_memory(const ScheduleItem& it) { return it.bufs[0]->as<ParamArg>().device; }
 
 void print_line(const CallRecord& r, bool first, int nbufs) {
   double et = r.seconds;
@@ -161,27 +173,37 @@ void print_memory_plan(const Schedule& sched, const std::unordered_map<const UOp
 
 // The buffers a kernel writes that it (or its other arguments) also reads, with a copy of their bytes: re-running
 // such a kernel would read its own output, so timing repeats restore these first.
-std::vector<std::pair<void*, std::vector<uint8_t>>> in_place_buffers(const ProgramSpec& spec, const ScheduleItem& it,
-                                                                     const std::vector<void*>& ptrs) {
-  std::vector<std::pair<void*, std::vector<uint8_t>>> out;
+std::vector<std::pair<Buffer*, std::vector<uint8_t>>> in_place_buffers(const ProgramSpec& spec, const std::vector<Buffer*>& bufs) {
+  std::vector<std::pair<Buffer*, std::vector<uint8_t>>> out;
   for (int o : spec.outs) {
-    if (o < 0 || static_cast<size_t>(o) >= ptrs.size()) continue;
+    if (o < 0 || static_cast<size_t>(o) >= bufs.size()) continue;
     bool read = false;
     for (int i : spec.ins)
-      if (i >= 0 && static_cast<size_t>(i) < ptrs.size() && ptrs[i] == ptrs[o]) read = true;
+      if (i >= 0 && static_cast<size_t>(i) < bufs.size() && bufs[i] == bufs[o]) read = true;
     if (!read) continue;
-    const Buffer& b = *buffer_of(*it.bufs[o]);
-    const auto* p = static_cast<const uint8_t*>(b.ptr);
-    out.emplace_back(b.ptr, std::vector<uint8_t>(p, p + b.nbytes()));
+    out.emplace_back(bufs[o], read_bytes(*bufs[o]));
   }
   return out;
+}
+
+// a COPY call: bytes between two buffers through their devices' memories (host staging between two devices)
+void copy_buffer(Buffer& dst, const Buffer& src) {
+  const size_t n = std::min(dst.nbytes(), src.nbytes());
+  if (dst.ptr && src.ptr) std::memcpy(dst.ptr, src.ptr, n);
+  else if (dst.ptr) memory_device(src.device).copy_out(dst.ptr, src, n);
+  else if (src.ptr) memory_device(dst.device).copy_in(dst, src.ptr, n);
+  else {
+    std::vector<uint8_t> staging(n);
+    memory_device(src.device).copy_out(staging.data(), src, n);
+    memory_device(dst.device).copy_in(dst, staging.data(), n);
+  }
 }
 
 void run_schedule(const Schedule& sched, bool update_stats) {
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
   for (size_t i = 0; i < sched.items.size(); ++i)
-    if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast);
+    if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast, kernel_device(item_memory(sched.items[i])));
   int sidx = g_schedule_index++;
   // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
   // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
@@ -193,18 +215,18 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   if (realize_config().debug >= 1 && !last_use.empty()) print_memory_plan(sched, last_use);
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& it = sched.items[i];
-    std::vector<void*> ptrs;
+    std::vector<Buffer*> bufs;
     CallRecord rec;
     for (auto& b : it.bufs) {
       Buffer& buf = ensure_buffer(b);
-      ptrs.push_back(buf.ptr);
+      bufs.push_back(&buf);
       rec.arg_sizes.push_back({buf.size, buf.dtype->name});
     }
     auto t0 = std::chrono::steady_clock::now();
     if (it.kind == ScheduleItem::Kind::Copy) {
       Buffer& dst = *buffer_of(*it.bufs[0]);
       Buffer& src = *buffer_of(*it.bufs[1]);
-      std::memcpy(dst.ptr, src.ptr, std::min(dst.nbytes(), src.nbytes()));
+      copy_buffer(dst, src);
       rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rec.kind = "copy";
       char nm[128];
@@ -224,24 +246,20 @@ void run_schedule(const Schedule& sched, bool update_stats) {
         vars.push_back(v->second);
       }
       // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
-      std::vector<std::pair<void*, std::vector<uint8_t>>> before;
-      if (update_stats && realize_config().repeat > 1) before = in_place_buffers(c.spec, it, ptrs);
-      t0 = std::chrono::steady_clock::now();
-      run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
-      rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
+      if (update_stats && realize_config().repeat > 1) before = in_place_buffers(c.spec, bufs);
+      rec.seconds = c.device->launch(c.spec, *c.exe, bufs, vars);
       // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
       // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
       // restored from a copy, so every repeat computes what the first run computed
       const int repeat = update_stats ? realize_config().repeat : 1;
       if (repeat > 1) {
-        std::vector<std::pair<void*, std::vector<uint8_t>>> saved = std::move(before);
+        std::vector<std::pair<Buffer*, std::vector<uint8_t>>> saved = std::move(before);
         rec.repeat_mode = saved.empty() ? "rerun" : "restored";
         rec.repeat_seconds.push_back(rec.seconds);
         for (int k = 1; k < repeat; ++k) {
-          for (auto& [p, bytes] : saved) std::memcpy(p, bytes.data(), bytes.size());
-          auto tk = std::chrono::steady_clock::now();
-          run_program(c.spec, c.entry, std::span<void*>(ptrs), std::span<const int64_t>(vars));
-          rec.repeat_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - tk).count());
+          for (auto& [b, bytes] : saved) write_bytes(*b, bytes);
+          rec.repeat_seconds.push_back(c.device->launch(c.spec, *c.exe, bufs, vars));
         }
       }
       rec.kind = "kernel";
@@ -252,7 +270,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.applied_opts = c.spec.applied_opts;
       rec.program_key = c.key;
       rec.estimates = c.spec.estimates;
-      rec.num_args = static_cast<int>(ptrs.size());
+      rec.num_args = static_cast<int>(bufs.size());
     }
     for (auto& b : it.bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
@@ -336,7 +354,9 @@ HostData read_buffer(const UOpRef& view) {
   h.shape = view->shape;
   h.dtype = b.dtype;
   int64_t n = view->numel();
-  auto* p = static_cast<const uint8_t*>(b.ptr) + offset * b.dtype->itemsize();
+  std::vector<uint8_t> staged;
+  if (!b.ptr) staged = read_bytes(b);
+  auto* p = static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()) + offset * b.dtype->itemsize();
   for (int64_t i = 0; i < n; ++i) {
     const void* s = p + i * b.dtype->itemsize();
     if (b.dtype == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }
@@ -377,30 +397,24 @@ RealizeConfig& realize_config() {
   return c;
 }
 
-const std::vector<std::string>& device_names() {
-  static const std::vector<std::string> names{"CPU", "CPU:LLVM", "INTERP"};
-  return names;
+std::vector<std::string> device_names() {
+  if (registered_device_names().empty()) register_host_devices();
+  return registered_device_names();
 }
 
 std::string require_device(const std::string& name) {
-  std::string d = name;
-  for (char& ch : d) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0) d.resize(d.size() - 2);
-  if (d == "LLVM") d = "CPU:LLVM";
-  for (const auto& n : device_names())
-    if (d == n) return d;
-  std::string list;
-  for (const auto& n : device_names()) list += (list.empty() ? "" : ", ") + n;
-  throw Error("unknown device '" + name + "': the devices are " + list);
+  if (registered_device_names().empty()) register_host_devices();
+  return canonical_device(name);
 }
 
-void install_realize() {
-  RealizeConfig& c = realize_config();
-  if (const char* d = std::getenv("DEV"); d && *d) c.device = require_device(d);
-  if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
-  if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
-  // CPU, CPU:LLVM and INTERP all run on host memory: buffers live on "CPU", the device picks the renderer
-  set_default_device("CPU");
+void install_realize(RealizeConfig config) {
+  if (registered_device_names().empty()) register_host_devices();
+  config.device = require_device(config.device);
+  config.repeat = std::max(1, config.repeat);
+  realize_config() = config;
+  // CPU, CPU:LLVM and INTERP all compute on host memory: their tensors live on "CPU" and the device picks the
+  // renderer; a device with its own memory (VULKAN) is where new tensors live
+  set_default_device(get_device(config.device).memory());
   realize_hook() = realize_tensors;
   trace_scope_hook() = [](const std::string& name) -> std::shared_ptr<void> {
     std::string where = caller_location_hook() ? caller_location_hook()() : std::string();

@@ -35,15 +35,17 @@ struct CallRecord {
   int schedule_index = 0;    // which realize (linear) this call belongs to
 };
 
+// How realizes run. The program's entry point fills it (from DEV, DEBUG, TINYSCOPE_REPEAT) and hands it to
+// install_realize; nothing below reads the environment.
 struct RealizeConfig {
-  std::string device = "CPU";   // DEV: CPU | CPU:LLVM | INTERP
+  std::string device = "CPU";   // DEV: a name of device_names(), runs every kernel on host memory (and new tensors)
   int debug = 0;                // DEBUG
-  int repeat = 1;               // TINYSCOPE_REPEAT: times each kernel runs, for the spread of its timings
+  int repeat = 1;               // times each kernel runs, for the spread of its timings
 };
-RealizeConfig& realize_config();  // initialised from the environment by install_realize()
+RealizeConfig& realize_config();
 
-// The devices this engine runs (the values DEV takes), in the order a user is shown them.
-const std::vector<std::string>& device_names();
+// The devices this engine runs (the values DEV takes), in the order a user is shown them (engine/device registry).
+std::vector<std::string> device_names();
 // `name` canonicalized as the reference does ("cpu" -> "CPU", "CPU:0" -> "CPU"), or an Error that names it and the
 // devices that exist: an unknown device never runs as another one.
 std::string require_device(const std::string& name);
@@ -57,9 +59,9 @@ void run_linear(const Schedule& linear);
 // "file:line" of the user's code that asked for a realize (set by the Python host; empty when unknown)
 std::function<std::string()>& caller_location_hook();
 
-// Installs the Tensor realize/read hooks (call once at start-up, before any Tensor is realized). Throws an Error when
-// DEV names no device (see require_device).
-void install_realize();
+// Installs the Tensor realize/read hooks with `config` (call once at start-up, before any Tensor is realized; the host
+// devices are registered if no device is). Throws an Error when config.device names no device (see require_device).
+void install_realize(RealizeConfig config = {});
 // The latest kCallLogSize executed, counted calls of this process, in order (older ones are dropped, so a loop of
 // a million realizes does not keep a million records), and how many there were in all.
 constexpr size_t kCallLogSize = 10000;

@@ -24,11 +24,7 @@ std::unordered_map<TensorData*, std::weak_ptr<TensorData>>& registry() {
   return *r;
 }
 std::string& default_device_ref() {
-  static std::string d = [] {
-    const char* e = std::getenv("DEV");
-    std::string s = e && *e ? e : "CPU";
-    return s;
-  }();
+  static std::string d = "CPU";  // install_realize sets the run's
   return d;
 }
 std::string shape_str(const Shape& s) {

@@ -1,0 +1,202 @@
+#include "engine/device/device.h"
+
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/compiler_hook.h"
+#include "engine/runtime/program_runner.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+namespace {
+
+std::mutex g_mu;
+std::vector<std::unique_ptr<Device>>& registry() {
+  static auto* r = new std::vector<std::unique_ptr<Device>>();
+  return *r;
+}
+
+std::string upper(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// ---- host devices -------------------------------------------------------------------------------
+
+struct HostEntry : Executable {
+  KernelEntry entry = nullptr;  // null: interpreted
+};
+
+double run_host(const ProgramSpec& spec, KernelEntry entry, std::span<Buffer* const> bufs, std::span<const int64_t> vars) {
+  std::vector<void*> ptrs;
+  for (Buffer* b : bufs) {
+    if (!b->ptr && b->nbytes()) throw Error("kernel " + spec.name + ": a buffer on " + b->device + " is not in host memory");
+    ptrs.push_back(b->ptr);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  run_program(spec, entry, std::span<void*>(ptrs), vars);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// CPU (C source) and CPU:LLVM (LLVM IR): compiled in-process by the JIT the executable installs (compiler_hook)
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(std::string name, Lang lang) : Device(std::move(name)), lang_(lang) {}
+  std::string renderer() const override { return lang_ == Lang::LLVM ? "LLVM" : "CLANG"; }
+  Lang lang() const override { return lang_; }
+  OptTarget opt_target() const override { return cpu_opt_target(); }
+  std::vector<std::pair<std::string, std::string>> properties() const override {
+    return {{"compiler", lang_ == Lang::LLVM ? "LLVM 16 ORC JIT of LLVM IR" : "clang 16 (in-process) of C99"},
+            {"threads", std::to_string(num_cpu_threads())}};
+  }
+  std::shared_ptr<Executable> load(const ProgramSpec& spec) override {
+    if (!compiler_hook()) throw Error("no compiler is installed for " + name() + " (this build has no CPU JIT)");
+    auto e = std::make_shared<HostEntry>();
+    e->entry = reinterpret_cast<KernelEntry>(compiler_hook()(spec.lang, spec.src, entry_symbol(spec)));
+    return e;
+  }
+  double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
+    return run_host(spec, static_cast<HostEntry&>(exe).entry, bufs, vars);
+  }
+
+ private:
+  Lang lang_;
+};
+
+// INTERP: the reference interpreter of linearized programs on the CPU's optimizer properties
+class InterpDevice final : public Device {
+ public:
+  InterpDevice(std::string name, OptTarget target) : Device(std::move(name)), target_(target) {}
+  std::string renderer() const override { return "INTERP"; }
+  Lang lang() const override { return Lang::INTERP; }
+  OptTarget opt_target() const override { return target_; }
+  std::string compiler_key() const override { return name(); }
+  std::vector<std::pair<std::string, std::string>> properties() const override {
+    return {{"compiler", "none: the linearized program is interpreted, every access bounds-checked"}};
+  }
+  std::shared_ptr<Executable> load(const ProgramSpec&) override { return std::make_shared<HostEntry>(); }
+  double launch(const ProgramSpec& spec, Executable&, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
+    return run_host(spec, nullptr, bufs, vars);
+  }
+
+ private:
+  OptTarget target_;
+};
+
+std::string join_names() {
+  std::string list;
+  for (const auto& d : registry()) list += (list.empty() ? "" : ", ") + d->name();
+  return list;
+}
+
+Device* find_locked(const std::string& canon) {
+  for (auto& d : registry())
+    if (d->name() == canon) return d.get();
+  return nullptr;
+}
+
+}  // namespace
+
+// ---- Device defaults: host memory ---------------------------------------------------------------
+
+std::shared_ptr<Buffer> Device::allocate(DType dt, int64_t size) { return allocate_buffer(memory(), dt, size); }
+
+void Device::copy_in(Buffer& dst, const void* src, size_t bytes) {
+  if (bytes > dst.nbytes()) throw Error("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.nbytes()));
+  if (bytes) std::memcpy(dst.ptr, src, bytes);
+}
+
+void Device::copy_out(void* dst, const Buffer& src, size_t bytes) {
+  if (bytes > src.nbytes()) throw Error("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(src.nbytes()));
+  if (bytes) std::memcpy(dst, src.ptr, bytes);
+}
+
+// ---- registry -----------------------------------------------------------------------------------
+
+void register_device(std::unique_ptr<Device> d) {
+  std::lock_guard lk(g_mu);
+  for (auto& e : registry())
+    if (e->name() == d->name()) {
+      e = std::move(d);
+      return;
+    }
+  registry().push_back(std::move(d));
+}
+
+std::vector<std::string> registered_device_names() {
+  std::lock_guard lk(g_mu);
+  std::vector<std::string> out;
+  for (auto& d : registry()) out.push_back(d->name());
+  return out;
+}
+
+std::string canonical_device(const std::string& name) {
+  std::string d = upper(name);
+  if (d == "LLVM") d = "CPU:LLVM";
+  std::lock_guard lk(g_mu);
+  if (find_locked(d)) return d;
+  // "CPU:0" is "CPU", as in the reference; "VULKAN:0" is "VULKAN" only where that device registered no such name
+  if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0 && find_locked(d.substr(0, d.size() - 2))) return d.substr(0, d.size() - 2);
+  throw Error("unknown device '" + name + "': the devices are " + join_names());
+}
+
+Device& get_device(const std::string& name) {
+  const std::string canon = canonical_device(name);
+  std::lock_guard lk(g_mu);
+  return *find_locked(canon);
+}
+
+Device& memory_device(const std::string& memory) {
+  std::lock_guard lk(g_mu);
+  if (memory == "CPU" || memory == "PYTHON" || memory.empty()) {
+    for (auto& d : registry())
+      if (d->host_memory()) return *d;
+    throw Error("no host device is registered");
+  }
+  for (auto& d : registry())
+    if (d->memory() == memory) return *d;
+  throw Error("no device owns memory '" + memory + "': the devices are " + join_names());
+}
+
+void register_host_devices() {
+  register_device(std::make_unique<CpuDevice>("CPU", Lang::C));
+  register_device(std::make_unique<CpuDevice>("CPU:LLVM", Lang::LLVM));
+  register_device(std::make_unique<InterpDevice>("INTERP", cpu_opt_target()));
+}
+
+std::string describe_devices(bool json) {
+  std::lock_guard lk(g_mu);
+  nlohmann::json arr = nlohmann::json::array();
+  std::string text;
+  for (auto& d : registry()) {
+    const OptTarget t = d->opt_target();
+    nlohmann::json j;
+    j["name"] = d->name();
+    j["memory"] = d->memory();
+    j["renderer"] = d->renderer();
+    j["has_local"] = t.has_local;
+    j["has_threads"] = t.has_threads;
+    j["global_max"] = t.global_max0;
+    j["max_upcast"] = t.max_upcast;
+    nlohmann::json dts = nlohmann::json::array();
+    for (auto& n : d->dtypes()) dts.push_back(n);
+    j["dtypes"] = dts.empty() ? nlohmann::json("all") : dts;
+    nlohmann::json props = nlohmann::json::object();
+    for (auto& [k, v] : d->properties()) props[k] = v;
+    j["properties"] = props;
+    arr.push_back(j);
+    text += d->name() + std::string(d->name().size() < 12 ? 12 - d->name().size() : 1, ' ') + "renderer " + d->renderer() +
+            ", memory " + d->memory() + ", has_local " + (t.has_local ? "yes" : "no") + ", has_threads " +
+            (t.has_threads ? "yes" : "no") + ", global_max " + std::to_string(t.global_max0) + "\n";
+    for (auto& [k, v] : d->properties()) text += "            " + k + ": " + v + "\n";
+  }
+  return json ? arr.dump(2) + "\n" : text;
+}
+
+}  // namespace ts

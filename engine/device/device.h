@@ -1,0 +1,88 @@
+#pragma once
+// The device layer: one Device per name (CPU, CPU:LLVM, INTERP, INTERP:GPU, VULKAN, VULKAN:N), from a registry that
+// each backend fills at start-up. A device is what the reference spreads over Device + Renderer + Compiler +
+// Allocator + Runtime:
+//   - its capabilities: the renderer properties the optimizer reads (OptTarget) and the dtypes it runs;
+//   - its renderer (Lang) and compiler (load(), keyed by compiler_key());
+//   - its memory (allocate / copy_in / copy_out), named by memory(): the host devices all compute on host memory
+//     named "CPU" (tensors there say device "CPU"; DEV picks which of them runs the kernels), a GPU has its own;
+//   - its runtime: launch() a loaded program over buffers and Variable values, returning the kernel's own time.
+// The engine never reads the environment for these: the program's entry point picks the device and passes it down.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/codegen/opt.h"
+#include "engine/codegen/program.h"
+#include "engine/codegen/to_program.h"
+#include "engine/uop/buffer.h"
+
+namespace ts {
+
+// A program compiled for one device (machine code, a pipeline, or nothing for an interpreter).
+struct Executable {
+  virtual ~Executable() = default;
+};
+
+class Device {
+ public:
+  explicit Device(std::string name) : name_(std::move(name)) {}
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const std::string& name() const { return name_; }
+  // the memory its buffers live in, as tensors name their device ("CPU" for every host device)
+  virtual std::string memory() const { return "CPU"; }
+  bool host_memory() const { return memory() == "CPU"; }
+  // the reference's renderer name: "CLANG", "LLVM", "INTERP", "GLSL"
+  virtual std::string renderer() const = 0;
+  virtual Lang lang() const = 0;
+  // the renderer properties the optimizer reads (locals, threads, limits)
+  virtual OptTarget opt_target() const = 0;
+  // part of the compiled-program cache key: two devices with equal keys run each other's programs
+  virtual std::string compiler_key() const { return renderer(); }
+  // dtypes its kernels can use (names as DType::name); empty = every dtype
+  virtual std::vector<std::string> dtypes() const { return {}; }
+  // what `tinyscope devices` shows beside the optimizer's properties: (name, value) pairs
+  virtual std::vector<std::pair<std::string, std::string>> properties() const { return {}; }
+
+  // memory. Host memory: Buffer::ptr is addressable and these are memcpy.
+  virtual std::shared_ptr<Buffer> allocate(DType dt, int64_t size);
+  virtual void copy_in(Buffer& dst, const void* src, size_t bytes);
+  virtual void copy_out(void* dst, const Buffer& src, size_t bytes);
+
+  // runtime: compile a rendered program, then run it over buffers (by slot) and Variable values (spec.vars order);
+  // launch returns the kernel's own time in seconds
+  virtual std::shared_ptr<Executable> load(const ProgramSpec& spec) = 0;
+  virtual double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) = 0;
+
+ private:
+  std::string name_;
+};
+
+// Adds a device (called by each backend's installer, in the order a user is shown them). A second device of the
+// same name replaces the first.
+void register_device(std::unique_ptr<Device> d);
+// The registered device names, in order.
+std::vector<std::string> registered_device_names();
+// `name` canonicalized as the reference does ("cpu" -> "CPU", "CPU:0" -> "CPU", "LLVM" -> "CPU:LLVM"), or an Error that
+// names it and the devices that exist: an unknown device never runs as another one.
+std::string canonical_device(const std::string& name);
+// The device of a canonical or user-given name (canonical_device's Error when there is none).
+Device& get_device(const std::string& name);
+// The device that owns a memory name (a tensor's device string) for allocation and copies: "CPU"/"PYTHON" -> the
+// host's, else the device of that name.
+Device& memory_device(const std::string& memory);
+
+// Registers CPU (clang C), CPU:LLVM (LLVM IR), INTERP and INTERP:GPU (the interpreter on the reference's generic GPU
+// renderer properties, its DEV=PYTHON). The CPU ones compile through compiler_hook().
+void register_host_devices();
+
+// One line per device with its properties, or a JSON array (`tinyscope devices [--json]`).
+std::string describe_devices(bool json);
+
+}  // namespace ts
