@@ -48,12 +48,13 @@ struct ProgramSpec {
   std::string function_name; // C identifier
   std::vector<std::string> applied_opts;  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)"
   std::string src;           // rendered source for the chosen renderer (C or LLVM IR)
-  std::string lang;          // "c" | "llvm" | "interp"
+  std::string lang;          // "c" | "llvm" | "interp" | "glsl"
   int num_buffers = 0;       // buffer params 0..n-1 of the kernel AST (what the caller passes, by slot)
   std::vector<int> globals;  // the buffer slots the program still uses (x*0 may drop an input)
   std::vector<int> outs, ins;
   std::vector<std::string> vars;  // Variable names, passed after the buffers
   std::array<int64_t, 3> global_size{1, 1, 1};
+  std::array<int64_t, 3> local_size{1, 1, 1};  // work-group size (GPU devices)
   int threads = 1;           // CPU THREAD axis (core_id 0..threads-1)
   Estimates estimates;
   UOpRef ast;                // the kernel AST it came from

@@ -12,6 +12,7 @@
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
 #include "engine/renderer/c_renderer.h"
+#include "engine/renderer/glsl_renderer.h"
 #include "engine/renderer/llvm_renderer.h"
 #include "engine/uop/error.h"
 #include "engine/uop/symbolic.h"
@@ -143,6 +144,10 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
     case Lang::LLVM:
       spec.lang = "llvm";
       spec.src = render_llvm(spec);
+      break;
+    case Lang::GLSL:
+      spec.lang = "glsl";
+      spec.src = render_glsl(spec);
       break;
     case Lang::INTERP:
       spec.lang = "interp";

@@ -5,9 +5,9 @@
 
 namespace ts {
 
-// C: C source (the reference's CLANG renderer), LLVM: textual LLVM IR, INTERP: no source (the interpreter runs
+// C: C source (the reference's CLANG renderer), LLVM: textual LLVM IR, GLSL: a Vulkan compute shader, INTERP: no source (the interpreter runs
 // ProgramSpec.lowered; src holds the printed instruction list)
-enum class Lang { C, LLVM, INTERP };
+enum class Lang { C, LLVM, INTERP, GLSL };
 
 // Runs the codegen passes (each a traced graph_rewrite, see to_program.cpp) and renders for `lang`.
 // ProgramSpec.function_name is the kernel symbol NAME; the rendered source also defines the uniform entry

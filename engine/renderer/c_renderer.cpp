@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/renderer/cstyle.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -32,23 +33,7 @@ int64_t int_const_value(const UOp& c) {
 
 namespace {
 
-const UOp* resolve(const UOp* u) {
-  while (u->op == Ops::AFTER || u->op == Ops::GROUP) u = u->src[0].get();
-  return u;
-}
-
-std::string strip_parens(const std::string& s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  int depth = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    else if (s[i] == ')') --depth;
-    if (depth == 0 && i + 1 < s.size()) return s;  // the first paren closes early: not one group
-  }
-  return s.substr(1, s.size() - 2);
-}
-
-std::string render_const(const UOp& c) {
+std::string render_const_c(const UOp& c) {
   DType dt = c.dtype;
   if (c.is<Invalid>()) return "0";
   if (is_bool(dt)) return c.const_float() != 0 ? "1" : "0";
@@ -58,8 +43,7 @@ std::string render_const(const UOp& c) {
     std::string cast = "(" + c_type(dt) + ")";
     if (std::isnan(v)) return "(" + cast + "(" + (f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")") + "))";
     if (std::isinf(v)) return "(" + cast + "(" + std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()") + "))";
-    if (f32) v = static_cast<double>(static_cast<float>(v));
-    std::string s = format_double(v);
+    std::string s = float_digits(v, dt);
     if (dt == dtypes::float32) return s + "f";
     if (dt == dtypes::float64) return s;
     return "((" + c_type(dt) + ")(" + s + "f))";
@@ -74,436 +58,82 @@ std::string render_const(const UOp& c) {
 
 std::string fsuffix(DType dt) { return dt == dtypes::float64 ? "" : "f"; }
 
-const UOp* const_src(const UOp& u, size_t i) {
-  const UOp* x = resolve(u.src[i].get());
-  return x->op == Ops::CONST && !x->is<Invalid>() ? x : nullptr;
-}
-bool narrow_int(DType dt) { return is_int(dt) && !is_weak(dt) && dt->bitsize < 32; }
-int int_bits(DType dt) { return is_weak(dt) ? 64 : dt->bitsize; }
-std::string unsigned_c_type(DType dt) {
-  switch (int_bits(dt)) {
-    case 8: return "unsigned char";
-    case 16: return "unsigned short";
-    case 32: return "unsigned int";
-    default: return "unsigned long";
-  }
-}
-bool int_divmod(Ops op) { return op == Ops::CDIV || op == Ops::CMOD || op == Ops::FLOORDIV || op == Ops::FLOORMOD; }
-// float -> int conversions are guarded (an out-of-range conversion is undefined in C)
-bool float_to_int(const UOp& u) { return u.op == Ops::CAST && is_float(u.src[0]->dtype) && is_int(u.dtype); }
-// ops whose rendering names an operand more than once: those operands get a variable of their own
-bool repeats_operands(const UOp& u) {
-  if (float_to_int(u)) return true;
-  if (!is_int(u.dtype) || u.src.size() < 2) return false;
-  if (int_divmod(u.op)) return u.op != Ops::CDIV || !const_src(u, 1);
-  return (u.op == Ops::SHL || u.op == Ops::SHR) && !const_src(u, 1);
-}
-
-// integer division and remainder, defined for every divisor as the reference's CPU results: x/0 = 0, x%0 = 0,
-// MIN/-1 = MIN (wraps), MIN%-1 = 0; floor division/modulo round toward -inf
-std::string render_int_divmod(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
-  const std::string &a = s[0], &b = s[1];
-  bool uns = is_unsigned(dt);
-  std::string zero = render_const(*uconst_int(dt, 0));
-  std::string neg = "((" + c_type(dt) + ")(0-(" + unsigned_c_type(dt) + ")(" + a + ")))";
-  std::string q = "(" + a + "/" + b + ")", r = "(" + a + "%" + b + ")";
-  std::string floor_q = "(" + q + "-((" + r + "!=0)&&((" + a + "<0)!=(" + b + "<0))))";
-  std::string floor_r = "(" + r + "+(((" + r + "!=0)&&((" + r + "<0)!=(" + b + "<0)))?" + b + ":0))";
-  bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
-  std::string body = uns ? (div ? q : r) : op == Ops::CDIV ? q : op == Ops::CMOD ? r : op == Ops::FLOORDIV ? floor_q : floor_r;
-  if (const UOp* c = const_src(u, 1)) {
-    int64_t v = int_const_value(*c);
-    if (v == 0) return zero;
-    if (v == -1 && !uns) return div ? neg : zero;
-    if (op == Ops::FLOORMOD && !uns) return v > 0 ? "(" + r + "+((" + r + "<0)?" + b + ":0))" : floor_r;
-    return body;
-  }
-  if (uns) return "((" + b + "==0)?" + zero + ":" + body + ")";
-  if (div) return "((" + b + "==0)?" + zero + ":(" + b + "==-1)?" + neg + ":" + body + ")";
-  return "(((" + b + "==0)|(" + b + "==-1))?" + zero + ":" + body + ")";
-}
-// shifts by a count outside [0, bits) of the dtype (negative counts included): SHL gives 0, SHR the sign fill
-std::string render_shift(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
-  const std::string &a = s[0], &b = s[1];
-  int bits = int_bits(dt);
-  bool uns = is_unsigned(dt);
-  std::string zero = render_const(*uconst_int(dt, 0)), o = op == Ops::SHL ? "<<" : ">>";
-  std::string w = std::to_string(bits), top = std::to_string(bits - 1);
-  if (const UOp* c = const_src(u, 1)) {
-    uint64_t v = static_cast<uint64_t>(int_const_value(*c));
-    if (v < static_cast<uint64_t>(bits)) return "(" + a + o + b + ")";
-    return op == Ops::SHL || uns ? zero : "(" + a + ">>" + top + ")";
-  }
-  std::string in_range = "((" + unsigned_c_type(dt) + ")(" + b + ")<" + w + "u)";
-  if (op == Ops::SHR && !uns) return "(" + a + ">>(" + in_range + "?" + b + ":" + top + "))";
-  return "(" + in_range + "?(" + a + o + b + "):" + zero + ")";
-}
-
-std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) {
-  auto bin = [&](const char* o) { return "(" + s[0] + o + s[1] + ")"; };
-  bool fl = is_float(dt);
-  std::string sf = fsuffix(dt);
-  if (!fl && int_divmod(op)) return render_int_divmod(op, dt, s, u);
-  if (!fl && (op == Ops::SHL || op == Ops::SHR)) return render_shift(op, dt, s, u);
-  switch (op) {
-    case Ops::ADD: return bin("+");
-    case Ops::SUB: return bin("-");
-    case Ops::MUL:
-      // unsigned short * unsigned short promotes to int and can overflow it: multiply as unsigned int
-      if (dt == dtypes::uint16) return "((unsigned int)(" + s[0] + ")*" + s[1] + ")";
-      return bin("*");
-    case Ops::FDIV: return bin("/");
-    case Ops::CDIV: return bin("/");
-    case Ops::CMOD: return "__builtin_fmod" + sf + "(" + s[0] + ", " + s[1] + ")";
-    case Ops::FLOORDIV: return "__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + ")";
-    case Ops::FLOORMOD: return "(" + s[0] + "-" + s[1] + "*__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + "))";
-    case Ops::MAX: return "((" + s[0] + "<" + s[1] + ")?" + s[1] + ":" + s[0] + ")";
-    case Ops::CMPLT: return bin("<");
-    case Ops::CMPNE: return bin("!=");
-    case Ops::CMPEQ: return bin("==");
-    case Ops::AND: return bin("&");
-    case Ops::OR: return bin("|");
-    case Ops::XOR: return bin("^");
-    case Ops::WHERE: return "(" + s[0] + "?" + s[1] + ":" + s[2] + ")";
-    case Ops::MULACC:
-      if (dt == dtypes::uint16) return "(((unsigned int)(" + s[0] + ")*" + s[1] + ")+" + s[2] + ")";
-      return "((" + s[0] + "*" + s[1] + ")+" + s[2] + ")";
-    case Ops::NEG: return "(-" + s[0] + ")";
-    case Ops::RECIPROCAL: return "(" + std::string(dt == dtypes::float64 ? "1.0" : "1.0f") + "/" + s[0] + ")";
-    case Ops::SQRT: return "__builtin_sqrt" + sf + "(" + s[0] + ")";
-    case Ops::EXP2: return "__builtin_exp2" + sf + "(" + s[0] + ")";
-    case Ops::LOG2: return "__builtin_log2" + sf + "(" + s[0] + ")";
-    case Ops::SIN: return "__builtin_sin" + sf + "(" + s[0] + ")";
-    case Ops::TRUNC: return fl ? "__builtin_trunc" + sf + "(" + s[0] + ")" : s[0];
-    case Ops::POW: return "__builtin_pow" + sf + "(" + s[0] + ", " + s[1] + ")";
-    default: throw Error("C renderer: unsupported op " + std::string(op_name(u.op)));
-  }
-}
-// C computes narrow ints in int and __fp16 in float: the result of an op is brought back to its dtype, so an
-// inlined expression rounds and wraps where the op does (as the LLVM IR and the interpreter)
-std::string to_dtype(const UOp& u, std::string expr) {
-  if (u.op == Ops::WHERE || group::comparison(u.op)) return expr;
-  bool narrow = narrow_int(u.dtype) && u.op != Ops::AND && u.op != Ops::OR && u.op != Ops::XOR && u.op != Ops::MAX && u.op != Ops::SHR &&
-                u.op != Ops::CMOD && u.op != Ops::FLOORMOD && u.op != Ops::TRUNC;
-  if (narrow || u.dtype == dtypes::float16) return "((" + c_type(u.dtype) + ")" + expr + ")";
-  return expr;
-}
-
-// float -> int as x86-64 converts (the reference's CPU results): int32/int64 take the truncated value when it fits,
-// else INT_MIN; 8/16-bit ints go through int32 and keep the low bits; uint32/uint64 take the value when it fits,
-// else all ones. x is a variable or a constant (it is named more than once).
-std::string render_float_to_int(DType from, DType to, const std::string& x) {
-  std::string f = from == dtypes::float64 ? "" : "f";
-  auto lit = [&](const char* v) { return std::string(v) + f; };
-  auto guarded = [&](const std::string& lo, const std::string& hi, DType dt, const std::string& fallback) {
-    return "(((" + x + lo + ")&&(" + x + "<" + hi + "))?((" + c_type(dt) + ")(" + x + ")):" + fallback + ")";
-  };
-  if (to->bitsize == 64 && !is_unsigned(to)) return guarded(">=" + lit("-9223372036854775808.0"), lit("9223372036854775808.0"), to, "(-9223372036854775807l-1)");
-  if (to->bitsize == 64) return guarded(">" + lit("-1.0"), lit("18446744073709551616.0"), to, "18446744073709551615ul");
-  if (to == dtypes::uint32) return guarded(">" + lit("-1.0"), lit("4294967296.0"), to, "4294967295u");
-  std::string i32 = guarded(">=" + lit("-2147483648.0"), lit("2147483648.0"), dtypes::int32, "(-2147483647-1)");
-  return to == dtypes::int32 ? i32 : "((" + c_type(to) + ")" + i32 + ")";
-}
-std::string render_cast(const UOp& u, const std::string& x) {
-  DType from = u.src[0]->dtype, to = u.dtype;
-  if (float_to_int(u)) return render_float_to_int(from, to, x);
-  // double -> half rounds through float (x86 has no direct conversion; the reference's renderer does the same)
-  if (from == dtypes::float64 && to == dtypes::float16) return "((__fp16)((float)(" + x + ")))";
-  return "((" + c_type(to) + ")(" + x + "))";
-}
-
-
-// ---- float4 grouping: 4 loads (or stores) of one buffer at base+4m+0..3 in one block become one vector access
-bool divisible4(const UOp* x) {
-  switch (x->op) {
-    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % 4 == 0;
-    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 2;
-    case Ops::MUL: return divisible4(x->src[0].get()) || divisible4(x->src[1].get());
-    case Ops::ADD: return divisible4(x->src[0].get()) && divisible4(x->src[1].get());
-    default: return false;
-  }
-}
-// index = sum(leaves) + offset, leaves are the non-constant terms of its ADD tree (sorted, the group key)
-void add_leaves(const UOp* x, std::vector<const UOp*>& leaves, int64_t& off) {
-  if (x->op == Ops::ADD) {
-    add_leaves(x->src[0].get(), leaves, off);
-    add_leaves(x->src[1].get(), leaves, off);
-  } else if (x->op == Ops::CONST && !x->is<Invalid>()) {
-    off += x->const_int();
-  } else {
-    leaves.push_back(x);
-  }
-}
-std::pair<std::vector<const UOp*>, int64_t> split_offset(const UOp* idx) {
-  std::vector<const UOp*> leaves;
-  int64_t off = 0;
-  add_leaves(idx, leaves, off);
-  std::sort(leaves.begin(), leaves.end());
-  return {leaves, off};
-}
-struct VecGroup {
-  std::vector<int> lanes;          // list positions of lanes 0..3
-  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
-  int64_t offset = 0;              // 4m
-};
-// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
-std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
-  const auto& l = lin->src;
-  std::vector<int> block(l.size());
-  int b = 0;
-  for (size_t i = 0; i < l.size(); ++i) {
-    if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END) ++b;
-    block[i] = b;
-  }
-  std::map<std::tuple<const UOp*, std::vector<const UOp*>, int64_t, int>, std::array<int, 4>> cand;
-  for (size_t i = 0; i < l.size(); ++i) {
-    const UOp& u = *l[i];
-    if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
-    const UOp* index = u.src[0].get();
-    if (index->op != Ops::INDEX || index->src.size() != 2) continue;
-    const UOp* buf = index->src[0].get();
-    if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
-    auto [base, off] = split_offset(index->src[1].get());
-    if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) continue;
-    auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
-    auto it = cand.find(key);
-    if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
-    if (it->second[off % 4] >= 0) continue;  // same address twice: leave scalar
-    it->second[off % 4] = static_cast<int>(i);
-  }
-  std::vector<VecGroup> out;
-  for (auto& [key, lanes] : cand) {
-    if (std::any_of(lanes.begin(), lanes.end(), [](int x) { return x < 0; })) continue;
-    int lo = *std::min_element(lanes.begin(), lanes.end()), hi = *std::max_element(lanes.begin(), lanes.end());
-    // nothing in between may touch the same buffer the other way (a store between grouped loads, a load between stores)
-    const UOp* buf = std::get<0>(key);
-    bool clash = false;
-    for (int i = lo; i <= hi && !clash; ++i) {
-      const UOp& u = *l[i];
-      if (u.op != (is_store ? Ops::LOAD : Ops::STORE) || u.src[0]->op != Ops::INDEX) continue;
-      clash = u.src[0]->src[0].get() == buf;
+// the reference's CLANG renderer
+class CLanguage final : public CStyleLanguage {
+ public:
+  std::string name() const override { return "C renderer"; }
+  std::string type(DType dt) const override { return c_type(dt); }
+  std::string unsigned_type(int bits) const override {
+    switch (bits) {
+      case 8: return "unsigned char";
+      case 16: return "unsigned short";
+      case 32: return "unsigned int";
+      default: return "unsigned long";
     }
-    if (clash) continue;
-    out.push_back(VecGroup{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)});
   }
-  return out;
-}
+  std::string cast_bare(const std::string& t, const std::string& x) const override { return "(" + t + ")(" + x + ")"; }
+  std::string render_const(const UOp& c) const override { return render_const_c(c); }
+  std::string float_literal(const std::string& digits, DType dt) const override { return digits + fsuffix(dt); }
+  std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const override {
+    std::string sf = fsuffix(dt);
+    switch (op) {
+      case Ops::CMOD: return "__builtin_fmod" + sf + "(" + s[0] + ", " + s[1] + ")";
+      case Ops::FLOORDIV: return "__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + ")";
+      case Ops::FLOORMOD: return "(" + s[0] + "-" + s[1] + "*__builtin_floor" + sf + "(" + s[0] + "/" + s[1] + "))";
+      case Ops::SQRT: return "__builtin_sqrt" + sf + "(" + s[0] + ")";
+      case Ops::EXP2: return "__builtin_exp2" + sf + "(" + s[0] + ")";
+      case Ops::LOG2: return "__builtin_log2" + sf + "(" + s[0] + ")";
+      case Ops::SIN: return "__builtin_sin" + sf + "(" + s[0] + ")";
+      case Ops::TRUNC: return "__builtin_trunc" + sf + "(" + s[0] + ")";
+      case Ops::POW: return "__builtin_pow" + sf + "(" + s[0] + ", " + s[1] + ")";
+      default: throw Error("C renderer: unsupported op " + std::string(op_name(u.op)));
+    }
+  }
+  std::string bitcast(const UOp& u, const std::string& x) const override {
+    return "__builtin_bit_cast(" + c_type(u.dtype) + ", (" + c_type(u.src[0]->dtype) + ")(" + x + "))";
+  }
+  std::string index(const std::string& buf, const std::string& idx, bool idx_is_add) const override {
+    return "(" + buf + "+" + (idx_is_add ? strip_parens(idx) : idx) + ")";
+  }
+  std::string deref(const std::string& access) const override { return "*" + access; }
+  bool float4() const override { return true; }
+  std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
+                   const std::vector<std::string>&, bool uses_float4) const override {
+    const std::string& name = spec.function_name;
+    std::ostringstream o;
+    // (aligned(4), not the reference's aligned(16): buffer views may start at any element)
+    if (uses_float4) o << "typedef float float4 __attribute__((aligned(4),ext_vector_type(4)));\n";
+    o << "void " << name << "(";
+    std::ostringstream call;
+    call << "  " << name << "(";
+    for (size_t i = 0; i < params.size(); ++i) {
+      const UOp* p = params[i].uop;
+      const ParamArg& pa = p->as<ParamArg>();
+      std::string sep = i ? ", " : "";
+      if (pa.addrspace == AddrSpace::ALU) {
+        o << sep << "const " << c_type(p->dtype) << " " << params[i].name;
+        if (pa.name == "core_id") call << sep << "core_id";
+        else call << sep << "(" << c_type(p->dtype) << ")vars[" << (pa.slot - spec.num_buffers) << "]";
+      } else {
+        o << sep << c_type(p->dtype) << "* restrict " << params[i].name;
+        call << sep << "(" << c_type(p->dtype) << "*)bufs[" << pa.slot << "]";
+      }
+    }
+    o << ") {\n";
+    for (auto& l : body) o << l << "\n";
+    o << "}\n\n";
+    o << "void " << name << "_entry(void** bufs, const long long* vars, int core_id) {\n";
+    o << "  (void)bufs; (void)vars; (void)core_id;\n";
+    o << call.str() << ");\n}\n";
+    return o.str();
+  }
+};
 
 }  // namespace
 
-constexpr int kMaxInlineDepth = 64;
-
 std::string render_c(const ProgramSpec& spec) {
-  const UOpRef& lin = spec.lowered;
-  if (!lin || lin->op != Ops::LINEAR) throw Error("render_c: ProgramSpec.lowered is not a LINEAR");
-
-  std::unordered_map<const UOp*, std::string> r;
-  std::map<std::string, int> counters;
-  std::vector<const UOp*> params;
-  std::vector<std::string> lines;
-  int depth = 1;
-  auto get = [&](const UOpRef& x) -> const std::string& {
-    auto it = r.find(resolve(x.get()));
-    if (it == r.end()) throw Error("C renderer: operand rendered before its definition: " + std::string(op_name(x->op)));
-    return it->second;
-  };
-  auto line = [&](const std::string& l) { lines.push_back(std::string(2 * depth, ' ') + l); };
-  auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
-  std::unordered_map<const UOp*, int> inlined_depth;  // nesting of each ALU expression rendered inline
-
-  // float4 accesses: a vector load is emitted at its first lane, a vector store at its last lane
-  std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
-  std::unordered_set<int> skip;
-  auto lgroups = find_vec_groups(lin, false), sgroups = find_vec_groups(lin, true);
-  for (auto& g : lgroups) {
-    vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
-    for (int x : g.lanes) skip.insert(x);
-  }
-  for (auto& g : sgroups) {
-    vstore_at[*std::max_element(g.lanes.begin(), g.lanes.end())] = &g;
-    for (int x : g.lanes) skip.insert(x);
-  }
-  bool uses_float4 = !lgroups.empty() || !sgroups.empty();
-  // liveness: what the effects need (a grouped lane needs its base, not its scalar INDEX); uses count live consumers
-  std::unordered_map<const UOp*, int> pos_of;
-  for (size_t i = 0; i < lin->src.size(); ++i) pos_of[lin->src[i].get()] = static_cast<int>(i);
-  std::unordered_map<int, const VecGroup*> lane_group;
-  for (auto* gs : {&lgroups, &sgroups})
-    for (auto& g : *gs)
-      for (int x : g.lanes) lane_group[x] = &g;
-  std::vector<bool> live(lin->src.size(), false);
-  std::unordered_map<const UOp*, int> uses;
-  auto need = [&](const UOp* x) {
-    x = resolve(x);
-    ++uses[x];
-    if (auto it = pos_of.find(x); it != pos_of.end()) live[it->second] = true;
-  };
-  for (size_t i = lin->src.size(); i-- > 0;) {
-    const UOp& u = *lin->src[i];
-    if (u.op == Ops::STORE || u.op == Ops::END || u.op == Ops::RANGE || u.op == Ops::DEFINE_ACC || u.op == Ops::PARAM) live[i] = true;
-    if (!live[i]) continue;
-    auto lg = lane_group.find(static_cast<int>(i));
-    if (lg != lane_group.end()) {
-      bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
-      if (emits_here)
-        for (auto* l : lg->second->base) need(l);
-      if (u.op == Ops::STORE) need(u.src[1].get());
-      continue;
-    }
-    for (auto& x : u.src) need(x.get());
-    if (repeats_operands(u))
-      for (auto& x : u.src) need(x.get());
-  }
-  auto vec_addr = [&](const VecGroup& g) {
-    const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
-    std::vector<const UOp*> leaves = g.base;
-    std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
-    std::string a = r.at(buf);
-    for (auto* l : leaves) a += "+" + r.at(l);  // leaves are never ADDs: keep their parens
-    if (g.offset || leaves.empty()) a += "+" + std::to_string(g.offset);
-    return "((float4*)((" + a + ")))";
-  };
-
-  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
-    const UOp& u = *lin->src[pos];
-    if (!live[pos]) continue;
-    if (skip.count(static_cast<int>(pos))) {
-      if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
-        std::string nm = fresh("val");
-        line("float4 " + nm + " = (*" + vec_addr(*it->second) + ");");
-        for (int k = 0; k < 4; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
-      }
-      if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {
-        std::string v = "(float4){";
-        for (int k = 0; k < 4; ++k) v += (k ? "," : "") + strip_parens(get(lin->src[it->second->lanes[k]]->src[1]));
-        line("*" + vec_addr(*it->second) + " = " + v + "};");
-      }
-      if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
-    }
-    switch (u.op) {
-      case Ops::CONST: r[&u] = render_const(u); break;
-      case Ops::PARAM: {
-        const ParamArg& pa = u.as<ParamArg>();
-        r[&u] = "data" + std::to_string(pa.slot) + "_" + (pa.addrspace == AddrSpace::ALU ? "" : std::to_string(pa.size));
-        params.push_back(&u);
-        break;
-      }
-      case Ops::RANGE: {
-        const RangeArg& ra = u.as<RangeArg>();
-        std::string nm = std::string(1, axis_letter(ra.type)) + "idx" + std::to_string(ra.id);
-        r[&u] = nm;
-        line("for (" + c_type(u.dtype) + " " + nm + " = 0; " + nm + " < " + get(u.src[0]) + "; " + nm + "++) {");
-        ++depth;
-        break;
-      }
-      case Ops::END:
-        --depth;
-        line("}");
-        break;
-      case Ops::DEFINE_ACC: {
-        std::string nm = fresh("acc");
-        r[&u] = nm;
-        line(c_type(u.dtype) + " " + nm + " = " + get(u.src[0]) + ";");
-        break;
-      }
-      case Ops::INDEX: {
-        const std::string& idx = get(u.src[1]);
-        r[&u] = "(" + get(u.src[0]) + "+" + (u.src[1]->op == Ops::ADD ? strip_parens(idx) : idx) + ")";
-        break;
-      }
-      case Ops::LOAD: {
-        const UOp* src = resolve(u.src[0].get());
-        if (src->op == Ops::DEFINE_ACC) {
-          r[&u] = r.at(src);
-          break;
-        }
-        std::string access = "(*" + r.at(src) + ")";
-        if (src->src.size() > 2) access = "(" + get(src->src[2]) + "?*" + r.at(src) + ":" + render_const(*uconst(u.dtype, 0)) + ")";
-        std::string nm = fresh("val");
-        r[&u] = nm;
-        line(c_type(u.dtype) + " " + nm + " = " + access + ";");
-        break;
-      }
-      case Ops::STORE: {
-        const UOp* dst = resolve(u.src[0].get());
-        const std::string& v = get(u.src[1]);
-        if (dst->op == Ops::DEFINE_ACC) {
-          line(r.at(dst) + " = " + v + ";");
-        } else if (dst->src.size() > 2) {
-          line("if (" + get(dst->src[2]) + ") { *" + r.at(dst) + " = " + v + "; }");
-        } else {
-          line("*" + r.at(dst) + " = " + v + ";");
-        }
-        break;
-      }
-      case Ops::CAST: case Ops::BITCAST: {
-        std::string expr = u.op == Ops::CAST ? render_cast(u, get(u.src[0]))
-                                             : "__builtin_bit_cast(" + c_type(u.dtype) + ", (" + c_type(u.src[0]->dtype) + ")(" + get(u.src[0]) + "))";
-        if (uses[&u] <= 1 || u.src[0]->op == Ops::CONST) {
-          r[&u] = expr;
-        } else {
-          std::string nm = fresh("cast");
-          r[&u] = nm;
-          line(c_type(u.dtype) + " " + nm + " = " + expr + ";");
-        }
-        break;
-      }
-      default: {
-        if (!group::alu(u.op)) throw Error("C renderer: unexpected " + std::string(op_name(u.op)) + " in the program");
-        std::vector<std::string> s;
-        for (auto& x : u.src) {
-          const std::string& e = get(x);
-          bool assoc = u.op == Ops::ADD || u.op == Ops::MUL || u.op == Ops::XOR || u.op == Ops::OR || u.op == Ops::AND;
-          s.push_back(assoc && resolve(x.get())->op == u.op && r.count(resolve(x.get())) && uses[resolve(x.get())] <= 1 ? strip_parens(e) : e);
-        }
-        std::string raw = render_alu(u.op, u.op == Ops::WHERE || group::comparison(u.op) ? u.src.back()->dtype : u.dtype, s, u);
-        std::string expr = to_dtype(u, raw);
-        // how deeply the inlined expression nests: a long chain of single-use ops gets a variable every so often, so
-        // the source grows linearly and stays under clang's bracket depth (256); a cast back to the dtype nests twice
-        int nest = expr.size() == raw.size() ? 1 : 2;
-        for (auto& x : u.src)
-          if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + (expr.size() == raw.size() ? 1 : 2));
-        if (uses[&u] <= 1 && u.op != Ops::WHERE && nest < kMaxInlineDepth) {
-          inlined_depth[&u] = nest;
-          r[&u] = expr;
-        } else {
-          std::string nm = fresh("alu");
-          r[&u] = nm;
-          line(c_type(u.dtype) + " " + nm + " = " + expr + ";");
-        }
-        break;
-      }
-    }
-  }
-
-  std::sort(params.begin(), params.end(), [](const UOp* a, const UOp* b) { return a->as<ParamArg>().slot < b->as<ParamArg>().slot; });
-  const std::string& name = spec.function_name;
-  std::ostringstream o;
-  // (aligned(4), not the reference's aligned(16): buffer views may start at any element)
-  if (uses_float4) o << "typedef float float4 __attribute__((aligned(4),ext_vector_type(4)));\n";
-  o << "void " << name << "(";
-  std::ostringstream call;
-  call << "  " << name << "(";
-  for (size_t i = 0; i < params.size(); ++i) {
-    const UOp* p = params[i];
-    const ParamArg& pa = p->as<ParamArg>();
-    std::string sep = i ? ", " : "";
-    if (pa.addrspace == AddrSpace::ALU) {
-      o << sep << "const " << c_type(p->dtype) << " " << r.at(p);
-      if (pa.name == "core_id") call << sep << "core_id";
-      else call << sep << "(" << c_type(p->dtype) << ")vars[" << (pa.slot - spec.num_buffers) << "]";
-    } else {
-      o << sep << c_type(p->dtype) << "* restrict " << r.at(p);
-      call << sep << "(" << c_type(p->dtype) << "*)bufs[" << pa.slot << "]";
-    }
-  }
-  o << ") {\n";
-  for (auto& l : lines) o << l << "\n";
-  o << "}\n\n";
-  o << "void " << name << "_entry(void** bufs, const long long* vars, int core_id) {\n";
-  o << "  (void)bufs; (void)vars; (void)core_id;\n";
-  o << call.str() << ");\n}\n";
-  return o.str();
+  static const CLanguage lang;
+  return lang.render(spec);
 }
 
 }  // namespace ts

@@ -1,0 +1,471 @@
+#include "engine/renderer/cstyle.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/renderer/c_renderer.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+std::string strip_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    else if (s[i] == ')') --depth;
+    if (depth == 0 && i + 1 < s.size()) return s;  // the first paren closes early: not one group
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+std::string float_digits(double v, DType dt) {
+  if (dt != dtypes::float64) v = static_cast<double>(static_cast<float>(v));
+  return format_double(v);
+}
+
+namespace {
+
+const UOp* resolve(const UOp* u) {
+  while (u->op == Ops::AFTER || u->op == Ops::GROUP) u = u->src[0].get();
+  return u;
+}
+
+const UOp* const_src(const UOp& u, size_t i) {
+  const UOp* x = resolve(u.src[i].get());
+  return x->op == Ops::CONST && !x->is<Invalid>() ? x : nullptr;
+}
+bool narrow_int(DType dt) { return is_int(dt) && !is_weak(dt) && dt->bitsize < 32; }
+int int_bits(DType dt) { return is_weak(dt) ? 64 : dt->bitsize; }
+bool int_divmod(Ops op) { return op == Ops::CDIV || op == Ops::CMOD || op == Ops::FLOORDIV || op == Ops::FLOORMOD; }
+// float -> int conversions are guarded (an out-of-range conversion is undefined in C)
+bool float_to_int(const UOp& u) { return u.op == Ops::CAST && is_float(u.src[0]->dtype) && is_int(u.dtype); }
+// ops whose rendering names an operand more than once: those operands get a variable of their own
+bool repeats_operands(const UOp& u) {
+  if (float_to_int(u)) return true;
+  if (!is_int(u.dtype) || u.src.size() < 2) return false;
+  if (int_divmod(u.op)) return u.op != Ops::CDIV || !const_src(u, 1);
+  return (u.op == Ops::SHL || u.op == Ops::SHR) && !const_src(u, 1);
+}
+
+// ---- float4 grouping: 4 loads (or stores) of one buffer at base+4m+0..3 in one block become one vector access
+bool divisible4(const UOp* x) {
+  switch (x->op) {
+    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % 4 == 0;
+    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 2;
+    case Ops::MUL: return divisible4(x->src[0].get()) || divisible4(x->src[1].get());
+    case Ops::ADD: return divisible4(x->src[0].get()) && divisible4(x->src[1].get());
+    default: return false;
+  }
+}
+// index = sum(leaves) + offset, leaves are the non-constant terms of its ADD tree (sorted, the group key)
+void add_leaves(const UOp* x, std::vector<const UOp*>& leaves, int64_t& off) {
+  if (x->op == Ops::ADD) {
+    add_leaves(x->src[0].get(), leaves, off);
+    add_leaves(x->src[1].get(), leaves, off);
+  } else if (x->op == Ops::CONST && !x->is<Invalid>()) {
+    off += x->const_int();
+  } else {
+    leaves.push_back(x);
+  }
+}
+std::pair<std::vector<const UOp*>, int64_t> split_offset(const UOp* idx) {
+  std::vector<const UOp*> leaves;
+  int64_t off = 0;
+  add_leaves(idx, leaves, off);
+  std::sort(leaves.begin(), leaves.end());
+  return {leaves, off};
+}
+struct VecGroup {
+  std::vector<int> lanes;          // list positions of lanes 0..3
+  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
+  int64_t offset = 0;              // 4m
+};
+// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
+  const auto& l = lin->src;
+  std::vector<int> block(l.size());
+  int b = 0;
+  for (size_t i = 0; i < l.size(); ++i) {
+    if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
+    block[i] = b;
+  }
+  std::map<std::tuple<const UOp*, std::vector<const UOp*>, int64_t, int>, std::array<int, 4>> cand;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const UOp& u = *l[i];
+    if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
+    const UOp* index = u.src[0].get();
+    if (index->op != Ops::INDEX || index->src.size() != 2) continue;
+    const UOp* buf = index->src[0].get();
+    if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
+    auto [base, off] = split_offset(index->src[1].get());
+    if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) continue;
+    auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
+    auto it = cand.find(key);
+    if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
+    if (it->second[off % 4] >= 0) continue;  // same address twice: leave scalar
+    it->second[off % 4] = static_cast<int>(i);
+  }
+  std::vector<VecGroup> out;
+  for (auto& [key, lanes] : cand) {
+    if (std::any_of(lanes.begin(), lanes.end(), [](int x) { return x < 0; })) continue;
+    int lo = *std::min_element(lanes.begin(), lanes.end()), hi = *std::max_element(lanes.begin(), lanes.end());
+    // nothing in between may touch the same buffer the other way (a store between grouped loads, a load between stores)
+    const UOp* buf = std::get<0>(key);
+    bool clash = false;
+    for (int i = lo; i <= hi && !clash; ++i) {
+      const UOp& u = *l[i];
+      if (u.op != (is_store ? Ops::LOAD : Ops::STORE) || u.src[0]->op != Ops::INDEX) continue;
+      clash = u.src[0]->src[0].get() == buf;
+    }
+    if (clash) continue;
+    out.push_back(VecGroup{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)});
+  }
+  return out;
+}
+
+constexpr int kMaxInlineDepth = 64;
+
+}  // namespace
+
+// ---- default hooks ----------------------------------------------------------------------------------
+
+std::string CStyleLanguage::bool_op(Ops op, const std::vector<std::string>& s) const {
+  const char* o = op == Ops::AND ? "&" : op == Ops::OR ? "|" : "^";
+  return "(" + s[0] + o + s[1] + ")";
+}
+std::string CStyleLanguage::special(const UOp& u) const {
+  throw Error(name() + ": a " + std::string(op_name(u.op)) + " (a GPU index) in a program for a device without work-groups");
+}
+std::string CStyleLanguage::barrier() const { throw Error(name() + ": a BARRIER in a program for a device without work-groups"); }
+std::string CStyleLanguage::local_decl(DType, const std::string& nm, int64_t) const {
+  throw Error(name() + ": local memory (" + nm + ") in a program for a device without shared memory");
+}
+
+// ---- the C semantics, in the language's spelling ----------------------------------------------------
+
+// integer division and remainder, defined for every divisor as the reference's CPU results: x/0 = 0, x%0 = 0,
+// MIN/-1 = MIN (wraps), MIN%-1 = 0; floor division/modulo round toward -inf
+std::string CStyleLanguage::render_int_divmod(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const {
+  const std::string &a = s[0], &b = s[1];
+  bool uns = is_unsigned(dt);
+  std::string zero = render_const(*uconst_int(dt, 0));
+  std::string neg = cast(type(dt), "0-" + cast_bare(unsigned_type(int_bits(dt)), a));
+  std::string q = "(" + a + "/" + b + ")";
+  // the remainder as C's % (truncated): a-(a/b)*b where the language's % is not defined for negative operands
+  std::string r = uns || promotes_narrow() ? "(" + a + "%" + b + ")" : "(" + a + "-(" + a + "/" + b + ")*" + b + ")";
+  std::string floor_q = "(" + q + "-((" + r + "!=0)&&((" + a + "<0)!=(" + b + "<0))))";
+  std::string floor_r = "(" + r + "+(((" + r + "!=0)&&((" + r + "<0)!=(" + b + "<0)))?" + b + ":0))";
+  if (!promotes_narrow()) {  // no int promotion: bool arithmetic is spelled as a cast, the literal 0 in the dtype
+    std::string z = render_const(*uconst_int(dt, 0));
+    floor_q = "(" + q + "-" + cast(type(dt), "(" + r + "!=" + z + ")&&((" + a + "<" + z + ")!=(" + b + "<" + z + "))") + ")";
+    floor_r = "(" + r + "+(((" + r + "!=" + z + ")&&((" + r + "<" + z + ")!=(" + b + "<" + z + ")))?" + b + ":" + z + "))";
+  }
+  bool div = op == Ops::CDIV || op == Ops::FLOORDIV;
+  std::string body = uns ? (div ? q : r) : op == Ops::CDIV ? q : op == Ops::CMOD ? r : op == Ops::FLOORDIV ? floor_q : floor_r;
+  if (const UOp* c = const_src(u, 1)) {
+    int64_t v = int_const_value(*c);
+    if (v == 0) return zero;
+    if (v == -1 && !uns) return div ? neg : zero;
+    if (op == Ops::FLOORMOD && !uns) {
+      std::string z = promotes_narrow() ? "0" : zero;
+      return v > 0 ? "(" + r + "+((" + r + "<" + z + ")?" + b + ":" + z + "))" : floor_r;
+    }
+    return body;
+  }
+  std::string m1 = promotes_narrow() ? "-1" : render_const(*uconst_int(dt, -1));
+  std::string z = promotes_narrow() ? "0" : zero;
+  if (uns) return "((" + b + "==" + z + ")?" + zero + ":" + body + ")";
+  if (div) return "((" + b + "==" + z + ")?" + zero + ":(" + b + "==" + m1 + ")?" + neg + ":" + body + ")";
+  if (!promotes_narrow()) return "(((" + b + "==" + z + ")||(" + b + "==" + m1 + "))?" + zero + ":" + body + ")";
+  return "(((" + b + "==0)|(" + b + "==-1))?" + zero + ":" + body + ")";
+}
+
+// shifts by a count outside [0, bits) of the dtype (negative counts included): SHL gives 0, SHR the sign fill
+std::string CStyleLanguage::render_shift(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const {
+  const std::string &a = s[0], &b = s[1];
+  int bits = int_bits(dt);
+  bool uns = is_unsigned(dt);
+  std::string zero = render_const(*uconst_int(dt, 0)), o = op == Ops::SHL ? "<<" : ">>";
+  std::string w = std::to_string(bits), top = std::to_string(bits - 1);
+  if (const UOp* c = const_src(u, 1)) {
+    uint64_t v = static_cast<uint64_t>(int_const_value(*c));
+    if (v < static_cast<uint64_t>(bits)) return "(" + a + o + b + ")";
+    return op == Ops::SHL || uns ? zero : "(" + a + ">>" + top + ")";
+  }
+  std::string in_range = "(" + cast_bare(unsigned_type(bits), b) + "<" + w + "u)";
+  if (op == Ops::SHR && !uns) return "(" + a + ">>(" + in_range + "?" + b + ":" + (promotes_narrow() ? top : cast(type(dt), top)) + "))";
+  return "(" + in_range + "?(" + a + o + b + "):" + zero + ")";
+}
+
+std::string CStyleLanguage::render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const {
+  auto bin = [&](const char* o) { return "(" + s[0] + o + s[1] + ")"; };
+  bool fl = is_float(dt);
+  if (!fl && int_divmod(op)) return render_int_divmod(op, dt, s, u);
+  if (!fl && (op == Ops::SHL || op == Ops::SHR)) return render_shift(op, dt, s, u);
+  if (is_bool(dt) && (op == Ops::AND || op == Ops::OR || op == Ops::XOR)) return bool_op(op, s);
+  switch (op) {
+    case Ops::ADD: return bin("+");
+    case Ops::SUB: return bin("-");
+    case Ops::MUL:
+      // unsigned short * unsigned short promotes to int and can overflow it: multiply as unsigned int
+      if (dt == dtypes::uint16 && promotes_narrow()) return "(" + cast_bare(unsigned_type(32), s[0]) + "*" + s[1] + ")";
+      return bin("*");
+    case Ops::FDIV: return bin("/");
+    case Ops::CDIV: return bin("/");
+    case Ops::MAX: return "((" + s[0] + "<" + s[1] + ")?" + s[1] + ":" + s[0] + ")";
+    case Ops::CMPLT: return bin("<");
+    case Ops::CMPNE: return bin("!=");
+    case Ops::CMPEQ: return bin("==");
+    case Ops::AND: return bin("&");
+    case Ops::OR: return bin("|");
+    case Ops::XOR: return bin("^");
+    case Ops::WHERE: return "(" + s[0] + "?" + s[1] + ":" + s[2] + ")";
+    case Ops::MULACC:
+      if (dt == dtypes::uint16 && promotes_narrow()) return "((" + cast_bare(unsigned_type(32), s[0]) + "*" + s[1] + ")+" + s[2] + ")";
+      return "((" + s[0] + "*" + s[1] + ")+" + s[2] + ")";
+    case Ops::NEG: return "(-" + s[0] + ")";
+    case Ops::RECIPROCAL: return "(" + std::string(dt == dtypes::float64 ? "1.0" : "1.0f") + "/" + s[0] + ")";
+    case Ops::TRUNC: if (!fl) return s[0]; [[fallthrough]];
+    case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::SQRT: case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
+    case Ops::POW:
+      return builtin(op, dt, s, u);
+    default: throw Error(name() + ": unsupported op " + std::string(op_name(u.op)));
+  }
+}
+
+// C computes narrow ints in int and __fp16 in float: the result of an op is brought back to its dtype, so an
+// inlined expression rounds and wraps where the op does (as the LLVM IR and the interpreter)
+std::string CStyleLanguage::to_dtype(const UOp& u, std::string expr) const {
+  if (!promotes_narrow()) return expr;
+  if (u.op == Ops::WHERE || group::comparison(u.op)) return expr;
+  bool narrow = narrow_int(u.dtype) && u.op != Ops::AND && u.op != Ops::OR && u.op != Ops::XOR && u.op != Ops::MAX && u.op != Ops::SHR &&
+                u.op != Ops::CMOD && u.op != Ops::FLOORMOD && u.op != Ops::TRUNC;
+  if (narrow || u.dtype == dtypes::float16) return "((" + type(u.dtype) + ")" + expr + ")";
+  return expr;
+}
+
+// float -> int as x86-64 converts (the reference's CPU results): int32/int64 take the truncated value when it fits,
+// else INT_MIN; 8/16-bit ints go through int32 and keep the low bits; uint32/uint64 take the value when it fits,
+// else all ones. x is a variable or a constant (it is named more than once).
+std::string CStyleLanguage::render_float_to_int(DType from, DType to, const std::string& x) const {
+  auto lit = [&](const char* v) { return float_literal(v, from); };
+  auto guarded = [&](const std::string& lo, const std::string& hi, DType dt, const std::string& fallback) {
+    return "(((" + x + lo + ")&&(" + x + "<" + hi + "))?" + cast(type(dt), x) + ":" + fallback + ")";
+  };
+  if (to->bitsize == 64 && !is_unsigned(to)) return guarded(">=" + lit("-9223372036854775808.0"), lit("9223372036854775808.0"), to, "(-9223372036854775807l-1)");
+  if (to->bitsize == 64) return guarded(">" + lit("-1.0"), lit("18446744073709551616.0"), to, "18446744073709551615ul");
+  if (to == dtypes::uint32) return guarded(">" + lit("-1.0"), lit("4294967296.0"), to, "4294967295u");
+  std::string i32 = guarded(">=" + lit("-2147483648.0"), lit("2147483648.0"), dtypes::int32, "(-2147483647-1)");
+  if (to == dtypes::int32) return i32;
+  return promotes_narrow() ? "((" + type(to) + ")" + i32 + ")" : cast(type(to), i32);
+}
+
+std::string CStyleLanguage::render_cast(const UOp& u, const std::string& x) const {
+  DType from = u.src[0]->dtype, to = u.dtype;
+  if (float_to_int(u)) return render_float_to_int(from, to, x);
+  // double -> half rounds through float (x86 has no direct conversion; the reference's renderer does the same)
+  if (from == dtypes::float64 && to == dtypes::float16) return cast(type(to), cast_bare("float", x));
+  return cast(type(to), x);
+}
+
+// ---- the walk ---------------------------------------------------------------------------------------
+
+std::string CStyleLanguage::render(const ProgramSpec& spec) const {
+  const UOpRef& lin = spec.lowered;
+  if (!lin || lin->op != Ops::LINEAR) throw Error(name() + ": ProgramSpec.lowered is not a LINEAR");
+
+  std::unordered_map<const UOp*, std::string> r;
+  std::map<std::string, int> counters;
+  std::vector<Param> params;
+  std::vector<std::string> lines, prologue;
+  int depth = 1;
+  auto get = [&](const UOpRef& x) -> const std::string& {
+    auto it = r.find(resolve(x.get()));
+    if (it == r.end()) throw Error(name() + ": operand rendered before its definition: " + std::string(op_name(x->op)));
+    return it->second;
+  };
+  auto line = [&](const std::string& l) { lines.push_back(std::string(2 * depth, ' ') + l); };
+  auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
+  std::unordered_map<const UOp*, int> inlined_depth;  // nesting of each ALU expression rendered inline
+
+  // float4 accesses: a vector load is emitted at its first lane, a vector store at its last lane
+  std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
+  std::unordered_set<int> skip;
+  std::vector<VecGroup> lgroups, sgroups;
+  if (float4()) lgroups = find_vec_groups(lin, false), sgroups = find_vec_groups(lin, true);
+  for (auto& g : lgroups) {
+    vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
+    for (int x : g.lanes) skip.insert(x);
+  }
+  for (auto& g : sgroups) {
+    vstore_at[*std::max_element(g.lanes.begin(), g.lanes.end())] = &g;
+    for (int x : g.lanes) skip.insert(x);
+  }
+  bool uses_float4 = !lgroups.empty() || !sgroups.empty();
+  // liveness: what the effects need (a grouped lane needs its base, not its scalar INDEX); uses count live consumers
+  std::unordered_map<const UOp*, int> pos_of;
+  for (size_t i = 0; i < lin->src.size(); ++i) pos_of[lin->src[i].get()] = static_cast<int>(i);
+  std::unordered_map<int, const VecGroup*> lane_group;
+  for (auto* gs : {&lgroups, &sgroups})
+    for (auto& g : *gs)
+      for (int x : g.lanes) lane_group[x] = &g;
+  std::vector<bool> live(lin->src.size(), false);
+  std::unordered_map<const UOp*, int> uses;
+  auto need = [&](const UOp* x) {
+    x = resolve(x);
+    ++uses[x];
+    if (auto it = pos_of.find(x); it != pos_of.end()) live[it->second] = true;
+  };
+  for (size_t i = lin->src.size(); i-- > 0;) {
+    const UOp& u = *lin->src[i];
+    if (u.op == Ops::STORE || u.op == Ops::END || u.op == Ops::RANGE || u.op == Ops::DEFINE_ACC || u.op == Ops::PARAM ||
+        u.op == Ops::BARRIER)
+      live[i] = true;
+    if (!live[i]) continue;
+    auto lg = lane_group.find(static_cast<int>(i));
+    if (lg != lane_group.end()) {
+      bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
+      if (emits_here)
+        for (auto* l : lg->second->base) need(l);
+      if (u.op == Ops::STORE) need(u.src[1].get());
+      continue;
+    }
+    for (auto& x : u.src) need(x.get());
+    if (repeats_operands(u))
+      for (auto& x : u.src) need(x.get());
+  }
+  auto vec_addr = [&](const VecGroup& g) {
+    const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
+    std::vector<const UOp*> leaves = g.base;
+    std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
+    std::string a = r.at(buf);
+    for (auto* l : leaves) a += "+" + r.at(l);  // leaves are never ADDs: keep their parens
+    if (g.offset || leaves.empty()) a += "+" + std::to_string(g.offset);
+    return "((float4*)((" + a + ")))";
+  };
+  // the buffer element dtype behind an access (bool buffers are stored as bytes in some languages)
+  auto buf_dtype = [&](const UOp* index) { return resolve(index->src[0].get())->dtype; };
+
+  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
+    const UOp& u = *lin->src[pos];
+    if (!live[pos]) continue;
+    if (skip.count(static_cast<int>(pos))) {
+      if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
+        std::string nm = fresh("val");
+        line("float4 " + nm + " = (*" + vec_addr(*it->second) + ");");
+        for (int k = 0; k < 4; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
+      }
+      if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {
+        std::string v = "(float4){";
+        for (int k = 0; k < 4; ++k) v += (k ? "," : "") + strip_parens(get(lin->src[it->second->lanes[k]]->src[1]));
+        line("*" + vec_addr(*it->second) + " = " + v + "};");
+      }
+      if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
+    }
+    switch (u.op) {
+      case Ops::CONST: r[&u] = render_const(u); break;
+      case Ops::PARAM: {
+        const ParamArg& pa = u.as<ParamArg>();
+        r[&u] = "data" + std::to_string(pa.slot) + "_" + (pa.addrspace == AddrSpace::ALU ? "" : std::to_string(pa.size));
+        params.push_back({&u, r[&u]});
+        break;
+      }
+      case Ops::SPECIAL: r[&u] = special(u); break;
+      case Ops::BARRIER: line(barrier()); break;
+      case Ops::RANGE: {
+        const RangeArg& ra = u.as<RangeArg>();
+        std::string nm = std::string(1, axis_letter(ra.type)) + "idx" + std::to_string(ra.id);
+        r[&u] = nm;
+        line("for (" + type(u.dtype) + " " + nm + " = 0; " + nm + " < " + get(u.src[0]) + "; " + nm + "++) {");
+        ++depth;
+        break;
+      }
+      case Ops::END:
+        --depth;
+        line("}");
+        break;
+      case Ops::DEFINE_ACC: {
+        std::string nm = fresh("acc");
+        r[&u] = nm;
+        line(type(u.dtype) + " " + nm + " = " + get(u.src[0]) + ";");
+        break;
+      }
+      case Ops::INDEX: {
+        const std::string& idx = get(u.src[1]);
+        r[&u] = index(get(u.src[0]), idx, u.src[1]->op == Ops::ADD);
+        break;
+      }
+      case Ops::LOAD: {
+        const UOp* src = resolve(u.src[0].get());
+        if (src->op == Ops::DEFINE_ACC) {
+          r[&u] = r.at(src);
+          break;
+        }
+        std::string access = "(" + load_value(buf_dtype(src), deref(r.at(src))) + ")";
+        if (src->src.size() > 2) access = "(" + get(src->src[2]) + "?" + load_value(buf_dtype(src), deref(r.at(src))) + ":" + render_const(*uconst(u.dtype, 0)) + ")";
+        std::string nm = fresh("val");
+        r[&u] = nm;
+        line(type(u.dtype) + " " + nm + " = " + access + ";");
+        break;
+      }
+      case Ops::STORE: {
+        const UOp* dst = resolve(u.src[0].get());
+        const std::string& v = get(u.src[1]);
+        if (dst->op == Ops::DEFINE_ACC) {
+          line(r.at(dst) + " = " + v + ";");
+        } else if (dst->src.size() > 2) {
+          line("if (" + get(dst->src[2]) + ") { " + deref(r.at(dst)) + " = " + store_value(buf_dtype(dst), v) + "; }");
+        } else {
+          line(deref(r.at(dst)) + " = " + store_value(buf_dtype(dst), v) + ";");
+        }
+        break;
+      }
+      case Ops::CAST: case Ops::BITCAST: {
+        std::string expr = u.op == Ops::CAST ? render_cast(u, get(u.src[0])) : bitcast(u, get(u.src[0]));
+        if (uses[&u] <= 1 || u.src[0]->op == Ops::CONST) {
+          r[&u] = expr;
+        } else {
+          std::string nm = fresh("cast");
+          r[&u] = nm;
+          line(type(u.dtype) + " " + nm + " = " + expr + ";");
+        }
+        break;
+      }
+      default: {
+        if (!group::alu(u.op)) throw Error(name() + ": unexpected " + std::string(op_name(u.op)) + " in the program");
+        std::vector<std::string> s;
+        for (auto& x : u.src) {
+          const std::string& e = get(x);
+          bool assoc = u.op == Ops::ADD || u.op == Ops::MUL || u.op == Ops::XOR || u.op == Ops::OR || u.op == Ops::AND;
+          s.push_back(assoc && resolve(x.get())->op == u.op && r.count(resolve(x.get())) && uses[resolve(x.get())] <= 1 ? strip_parens(e) : e);
+        }
+        std::string raw = render_alu(u.op, u.op == Ops::WHERE || group::comparison(u.op) ? u.src.back()->dtype : u.dtype, s, u);
+        std::string expr = to_dtype(u, raw);
+        // how deeply the inlined expression nests: a long chain of single-use ops gets a variable every so often, so
+        // the source grows linearly and stays under clang's bracket depth (256); a cast back to the dtype nests twice
+        int nest = expr.size() == raw.size() ? 1 : 2;
+        for (auto& x : u.src)
+          if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + (expr.size() == raw.size() ? 1 : 2));
+        if (uses[&u] <= 1 && u.op != Ops::WHERE && nest < kMaxInlineDepth) {
+          inlined_depth[&u] = nest;
+          r[&u] = expr;
+        } else {
+          std::string nm = fresh("alu");
+          r[&u] = nm;
+          line(type(u.dtype) + " " + nm + " = " + expr + ";");
+        }
+        break;
+      }
+    }
+  }
+  std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.uop->as<ParamArg>().slot < b.uop->as<ParamArg>().slot; });
+  return wrap(spec, params, lines, prologue, uses_float4);
+}
+
+}  // namespace ts

@@ -1,0 +1,75 @@
+#pragma once
+// The C-style renderer base (the reference's CStyleLanguage): one walk over a linearized program that names values
+// (valN, aluN, castN, accN), inlines single-use expressions, opens and closes loops, and renders the C semantics the
+// program's comment block in program.h demands (wrapping ints, defined division by zero and shifts, guarded
+// float -> int). A language is a set of hooks: how it spells types, casts, constants and builtins, how a buffer
+// access looks, its signature and prologue, special indices, barriers and local memory. C (c_renderer.cpp) and GLSL
+// (glsl_renderer.cpp) are its instances.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/codegen/program.h"
+
+namespace ts {
+
+class CStyleLanguage {
+ public:
+  virtual ~CStyleLanguage() = default;
+  std::string render(const ProgramSpec& spec) const;
+
+  // ---- spelling
+  virtual std::string name() const = 0;                     // "C renderer", for errors
+  virtual std::string type(DType dt) const = 0;             // a scalar type
+  virtual std::string unsigned_type(int bits) const = 0;    // the unsigned integer of a width
+  // a cast as an operand of a larger expression, without outer parentheses: C "(int)(x)", GLSL "int(x)"
+  virtual std::string cast_bare(const std::string& type, const std::string& x) const = 0;
+  std::string cast(const std::string& type, const std::string& x) const { return "(" + cast_bare(type, x) + ")"; }
+  virtual std::string render_const(const UOp& c) const = 0;
+  virtual std::string float_literal(const std::string& digits, DType dt) const = 0;  // "2147483648.0" of float/double
+  virtual std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const = 0;  // EXP2 SQRT ...
+  virtual std::string bitcast(const UOp& u, const std::string& x) const = 0;
+  // bool operands of AND/OR/XOR (C: the int ops work on _Bool)
+  virtual std::string bool_op(Ops op, const std::vector<std::string>& s) const;
+  // whether C's integer promotion applies (narrow ints and half computed wider: results are cast back)
+  virtual bool promotes_narrow() const { return true; }
+
+  // ---- memory
+  // the access expression of INDEX(buf, idx): C "(data0_4+idx)" (a pointer), GLSL "data0_4[idx]" (an lvalue)
+  virtual std::string index(const std::string& buf, const std::string& idx, bool idx_is_add) const = 0;
+  virtual std::string deref(const std::string& access) const = 0;  // the value at an access
+  // a loaded value of a buffer of dtype dt, and a value to store into one (GLSL keeps bool as uint8_t)
+  virtual std::string load_value(DType dt, const std::string& v) const { return v; }
+  virtual std::string store_value(DType dt, const std::string& v) const { return v; }
+  virtual bool float4() const { return false; }  // 4 adjacent float accesses as one vector access
+
+  // ---- structure
+  virtual std::string special(const UOp& u) const;  // gidx/lidx: an error unless the language has them
+  virtual std::string barrier() const;
+  // local memory: a declaration of `size` elements of dt named nm; returned for the prologue (or a body line)
+  virtual std::string local_decl(DType dt, const std::string& nm, int64_t size) const;
+  // the whole source around the body lines
+  struct Param {
+    const UOp* uop;
+    std::string name;
+  };
+  virtual std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
+                           const std::vector<std::string>& prologue, bool uses_float4) const = 0;
+
+  // ---- the shared C semantics (used by the hooks' callers; built from the spellings above)
+  std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;
+  std::string render_cast(const UOp& u, const std::string& x) const;
+  std::string to_dtype(const UOp& u, std::string expr) const;
+
+ private:
+  std::string render_int_divmod(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;
+  std::string render_shift(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;
+  std::string render_float_to_int(DType from, DType to, const std::string& x) const;
+};
+
+// s without one pair of parentheses around all of it ("(a+b)" -> "a+b"; "(a)+(b)" stays)
+std::string strip_parens(const std::string& s);
+// C spelling of a float constant's digits (python repr, then float32 rounding for non-double dtypes)
+std::string float_digits(double v, DType dt);
+
+}  // namespace ts

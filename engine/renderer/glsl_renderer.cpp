@@ -1,0 +1,185 @@
+#include "engine/renderer/glsl_renderer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "engine/renderer/c_renderer.h"
+#include "engine/renderer/cstyle.h"
+#include "engine/uop/error.h"
+
+namespace ts {
+
+namespace {
+
+std::string glsl_type(DType dt) {
+  dt = strong(dt);
+  if (is_bool(dt)) return "bool";
+  if (dt == dtypes::float32) return "float";
+  if (dt == dtypes::float64) return "double";
+  if (dt == dtypes::float16) return "float16_t";
+  if (dt == dtypes::bfloat16) return "uint16_t";  // bfloat16 math runs in float32 on its bits (late decompositions)
+  if (dt == dtypes::int32) return "int";
+  if (dt == dtypes::uint32) return "uint";
+  if (is_int(dt)) return std::string(is_unsigned(dt) ? "uint" : "int") + std::to_string(dt->bitsize) + "_t";
+  throw Error("GLSL renderer: no GLSL type for " + std::string(dt->name));
+}
+
+// the bits of a float special value in dt: NaN, +inf, -inf
+std::string float_special(double v, DType dt) {
+  bool nan = std::isnan(v), neg = v < 0;
+  if (dt == dtypes::float64) {
+    const char* bits = nan ? "0x7ff8000000000000ul" : neg ? "0xfff0000000000000ul" : "0x7ff0000000000000ul";
+    return "uint64BitsToDouble(" + std::string(bits) + ")";
+  }
+  std::string f = "uintBitsToFloat(" + std::string(nan ? "0x7fc00000u" : neg ? "0xff800000u" : "0x7f800000u") + ")";
+  return dt == dtypes::float32 ? f : "float16_t(" + f + ")";
+}
+
+class GlslLanguage final : public CStyleLanguage {
+ public:
+  std::string name() const override { return "GLSL renderer"; }
+  std::string type(DType dt) const override { return glsl_type(dt); }
+  std::string unsigned_type(int bits) const override { return bits == 32 ? "uint" : "uint" + std::to_string(bits) + "_t"; }
+  std::string cast_bare(const std::string& t, const std::string& x) const override { return t + "(" + x + ")"; }
+  bool promotes_narrow() const override { return false; }
+  std::string render_const(const UOp& c) const override {
+    DType dt = strong(c.dtype);
+    if (c.is<Invalid>()) return "0";
+    if (is_bool(dt)) return c.const_float() != 0 ? "true" : "false";
+    if (is_float(dt)) {
+      double v = c.const_float();
+      if (std::isnan(v) || std::isinf(v)) return float_special(v, dt);
+      if (dt == dtypes::bfloat16) throw Error("GLSL renderer: a bfloat16 constant outside float32 math");
+      std::string s = float_digits(v, dt);
+      if (dt == dtypes::float32) return s + "f";
+      if (dt == dtypes::float64) return s + "lf";
+      return "float16_t(" + s + ")";
+    }
+    int64_t v = int_const_value(c);
+    if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
+    if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
+    if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
+    if (dt == dtypes::int32) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
+    return glsl_type(dt) + "(" + std::to_string(v) + ")";
+  }
+  std::string float_literal(const std::string& digits, DType dt) const override {
+    return digits + (dt == dtypes::float64 ? "lf" : "f");
+  }
+  std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const override {
+    if (dt == dtypes::float64 && (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW))
+      throw Error("GLSL renderer: " + std::string(op_name(op)) + " of float64 has no GLSL builtin (only float32 and float16 do)");
+    switch (op) {
+      case Ops::CMOD: return "(" + s[0] + "-" + s[1] + "*trunc(" + s[0] + "/" + s[1] + "))";
+      case Ops::FLOORDIV: return "floor(" + s[0] + "/" + s[1] + ")";
+      case Ops::FLOORMOD: return "(" + s[0] + "-" + s[1] + "*floor(" + s[0] + "/" + s[1] + "))";
+      case Ops::SQRT: return "sqrt(" + s[0] + ")";
+      case Ops::EXP2: return "exp2(" + s[0] + ")";
+      case Ops::LOG2: return "log2(" + s[0] + ")";
+      case Ops::SIN: return "sin(" + s[0] + ")";
+      case Ops::TRUNC: return "trunc(" + s[0] + ")";
+      case Ops::POW: return "pow(" + s[0] + ", " + s[1] + ")";
+      default: throw Error("GLSL renderer: unsupported op " + std::string(op_name(u.op)));
+    }
+  }
+  std::string bitcast(const UOp& u, const std::string& x) const override {
+    DType to = strong(u.dtype), from = strong(u.src[0]->dtype);
+    auto is = [](DType d, DType e) { return d == e; };
+    if (is(to, dtypes::float32)) return (is_unsigned(from) ? "uintBitsToFloat(" : "intBitsToFloat(") + x + ")";
+    if (is(from, dtypes::float32)) return std::string(is_unsigned(to) ? "floatBitsToUint(" : "floatBitsToInt(") + x + ")";
+    if (is(to, dtypes::float64)) return (is_unsigned(from) ? "uint64BitsToDouble(" : "int64BitsToDouble(") + x + ")";
+    if (is(from, dtypes::float64)) return std::string(is_unsigned(to) ? "doubleBitsToUint64(" : "doubleBitsToInt64(") + x + ")";
+    if (is(to, dtypes::float16)) return (is_unsigned(from) || from == dtypes::bfloat16 ? "uint16BitsToFloat16(" : "int16BitsToFloat16(") + x + ")";
+    if (is(from, dtypes::float16)) return std::string(is_unsigned(to) || to == dtypes::bfloat16 ? "float16BitsToUint16(" : "float16BitsToInt16(") + x + ")";
+    return glsl_type(to) + "(" + x + ")";  // integers of one width (bfloat16 is its uint16 bits)
+  }
+  std::string bool_op(Ops op, const std::vector<std::string>& s) const override {
+    const char* o = op == Ops::AND ? "&&" : op == Ops::OR ? "||" : "^^";
+    return "(" + s[0] + o + s[1] + ")";
+  }
+  std::string index(const std::string& buf, const std::string& idx, bool) const override { return buf + "[" + strip_parens(idx) + "]"; }
+  std::string deref(const std::string& access) const override { return access; }
+  std::string load_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "bool(" + v + ")" : v; }
+  std::string store_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "uint8_t(" + v + ")" : v; }
+  std::string special(const UOp& u) const override {
+    const std::string& nm = u.as<std::string>();
+    if (nm.size() < 5 || (nm[0] != 'g' && nm[0] != 'l' && nm[0] != 'i') || nm[nm.size() - 1] < '0' || nm[nm.size() - 1] > '2')
+      throw Error("GLSL renderer: unknown special index '" + nm + "'");
+    const char* base = nm[0] == 'g' ? "gl_WorkGroupID" : nm[0] == 'l' ? "gl_LocalInvocationID" : "gl_GlobalInvocationID";
+    return cast(glsl_type(u.dtype), std::string(base) + "." + "xyz"[nm.back() - '0']);
+  }
+  std::string barrier() const override { return "barrier();"; }
+  std::string local_decl(DType dt, const std::string& nm, int64_t size) const override {
+    return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
+  }
+  std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
+                   const std::vector<std::string>& prologue, bool) const override {
+    // which explicit types the shader names, for its extensions
+    bool arith = false, storage8 = false, storage16 = false;
+    for (auto& u : spec.lowered->src) {
+      DType dt = u->dtype;
+      if (!dt || is_weak(dt) || dt == dtypes::void_) continue;
+      if (dt->bitsize != 32 && !is_bool(dt)) arith = true;
+      if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace != AddrSpace::ALU) {
+        if (is_bool(dt) || dt->bitsize == 8) storage8 = arith = true;
+        if (dt->bitsize == 16) storage16 = true;
+      }
+    }
+    std::ostringstream o;
+    o << "#version 450\n";
+    if (arith) o << "#extension GL_EXT_shader_explicit_arithmetic_types : require\n";
+    if (storage8) o << "#extension GL_EXT_shader_8bit_storage : require\n";
+    if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
+    const auto& ls = spec.local_size;
+    o << "layout(local_size_x = " << ls[0] << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
+    const std::set<int> outs(spec.outs.begin(), spec.outs.end());
+    std::vector<std::string> vars;
+    for (auto& p : params) {
+      const ParamArg& pa = p.uop->as<ParamArg>();
+      if (pa.addrspace == AddrSpace::ALU) {
+        vars.push_back("  layout(offset = " + std::to_string(8 * (pa.slot - spec.num_buffers)) + ") " + glsl_type(p.uop->dtype) + " " + p.name + ";");
+        continue;
+      }
+      std::string elem = is_bool(p.uop->dtype) ? "uint8_t" : glsl_type(p.uop->dtype);
+      o << "layout(std430, set = 0, binding = " << pa.slot << ") restrict " << (outs.count(static_cast<int>(pa.slot)) ? "" : "readonly ")
+        << "buffer buf_" << pa.slot << " { " << elem << " " << p.name << "[]; };\n";
+    }
+    if (!vars.empty()) {
+      o << "layout(push_constant) uniform vars_t {\n";
+      for (auto& v : vars) o << v << "\n";
+      o << "};\n";
+    }
+    for (auto& l : prologue) o << l << "\n";
+    o << "void main() {\n";
+    for (auto& l : body) o << l << "\n";
+    o << "}\n";
+    return o.str();
+  }
+};
+
+}  // namespace
+
+std::string render_glsl(const ProgramSpec& spec) {
+  static const GlslLanguage lang;
+  return lang.render(spec);
+}
+
+void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device) {
+  auto has = [&](const char* f) { return std::find(features.begin(), features.end(), f) != features.end(); };
+  for (auto& u : spec.lowered->src) {
+    DType dt = u->dtype;
+    if (!dt || is_weak(dt)) continue;
+    const char* need = nullptr;
+    if (dt == dtypes::float16) need = "float16";
+    else if (dt == dtypes::float64) need = "float64";
+    else if (is_int(dt) && dt->bitsize == 64) need = "int64";
+    else if (is_int(dt) && dt->bitsize == 16) need = "int16";
+    else if ((is_int(dt) && dt->bitsize == 8) || (is_bool(dt) && u->op == Ops::PARAM)) need = "int8";
+    if (need && !has(need))
+      throw Error("kernel " + spec.name + " uses " + std::string(dt->name) + ", which " + device + " cannot run (it lacks the " + need + " shader feature)");
+  }
+}
+
+}  // namespace ts

@@ -1,0 +1,24 @@
+#pragma once
+// GLSL 4.50 compute shaders for Vulkan, the third instance of the C-style renderer (cstyle.h):
+//   #version 450 + the explicit-arithmetic-type and 8/16-bit storage extensions the program's dtypes need
+//   layout(local_size_x = L0, local_size_y = L1, local_size_z = L2) in;
+//   layout(std430, set = 0, binding = SLOT) restrict [readonly] buffer buf_SLOT { float data0_4[]; };
+//   layout(push_constant) uniform vars_t { layout(offset = 8*k) int dataN_; ... };   (Variables, 8 bytes apart)
+//   void main() { ... }
+// One storage-buffer binding per buffer slot (set 0, binding = slot); bool buffers hold one byte per element
+// (uint8_t). gidx/lidx SPECIALs are gl_WorkGroupID / gl_LocalInvocationID, BARRIER is barrier(), local memory is a
+// `shared` array. The C semantics of program.h hold: integer division, shifts and float -> int are rendered with the
+// same guards as C (GLSL leaves them undefined), a signed remainder is a-(a/b)*b.
+#include <string>
+
+#include "engine/codegen/program.h"
+
+namespace ts {
+
+std::string render_glsl(const ProgramSpec& spec);
+
+// A clear Error when a dtype cannot be used in GLSL on a device without the feature (names the dtype and the device);
+// `features` holds the device's: "float16", "int8", "int16", "int64", "float64".
+void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device);
+
+}  // namespace ts
