@@ -21,6 +21,23 @@ std::vector<std::unique_ptr<Device>>& registry() {
   static auto* r = new std::vector<std::unique_ptr<Device>>();
   return *r;
 }
+std::vector<std::function<void()>>& providers() {
+  static auto* p = new std::vector<std::function<void()>>();
+  return *p;
+}
+// runs the pending providers (outside the lock: they register devices)
+void run_providers() {
+  std::vector<std::function<void()>> todo;
+  {
+    std::lock_guard lk(g_mu);
+    todo.swap(providers());
+  }
+  for (auto& p : todo) p();
+}
+std::vector<std::pair<std::string, std::string>>& aliases() {
+  static auto* a = new std::vector<std::pair<std::string, std::string>>();
+  return *a;
+}
 
 std::string upper(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -129,7 +146,18 @@ void register_device(std::unique_ptr<Device> d) {
   registry().push_back(std::move(d));
 }
 
+void register_device_alias(const std::string& alias, const std::string& name) {
+  std::lock_guard lk(g_mu);
+  aliases().emplace_back(upper(alias), name);
+}
+
+void register_device_provider(std::function<void()> provider) {
+  std::lock_guard lk(g_mu);
+  providers().push_back(std::move(provider));
+}
+
 std::vector<std::string> registered_device_names() {
+  run_providers();
   std::lock_guard lk(g_mu);
   std::vector<std::string> out;
   for (auto& d : registry()) out.push_back(d->name());
@@ -139,10 +167,16 @@ std::vector<std::string> registered_device_names() {
 std::string canonical_device(const std::string& name) {
   std::string d = upper(name);
   if (d == "LLVM") d = "CPU:LLVM";
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass) run_providers();
+    std::lock_guard lk(g_mu);
+    if (find_locked(d)) return d;
+    for (auto& [a, n] : aliases())
+      if (a == d) return n;
+    // "CPU:0" is "CPU", as in the reference ("VULKAN:0" is an alias where device 0 is the default)
+    if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0 && find_locked(d.substr(0, d.size() - 2))) return d.substr(0, d.size() - 2);
+  }
   std::lock_guard lk(g_mu);
-  if (find_locked(d)) return d;
-  // "CPU:0" is "CPU", as in the reference; "VULKAN:0" is "VULKAN" only where that device registered no such name
-  if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0 && find_locked(d.substr(0, d.size() - 2))) return d.substr(0, d.size() - 2);
   throw Error("unknown device '" + name + "': the devices are " + join_names());
 }
 
@@ -153,6 +187,7 @@ Device& get_device(const std::string& name) {
 }
 
 Device& memory_device(const std::string& memory) {
+  if (memory != "CPU" && memory != "PYTHON") run_providers();
   std::lock_guard lk(g_mu);
   if (memory == "CPU" || memory == "PYTHON" || memory.empty()) {
     for (auto& d : registry())
@@ -164,6 +199,14 @@ Device& memory_device(const std::string& memory) {
   throw Error("no device owns memory '" + memory + "': the devices are " + join_names());
 }
 
+void ensure_host_devices() {
+  {
+    std::lock_guard lk(g_mu);
+    if (find_locked("CPU")) return;
+  }
+  register_host_devices();
+}
+
 void register_host_devices() {
   register_device(std::make_unique<CpuDevice>("CPU", Lang::C));
   register_device(std::make_unique<CpuDevice>("CPU:LLVM", Lang::LLVM));
@@ -171,6 +214,7 @@ void register_host_devices() {
 }
 
 std::string describe_devices(bool json) {
+  run_providers();
   std::lock_guard lk(g_mu);
   nlohmann::json arr = nlohmann::json::array();
   std::string text;

@@ -9,6 +9,7 @@
 //   - its runtime: launch() a loaded program over buffers and Variable values, returning the kernel's own time.
 // The engine never reads the environment for these: the program's entry point picks the device and passes it down.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,7 +68,12 @@ class Device {
 // Adds a device (called by each backend's installer, in the order a user is shown them). A second device of the
 // same name replaces the first.
 void register_device(std::unique_ptr<Device> d);
-// The registered device names, in order.
+// A backend whose devices are registered only when first needed (enumerating Vulkan devices costs an instance): the
+// registry runs each provider once, before it lists every device or fails to find a name.
+void register_device_provider(std::function<void()> provider);
+// Another name for a registered device ("VULKAN:1" for "VULKAN" when device 1 is the default one).
+void register_device_alias(const std::string& alias, const std::string& name);
+// The registered device names, in order (providers run first).
 std::vector<std::string> registered_device_names();
 // `name` canonicalized as the reference does ("cpu" -> "CPU", "CPU:0" -> "CPU", "LLVM" -> "CPU:LLVM"), or an Error that
 // names it and the devices that exist: an unknown device never runs as another one.
@@ -81,6 +87,8 @@ Device& memory_device(const std::string& memory);
 // Registers CPU (clang C), CPU:LLVM (LLVM IR), INTERP and INTERP:GPU (the interpreter on the reference's generic GPU
 // renderer properties, its DEV=PYTHON). The CPU ones compile through compiler_hook().
 void register_host_devices();
+// register_host_devices() unless CPU is registered
+void ensure_host_devices();
 
 // One line per device with its properties, or a JSON array (`tinyscope devices [--json]`).
 std::string describe_devices(bool json);

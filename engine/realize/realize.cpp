@@ -398,17 +398,17 @@ RealizeConfig& realize_config() {
 }
 
 std::vector<std::string> device_names() {
-  if (registered_device_names().empty()) register_host_devices();
+  ensure_host_devices();
   return registered_device_names();
 }
 
 std::string require_device(const std::string& name) {
-  if (registered_device_names().empty()) register_host_devices();
+  ensure_host_devices();
   return canonical_device(name);
 }
 
 void install_realize(RealizeConfig config) {
-  if (registered_device_names().empty()) register_host_devices();
+  ensure_host_devices();
   config.device = require_device(config.device);
   config.repeat = std::max(1, config.repeat);
   realize_config() = config;
