@@ -1,0 +1,10 @@
+# The Vulkan runtime on lavapipe (the CPU Vulkan driver), under the Khronos validation layer with synchronization
+# validation (a missing barrier is an error): every test function ends with zero validation warnings and errors.
+ts_add_test(test_vulkan_runtime SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_vulkan_runtime.cpp LIBS ts_vulkan TIMEOUT 180)
+set(TS_VK_XDG ${CMAKE_CURRENT_BINARY_DIR}/vulkan-xdg-runtime)
+file(MAKE_DIRECTORY ${TS_VK_XDG})
+set_property(TEST test_vulkan_runtime APPEND PROPERTY ENVIRONMENT
+  "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation"
+  "VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+  "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+  "XDG_RUNTIME_DIR=${TS_VK_XDG}")
