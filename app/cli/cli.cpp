@@ -17,6 +17,7 @@
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
+#include "engine/runtime/vulkan/vulkan_device.h"
 #include "engine/trace/trace.h"
 
 namespace tscli {
@@ -86,6 +87,33 @@ std::string script_problem(const std::string& script) {
 
 }  // namespace
 
+namespace {
+bool g_vk_validation = false;
+}
+
+void install_vulkan() {
+  ts::register_host_devices();  // first: the order devices are listed in
+  g_vk_validation = std::getenv("TINYSCOPE_VK_VALIDATION") && std::string(std::getenv("TINYSCOPE_VK_VALIDATION")) == "1";
+  ts::register_device_provider([] {
+    ts::vk::DeviceOptions o;
+    o.validation = g_vk_validation;
+    if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) o.cache_dir = std::string(c) + "/tinyscope";
+    else if (const char* h = std::getenv("HOME"); h && *h) o.cache_dir = std::string(h) + "/.cache/tinyscope";
+    ts::vk::register_vulkan_devices(o);
+  });
+}
+
+int vulkan_checked_exit(int code) {
+  if (!g_vk_validation) return code;
+  std::string last;
+  if (uint64_t n = ts::vk::validation_message_count(&last); n > 0) {
+    std::fprintf(stderr, "tinyscope: the Vulkan validation layer reported %llu message(s); the last: %s\n",
+                 static_cast<unsigned long long>(n), last.c_str());
+    return code ? code : 3;
+  }
+  return code;
+}
+
 ts::RealizeConfig realize_config_from_env() {
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
@@ -116,7 +144,7 @@ int run_script(const std::string& script, const std::string& json_path, const st
   run.args = args;
   run.json_path = json_path;
   run.device = ts::realize_config().device;
-  return tsp::run_script(run);
+  return vulkan_checked_exit(tsp::run_script(run));
 }
 
 // run SCRIPT.py [--json TRACE.json] [--] [ARGS...]: everything after the script that is not --json goes to sys.argv
@@ -234,7 +262,7 @@ int cmd_serve() {
     run.device = ts::realize_config().device;
     return true;
   });
-  return bad_request ? 2 : code;  // no request at all (stdin closed) is a normal end
+  return bad_request ? 2 : vulkan_checked_exit(code);  // no request at all (stdin closed) is a normal end
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tinyscope serve: %s\n", e.what());
     return 2;
@@ -285,6 +313,7 @@ int cmd_asm(const std::vector<std::string>& a) {
 
 int main(int argc, char** argv) {
   ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
+  install_vulkan();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     if (tsgui::display_available()) return tsgui::main(argc, argv);

@@ -1,0 +1,49 @@
+// ts::cpu's compile / assembly / target_description for the executable: the JIT lives in a module loaded with its
+// symbols local (see engine/runtime/cpu/jit_module.h), next to the executable.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "engine/runtime/cpu/jit_module.h"
+
+namespace ts::cpu {
+
+namespace {
+
+const JitApi& api() {
+  static const JitApi* a = nullptr;
+  static std::string error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    const std::string path = dir + kJitModuleName;
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      error = std::string("the CPU compiler module cannot be loaded: ") + dlerror();
+      return;
+    }
+    auto fn = reinterpret_cast<const JitApi* (*)()>(dlsym(h, kJitApiSymbol));
+    if (!fn || fn()->version != kJitApiVersion) {
+      error = "the CPU compiler module " + path + " is not this build's";
+      return;
+    }
+    a = fn();
+  });
+  if (!a) throw std::runtime_error(error);
+  return *a;
+}
+
+}  // namespace
+
+void* compile(SourceKind kind, const std::string& source, const std::string& symbol) { return api().compile(kind, source, symbol); }
+std::string assembly(SourceKind kind, const std::string& source) { return api().assembly(kind, source); }
+std::string target_description() { return api().target_description(); }
+
+}  // namespace ts::cpu

@@ -1,0 +1,182 @@
+#include "engine/runtime/vulkan/vulkan_device.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "engine/device/device.h"
+#include "engine/renderer/glsl_renderer.h"
+#include "engine/runtime/vulkan/vulkan.h"
+#include "engine/uop/error.h"
+
+namespace ts::vk {
+
+namespace {
+
+std::mutex g_mu;
+std::vector<std::weak_ptr<Context>> g_opened;
+
+struct VkExecutable : Executable {
+  Program program;
+};
+
+// a Buffer's device memory: the DeviceBuffer behind Buffer::handle
+DeviceBuffer& device_buffer(const Buffer& b) {
+  if (!b.handle) throw Error("a buffer on " + b.device + " has no device memory");
+  return *static_cast<DeviceBuffer*>(b.handle.get());
+}
+
+class VulkanDevice final : public Device {
+ public:
+  VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options)
+      : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)) {}
+
+  std::string memory() const override { return name(); }
+  std::string renderer() const override { return "GLSL"; }
+  Lang lang() const override { return Lang::GLSL; }
+  OptTarget opt_target() const override {
+    OptTarget t;
+    t.has_threads = false;
+    t.global_max0 = 1;
+    return t;
+  }
+  std::string compiler_key() const override { return "GLSL"; }
+  std::vector<std::string> dtypes() const override {
+    std::vector<std::string> out{"bool", "int", "unsigned int", "float"};
+    if (info_.int8 && info_.storage_buffer_8bit) out.insert(out.end(), {"signed char", "unsigned char"});
+    if (info_.int16 && info_.storage_buffer_16bit) out.insert(out.end(), {"short", "unsigned short", "__bf16"});
+    if (info_.float16 && info_.storage_buffer_16bit) out.push_back("half");
+    if (info_.int64) out.insert(out.end(), {"long", "unsigned long"});
+    if (info_.float64) out.push_back("double");
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> properties() const override {
+    auto u = [](uint64_t v) { return std::to_string(v); };
+    return {{"device", info_.name + " (" + info_.type + ", Vulkan " + info_.api_version + ", " + info_.driver_name + " " + info_.driver_info + ")"},
+            {"index", std::to_string(info_.index)},
+            {"subgroup_size", u(info_.subgroup_size)},
+            {"max_workgroup_invocations", u(info_.max_workgroup_invocations)},
+            {"max_workgroup_size", u(info_.max_workgroup_size[0]) + "x" + u(info_.max_workgroup_size[1]) + "x" + u(info_.max_workgroup_size[2])},
+            {"max_workgroup_count", u(info_.max_workgroup_count[0]) + "x" + u(info_.max_workgroup_count[1]) + "x" + u(info_.max_workgroup_count[2])},
+            {"shared_memory", u(info_.max_shared_memory) + " B"},
+            {"max_buffer", u(info_.max_storage_buffer_range) + " B (one storage-buffer binding)"},
+            {"device_memory", u(info_.device_local_heap_size) + " B"},
+            {"timestamps", info_.compute_timestamps ? "yes (" + std::to_string(info_.timestamp_period_ns) + " ns per tick)" : "no"},
+            {"cooperative_matrix", info_.cooperative_matrix ? "yes (" + std::to_string(info_.cooperative_matrix_shapes.size()) + " shapes)" : "no"}};
+  }
+
+  std::shared_ptr<Buffer> allocate(DType dt, int64_t size) override {
+    auto b = std::make_shared<Buffer>();
+    b->device = memory();
+    b->dtype = dt;
+    b->size = size;
+    if (size < 0 || (dt->itemsize() && static_cast<uint64_t>(size) > UINT64_MAX / dt->itemsize()))
+      throw Error("a buffer of " + std::to_string(size) + " " + dt->name + " elements is too large for " + name(), Error::Kind::Overflow);
+    b->handle = std::make_shared<DeviceBuffer>(ctx().alloc(b->nbytes()));
+    return b;
+  }
+  void copy_in(Buffer& dst, const void* src, size_t bytes) override {
+    if (bytes) ctx().copy_in(device_buffer(dst), src, bytes);
+  }
+  void copy_out(void* dst, const Buffer& src, size_t bytes) override {
+    if (bytes) ctx().copy_out(dst, device_buffer(src), bytes);
+  }
+
+  std::shared_ptr<Executable> load(const ProgramSpec& spec) override {
+    std::vector<std::string> features;
+    if (info_.float16 && info_.storage_buffer_16bit) features.push_back("float16");
+    if (info_.int8 && info_.storage_buffer_8bit) features.push_back("int8");
+    if (info_.int16 && info_.storage_buffer_16bit) features.push_back("int16");
+    if (info_.int64) features.push_back("int64");
+    if (info_.float64) features.push_back("float64");
+    check_glsl_dtypes(spec, features, name());
+    auto e = std::make_shared<VkExecutable>();
+    SpirvBinary spirv = ctx().compile_glsl(spec.src, spec.name);
+    e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), push_bytes(spec));
+    return e;
+  }
+
+  double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
+    auto& prog = static_cast<VkExecutable&>(exe).program;
+    std::vector<DeviceBuffer> dbs;
+    for (Buffer* b : bufs) dbs.push_back(device_buffer(*b));
+    std::vector<uint8_t> push(push_bytes(spec));
+    for (size_t k = 0; k < spec.vars.size() && k < vars.size(); ++k) {
+      // every Variable at 8*k (glsl_renderer.h); int32 ones take the low 4 bytes
+      const size_t width = std::min<size_t>(8, push.size() - 8 * k);
+      std::memcpy(push.data() + 8 * k, &vars[k], width);
+    }
+    std::array<uint32_t, 3> groups{};
+    for (int d = 0; d < 3; ++d) {
+      if (spec.global_size[d] < 1 || spec.global_size[d] > info_.max_workgroup_count[d])
+        throw Error("kernel " + spec.name + ": " + std::to_string(spec.global_size[d]) + " work-groups in dimension " + std::to_string(d) +
+                    " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
+      groups[d] = static_cast<uint32_t>(spec.global_size[d]);
+    }
+    Batch batch = ctx().batch();
+    batch.dispatch(prog, dbs, push, groups, spec.name);
+    BatchResult r = batch.submit_and_wait(options_.timeout_s);
+    return r.gpu_seconds.empty() ? r.wall_seconds : r.gpu_seconds[0];
+  }
+
+ private:
+  static uint32_t push_bytes(const ProgramSpec& spec) {
+    if (spec.vars.empty()) return 0;
+    // the last Variable's width: its PARAM's dtype in the program
+    uint32_t last = 4;
+    for (auto& u : spec.lowered->src)
+      if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU &&
+          u->as<ParamArg>().slot == spec.num_buffers + static_cast<int64_t>(spec.vars.size()) - 1)
+        last = static_cast<uint32_t>(u->dtype->itemsize());
+    return static_cast<uint32_t>(8 * (spec.vars.size() - 1)) + last;
+  }
+  Context& ctx() {
+    std::lock_guard lk(mu_);
+    if (!ctx_) {
+      OpenOptions o;
+      o.validation = options_.validation;
+      o.cache_dir = options_.cache_dir;
+      ctx_ = open_device(info_.index, o);
+      std::lock_guard g(g_mu);
+      g_opened.push_back(ctx_);
+    }
+    return *ctx_;
+  }
+
+  DeviceInfo info_;
+  DeviceOptions options_;
+  std::mutex mu_;
+  std::shared_ptr<Context> ctx_;
+};
+
+}  // namespace
+
+int register_vulkan_devices(const DeviceOptions& options, std::string* reason) {
+  std::vector<DeviceInfo> devs = enumerate_devices(reason);
+  const int def = default_device_index(devs);
+  for (const auto& d : devs) {
+    const std::string nm = d.index == def ? "VULKAN" : "VULKAN:" + std::to_string(d.index);
+    register_device(std::make_unique<VulkanDevice>(nm, d, options));
+    if (d.index == def) register_device_alias("VULKAN:" + std::to_string(d.index), "VULKAN");
+  }
+  return static_cast<int>(devs.size());
+}
+
+uint64_t validation_message_count(std::string* last) {
+  std::lock_guard lk(g_mu);
+  uint64_t n = 0;
+  for (auto& w : g_opened)
+    if (auto c = w.lock()) {
+      ValidationMessages m = c->validation_messages();
+      n += m.count();
+      if (last && !m.last.empty()) *last = m.last.back();
+    }
+  return n;
+}
+
+std::string glsl_assembly(const std::string& glsl, const std::string& name) {
+  static Compiler compiler;
+  return disassemble(compiler.compile_glsl(glsl, name));
+}
+
+}  // namespace ts::vk
