@@ -92,7 +92,7 @@ class CLanguage final : public CStyleLanguage {
   std::string bitcast(const UOp& u, const std::string& x) const override {
     return "__builtin_bit_cast(" + c_type(u.dtype) + ", (" + c_type(u.src[0]->dtype) + ")(" + x + "))";
   }
-  std::string index(const std::string& buf, const std::string& idx, bool idx_is_add) const override {
+  std::string index(const std::string& buf, const std::string& idx, bool idx_is_add, DType) const override {
     return "(" + buf + "+" + (idx_is_add ? strip_parens(idx) : idx) + ")";
   }
   std::string deref(const std::string& access) const override { return "*" + access; }

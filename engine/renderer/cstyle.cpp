@@ -219,7 +219,7 @@ std::string CStyleLanguage::render_alu(Ops op, DType dt, const std::vector<std::
     case Ops::FDIV: return bin("/");
     case Ops::CDIV: return bin("/");
     case Ops::MAX: return "((" + s[0] + "<" + s[1] + ")?" + s[1] + ":" + s[0] + ")";
-    case Ops::CMPLT: return bin("<");
+    case Ops::CMPLT: return less_than(dt, s[0], s[1]);
     case Ops::CMPNE: return bin("!=");
     case Ops::CMPEQ: return bin("==");
     case Ops::AND: return bin("&");
@@ -398,7 +398,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
       }
       case Ops::INDEX: {
         const std::string& idx = get(u.src[1]);
-        r[&u] = index(get(u.src[0]), idx, u.src[1]->op == Ops::ADD);
+        r[&u] = index(get(u.src[0]), idx, u.src[1]->op == Ops::ADD, u.src[1]->dtype);
         break;
       }
       case Ops::LOAD: {

@@ -31,12 +31,14 @@ class CStyleLanguage {
   virtual std::string bitcast(const UOp& u, const std::string& x) const = 0;
   // bool operands of AND/OR/XOR (C: the int ops work on _Bool)
   virtual std::string bool_op(Ops op, const std::vector<std::string>& s) const;
+  // a < b of operands of dtype dt (CMPLT)
+  virtual std::string less_than(DType dt, const std::string& a, const std::string& b) const { return "(" + a + "<" + b + ")"; }
   // whether C's integer promotion applies (narrow ints and half computed wider: results are cast back)
   virtual bool promotes_narrow() const { return true; }
 
   // ---- memory
   // the access expression of INDEX(buf, idx): C "(data0_4+idx)" (a pointer), GLSL "data0_4[idx]" (an lvalue)
-  virtual std::string index(const std::string& buf, const std::string& idx, bool idx_is_add) const = 0;
+  virtual std::string index(const std::string& buf, const std::string& idx, bool idx_is_add, DType idx_dtype) const = 0;
   virtual std::string deref(const std::string& access) const = 0;  // the value at an access
   // a loaded value of a buffer of dtype dt, and a value to store into one (GLSL keeps bool as uint8_t)
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }

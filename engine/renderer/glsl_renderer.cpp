@@ -95,11 +95,23 @@ class GlslLanguage final : public CStyleLanguage {
     if (is(from, dtypes::float16)) return std::string(is_unsigned(to) || to == dtypes::bfloat16 ? "float16BitsToUint16(" : "float16BitsToInt16(") + x + ")";
     return glsl_type(to) + "(" + x + ")";  // integers of one width (bfloat16 is its uint16 bits)
   }
+  // signed 64-bit a < b as an unsigned compare with the sign bits flipped: lavapipe (Mesa 22.3, LLVM 15) gets
+  // int64_t(int) < small positive constant wrong (1 < 2l is false there); the unsigned form is right everywhere
+  std::string less_than(DType dt, const std::string& a, const std::string& b) const override {
+    if (is_int(dt) && !is_unsigned(dt) && strong(dt)->bitsize == 64)
+      return "((uint64_t(" + a + ")^0x8000000000000000ul)<(uint64_t(" + b + ")^0x8000000000000000ul))";
+    return "(" + a + "<" + b + ")";
+  }
   std::string bool_op(Ops op, const std::vector<std::string>& s) const override {
     const char* o = op == Ops::AND ? "&&" : op == Ops::OR ? "||" : "^^";
     return "(" + s[0] + o + s[1] + ")";
   }
-  std::string index(const std::string& buf, const std::string& idx, bool) const override { return buf + "[" + strip_parens(idx) + "]"; }
+  // GLSL subscripts are 32-bit: a 64-bit index (its math may pass 2^31, the element index never does: one binding
+  // holds at most maxStorageBufferRange bytes) is narrowed at the access
+  std::string index(const std::string& buf, const std::string& idx, bool, DType idx_dtype) const override {
+    if (idx_dtype && idx_dtype->bitsize == 64) return buf + "[int(" + strip_parens(idx) + ")]";
+    return buf + "[" + strip_parens(idx) + "]";
+  }
   std::string deref(const std::string& access) const override { return access; }
   std::string load_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "bool(" + v + ")" : v; }
   std::string store_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "uint8_t(" + v + ")" : v; }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "engine/device/device.h"
@@ -72,7 +73,25 @@ class VulkanDevice final : public Device {
     b->size = size;
     if (size < 0 || (dt->itemsize() && static_cast<uint64_t>(size) > UINT64_MAX / dt->itemsize()))
       throw Error("a buffer of " + std::to_string(size) + " " + dt->name + " elements is too large for " + name(), Error::Kind::Overflow);
-    b->handle = std::make_shared<DeviceBuffer>(ctx().alloc(b->nbytes()));
+    // the reference's LRU reuse, as on the host: a freed buffer of the same size is handed back as it is (so
+    // Tensor.empty is not zeroed, and repeated realizes do not allocate)
+    DeviceBuffer db;
+    {
+      std::lock_guard lk(mu_);
+      auto& v = free_[b->nbytes()];
+      if (!v.empty()) {
+        db = v.back();
+        v.pop_back();
+      }
+    }
+    if (!db) db = ctx().alloc(b->nbytes());
+    b->handle = std::shared_ptr<DeviceBuffer>(new DeviceBuffer(db), [this, n = b->nbytes()](DeviceBuffer* p) {
+      {
+        std::lock_guard lk(mu_);
+        free_[n].push_back(*p);
+      }
+      delete p;
+    });
     return b;
   }
   void copy_in(Buffer& dst, const void* src, size_t bytes) override {
@@ -90,6 +109,7 @@ class VulkanDevice final : public Device {
     if (info_.int64) features.push_back("int64");
     if (info_.float64) features.push_back("float64");
     check_glsl_dtypes(spec, features, name());
+    check_loop_limit(spec);
     auto e = std::make_shared<VkExecutable>();
     SpirvBinary spirv = ctx().compile_glsl(spec.src, spec.name);
     e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), push_bytes(spec));
@@ -120,6 +140,25 @@ class VulkanDevice final : public Device {
   }
 
  private:
+  // lavapipe (Mesa's llvmpipe driver) stops an invocation after 65,535 loop iterations in all (its loop limiter)
+  // and drops the rest of its work without an error: such a kernel is refused rather than run wrong
+  void check_loop_limit(const ProgramSpec& spec) const {
+    if (info_.driver_name != "llvmpipe") return;
+    constexpr double kLimit = 65535;
+    double total = 0;
+    std::vector<double> trips{1};
+    for (auto& u : spec.lowered->src) {
+      if (u->op == Ops::RANGE) {
+        trips.push_back(trips.back() * static_cast<double>(std::max<int64_t>(u->src[0]->vmax(), 0)));
+        total += trips.back();
+      } else if (u->op == Ops::END && trips.size() > 1) {
+        trips.pop_back();
+      }
+    }
+    if (total > kLimit)
+      throw Error("kernel " + spec.name + " runs " + std::to_string(static_cast<long long>(total)) + " loop iterations in one invocation; " +
+                  name() + " (" + info_.driver_name + ") stops an invocation after 65535 and would return wrong data");
+  }
   static uint32_t push_bytes(const ProgramSpec& spec) {
     if (spec.vars.empty()) return 0;
     // the last Variable's width: its PARAM's dtype in the program
@@ -147,6 +186,7 @@ class VulkanDevice final : public Device {
   DeviceOptions options_;
   std::mutex mu_;
   std::shared_ptr<Context> ctx_;
+  std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
 };
 
 }  // namespace
