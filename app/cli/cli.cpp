@@ -41,7 +41,8 @@ constexpr const char* kUsage =
     "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
     "  bench [--quick]     the benchmark table against this machine's measured limits\n"
     "  devices [--json]    every device DEV can name, with its renderer, memory and limits\n"
-    "  asm --lang c|llvm FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source\n"
+    "  asm --lang c|llvm|glsl FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source, or\n"
+    "                      the SPIR-V (disassembled) of a Vulkan kernel's GLSL\n"
     "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
     "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\"}\n"
     "  --help              this text\n"
@@ -284,7 +285,7 @@ int cmd_devices(const std::vector<std::string>& a) {
   return 0;
 }
 
-// asm --lang c|llvm FILE
+// asm --lang c|llvm|glsl FILE (glsl: the SPIR-V glslang makes of it, disassembled)
 int cmd_asm(const std::vector<std::string>& a) {
   std::string lang = "c", file;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -301,7 +302,8 @@ int cmd_asm(const std::vector<std::string>& a) {
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) src.append(buf, n);
   std::fclose(f);
   try {
-    std::string text = ts::cpu::assembly(lang == "llvm" ? ts::cpu::SourceKind::LlvmIr : ts::cpu::SourceKind::C, src);
+    std::string text = lang == "glsl" ? ts::vk::glsl_assembly(src, file)
+                                      : ts::cpu::assembly(lang == "llvm" ? ts::cpu::SourceKind::LlvmIr : ts::cpu::SourceKind::C, src);
     std::fputs(text.c_str(), stdout);
     return 0;
   } catch (const std::exception& e) {

@@ -817,7 +817,7 @@ void MainWindow::disassemble(const QString& key, const QString& lang, const QStr
     p->deleteLater();
     file->deleteLater();
   });
-  p->start(controller_->program(), {QStringLiteral("asm"), QStringLiteral("--lang"), lang == "llvm" ? lang : QStringLiteral("c"), file->fileName()});
+  p->start(controller_->program(), {QStringLiteral("asm"), QStringLiteral("--lang"), lang == "llvm" || lang == "glsl" ? lang : QStringLiteral("c"), file->fileName()});
 }
 
 }  // namespace tsgui

@@ -136,6 +136,7 @@ constexpr int kMaxInlineDepth = 64;
 // ---- default hooks ----------------------------------------------------------------------------------
 
 std::string CStyleLanguage::bool_op(Ops op, const std::vector<std::string>& s) const {
+  if (op != Ops::AND && op != Ops::OR && op != Ops::XOR) return {};  // C's int arithmetic on _Bool is right
   const char* o = op == Ops::AND ? "&" : op == Ops::OR ? "|" : "^";
   return "(" + s[0] + o + s[1] + ")";
 }
@@ -208,7 +209,10 @@ std::string CStyleLanguage::render_alu(Ops op, DType dt, const std::vector<std::
   bool fl = is_float(dt);
   if (!fl && int_divmod(op)) return render_int_divmod(op, dt, s, u);
   if (!fl && (op == Ops::SHL || op == Ops::SHR)) return render_shift(op, dt, s, u);
-  if (is_bool(dt) && (op == Ops::AND || op == Ops::OR || op == Ops::XOR)) return bool_op(op, s);
+  if (is_bool(dt)) {
+    std::string r = bool_op(op, s);
+    if (!r.empty()) return r;
+  }
   switch (op) {
     case Ops::ADD: return bin("+");
     case Ops::SUB: return bin("-");

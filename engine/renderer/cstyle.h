@@ -29,7 +29,7 @@ class CStyleLanguage {
   virtual std::string float_literal(const std::string& digits, DType dt) const = 0;  // "2147483648.0" of float/double
   virtual std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const = 0;  // EXP2 SQRT ...
   virtual std::string bitcast(const UOp& u, const std::string& x) const = 0;
-  // bool operands of AND/OR/XOR (C: the int ops work on _Bool)
+  // an op on bool operands, or "" for the generic rendering (C: only AND/OR/XOR, its int arithmetic on _Bool is right)
   virtual std::string bool_op(Ops op, const std::vector<std::string>& s) const;
   // a < b of operands of dtype dt (CMPLT)
   virtual std::string less_than(DType dt, const std::string& a, const std::string& b) const { return "(" + a + "<" + b + ")"; }

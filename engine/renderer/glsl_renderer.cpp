@@ -102,9 +102,15 @@ class GlslLanguage final : public CStyleLanguage {
       return "((uint64_t(" + a + ")^0x8000000000000000ul)<(uint64_t(" + b + ")^0x8000000000000000ul))";
     return "(" + a + "<" + b + ")";
   }
+  // GLSL has no arithmetic on bool: ADD and MAX are OR, MUL is AND, a<b is !a&&b (C's results stored back as bool)
   std::string bool_op(Ops op, const std::vector<std::string>& s) const override {
-    const char* o = op == Ops::AND ? "&&" : op == Ops::OR ? "||" : "^^";
-    return "(" + s[0] + o + s[1] + ")";
+    switch (op) {
+      case Ops::AND: case Ops::MUL: return "(" + s[0] + "&&" + s[1] + ")";
+      case Ops::OR: case Ops::ADD: case Ops::MAX: return "(" + s[0] + "||" + s[1] + ")";
+      case Ops::XOR: return "(" + s[0] + "^^" + s[1] + ")";
+      case Ops::CMPLT: return "((!" + s[0] + ")&&" + s[1] + ")";
+      default: return {};
+    }
   }
   // GLSL subscripts are 32-bit: a 64-bit index (its math may pass 2^31, the element index never does: one binding
   // holds at most maxStorageBufferRange bytes) is narrowed at the access
