@@ -51,7 +51,7 @@ std::set<std::string> g_seen_copies;
 
 Lang lang_of(const std::string& dev) {
   if (dev == "CPU:LLVM" || dev == "LLVM") return Lang::LLVM;
-  if (dev == "INTERP") return Lang::INTERP;
+  if (dev == "INTERP" || dev == "INTERP:GPU") return Lang::INTERP;
   return Lang::C;
 }
 
@@ -106,7 +106,8 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast) {
   if (realize_config().debug >= 5) std::printf("%s", render_graph(ast).c_str());
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
-    c->spec = to_program(ast, lang);
+    // INTERP:GPU: the interpreter on the reference's generic GPU renderer (its DEV=PYTHON)
+    c->spec = to_program(ast, lang, dev == "INTERP:GPU" ? gpu_opt_target() : cpu_opt_target());
     scope.rename(c->spec.colored_name);
     trace::record_program(c->spec, c->key);
   }
@@ -378,7 +379,7 @@ RealizeConfig& realize_config() {
 }
 
 const std::vector<std::string>& device_names() {
-  static const std::vector<std::string> names{"CPU", "CPU:LLVM", "INTERP"};
+  static const std::vector<std::string> names{"CPU", "CPU:LLVM", "INTERP", "INTERP:GPU"};
   return names;
 }
 
