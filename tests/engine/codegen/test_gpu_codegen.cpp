@@ -1,7 +1,10 @@
 // Tests for the GPU path of codegen (a target with locals: gpu_opt_target(), the reference's generic GPU renderer as
-// its DEV=PYTHON runs it): LOCAL / GROUP / GROUPTOP / NOLOCALS opts and their checks and kernel names with colours.
+// its DEV=PYTHON runs it): LOCAL / GROUP / GROUPTOP / NOLOCALS opts and their checks, kernel names with colours, the
+// two-phase group reduce through LOCAL memory, gidx/lidx launch dims (merged and split to fit the limits), implicit
+// barriers, the C/LLVM renderers refusing such programs, and the interpreter running them lane by lane.
 // Oracles: names, opts and launch dims as tinygrad a9069c1 reports them on DEV=PYTHON (tests/corpus-gpu and
-// programs recorded the same way, named in each test); numbers worked out by hand.
+// programs recorded the same way, named in each test); get_grouped_dims outputs printed by the reference's
+// codegen/gpudims.py; numbers worked out by hand.
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -42,6 +45,18 @@ std::string error_of(const std::function<void()>& f) {
   }
   return "no error";
 }
+int count_op(const ProgramSpec& p, Ops op) {
+  int n = 0;
+  for (auto& u : p.lowered->src) n += u->op == op;
+  return n;
+}
+std::vector<std::pair<std::string, int64_t>> specials(const ProgramSpec& p) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (auto& u : p.lowered->src)
+    if (u->op == Ops::SPECIAL) out.emplace_back(u->as<std::string>(), u->src[0]->const_int());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 std::vector<float> pattern(int n, int mul, int mod, float scale, float shift = 0) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = static_cast<float>((i * mul) % mod) * scale + shift;
@@ -67,11 +82,54 @@ UOpRef vecmat(int64_t K, int64_t N) {
   auto v = alu(Ops::MUL, k::idx(w, ri), k::idx(A, iadd(imul(ri, k::c(N)), rj)));
   return k::sink(k::end(k::store(o, rj, k::reduce(Ops::ADD, v, {ri})), {rj}));
 }
+// out = x.permute(3, 2, 1, 0) * 2 of a (2, 3, 4, 5) x: four output ranges no pair of which merges
+UOpRef ew_2345() {
+  auto o = k::param(0, 120), x = k::param(1, 120);
+  auto r0 = k::R(2, 0), r1 = k::R(3, 1), r2 = k::R(4, 2), r3 = k::R(5, 3);
+  auto in = iadd(iadd(iadd(imul(r0, k::c(60)), imul(r1, k::c(20))), imul(r2, k::c(5))), r3);
+  auto out = iadd(iadd(iadd(imul(r3, k::c(24)), imul(r2, k::c(6))), imul(r1, k::c(2))), r0);
+  return k::sink(k::end(k::store(o, out, alu(Ops::MUL, k::idx(x, in), uconst(dtypes::float32, 2.0))), {r0, r1, r2, r3}));
+}
+
 struct EnvGuard {
   const char* name;
   EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
   ~EnvGuard() { unsetenv(name); }
 };
+
+// evaluates index math over SPECIALs for the given values
+int64_t eval_with(const UOpRef& x, const std::map<std::string, int64_t>& vals) {
+  std::unordered_map<const UOp*, UOpRef> m;
+  for (auto& u : x->toposort())
+    if (u->op == Ops::SPECIAL) m[u.get()] = iconst(vals.at(u->as<std::string>()));
+  UOpRef v = simplify(substitute(x, m));
+  if (v->op != Ops::CONST) throw Error("not a constant: " + v->render());
+  return v->const_int();
+}
+
+// a LINEAR program by hand (srcs refer to earlier entries)
+struct Asm {
+  UOps ins;
+  UOpRef add(Ops op, DType dt, UOps src = {}, Arg arg = {}) {
+    ins.push_back(UOp::make(op, dt, std::move(src), std::move(arg)));
+    return ins.back();
+  }
+  ProgramSpec spec(const std::string& name, int num_buffers, Dims local) {
+    ProgramSpec p;
+    p.name = name;
+    p.num_buffers = num_buffers;
+    p.local_size = local;
+    p.lowered = UOp::make(Ops::LINEAR, dtypes::void_, ins);
+    return p;
+  }
+};
+UOpRef out_param(int64_t size) {
+  ParamArg pa;
+  pa.slot = 0;
+  pa.size = size;
+  pa.device = "CPU";
+  return UOp::make(Ops::PARAM, dtypes::float32, {}, pa);
+}
 
 }  // namespace
 
@@ -102,12 +160,19 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(t.name, std::string("E_3_2"));
     QCOMPARE(t.colored_name, colored_from("E", {{"3", "cyan"}, {"2", "cyan"}}));
     QCOMPARE(t.applied_opts, opts({"Opt(op=OptOps.LOCAL, axis=0, arg=3)", "Opt(op=OptOps.LOCAL, axis=0, arg=2)"}));
+    QCOMPARE(t.global_size, (Dims{1, 1, 1}));
+    QVERIFY(t.local_size.has_value());
+    QCOMPARE(*t.local_size, (Dims{3, 2, 1}));
+    QCOMPARE(specials(t), (std::vector<std::pair<std::string, int64_t>>{{"lidx0", 3}, {"lidx1", 2}}));
     std::vector<float> out(6), x{1, 2, 3, 4, 5, 6};
     run(t, {&out, &x});
     check_close(out, {1, 4, 2, 5, 3, 6});
 
     ProgramSpec s = gpu(k::seed_add());
     QCOMPARE(s.colored_name, colored_from("E", {{"4", "yellow"}}));
+    QCOMPARE(s.global_size, (Dims{1, 1, 1}));
+    QCOMPARE(*s.local_size, (Dims{1, 1, 1}));  // no lidx: one lane per work-group, as the reference's ProgramInfo
+    QCOMPARE(count_op(s, Ops::SPECIAL), 0);
 
     ProgramSpec f = gpu(k::softmax_final_3x4());
     QCOMPARE(f.colored_name, colored_from("E", {{"3", "cyan"}, {"4", "yellow"}}));
@@ -122,6 +187,8 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)", "Opt(op=OptOps.UPCAST, axis=0, arg=4)",
                                    "Opt(op=OptOps.UNROLL, axis=0, arg=4)", "Opt(op=OptOps.LOCAL, axis=0, arg=8)",
                                    "Opt(op=OptOps.LOCAL, axis=1, arg=16)"}));
+    QCOMPARE(p.global_size, (Dims{2, 1, 1}));
+    QCOMPARE(*p.local_size, (Dims{8, 16, 1}));
     std::vector<float> a = pattern(64 * 64, 7, 5, 0.5f, -1), b = pattern(64 * 64, 3, 7, 0.25f), out(64 * 64);
     run(p, {&out, &a, &b});
     std::vector<float> want(64 * 64);
@@ -141,6 +208,21 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(t.name, std::string("r_16_256"));
     QCOMPARE(t.colored_name, colored_from("r", {{"16", "RED"}, {"256", "red"}}));
     QCOMPARE(t.applied_opts, opts({"Opt(op=OptOps.GROUPTOP, axis=0, arg=16)"}));
+    QCOMPARE(t.global_size, (Dims{1, 1, 1}));
+    QCOMPARE(*t.local_size, (Dims{16, 1, 1}));
+    QCOMPARE(count_op(t, Ops::BUFFER), 1);
+    QCOMPARE(count_op(t, Ops::BARRIER), 1);
+    for (auto& u : t.lowered->src)
+      if (u->op == Ops::BUFFER) {
+        QCOMPARE(u->as<ParamArg>().addrspace, AddrSpace::LOCAL);
+        QCOMPARE(u->as<ParamArg>().size, int64_t{16});
+      }
+    // the global store is gated to lane 0 of the group
+    bool gated = false;
+    for (auto& u : t.lowered->src)
+      if (u->op == Ops::STORE && u->src[0]->op == Ops::INDEX && u->src[0]->src[0]->op == Ops::PARAM)
+        gated = u->src[0]->src.size() == 3 && u->src[0]->src[2]->op == Ops::CMPEQ && u->src[0]->src[2]->src[0]->op == Ops::SPECIAL;
+    QVERIFY(gated);
     std::vector<float> x(4096), out(1);
     double want = 0;
     for (int i = 0; i < 4096; ++i) want += x[i] = static_cast<float>((i * 29) % 31);
@@ -149,6 +231,8 @@ class TestGpuCodegen : public QObject {
 
     ProgramSpec r = gpu(row_sum(8, 512));
     QCOMPARE(r.colored_name, colored_from("r", {{"8", "blue"}, {"16", "RED"}, {"32", "red"}}));
+    QCOMPARE(r.global_size, (Dims{8, 1, 1}));
+    QCOMPARE(*r.local_size, (Dims{16, 1, 1}));
     std::vector<float> m = pattern(8 * 512, 13, 17, 1.0f), rs(8), wr(8, 0);
     for (int i = 0; i < 8 * 512; ++i) wr[i / 512] += m[i];
     run(r, {&rs, &m});
@@ -165,6 +249,8 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(p.colored_name, colored_from("r", {{"2", "blue"}, {"8", "RED"}, {"4", "cyan"}, {"4", "yellow"}, {"8", "red"}}));
     QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.GROUP, axis=0, arg=8)", "Opt(op=OptOps.LOCAL, axis=0, arg=4)",
                                    "Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
+    QCOMPARE(p.global_size, (Dims{2, 1, 1}));
+    QCOMPARE(*p.local_size, (Dims{8, 4, 1}));
     std::vector<float> w = pattern(64, 3, 5, 1.0f / 3), A = pattern(64 * 32, 7, 11, 0.25f), out(32), want(32, 0);
     for (int i = 0; i < 64; ++i)
       for (int j = 0; j < 32; ++j) want[j] += w[i] * A[i * 32 + j];
@@ -212,7 +298,8 @@ class TestGpuCodegen : public QObject {
     QCOMPARE((Opt{OptOps::NOLOCALS, 0, 0}.str()), std::string("Opt(op=OptOps.NOLOCALS, axis=None, arg=None)"));
   }
 
-  // NOLOCALS=1 (recorded from the reference's to_program on DEV=PYTHON): E_3_4 with the global axis BLUE
+  // NOLOCALS=1 (recorded from the reference's to_program on DEV=PYTHON): E_3_4 with the global axis BLUE, idx0
+  // specials, no local size; the global size then counts invocations
   void nolocals() {
     EnvGuard nl("NOLOCALS", "1");
     auto o = k::param(0, 12), a = k::param(1, 12), b = k::param(2, 4);
@@ -222,11 +309,272 @@ class TestGpuCodegen : public QObject {
     ProgramSpec p = gpu(ast);
     QCOMPARE(p.colored_name, colored_from("E", {{"3", "BLUE"}, {"4", "yellow"}}));
     QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)", "Opt(op=OptOps.NOLOCALS, axis=None, arg=None)"}));
+    QCOMPARE(p.global_size, (Dims{3, 1, 1}));
+    QVERIFY(!p.local_size.has_value());
+    QCOMPARE(specials(p), (std::vector<std::pair<std::string, int64_t>>{{"idx0", 3}}));
     std::vector<float> av = pattern(12, 1, 12, 1.0f), bv{10, 20, 30, 40}, out(12);
     run(p, {&out, &av, &bv});
     check_close(out, {10, 21, 32, 43, 14, 25, 36, 47, 18, 29, 40, 51});
     // every global axis is BLUE under NOLOCALS
     QCOMPARE(gpu(k::ew_2x4()).colored_name, colored_from("E", {{"2", "BLUE"}, {"4", "yellow"}}));
+  }
+
+  // the reference's get_grouped_dims (codegen/gpudims.py), its outputs printed for each case
+  void grouped_dims() {
+    struct Case {
+      std::string prefix;
+      std::vector<int64_t> dims;
+      Dims max;
+      bool reverse;
+      std::vector<std::pair<std::string, int64_t>> specials;
+      std::function<std::vector<int64_t>(const std::map<std::string, int64_t>&)> expect;
+    };
+    std::vector<Case> cases = {
+        {"gidx", {2, 3, 4, 5}, {16, 16, 16}, false, {{"gidx0", 6}, {"gidx1", 4}, {"gidx2", 5}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx0") / 3, v.at("gidx0") % 3, v.at("gidx1"), v.at("gidx2")}; }},
+        {"gidx", {2, 3, 4, 5}, {16, 16, 16}, true, {{"gidx0", 5}, {"gidx1", 12}, {"gidx2", 2}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx2"), v.at("gidx1") % 3, v.at("gidx1") / 3, v.at("gidx0")}; }},
+        {"gidx", {64}, {16, 16, 16}, false, {{"gidx0", 16}, {"gidx1", 4}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx1") + v.at("gidx0") * 4}; }},
+        {"gidx", {100}, {8, 8, 8}, false, {{"gidx0", 5}, {"gidx1", 5}, {"gidx2", 4}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx2") + v.at("gidx0") * 20 + v.at("gidx1") * 4}; }},
+        {"lidx", {6, 20}, {4, 64, 64}, false, {{"lidx0", 3}, {"lidx1", 40}},
+         [](auto& v) { return std::vector<int64_t>{v.at("lidx0") * 2 + v.at("lidx1") / 20, v.at("lidx1") % 20}; }},
+        {"gidx", {3, 5, 7}, {1024, 1024, 1024}, true, {{"gidx0", 7}, {"gidx1", 5}, {"gidx2", 3}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx2"), v.at("gidx1"), v.at("gidx0")}; }},
+        {"lidx", {32, 4}, {16, 16, 16}, false, {{"lidx0", 16}, {"lidx1", 8}},
+         [](auto& v) { return std::vector<int64_t>{v.at("lidx0") * 2 + v.at("lidx1") / 4, v.at("lidx1") % 4}; }},
+        {"gidx", {4, 6}, {8, 3, 8}, true, {{"gidx0", 6}, {"gidx1", 2}, {"gidx2", 2}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx2") + v.at("gidx1") * 2, v.at("gidx0")}; }},
+        {"gidx", {1001}, {16, 16, 16}, true, {{"gidx0", 13}, {"gidx1", 11}, {"gidx2", 7}},
+         [](auto& v) { return std::vector<int64_t>{v.at("gidx2") + v.at("gidx0") * 77 + v.at("gidx1") * 7}; }},
+    };
+    for (auto& c : cases) {
+      UOps dims;
+      for (int64_t d : c.dims) dims.push_back(iconst(d));
+      auto idxs = get_grouped_dims(c.prefix, dims, c.max, c.reverse);
+      QCOMPARE(idxs.size(), c.dims.size());
+      std::map<std::string, int64_t> sizes;
+      for (auto& x : idxs)
+        for (auto& u : x->toposort())
+          if (u->op == Ops::SPECIAL) sizes[u->as<std::string>()] = u->src[0]->const_int();
+      const std::vector<std::pair<std::string, int64_t>> got(sizes.begin(), sizes.end());
+      QCOMPARE(got, c.specials);
+      // every launch index maps to the index the reference computes
+      std::vector<std::pair<std::string, int64_t>> sp = c.specials;
+      std::map<std::string, int64_t> v;
+      std::function<void(size_t)> walk = [&](size_t k) {
+        if (k == sp.size()) {
+          auto want = c.expect(v);
+          for (size_t i = 0; i < idxs.size(); ++i)
+            if (eval_with(idxs[i], v) != want[i]) QFAIL(qPrintable(QString("%1 dim %2 differs").arg(QString::fromStdString(c.prefix)).arg(i)));
+          return;
+        }
+        for (int64_t x = 0; x < sp[k].second; ++x) {
+          v[sp[k].first] = x;
+          walk(k + 1);
+        }
+      };
+      walk(0);
+    }
+    // a prime over the limit cannot be split (the reference's RuntimeError)
+    std::string e = error_of([] { get_grouped_dims("gidx", {iconst(7)}, {4, 4, 4}, false); });
+    QVERIFY2(e.find("cannot limit dim (7,), (4, 4, 4)") != std::string::npos, e.c_str());
+  }
+
+  // whole kernels whose launch dims do not fit: four global dims merged into three, one dim over global_max split
+  // across three, results checked element by element
+  void launch_dims_merge_and_split() {
+    {
+      EnvGuard noopt("NOOPT", "1");
+      ProgramSpec p = gpu(ew_2345());
+      QCOMPARE(p.colored_name, colored_from("E", {{"2", "blue"}, {"3", "blue"}, {"4", "blue"}, {"5", "blue"}}));
+      QCOMPARE(p.global_size, (Dims{20, 3, 2}));  // (5, 4) merged: gidx0 = 20
+      std::vector<float> x = pattern(120, 1, 120, 1.0f), out(120);
+      run(p, {&out, &x});
+      std::vector<float> want(120);
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 3; ++b)
+          for (int c = 0; c < 4; ++c)
+            for (int d = 0; d < 5; ++d) want[d * 24 + c * 6 + b * 2 + a] = 2.0f * x[a * 60 + b * 20 + c * 5 + d];
+      check_close(out, want);
+    }
+    OptTarget t = gpu_opt_target();
+    t.global_max = {16, 16, 16};
+    auto o = k::param(0, 1001), x = k::param(1, 1001);
+    auto r0 = k::R(1001, 0);
+    ProgramSpec p = gpu(k::sink(k::end(k::store(o, r0, alu(Ops::ADD, k::idx(x, r0), uconst(dtypes::float32, 1.0))), {r0})), t);
+    QCOMPARE(p.colored_name, colored_from("E", {{"1001", "blue"}}));
+    QCOMPARE(p.global_size, (Dims{13, 11, 7}));
+    std::vector<float> xv = pattern(1001, 1, 1001, 1.0f), out(1001, -1);
+    run(p, {&out, &xv});
+    for (int i = 0; i < 1001; ++i) QCOMPARE(out[i], xv[i] + 1);
+    // a dim that cannot be split is an error naming it
+    t.global_max = {4, 4, 4};
+    auto o7 = k::param(0, 7), x7 = k::param(1, 7);
+    auto r7 = k::R(7, 0);
+    std::string e = error_of([&] { gpu(k::sink(k::end(k::store(o7, r7, k::idx(x7, r7)), {r7})), t); });
+    QVERIFY2(e.find("cannot limit dim (7,)") != std::string::npos, e.c_str());
+  }
+
+  // a symbolic global dim: the SPECIAL's size is the Variable, launch_dims evaluates it
+  void symbolic_launch_dims() {
+    ParamArg pa;
+    pa.slot = -1;
+    pa.name = "n";
+    pa.vmin = 1;
+    pa.vmax = 10;
+    pa.addrspace = AddrSpace::ALU;
+    auto n = UOp::make(Ops::PARAM, dtypes::weakint, {}, pa);
+    auto o = k::param(0, 10), x = k::param(1, 10);
+    auto r0 = UOp::make(Ops::RANGE, dtypes::weakint, {n}, RangeArg{0, AxisType::WEAK});
+    ProgramSpec p = gpu(k::sink(k::end(k::store(o, r0, alu(Ops::MUL, k::idx(x, r0), uconst(dtypes::float32, 3.0))), {r0})));
+    QCOMPARE(p.colored_name, colored_from("E", {{"n", "blue"}}));
+    QCOMPARE(p.vars, std::vector<std::string>{"n"});
+    QCOMPARE(p.global_size, (Dims{10, 1, 1}));  // its largest value
+    std::vector<int64_t> vars{7};
+    QCOMPARE(launch_dims(p, vars).global_size, (Dims{7, 1, 1}));
+    std::vector<float> xv = pattern(10, 1, 10, 1.0f), out(10, -1);
+    run(p, {&out, &xv}, {7});
+    check_close(out, {0, 3, 6, 9, 12, 15, 18, -1, -1, -1});
+  }
+
+  // pm_implicit_barriers on hand-built graphs: a read of LOCAL memory after LOCAL stores waits on a BARRIER (RAW);
+  // a loop body that stores and loads LOCAL memory ends with one (WAR); no barrier without LOCAL stores
+  void barrier_placement() {
+    ParamArg la;
+    la.slot = 0;
+    la.size = 4;
+    la.addrspace = AddrSpace::LOCAL;
+    auto buf = UOp::make(Ops::BUFFER, dtypes::float32, {}, la);
+    auto lid = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, 4)}, std::string("lidx0"));
+    auto st = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {buf, lid}), uconst(dtypes::float32, 1.0)});
+    auto after = UOp::make(Ops::AFTER, dtypes::float32, {buf, st});
+    auto rd = UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, dtypes::float32, {after, uconst_int(dtypes::int32, 0)})});
+    auto o = out_param(4);
+    auto gst = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), rd});
+    auto sink = UOp::make(Ops::SINK, dtypes::void_, {gst});
+    UOpRef res = graph_rewrite(sink, pm_implicit_barriers(), nullptr, "test barriers");
+    int barriers = 0;
+    for (auto& u : res->toposort())
+      if (u->op == Ops::BARRIER) {
+        ++barriers;
+        QCOMPARE(u->src.size(), size_t{1});
+        QCOMPARE(u->src[0], st);  // it waits for the LOCAL store
+      }
+    QCOMPARE(barriers, 1);
+    QCOMPARE(graph_rewrite(res, pm_implicit_barriers(), nullptr, "again"), res);  // idempotent
+    // WAR: for r in 0..3: local[lid] = r; out[lid] += local[(lid+1)%4] -- the next iteration's store must wait
+    auto r = urange(4, 0, AxisType::REDUCE);
+    auto rc = ucast(r, dtypes::float32);
+    auto st2 = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {buf, lid}), rc});
+    auto ld2 = UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, dtypes::float32, {UOp::make(Ops::AFTER, dtypes::float32, {buf, st2}), lid})});
+    auto body = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), ld2});
+    auto loop = UOp::make(Ops::END, dtypes::void_, {body, r});
+    UOpRef war = graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, {loop}), pm_implicit_barriers(), nullptr, "test war");
+    const UOpRef& end = war->src[0];
+    QCOMPARE(end->op, Ops::END);
+    QCOMPARE(end->src[0]->op, Ops::BARRIER);
+    bool waits_for_load = false;
+    for (size_t i = 1; i < end->src[0]->src.size(); ++i) waits_for_load = waits_for_load || end->src[0]->src[i]->op == Ops::LOAD;
+    QVERIFY(waits_for_load);
+    // global memory needs none
+    auto g2 = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), rc});
+    auto gl = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::END, dtypes::void_, {g2, r})});
+    QCOMPARE(graph_rewrite(gl, pm_implicit_barriers(), nullptr, "none"), gl);
+  }
+
+  // the lowered group reduce: the LOCAL store, then the barrier, then the loads of the partials
+  void group_reduce_program_order() {
+    ProgramSpec t = gpu(total_sum(4096));
+    int local_store = -1, barrier = -1, first_local_load = -1;
+    for (size_t i = 0; i < t.lowered->src.size(); ++i) {
+      const UOpRef& u = t.lowered->src[i];
+      auto is_local = [&](const UOpRef& x) {
+        const UOp* b = x.get();
+        while (b->op == Ops::INDEX || b->op == Ops::AFTER) b = b->src[0].get();
+        return b->op == Ops::BUFFER;
+      };
+      if (u->op == Ops::STORE && u->src[0]->op == Ops::INDEX && is_local(u->src[0])) local_store = static_cast<int>(i);
+      if (u->op == Ops::BARRIER) barrier = static_cast<int>(i);
+      if (u->op == Ops::LOAD && u->src[0]->op == Ops::INDEX && is_local(u->src[0]) && first_local_load < 0) first_local_load = static_cast<int>(i);
+    }
+    QVERIFY2(local_store >= 0 && local_store < barrier && barrier < first_local_load, t.src.c_str());
+  }
+
+  // the CPU renderers refuse GPU programs with an error naming the kernel and the op
+  void cpu_renderers_refuse_gpu_programs() {
+    for (Lang l : {Lang::C, Lang::LLVM}) {
+      std::string e = error_of([&] { to_program(total_sum(4096), l, gpu_opt_target()); });
+      QVERIFY2(e.find("renderer is a CPU renderer: kernel r_16_256 has") != std::string::npos, e.c_str());
+      e = error_of([&] { to_program(k::transpose_3x2(), l, gpu_opt_target()); });
+      QVERIFY2(e.find("kernel E_3_2 has SPECIAL lidx") != std::string::npos, e.c_str());
+    }
+    // the same kernels on the CPU target still render
+    QVERIFY(!to_program(total_sum(4096), Lang::C).src.empty());
+  }
+
+  // lanes share LOCAL memory and wait for each other at a barrier: lane i writes 10*i, then reads lane i+1's value
+  void interpreter_barriers_and_local_memory() {
+    Asm a;
+    auto o = a.add(Ops::PARAM, dtypes::float32, {}, out_param(4)->arg);
+    ParamArg la;
+    la.slot = 0;
+    la.size = 4;
+    la.addrspace = AddrSpace::LOCAL;
+    auto buf = a.add(Ops::BUFFER, dtypes::float32, {}, la);
+    auto four = a.add(Ops::CONST, dtypes::int32, {}, int64_t{4});
+    auto lid = a.add(Ops::SPECIAL, dtypes::int32, {four}, std::string("lidx0"));
+    auto ten = a.add(Ops::CONST, dtypes::float32, {}, 10.0);
+    auto one = a.add(Ops::CONST, dtypes::int32, {}, int64_t{1});
+    auto li = a.add(Ops::INDEX, dtypes::float32, {buf, lid});
+    auto val = a.add(Ops::MUL, dtypes::float32, {a.add(Ops::CAST, dtypes::float32, {lid}), ten});
+    auto st = a.add(Ops::STORE, dtypes::void_, {li, val});
+    a.add(Ops::BARRIER, dtypes::void_, {st});
+    auto next = a.add(Ops::FLOORMOD, dtypes::int32, {a.add(Ops::ADD, dtypes::int32, {lid, one}), four});
+    auto ld = a.add(Ops::LOAD, dtypes::float32, {a.add(Ops::INDEX, dtypes::float32, {buf, next})});
+    a.add(Ops::STORE, dtypes::void_, {a.add(Ops::INDEX, dtypes::float32, {o, lid}), ld});
+    ProgramSpec p = a.spec("exchange", 1, {4, 1, 1});
+    std::vector<float> out(4, -1);
+    run(p, {&out});
+    check_close(out, {10, 20, 30, 0});
+
+    // LOCAL memory is bounds-checked like buffers
+    Asm b;
+    auto bo = b.add(Ops::PARAM, dtypes::float32, {}, out_param(4)->arg);
+    auto bb = b.add(Ops::BUFFER, dtypes::float32, {}, la);
+    auto bf = b.add(Ops::CONST, dtypes::int32, {}, int64_t{4});
+    auto bl = b.add(Ops::SPECIAL, dtypes::int32, {bf}, std::string("lidx0"));
+    auto b2 = b.add(Ops::CONST, dtypes::int32, {}, int64_t{2});
+    auto bld = b.add(Ops::LOAD, dtypes::float32, {b.add(Ops::INDEX, dtypes::float32, {bb, b.add(Ops::ADD, dtypes::int32, {bl, b2})})});
+    b.add(Ops::STORE, dtypes::void_, {b.add(Ops::INDEX, dtypes::float32, {bo, bl}), bld});
+    std::string e = error_of([&] { run(b.spec("peek", 1, {4, 1, 1}), {&out}); });
+    QVERIFY2(e.find("kernel peek reads local0_4[4], outside its 4 elements") != std::string::npos, e.c_str());
+  }
+
+  // a lane that finishes while others wait at a barrier is an error naming the kernel: lane l loops l+1 times
+  // around a barrier, so lane 0 ends while lanes 1..3 wait at the second one
+  void interpreter_barrier_divergence() {
+    auto program = [](bool per_lane_trip_count) {
+      Asm a;
+      auto o = a.add(Ops::PARAM, dtypes::float32, {}, out_param(4)->arg);
+      auto four = a.add(Ops::CONST, dtypes::int32, {}, int64_t{4});
+      auto lid = a.add(Ops::SPECIAL, dtypes::int32, {four}, std::string("lidx0"));
+      auto one = a.add(Ops::CONST, dtypes::int32, {}, int64_t{1});
+      auto n = per_lane_trip_count ? a.add(Ops::ADD, dtypes::int32, {lid, one}) : a.add(Ops::CONST, dtypes::int32, {}, int64_t{3});
+      auto r = a.add(Ops::RANGE, dtypes::int32, {n}, RangeArg{0, AxisType::LOOP});
+      auto bar = a.add(Ops::BARRIER, dtypes::void_, {r});
+      a.add(Ops::END, dtypes::void_, {bar, r});
+      a.add(Ops::STORE, dtypes::void_, {a.add(Ops::INDEX, dtypes::float32, {o, lid}), a.add(Ops::CAST, dtypes::float32, {lid})});
+      return a.spec("divergent", 1, {4, 1, 1});
+    };
+    std::vector<float> out(4, -1);
+    std::string e = error_of([&] { run(program(true), {&out}); });
+    QVERIFY2(e.find("barrier divergence in kernel divergent") != std::string::npos && e.find("lane 0 finished while lane 1 waits") != std::string::npos,
+             e.c_str());
+    // the same barrier in a loop every lane runs 3 times is fine
+    run(program(false), {&out});
+    check_close(out, {0, 1, 2, 3});
   }
 };
 
