@@ -35,7 +35,7 @@ test: build
 bench: build
 	./$(BUILD)/tinyscope bench
 
-# random-program fuzzer: FUZZ_COUNT programs from seed FUZZ_SEED on CPU, CPU:LLVM and INTERP (FUZZ_TIMEOUT s each)
+# random-program fuzzer: FUZZ_COUNT programs from seed FUZZ_SEED on CPU, CPU:LLVM, INTERP and INTERP:GPU (FUZZ_TIMEOUT s each)
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 10000
 fuzz: build

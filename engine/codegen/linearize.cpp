@@ -9,15 +9,17 @@
 
 #include "engine/codegen/opt.h"
 #include "engine/uop/error.h"
+#include "engine/uop/rewrite.h"
+#include "engine/uop/symbolic.h"
 
 namespace ts {
 
 namespace {
 bool is_virtual(Ops op) { return op == Ops::GROUP || op == Ops::AFTER || op == Ops::NOOP; }
-bool is_effect(Ops op) { return op == Ops::STORE || op == Ops::DEFINE_ACC; }
+bool is_effect(Ops op) { return op == Ops::STORE || op == Ops::DEFINE_ACC || op == Ops::BARRIER; }
 int priority(Ops op) {
   switch (op) {
-    case Ops::PARAM: return 0;
+    case Ops::PARAM: case Ops::BUFFER: case Ops::SPECIAL: return 0;
     case Ops::CONST: return 1;
     case Ops::DEFINE_ACC: return 2;
     case Ops::LOAD: return 3;
@@ -182,6 +184,10 @@ const UOp* base_param(const UOp* u) {
   while (!u->src.empty() && u->op != Ops::PARAM) u = u->src[0].get();
   return u->op == Ops::PARAM ? u : nullptr;
 }
+const UOp* local_buffer(const UOp* u) {
+  while (!u->src.empty() && u->op != Ops::BUFFER && u->op != Ops::PARAM) u = u->src[0].get();
+  return u->op == Ops::BUFFER && u->as<ParamArg>().addrspace == AddrSpace::LOCAL ? u : nullptr;
+}
 double trip_count(const UOpRef& size) {
   if (size->op == Ops::CONST) return static_cast<double>(size->const_int());
   return static_cast<double>(size->vmax());  // symbolic size: its upper bound
@@ -202,7 +208,9 @@ Estimates estimate(const UOpRef& linear) {
   std::vector<double> mult_stack;
   std::map<std::pair<const UOp*, Ops>, double> mem;
   for (auto& u : linear->src) {
-    if (u->op == Ops::LOAD || u->op == Ops::STORE) {
+    if ((u->op == Ops::LOAD || u->op == Ops::STORE) && local_buffer(u.get())) {
+      e.lds += (u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype)->itemsize() * mults;  // LOCAL memory: moved, not unique bytes
+    } else if (u->op == Ops::LOAD || u->op == Ops::STORE) {
       if (const UOp* buf = base_param(u.get())) {
         DType dt = u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype;
         double& m = mem[{buf, u->op}];
@@ -216,6 +224,8 @@ Estimates estimate(const UOpRef& linear) {
     } else if (u->op == Ops::END) {
       mults = mult_stack.back();
       mult_stack.pop_back();
+    } else if (u->op == Ops::SPECIAL) {
+      mults *= trip_count(u->src[0]);  // every lane of every work-group runs what follows
     } else if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU && u->as<ParamArg>().name == "core_id") {
       mults *= static_cast<double>(u->as<ParamArg>().vmax + 1);
     } else if (group::alu(u->op) && !excluded.count(u.get())) {
@@ -224,6 +234,72 @@ Estimates estimate(const UOpRef& linear) {
   }
   for (auto& [k, v] : mem) e.mem += v;
   return e;
+}
+
+void require_cpu_program(const UOpRef& linear, std::string_view renderer, const std::string& kernel) {
+  for (auto& u : linear->src) {
+    std::string what;
+    if (u->op == Ops::SPECIAL) what = "SPECIAL " + u->as<std::string>() + " (a GPU launch dim)";
+    else if (u->op == Ops::BARRIER) what = "BARRIER (a work-group barrier)";
+    else if (u->op == Ops::BUFFER && u->as<ParamArg>().addrspace == AddrSpace::LOCAL) what = "a LOCAL buffer (work-group memory)";
+    if (!what.empty())
+      throw Error("the " + std::string(renderer) + " renderer is a CPU renderer: kernel " + kernel + " has " + what +
+                  "; it was optimized for a target with locals (run it on a GPU device or INTERP:GPU)");
+  }
+}
+
+namespace {
+// a launch dim's size for Variable values given by name (nullptr: its largest value)
+int64_t eval_size(const UOpRef& size, const ProgramSpec& p, const std::span<const int64_t>* vars) {
+  if (size->op == Ops::CONST) return size->const_int();
+  if (!vars) return size->vmax();
+  std::unordered_map<const UOp*, UOpRef> map;
+  for (auto& u : size->toposort()) {
+    if (!(u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU)) continue;
+    const std::string& name = u->as<ParamArg>().name;
+    auto it = std::find(p.vars.begin(), p.vars.end(), name);
+    if (it == p.vars.end() || static_cast<size_t>(it - p.vars.begin()) >= vars->size())
+      throw Error("kernel " + p.name + ": no value for Variable " + name + " of a launch dim");
+    map[u.get()] = uconst_int(u->dtype, (*vars)[static_cast<size_t>(it - p.vars.begin())]);
+  }
+  UOpRef v = simplify(substitute(size, map));
+  if (v->op != Ops::CONST) throw Error("kernel " + p.name + ": launch dim " + size->render() + " does not evaluate to a number");
+  return v->const_int();
+}
+LaunchDims eval_launch_dims(const ProgramSpec& p, const std::span<const int64_t>* vars) {
+  LaunchDims d;
+  if (p.local_size) d.local_size = std::array<int64_t, 3>{1, 1, 1};
+  if (!p.lowered) return d;
+  for (auto& u : p.lowered->src) {
+    if (u->op != Ops::SPECIAL) continue;
+    const std::string& name = u->as<std::string>();
+    int dim = name.empty() ? 0 : name.back() - '0';
+    if (dim < 0 || dim > 2) throw Error("kernel " + p.name + ": SPECIAL " + name + " names no launch dim");
+    int64_t v = eval_size(u->src[0], p, vars);
+    if (name.rfind("lidx", 0) == 0) {
+      if (d.local_size) (*d.local_size)[dim] = v;
+    } else {
+      d.global_size[dim] = v;
+    }
+  }
+  return d;
+}
+}  // namespace
+
+LaunchDims launch_dims(const ProgramSpec& p, std::span<const int64_t> vars) { return eval_launch_dims(p, &vars); }
+
+void set_launch_dims(ProgramSpec& p, bool has_local) {
+  bool idx_specials = false, specials = false;
+  for (auto& u : p.lowered->src)
+    if (u->op == Ops::SPECIAL) {
+      specials = true;
+      if (u->as<std::string>().rfind("idx", 0) == 0) idx_specials = true;
+    }
+  if (has_local && !idx_specials) p.local_size = std::array<int64_t, 3>{1, 1, 1};
+  if (!specials) return;
+  LaunchDims d = eval_launch_dims(p, nullptr);
+  p.global_size = d.global_size;
+  p.local_size = d.local_size;
 }
 
 std::string print_linear(const UOpRef& linear) {

@@ -13,8 +13,11 @@
 //   LOAD(INDEX)    memory read; LOAD(AFTER(acc, ...)) reads an accumulator
 //   STORE(INDEX, v) memory write; STORE(acc, v) writes an accumulator
 //   ALU ops, CAST, BITCAST, WHERE   scalar math (int math is int32 or int64, never weak)
+//   GPU programs (see program.h): SPECIAL (launch index), BUFFER (LOCAL memory), BARRIER; a STORE/LOAD through
+//   INDEX(BUFFER, i) reads or writes LOCAL memory
 // AFTER and GROUP nodes only order things: they are referenced by srcs but are not entries of the list.
 #include <string>
+#include <string_view>
 
 #include "engine/codegen/program.h"
 #include "engine/uop/uop.h"
@@ -28,5 +31,10 @@ UOpRef linearize(const UOpRef& sink);
 Estimates estimate(const UOpRef& linear);
 // one line per instruction, like the reference's print_uops
 std::string print_linear(const UOpRef& linear);
+// an Error naming `kernel`, the op and `renderer` ("C", "LLVM") when the program has SPECIAL, BARRIER or LOCAL memory
+void require_cpu_program(const UOpRef& linear, std::string_view renderer, const std::string& kernel);
+// ProgramSpec.global_size / local_size from the SPECIALs of p.lowered (Variables at their largest value); local_size
+// is set (1s by default) when the target has locals and no idx special is used
+void set_launch_dims(ProgramSpec& p, bool has_local);
 
 }  // namespace ts

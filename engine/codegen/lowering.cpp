@@ -5,10 +5,12 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
 #include "engine/codegen/opt.h"
+#include "engine/uop/error.h"
 #include "engine/uop/symbolic.h"
 
 namespace ts {
@@ -23,6 +25,16 @@ bool is_global_param(const UOpRef& x) {
   return x->op == Ops::PARAM && x->as<ParamArg>().addrspace != AddrSpace::ALU;
 }
 bool is_invalid(const UOpRef& x) { return x->op == Ops::CONST && x->is<Invalid>(); }
+// the PARAM or BUFFER an INDEX / AFTER chain addresses (nullptr for anything else)
+const UOp* buffer_uop(const UOp* x) {
+  while (x->op == Ops::INDEX || x->op == Ops::AFTER || x->op == Ops::LOAD || x->op == Ops::STORE) x = x->src[0].get();
+  return x->op == Ops::PARAM || x->op == Ops::BUFFER ? x : nullptr;
+}
+bool is_local_buffer(const UOp* b) { return b && b->op == Ops::BUFFER && b->as<ParamArg>().addrspace == AddrSpace::LOCAL; }
+// an INDEX into memory: a buffer PARAM, or a LOCAL BUFFER (possibly behind the AFTER that orders it)
+bool is_memory_index(const UOpRef& x) {
+  return x->op == Ops::INDEX && (is_global_param(x->src[0]) || is_local_buffer(buffer_uop(x.get())));
+}
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 int64_t log2i(int64_t v) {
   int64_t k = 0;
@@ -90,8 +102,10 @@ UOpRef merge_adjacent(const UOpRef& u0) {
       });
       if (!same) continue;
       const UOpRef &s0 = r0->src[0], &s1 = r1->src[0];
-      if (s0->op != Ops::CONST || s1->op != Ops::CONST) continue;
-      UOpRef nr = UOp::make(Ops::RANGE, r0->dtype, {uconst_int(s0->dtype, s0->const_int() * s1->const_int())}, r0->arg);
+      // symbolic sizes merge too (a shrink to a Variable over a contiguous axis: r_(m*4))
+      UOpRef size = s0->op == Ops::CONST && s1->op == Ops::CONST ? uconst_int(s0->dtype, s0->const_int() * s1->const_int())
+                                                                 : quiet_rewrite(alu(Ops::MUL, s0, s1), symbolic());
+      UOpRef nr = UOp::make(Ops::RANGE, r0->dtype, {size}, r0->arg);
       UOpRef nidx = substitute(u, {{r0.get(), alu(Ops::FLOORDIV, nr, s1)}, {r1.get(), alu(Ops::FLOORMOD, nr, s1)}});
       nidx = quiet_rewrite(nidx, symbolic() + pm_flatten_range());
       if (count_divmod(nidx) <= count_divmod(u)) {
@@ -302,8 +316,8 @@ UOpRef add_loads(const UOpRef& x) {
   bool changed = false;
   for (size_t i = 0; i < ns.size(); ++i) {
     if (x->op == Ops::STORE && i == 0) continue;
-    if (ns[i]->op == Ops::INDEX && is_global_param(ns[i]->src[0])) {
-      ns[i] = UOp::make(Ops::LOAD, ns[i]->src[0]->dtype, {ns[i]});
+    if (is_memory_index(ns[i])) {
+      ns[i] = UOp::make(Ops::LOAD, buffer_uop(ns[i].get())->dtype, {ns[i]});
       changed = true;
     }
   }
@@ -311,6 +325,62 @@ UOpRef add_loads(const UOpRef& x) {
 }
 
 // ---- remove reduces -----------------------------------------------------------------------------
+// row-major linear index of `rs` (each a RANGE of constant size)
+UOpRef linear_index(const UOps& rs) {
+  UOpRef idx = iconst(0);
+  int64_t stride = 1;
+  for (auto it = rs.rbegin(); it != rs.rend(); ++it) {
+    idx = iadd(idx, imul(*it, iconst(stride)));
+    stride *= (*it)->src[0]->const_int();
+  }
+  return simplify(idx);
+}
+UOpRef group_reduce(const UOpRef& red, ReduceContext& ctx) {
+  UOps gfr, rest;
+  for (size_t i = 1; i < red->src.size(); ++i) {
+    const UOpRef& r = red->src[i];
+    (is_range(r) && rtype(r) == AxisType::GROUP_REDUCE ? gfr : rest).push_back(r);
+  }
+  if (gfr.empty()) return nullptr;
+  // other locals of the kernel (below this reduce) index the buffer too: each lane keeps its own partial
+  UOps upstream_locals;
+  for (auto& u : red->toposort())
+    if (u->op == Ops::RANGE && rtype(u) == AxisType::LOCAL) upstream_locals.push_back(u);
+  UOps stored = upstream_locals;
+  stored.insert(stored.end(), gfr.begin(), gfr.end());
+  int64_t size = 1;
+  for (auto& r : stored) {
+    if (r->src[0]->op != Ops::CONST) throw Error("group reduce: a LOCAL/GROUP_REDUCE range of symbolic size " + r->src[0]->render());
+    size *= r->src[0]->const_int();
+  }
+  // the reduce over the other ranges first (each lane's partial)
+  UOpRef partial;
+  if (rest.empty()) {
+    partial = ucast(red->src[0], red->dtype);
+  } else {
+    UOps ns{red->src[0]};
+    ns.insert(ns.end(), rest.begin(), rest.end());
+    partial = UOp::make(Ops::REDUCE, red->dtype, ns, red->arg);
+  }
+  ParamArg pa;
+  pa.slot = ctx.local_num++;
+  pa.size = size;
+  pa.addrspace = AddrSpace::LOCAL;
+  UOpRef buf = UOp::make(Ops::BUFFER, red->dtype, {}, pa);
+  UOpRef st = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, red->dtype, {buf, linear_index(stored)}), partial});
+  UOps end_src{st};
+  end_src.insert(end_src.end(), stored.begin(), stored.end());
+  UOpRef end = UOp::make(Ops::END, dtypes::void_, end_src);
+  // then the reduce over the group, reading every lane's partial back
+  UOps reduce_loop;
+  for (auto& g : gfr) reduce_loop.push_back(urange(g->src[0], rid(g) + 100, AxisType::REDUCE));
+  UOps loaded = upstream_locals;
+  loaded.insert(loaded.end(), reduce_loop.begin(), reduce_loop.end());
+  UOpRef rd = UOp::make(Ops::INDEX, red->dtype, {UOp::make(Ops::AFTER, red->dtype, {buf, end}), linear_index(loaded)});
+  UOps ns{rd};
+  ns.insert(ns.end(), reduce_loop.begin(), reduce_loop.end());
+  return UOp::make(Ops::REDUCE, red->dtype, ns, red->arg);
+}
 UOpRef reduce_to_acc(const UOpRef& red, ReduceContext& ctx) {
   UOps rngs(red->src.begin() + 1, red->src.end());
   if (rngs.empty()) return red->src[0];
@@ -436,6 +506,175 @@ UOpRef thread_to_core_id(const UOpRef& r, GpuDimsContext& ctx) {
   pa.vmax = n - 1;
   pa.addrspace = AddrSpace::ALU;
   return ucast(UOp::make(Ops::PARAM, dtypes::int32, {}, pa), r->dtype);
+}
+
+// the reference's _dim_max: a launch dim's largest value
+int64_t dim_max(const UOpRef& d) { return d->op == Ops::CONST ? d->const_int() : d->vmax(); }
+bool same_dims(const UOps& a, const UOps& b) { return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin()); }
+// (a, b, c, d) -> (ab, c, d): merge adjacent dims until they fit; nullopt when they cannot
+std::optional<UOps> group_dims(UOps dims, const std::array<int64_t, 3>& max_sizes) {
+  auto fits = [&] {
+    if (dims.size() > max_sizes.size()) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dim_max(dims[i]) > max_sizes[i]) return false;
+    return true;
+  };
+  while (!fits()) {
+    bool merged = false;
+    for (size_t i = 0; i < max_sizes.size(); ++i) {
+      if (i + 1 < dims.size() && dim_max(dims[i]) * dim_max(dims[i + 1]) <= max_sizes[i]) {
+        UOpRef m = simplify(imul(dims[i], dims[i + 1]));
+        dims.erase(dims.begin() + static_cast<long>(i), dims.begin() + static_cast<long>(i) + 2);
+        dims.insert(dims.begin() + static_cast<long>(i), m);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) return std::nullopt;
+  }
+  return dims;
+}
+std::string dims_str(const UOps& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i]->render();
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+std::string max_str(const std::array<int64_t, 3>& m) {
+  return "(" + std::to_string(m[0]) + ", " + std::to_string(m[1]) + ", " + std::to_string(m[2]) + ")";
+}
+// (a,) -> (b, c): a dim over its max gives its smallest factor to the next dim
+UOps split_dims(const UOps& dims, const std::array<int64_t, 3>& max_sizes) {
+  bool fits = true;
+  for (size_t i = 0; i < dims.size() && i < max_sizes.size(); ++i) fits = fits && dim_max(dims[i]) <= max_sizes[i];
+  if (fits) return dims;
+  std::vector<int64_t> d;
+  for (auto& x : dims) {
+    if (x->op != Ops::CONST) throw Error("cannot limit dim " + dims_str(dims) + ", " + max_str(max_sizes) + ": a symbolic dim over its max");
+    d.push_back(x->const_int());
+  }
+  while (d.size() < 3) d.push_back(1);
+  for (size_t i = 0; i < d.size(); ++i) {
+    while (d[i] > max_sizes[i]) {
+      int64_t div = 1;
+      for (int64_t f = 2; f * f <= d[i] || f == 2; ++f)
+        if (d[i] % f == 0) {
+          div = f;
+          break;
+        }
+      if (div == 1 || d[i] / div == 0) throw Error("cannot limit dim " + dims_str(dims) + ", " + max_str(max_sizes));
+      d[i] /= div;
+      d[(i + 1) % d.size()] *= div;
+    }
+  }
+  if (d[2] == 1) d.resize(2);
+  UOps out;
+  for (int64_t v : d) out.push_back(iconst(v));
+  return out;
+}
+
+UOpRef special(const UOpRef& size, const std::string& name) { return UOp::make(Ops::SPECIAL, dtypes::weakint, {size}, name); }
+
+bool is_gpu_global(AxisType t) { return t == AxisType::GLOBAL || t == AxisType::THREAD; }
+bool is_gpu_local(AxisType t) { return t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE; }
+
+UOpRef add_gpudims(const UOpRef& s, GpuDimsContext& ctx) {
+  if (!ctx.target || ctx.target->has_threads || !s->is<KernelInfo>()) return nullptr;
+  auto topo = s->toposort();
+  std::map<int64_t, UOpRef> all_ranges;  // by id, as the reference's dict keyed by the range's arg minus its type
+  for (auto& x : topo) {
+    if (x->op == Ops::SPECIAL) return nullptr;
+    if (x->op == Ops::RANGE) all_ranges[rid(x)] = x;
+  }
+  std::vector<int64_t> global_dims, local_dims;
+  for (auto& [id, r] : all_ranges) {
+    if (is_gpu_global(rtype(r))) global_dims.push_back(id);
+    if (is_gpu_local(rtype(r))) local_dims.push_back(id);
+  }
+  if (global_dims.empty() && local_dims.empty()) return nullptr;
+  UOps global_shape, local_shape;
+  for (int64_t id : global_dims) global_shape.push_back(simplify(all_ranges[id]->src[0]));
+  for (int64_t id : local_dims) local_shape.push_back(simplify(all_ranges[id]->src[0]));
+  UOps idxs;
+  if (ctx.dont_use_locals) {
+    if (!local_dims.empty()) throw Error("add gpudims: NOLOCALS with local dims");
+    idxs = get_grouped_dims("idx", global_shape, ctx.target->global_max, true);
+  } else {
+    UOps local_idxs = get_grouped_dims("lidx", local_shape, ctx.target->local_max, false);
+    idxs = get_grouped_dims("gidx", global_shape, ctx.target->global_max, true);
+    idxs.insert(idxs.end(), local_idxs.begin(), local_idxs.end());
+  }
+  // a global store that does not use every local range is done by lane 0 of the missing ones
+  SubMap gates;
+  for (auto& x : topo) {
+    if (x->op != Ops::STORE || x->src[0]->op != Ops::INDEX || !is_global_param(x->src[0]->src[0])) continue;
+    const UOpRef& idx = x->src[0];
+    auto used = idx->ranges();
+    UOpRef mask;
+    for (int64_t id : local_dims) {
+      const UOpRef& r = all_ranges[id];
+      if (std::find(used.begin(), used.end(), r) != used.end()) continue;
+      UOpRef eq = alu(Ops::CMPEQ, r, uconst_int(r->dtype, 0));
+      mask = mask ? alu(Ops::AND, mask, eq) : eq;
+    }
+    if (!mask) continue;
+    UOps ns{idx->src[0], idx->src[1], idx->src.size() > 2 ? alu(Ops::AND, idx->src[2], mask) : mask};
+    gates[idx.get()] = UOp::make(Ops::INDEX, idx->dtype, ns, idx->arg, idx->tag);
+  }
+  UOpRef out = gates.empty() ? s : substitute(s, gates);
+  SubMap subs;
+  std::vector<int64_t> dims = global_dims;
+  dims.insert(dims.end(), local_dims.begin(), local_dims.end());
+  for (auto& x : out->toposort()) {
+    if (x->op != Ops::RANGE || rtype(x) == AxisType::REDUCE) continue;
+    auto it = std::find(dims.begin(), dims.end(), rid(x));
+    if (it != dims.end()) subs[x.get()] = idxs[static_cast<size_t>(it - dims.begin())];
+  }
+  return subs.empty() ? out : substitute(out, subs);
+}
+
+// ---- implicit barriers --------------------------------------------------------------------------
+bool is_local_store(const UOp* x) { return x->op == Ops::STORE && is_local_buffer(buffer_uop(x)); }
+UOpRef add_raw_barrier(const UOpRef& after) {
+  if (!is_local_buffer(after->src[0].get())) return nullptr;
+  // the stores this read is ordered after, not looking past a barrier
+  std::unordered_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (size_t i = 1; i < after->src.size(); ++i) stack.push_back(after->src[i].get());
+  bool found = false;
+  while (!stack.empty() && !found) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second || u->op == Ops::BARRIER) continue;
+    if (is_local_store(u)) found = true;
+    for (auto& x : u->src) stack.push_back(x.get());
+  }
+  if (!found) return nullptr;
+  UOps bsrc(after->src.begin() + 1, after->src.end());
+  return UOp::make(Ops::AFTER, after->dtype, {after->src[0], UOp::make(Ops::BARRIER, dtypes::void_, bsrc)}, after->arg, after->tag);
+}
+UOpRef add_war_barrier(const UOpRef& end) {
+  UOps rngs;
+  for (size_t i = 1; i < end->src.size(); ++i) {
+    const UOpRef& r = end->src[i];
+    if (is_range(r) && (rtype(r) == AxisType::REDUCE || rtype(r) == AxisType::WEAK || rtype(r) == AxisType::LOOP) && r->vmax() > 0) rngs.push_back(r);
+  }
+  if (rngs.empty() || end->src[0]->op == Ops::BARRIER) return nullptr;
+  auto sl = end->src[0]->toposort();
+  std::unordered_set<const UOp*> store_bufs;
+  for (auto& x : sl) {
+    if (!is_local_store(x.get())) continue;
+    auto xr = x->ranges();
+    if (std::any_of(rngs.begin(), rngs.end(), [&](const UOpRef& r) { return std::find(xr.begin(), xr.end(), r) != xr.end(); }))
+      store_bufs.insert(buffer_uop(x.get()));
+  }
+  if (store_bufs.empty()) return nullptr;
+  UOps bsrc{end->src[0]};
+  for (auto& x : sl)
+    if (x->op == Ops::LOAD && store_bufs.count(buffer_uop(x.get()))) bsrc.push_back(x);
+  if (bsrc.size() == 1) return nullptr;
+  UOps ns = end->src;
+  ns[0] = UOp::make(Ops::BARRIER, dtypes::void_, bsrc);
+  return end->replace_src(std::move(ns));
 }
 
 // ---- dtypes -------------------------------------------------------------------------------------
@@ -777,6 +1016,8 @@ const PatternMatcher& pm_add_loads() {
 
 const PatternMatcher& pm_remove_reduces() {
   static const PatternMatcher pm({
+      rule("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
+           [](const UOpRef& x, void* ctx) { return group_reduce(x, *static_cast<ReduceContext*>(ctx)); }),
       rule("REDUCE -> accumulator loop", {Ops::REDUCE},
            [](const UOpRef& x, void* ctx) { return reduce_to_acc(x, *static_cast<ReduceContext*>(ctx)); }),
       rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x, void*) { return merge_reduce_ends(x); }),
@@ -788,7 +1029,57 @@ const PatternMatcher& pm_add_gpudims() {
   static const PatternMatcher pm = PatternMatcher({
       rule("THREAD range -> core_id", {Ops::RANGE},
            [](const UOpRef& x, void* ctx) { return thread_to_core_id(x, *static_cast<GpuDimsContext*>(ctx)); }),
+      rule("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
+           [](const UOpRef& x, void* ctx) { return add_gpudims(x, *static_cast<GpuDimsContext*>(ctx)); }),
   }) + pm_flatten_range();
+  return pm;
+}
+
+GpuDimsContext gpu_dims_context(const OptTarget& target, const UOpRef& optimized_sink) {
+  GpuDimsContext ctx;
+  ctx.target = &target;
+  if (optimized_sink->is<KernelInfo>())
+    for (auto& o : optimized_sink->as<KernelInfo>().applied_opts)
+      if (o.rfind("Opt(op=OptOps.NOLOCALS", 0) == 0) ctx.dont_use_locals = true;
+  return ctx;
+}
+
+std::vector<UOpRef> get_grouped_dims(const std::string& prefix, const UOps& dims, const std::array<int64_t, 3>& max_sizes, bool reverse) {
+  if (reverse) {
+    UOps rd(dims.rbegin(), dims.rend());
+    auto out = get_grouped_dims(prefix, rd, max_sizes, false);
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+  auto grouped = group_dims(dims, max_sizes);
+  UOps limited = grouped ? *grouped : dims;
+  if (limited.size() > max_sizes.size()) throw Error("cannot limit dim " + dims_str(dims) + ", " + max_str(max_sizes));
+  if (same_dims(limited, dims)) limited = split_dims(dims, max_sizes);
+  UOps raw;
+  for (size_t i = 0; i < limited.size(); ++i) raw.push_back(special(limited[i], prefix + std::to_string(i)));
+  if (same_dims(limited, dims)) return raw;
+  // the flat launch index, taken apart into the original dims
+  UOpRef flat = iconst(0);
+  for (size_t i = 0; i < raw.size(); ++i) {
+    UOpRef stride = iconst(1);
+    for (size_t j = i + 1; j < limited.size(); ++j) stride = imul(stride, limited[j]);
+    flat = iadd(flat, imul(raw[i], stride));
+  }
+  UOps out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    UOpRef stride = iconst(1);
+    for (size_t j = i + 1; j < dims.size(); ++j) stride = imul(stride, dims[j]);
+    UOpRef q = alu(Ops::FLOORDIV, flat, simplify(stride));
+    out.push_back(simplify(i == 0 ? q : alu(Ops::FLOORMOD, q, dims[i])));
+  }
+  return out;
+}
+
+const PatternMatcher& pm_implicit_barriers() {
+  static const PatternMatcher pm({
+      rule("read of LOCAL memory after LOCAL stores waits on a BARRIER", {Ops::AFTER}, [](const UOpRef& x, void*) { return add_raw_barrier(x); }),
+      rule("loop body storing and loading LOCAL memory ends with a BARRIER", {Ops::END}, [](const UOpRef& x, void*) { return add_war_barrier(x); }),
+  });
   return pm;
 }
 

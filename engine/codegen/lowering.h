@@ -1,6 +1,7 @@
 #pragma once
 // Rule tables of codegen's lowering passes (kernel AST -> scalar loop program). Each table is one named pass in
 // to_program.cpp; the reference's counterpart is named in the comment.
+#include <array>
 #include <unordered_map>
 
 #include "engine/uop/rewrite.h"
@@ -34,15 +35,36 @@ const PatternMatcher& pm_add_loads();
 
 struct ReduceContext {
   int acc_num = 0;
+  int local_num = 0;  // LOCAL buffers made for group reduces
 };
+// REDUCE over GROUP_REDUCE ranges -> the reference's two-phase group reduce (pm_reduce_local's fix_group_for_reduce):
+// each lane reduces its other ranges, stores its partial into a LOCAL BUFFER indexed by (LOCAL ranges, GROUP_REDUCE
+// ranges), and a REDUCE over copies of the group ranges (ids + 100, type REDUCE) reads it back (the barrier between
+// them is added by pm_implicit_barriers);
 // REDUCE over ranges -> DEFINE_ACC + loop body `acc = acc op x` + END; ENDs of the same ranges merged
 const PatternMatcher& pm_remove_reduces();
 
+struct OptTarget;
 struct GpuDimsContext {
+  const OptTarget* target = nullptr;  // null or has_threads: the CPU path (THREAD range -> core_id)
+  bool dont_use_locals = false;       // NOLOCALS was applied: idx0.. specials, no lidx
   int threads = 1;
 };
-// THREAD range -> core_id Variable (kernel runs once per core_id)
+// the context for a kernel optimized for `target` (its KernelInfo says whether NOLOCALS was applied)
+GpuDimsContext gpu_dims_context(const OptTarget& target, const UOpRef& optimized_sink);
+// CPU (has_threads): THREAD range -> core_id Variable (kernel runs once per core_id).
+// GPU (the reference's add_gpudims): GLOBAL ranges -> gidx SPECIALs (dims reversed: gidx0 is the last global axis),
+// LOCAL/GROUP_REDUCE ranges -> lidx SPECIALs, merged or split to fit global_max/local_max; a global store that
+// does not use a local range is gated to that range's lane 0
 const PatternMatcher& pm_add_gpudims();
+// the reference's get_grouped_dims: one index expression per dim of `dims` over SPECIALs "prefix0".. whose sizes fit
+// max_sizes (adjacent dims merged first, else a dim over its max split by its smallest factor into the next);
+// reverse: dims are taken last first. Throws Error when they cannot fit.
+std::vector<UOpRef> get_grouped_dims(const std::string& prefix, const UOps& dims, const std::array<int64_t, 3>& max_sizes, bool reverse);
+// LOCAL memory hazards (the reference's pm_implicit_barriers): a read of a LOCAL buffer ordered after LOCAL stores
+// (AFTER) waits on a BARRIER (RAW); a loop body that stores to and loads from a LOCAL buffer ends with a BARRIER
+// (WAR, before the next iteration overwrites it)
+const PatternMatcher& pm_implicit_barriers();
 // weak constants in strongly typed math take that dtype (pm_commit_weak)
 const PatternMatcher& pm_commit_weak();
 // weakint index math -> int32 (or int64); ctx: DType*

@@ -20,6 +20,7 @@ std::string_view opt_op_name(OptOps op) {
 }
 
 std::string Opt::str() const {
+  if (op == OptOps::NOLOCALS) return "Opt(op=OptOps.NOLOCALS, axis=None, arg=None)";
   return "Opt(op=OptOps." + std::string(opt_op_name(op)) + ", axis=" + std::to_string(axis) + ", arg=" + std::to_string(arg) + ")";
 }
 
@@ -35,7 +36,19 @@ int num_cpu_threads() {
 
 OptTarget cpu_opt_target() {
   OptTarget t;
-  t.global_max0 = num_cpu_threads();
+  t.global_max = {num_cpu_threads(), 0, 0};
+  return t;
+}
+
+OptTarget gpu_opt_target() {
+  OptTarget t;
+  t.has_local = true;
+  t.has_shared = true;
+  t.has_threads = false;
+  t.global_max = {0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  t.local_max = {0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  t.shared_max = 32768;
+  t.supports_float4 = true;
   return t;
 }
 
@@ -265,11 +278,37 @@ std::vector<std::string> Scheduler::colors() const {
   std::vector<std::string> ret;
   for (auto& r : rngs()) {
     AxisType t = range_type(r);
-    if (t == AxisType::WEAK && !contains(out, r)) ret.push_back("BLACK");
+    if (dont_use_locals && t == AxisType::GLOBAL) ret.push_back("BLUE");
+    else if (t == AxisType::WEAK && !contains(out, r)) ret.push_back("BLACK");
     else if (t == AxisType::WEAK && !contains(glob, r)) ret.push_back("white");
     else ret.push_back(std::string(axis_color(t)));
   }
   return ret;
+}
+
+std::vector<UOpRef> Scheduler::reduceops() const {
+  std::vector<UOpRef> out;
+  for (auto& u : ast->toposort())
+    if (u->op == Ops::REDUCE) out.push_back(u);
+  return out;
+}
+
+std::vector<std::optional<int64_t>> Scheduler::output_shape() const {
+  auto fs = full_shape();
+  auto at = axis_types();
+  for (size_t i = 0; i < fs.size(); ++i)
+    if (at[i] == AxisType::REDUCE || at[i] == AxisType::UNROLL || at[i] == AxisType::GROUP_REDUCE) fs[i] = 1;
+  return fs;
+}
+
+int Scheduler::group_for_reduces() const { return static_cast<int>(axes_of({AxisType::GROUP_REDUCE}).size()); }
+
+void Scheduler::convert_loop_to_global() {
+  if (!target.has_local) return;
+  std::unordered_map<const UOp*, UOpRef> map;
+  for (auto& r : globalizable_rngs())
+    map[r.get()] = UOp::make(Ops::RANGE, r->dtype, r->src, RangeArg{range_id(r), AxisType::GLOBAL}, r->tag);
+  if (!map.empty()) ast = substitute_traced(ast, map, "convert loop to global");
 }
 
 std::pair<UOpRef, UOpRef> Scheduler::shift_to(const UOpRef& rng, int64_t amount, AxisType new_type, bool top) {
@@ -289,17 +328,28 @@ std::pair<UOpRef, UOpRef> Scheduler::shift_to(const UOpRef& rng, int64_t amount,
 }
 
 void Scheduler::apply_opt(const Opt& opt, bool append) {
+  if (opt.op == OptOps::NOLOCALS) {
+    for (auto at : axis_types())
+      check(at != AxisType::WARP && at != AxisType::LOCAL && at != AxisType::GROUP_REDUCE, "no locals can't have locals");
+    if (append) applied_opts.push_back(opt);
+    dont_use_locals = true;
+    return;
+  }
   static const std::set<OptOps> supported = {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::THREAD,
                                              OptOps::GROUP, OptOps::GROUPTOP};
   check(supported.count(opt.op) > 0, "unsupported opt " + std::string(opt_op_name(opt.op)));
-  if (opt.op == OptOps::LOCAL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP)
-    check(target.has_local, "locals needed for opt");
+  const bool group = opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP;
+  if (opt.op == OptOps::LOCAL || group) check(target.has_local, "locals needed for opt");
   auto rs = rngs();
   int real_axis;
   if (opt.op == OptOps::UNROLL) {
     auto u = unrollable_dims();
     check(opt.axis >= 0 && opt.axis < static_cast<int>(u.size()), "invalid unroll axis");
     real_axis = u[opt.axis];
+  } else if (group) {
+    auto r = axes_of({AxisType::REDUCE});
+    check(opt.axis >= 0 && opt.axis < static_cast<int>(r.size()), "invalid group axis " + std::to_string(opt.axis));
+    real_axis = r[opt.axis];
   } else {
     check(opt.axis >= 0 && opt.axis < static_cast<int>(rs.size()), "invalid axis " + std::to_string(opt.axis));
     real_axis = opt.axis;
@@ -308,6 +358,31 @@ void Scheduler::apply_opt(const Opt& opt, bool append) {
   int64_t amt = opt.arg;
   if (amt == 0) amt = rng->vmax() + 1;
   AxisType t = range_type(rng);
+
+  auto reds = reduceops();
+  // the reference's guard against huge shared buffers: a grouped reduce keeps amt x (upcast, warp, local and group
+  // lanes) partials of the reduce's dtype in local memory
+  if (!reds.empty() && (group || (group_for_reduces() > 0 && opt.op != OptOps::NOLOCALS && opt.op != OptOps::PADTO))) {
+    auto fs = full_shape();
+    int64_t upcast_local_sz = 1;
+    for (int a : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE})) upcast_local_sz *= fs[a].value_or(1);
+    int64_t smem_sz = amt * upcast_local_sz * reds[0]->dtype->itemsize();
+    check(smem_sz <= target.shared_max, "exceeds maximum shared memory size: needs " + std::to_string(smem_sz) + ", max " +
+                                            std::to_string(target.shared_max));
+  }
+  if (!reds.empty() && group) {
+    // a group inside another reduce is not supported (the reference's if-contexts)
+    for (auto& red : reds) {
+      UOps rsrc(red->src.begin() + 1, red->src.end());
+      if (!contains(ts::ranges_of(rsrc), rng)) continue;
+      for (auto& r : red->ranges()) {
+        AxisType rt = range_type(r);
+        check(rt != AxisType::REDUCE && rt != AxisType::UNROLL && rt != AxisType::GROUP_REDUCE, "cannot have a GROUP_REDUCE inside another reduce");
+      }
+      break;
+    }
+  }
+
   AxisType new_type = AxisType::UPCAST;
   switch (opt.op) {
     case OptOps::UNROLL:
@@ -320,16 +395,24 @@ void Scheduler::apply_opt(const Opt& opt, bool append) {
       check(t == AxisType::GLOBAL || t == AxisType::LOCAL || t == AxisType::WEAK, "upcast is for GLOBAL/LOCAL/LOOP");
       new_type = AxisType::UPCAST;
       break;
+    case OptOps::LOCAL:
+      check(!dont_use_locals, "can't use locals");
+      check(t == AxisType::GLOBAL || t == AxisType::WEAK, "local is for globals");
+      new_type = AxisType::LOCAL;
+      break;
     case OptOps::THREAD: {
       check(target.has_threads, "target does not support threads");
-      check(amt <= target.global_max0, "too many threads");
+      check(amt <= target.global_max[0], "too many threads");
       for (auto at : axis_types()) check(at != AxisType::THREAD, "already threaded");
       check(contains(globalizable_rngs(), rng), "can't apply range to this dim");
       new_type = AxisType::THREAD;
       break;
     }
-    case OptOps::LOCAL: new_type = AxisType::LOCAL; break;
-    default: new_type = AxisType::GROUP_REDUCE; break;
+    default:  // GROUP, GROUPTOP
+      check(!dont_use_locals, "can't use locals");
+      check(t == AxisType::REDUCE, "group is for reduce");
+      new_type = AxisType::GROUP_REDUCE;
+      break;
   }
   shift_to(rng, amt, new_type, opt.op == OptOps::GROUPTOP || opt.op == OptOps::THREAD);
   if (append) applied_opts.push_back(opt);
@@ -353,11 +436,85 @@ UOpRef Scheduler::get_optimized_ast() {
 }
 
 // ---- heuristics ---------------------------------------------------------------------------------
-void hand_coded_optimizations(Scheduler& k) {
-  // (tensor cores, mat-vec and GROUPTOP need locals or tensor cores: none on the CPU target)
-  if (k.target.has_local) {
-    // not implemented: the CPU has no locals
+namespace {
+int64_t getenv_int(const char* name, int64_t dflt) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoll(e) : dflt;
+}
+// the reference's UOp.divides for a size: whether n divides it (a constant, or a product with a divisible factor)
+bool size_divides(const UOpRef& x, int64_t n) {
+  if (n == 1) return true;
+  if (x->op == Ops::CONST) return !x->is<Invalid>() && x->const_int() % n == 0;
+  if (x->op == Ops::ADD) return size_divides(x->src[0], n) && size_divides(x->src[1], n);
+  if (x->op == Ops::MUL) return size_divides(x->src[0], n) || size_divides(x->src[1], n);
+  return false;
+}
+std::optional<int64_t> prod_of(const std::vector<std::optional<int64_t>>& shape, const std::vector<int>& axes) {
+  int64_t p = 1;
+  for (int a : axes) {
+    if (!shape[a]) return std::nullopt;
+    p *= *shape[a];
   }
+  return p;
+}
+
+// mat-vec: GROUP the reduce by MV_THREADS_PER_ROW, LOCAL a global axis by MV_BLOCKSIZE and UPCAST it by
+// MV_ROWS_PER_THREAD. Returns true when it applied (the heuristics stop there).
+bool matvec(Scheduler& k) {
+  const int64_t blocksize = getenv_int("MV_BLOCKSIZE", 4), threads_per_row = getenv_int("MV_THREADS_PER_ROW", 8),
+                rows_per_thread = getenv_int("MV_ROWS_PER_THREAD", 4);
+  if (!k.target.has_local || getenv_int("MV", 1) == 0 || !(blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1)) return false;
+  auto reds = k.reduceops();
+  if (reds.empty() || reds[0]->as<ReduceArg>().op != Ops::ADD || k.full_shape().size() < 2 || !k.target.has_shared) return false;
+  const UOpRef& mulop = reds[0]->src[0];
+  if (mulop->op != Ops::MUL || mulop->src[0]->op != Ops::INDEX || mulop->src[1]->op != Ops::INDEX) return false;
+  UOpRef idx0 = get_idx(mulop->src[0]), idx1 = get_idx(mulop->src[1]);
+  auto red_rngs = k.ranges_of({AxisType::REDUCE});
+  if (red_rngs.empty()) return false;
+  const UOpRef first_reduce_rng = red_rngs[0];
+  std::vector<UOpRef> terms;
+  split_add(idx0, terms);
+  if (!contains(terms, first_reduce_rng)) return false;
+  auto r1 = idx1->ranges();
+  for (auto& r : idx0->ranges())
+    if (!contains(r1, r)) return false;
+  for (int global_idx : k.axes_of({AxisType::GLOBAL})) {
+    auto fs = k.full_shape();
+    if (!size_divides(first_reduce_rng->src[0], threads_per_row) || !fs[global_idx] || *fs[global_idx] % (blocksize * rows_per_thread) != 0)
+      continue;
+    try {
+      if (threads_per_row > 1) k.apply_opt({OptOps::GROUP, 0, threads_per_row});
+    } catch (const KernelOptError&) {
+    }
+    if (blocksize > 1) k.apply_opt({OptOps::LOCAL, global_idx, blocksize});
+    if (rows_per_thread > 1) k.apply_opt({OptOps::UPCAST, global_idx, rows_per_thread});
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+void hand_coded_optimizations(Scheduler& k) {
+  // (no tensor cores and no images on any target of this engine)
+  const bool nolocals = getenv_int("NOLOCALS", 0) != 0;
+
+  if (matvec(k)) return;
+
+  // are we grouping? (small outputs: each output's reduce is split over 16 lanes of a work-group)
+  if (k.target.has_local) {
+    auto p = prod_of(k.output_shape(), k.upcastable_dims());
+    if (p && *p <= (nolocals ? 240 : 2048)) {
+      for (int axis : {0, 1, 2}) {
+        try {
+          k.apply_opt({OptOps::GROUPTOP, axis, 16});
+          break;
+        } catch (const KernelOptError&) {
+        }
+      }
+    }
+  }
+  // no more opt if we are grouping
+  if (k.group_for_reduces() > 0) return;
 
   // small masked (WHERE-gated) output axes are upcast fully
   {
@@ -380,13 +537,7 @@ void hand_coded_optimizations(Scheduler& k) {
   // upcast axes along which some buffer is broadcast while the output is large
   {
     std::set<int> upcasted_axis;
-    auto out_size = [&]() -> std::optional<int64_t> {
-      auto fs = k.full_shape();
-      int64_t p = 1;
-      for (int i : k.upcastable_dims()) p *= *fs[i];
-      return p;
-    };
-    while (out_size().value_or(0) >= 1024 && k.upcast_size() < 32) {
+    while (prod_of(k.output_shape(), k.upcastable_dims()).value_or(0) >= 1024 && k.upcast_size() < 32) {
       std::vector<std::tuple<int64_t, int64_t, int, int64_t>> choices;
       auto fs = k.full_shape();
       auto rs = k.rngs();
@@ -452,10 +603,55 @@ void hand_coded_optimizations(Scheduler& k) {
     if (k.upcasted() == 0 && !ud.empty() && *k.full_shape()[ud.back()] % 4 == 0) k.apply_opt({OptOps::UPCAST, ud.back(), 4});
   }
 
-  // threads: about 128K ops per thread
-  if (k.target.has_threads && k.target.global_max0 > 0) {
+  // local groups: up to 3 LOCAL axes (expanded axes first, then the later axis), 32 (axis 0 only)/16/8/4/3/2 lanes,
+  // at most 128 lanes in all
+  if (k.target.has_local) {
+    if (nolocals) {
+      k.apply_opt({OptOps::NOLOCALS, 0, 0});
+    } else {
+      auto rs = k.rngs();
+      auto bufs = k.bufs();
+      std::vector<std::unordered_set<const UOp*>> slices;
+      for (auto& b : bufs) slices.push_back(backward_slice(get_idx(b)));
+      std::vector<std::pair<bool, int>> ranking;
+      for (int axis : k.axes_of({AxisType::GLOBAL, AxisType::WEAK})) {
+        if (rs[axis]->src[0]->op != Ops::CONST) continue;
+        bool expanded = std::any_of(slices.begin(), slices.end(), [&](const auto& sl) { return !sl.count(rs[axis].get()); });
+        ranking.emplace_back(expanded, axis);
+      }
+      std::stable_sort(ranking.begin(), ranking.end(), [](const auto& a, const auto& b) {
+        return std::make_pair(-static_cast<int>(a.first), -a.second) < std::make_pair(-static_cast<int>(b.first), -b.second);
+      });
+      auto fs = k.full_shape();
+      std::vector<std::pair<int, int64_t>> to_local;
+      for (auto& [expanded, axis] : ranking) {
+        int64_t local_size = 1;
+        for (auto& [a, sz] : to_local) local_size *= sz;
+        std::vector<int64_t> cands;
+        if (axis == 0) cands.push_back(32);
+        for (int64_t x : {16, 8, 4, 3, 2}) cands.push_back(x);
+        for (int64_t x : cands)
+          if (*fs[axis] % x == 0 && local_size * x <= 128) {
+            to_local.emplace_back(axis, x);
+            break;
+          }
+      }
+      if (to_local.size() > 3) to_local.resize(3);
+      std::sort(to_local.begin(), to_local.end());
+      int deleted_shape = 0;
+      for (auto [axis, local_sz] : to_local) {
+        axis -= deleted_shape;
+        bool will_delete_shape = local_sz == *k.full_shape()[axis];
+        k.apply_opt({OptOps::LOCAL, axis, local_sz});
+        if (will_delete_shape) ++deleted_shape;
+      }
+    }
+  }
+
+  // threads (CPU): about 128K ops per thread
+  if (k.target.has_threads && k.target.global_max[0] > 0) {
     for (int threads : {32, 16, 12, 8, 6, 5, 4, 3, 2}) {
-      if (threads > k.target.global_max0) continue;
+      if (threads > k.target.global_max[0]) continue;
       auto fs = k.full_shape();
       int64_t p = 1;
       bool symbolic_shape = false;
@@ -484,6 +680,7 @@ UOpRef apply_opts(const UOpRef& sink, const OptTarget& target) {
   bool has_stage = false;
   for (auto& u : sink->toposort())
     if (u->op == Ops::STAGE) has_stage = true;
+  k.convert_loop_to_global();
   if (!(noopt && std::atoi(noopt) != 0) && !has_stage) hand_coded_optimizations(k);
   return k.get_optimized_ast();
 }

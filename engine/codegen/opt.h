@@ -1,6 +1,7 @@
 #pragma once
 // Kernel optimizations (the reference's codegen/opt): Opt application by splitting ranges, the CPU hand-coded
 // heuristics and the kernel name. Works on the kernel AST (SINK of END/STORE over RANGEs).
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,7 +19,7 @@ struct Opt {
   OptOps op;
   int axis = 0;
   int64_t arg = 0;
-  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)", as the reference's repr
+  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)", as the reference's repr (NOLOCALS has neither: "axis=None, arg=None")
   std::string str() const;
 };
 
@@ -27,15 +28,30 @@ struct KernelOptError : Error {
   using Error::Error;
 };
 
-// What the optimizer needs to know about the device (the reference Renderer's properties).
+// What the optimizer needs to know about the device: the reference Renderer's properties (renderer/__init__.py).
+// global_max/local_max are in (x, y, z) order, the order get_grouped_dims reads them in.
 struct OptTarget {
-  bool has_local = false;
-  bool has_threads = true;
-  int global_max0 = 8;  // max threads (CPU: NUM_CPU_THREADS)
+  bool has_local = false;        // LOCAL / GROUP / GROUPTOP opts and gidx/lidx launch dims
+  bool has_shared = true;        // shared memory (the mat-vec heuristic needs it)
+  bool has_threads = true;       // the CPU THREAD opt (a core_id Variable instead of launch dims)
+  std::array<int64_t, 3> global_max{8, 0, 0};  // CPU: max threads in [0] (NUM_CPU_THREADS); GPU: work-groups per dim
+  std::array<int64_t, 3> local_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};  // lanes per work-group, per dim
+  int64_t shared_max = 32768;    // bytes of local memory a GROUP/GROUPTOP may use
+  bool supports_float4 = true;
   int max_upcast = 16;
 };
-// The CPU target: no locals, threads up to NUM_CPU_THREADS (env, default 8).
+// The CPU target (the reference's ClangRenderer): no locals, threads up to NUM_CPU_THREADS (env, default 8).
 OptTarget cpu_opt_target();
+// The reference's generic GPU renderer (the Renderer class defaults, what DEV=PYTHON runs): locals and shared
+// memory, no threads, global_max = local_max = 0x8FFFFFFF per dim, shared_max 32768, float4. A real device's limits
+// are smaller (a Vulkan device: maxComputeWorkGroupCount/Size, maxComputeWorkGroupInvocations,
+// maxComputeSharedMemorySize); the heuristics below only read local_max/global_max in add gpudims (splitting and
+// merging launch dims) and shared_max in the GROUP/GROUPTOP check, so with these defaults names follow the
+// reference's GPU corpus. Decisions a device limit would change: a GROUP/GROUPTOP whose buffer exceeds a smaller
+// shared_max is refused (the kernel then upcasts/locals instead); LOCAL opts are never checked against local_max
+// (the reference does not either: the heuristic's product <= 128 keeps them small, MV uses 4 x 8 = 32 lanes,
+// GROUPTOP 16 lanes); a launch dim over a smaller global_max/local_max is split or merged by add gpudims.
+OptTarget gpu_opt_target();
 int num_cpu_threads();
 
 // position of an axis type in names and axis order (DEVICE -2, WEAK/LOOP -1, GLOBAL/THREAD 0, ...)
@@ -55,6 +71,7 @@ class Scheduler {
   UOpRef ast;
   OptTarget target;
   std::vector<Opt> applied_opts;
+  bool dont_use_locals = false;  // set by NOLOCALS: launch dims become idx0.. (no lidx), GLOBAL axes named BLUE
 
   // optimizable ranges (size > 1) sorted by (axis_to_pos, id)
   std::vector<UOpRef> rngs() const;
@@ -71,6 +88,13 @@ class Scheduler {
   std::vector<UOpRef> output_rngs() const;
   std::vector<UOpRef> globalizable_rngs() const;
   std::vector<std::string> colors() const;
+  std::vector<UOpRef> reduceops() const;  // REDUCE nodes in toposort order
+  // full_shape with the reduce axes (REDUCE, UNROLL, GROUP_REDUCE) as 1
+  std::vector<std::optional<int64_t>> output_shape() const;
+  int group_for_reduces() const;  // number of GROUP_REDUCE axes
+
+  // renderers with locals: output WEAK ranges that are globalizable become GLOBAL (the reference runs it first)
+  void convert_loop_to_global();
 
   // splits rng into (rng' * amount + new) or, with top, (new * old_size + rng'); returns (rng', new)
   std::pair<UOpRef, UOpRef> shift_to(const UOpRef& rng, int64_t amount, AxisType new_type, bool top = false);
@@ -84,7 +108,7 @@ class Scheduler {
   int64_t next_range_id_;
 };
 
-// The CPU hand-coded heuristics (heuristic.py), applied to a copy.
+// The hand-coded heuristics (heuristic.py): mat-vec, GROUPTOP, upcasts, unrolls, then locals (GPU) or threads (CPU).
 void hand_coded_optimizations(Scheduler& k);
 
 // Full optimizer step of codegen: hand-coded opts unless NOOPT=1, then naming. Plain function, not a rewrite.

@@ -2,6 +2,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,36 @@ namespace ts {
 //   take the value when it fits, else all ones (x86-64 with AVX-512, the reference's CPU device); NaN included.
 //   half math rounds after every op; bfloat16 math runs in float32 with round-to-nearest-even conversions;
 //   float64 -> half rounds through float32. A computed NaN's sign and payload are not specified.
+//
+// GPU programs (a target with locals, e.g. gpu_opt_target(); the C and LLVM renderers refuse them with an Error that
+// names the kernel and the op). The lowered program (ProgramSpec.lowered; linearize.h lists every instruction) has
+// the CPU instructions plus:
+//   SPECIAL   a launch index: dtype = the program's index dtype (int32; int64 when its index math needs it),
+//             src[0] = its size (a CONST; or int math over Variable PARAMs for a symbolic global dim), arg
+//             std::string: "gidx0".."gidx2" = the work-group id in dim x/y/z (gl_WorkGroupID[i]), "lidx0".."lidx2" =
+//             the lane id in the work-group (gl_LocalInvocationID[i]), "idx0".."idx2" = the global invocation id
+//             (gl_GlobalInvocationID[i]; only under NOLOCALS, which has no lidx). Every value is in [0, size). Each
+//             SPECIAL is one entry, before its uses and outside every loop; dims without one are 1.
+//   BUFFER    work-group local memory: dtype = element dtype (the dtype of the reduce it serves: float32, float16,
+//             float64, int32/int64, bool, ...), arg ParamArg{slot 0, 1, .. within the program, size (elements),
+//             addrspace LOCAL}, no srcs, before its first use. INDEX(BUFFER, i) with LOAD/STORE reads and writes it as
+//             INDEX(PARAM, i) does a buffer; its indices are in bounds by construction. Its contents are undefined
+//             when a work-group starts (the interpreter zeroes them). GLSL: `shared T local<slot>[size];`.
+//   BARRIER   void, srcs only order it (the LOCAL stores it waits for, or the loop body and loads before a loop's
+//             next iteration): all lanes of the work-group wait until every lane reached it, and LOCAL stores made
+//             before it are visible to LOCAL loads after it (GLSL: `memoryBarrierShared(); barrier();`). Barriers are
+//             always in uniform control flow: loop trip counts never depend on a lane, there is no IF.
+//   Gates: an INDEX's optional src[2] (a bool) also carries the GPU's predicates, e.g. a global store that every lane
+//   of a group reduce would repeat is gated by CMPEQ(that axis's lane index, 0) (usually CMPEQ(lidx0, 0); ANDed with
+//   any gate it had), so one lane stores; a gated-off store is skipped, a gated-off load yields 0 (as on the CPU).
+// Launch dims (the reference's ProgramInfo, read as its PYTHON device does; ProgramSpec.global_size/local_size and
+// launch_dims()): global_size[i] is the number of WORK-GROUPS in dim i (the size of gidx{i}; not OpenCL's count of
+// invocations), local_size[i] the lanes per work-group (the size of lidx{i}); lanes in all = prod(global_size) x
+// prod(local_size). local_size is constant per program (LOCAL and GROUP_REDUCE axes have constant sizes; at most
+// 128 lanes from the heuristics: LOCAL product <= 128, GROUPTOP 16, mat-vec 8 x 4), so a renderer can put it in
+// `layout(local_size_x = .., y, z)`; a symbolic global dim is evaluated per launch by launch_dims(). local_size is
+// unset on the CPU path (no launch dims: core_id threads instead) and under NOLOCALS (idx specials): then
+// global_size counts invocations, the runtime picks a work-group size and the shader must skip idx{i} >= global_size[i].
 // ---------------------------------------------------------------------------------------------------
 
 struct Estimates {
@@ -47,18 +79,28 @@ struct ProgramSpec {
   std::string colored_name;  // with ANSI colors as the reference prints it
   std::string function_name; // C identifier
   std::vector<std::string> applied_opts;  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)"
-  std::string src;           // rendered source for the chosen renderer (C or LLVM IR)
+  std::string src;           // rendered source for the chosen renderer (C, LLVM IR or GLSL; INTERP: the printed program)
   std::string lang;          // "c" | "llvm" | "interp" | "glsl"
   int num_buffers = 0;       // buffer params 0..n-1 of the kernel AST (what the caller passes, by slot)
   std::vector<int> globals;  // the buffer slots the program still uses (x*0 may drop an input)
   std::vector<int> outs, ins;
   std::vector<std::string> vars;  // Variable names, passed after the buffers
+  // launch dims (see "GPU programs" above): work-groups per dim, lanes per work-group (unset on the CPU path);
+  // a symbolic dim holds its largest value here, launch_dims() evaluates it for the Variables' values
   std::array<int64_t, 3> global_size{1, 1, 1};
-  std::array<int64_t, 3> local_size{1, 1, 1};  // work-group size (GPU devices)
+  std::optional<std::array<int64_t, 3>> local_size;
   int threads = 1;           // CPU THREAD axis (core_id 0..threads-1)
   Estimates estimates;
   UOpRef ast;                // the kernel AST it came from
   UOpRef lowered;            // the final linearized program (LINEAR of UOps), for the interpreter and traces
 };
+
+struct LaunchDims {
+  std::array<int64_t, 3> global_size{1, 1, 1};
+  std::optional<std::array<int64_t, 3>> local_size;
+};
+// The launch dims of `p` for Variable values `vars` (in the order of ProgramSpec.vars): its SPECIALs' sizes
+// evaluated (the reference's ProgramInfo.launch_dims). Defined in linearize.cpp.
+LaunchDims launch_dims(const ProgramSpec& p, std::span<const int64_t> vars);
 
 }  // namespace ts

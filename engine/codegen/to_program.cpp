@@ -79,7 +79,7 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
   sink = graph_rewrite(sink, pm_expander(), nullptr, "expander");
   ReduceContext rctx;
   sink = graph_rewrite(sink, pm_remove_reduces(), &rctx, "remove reduces");
-  GpuDimsContext gctx;
+  GpuDimsContext gctx = gpu_dims_context(target, sink);
   sink = graph_rewrite(sink, pm_add_gpudims(), &gctx, "add gpudims");
   sink = graph_rewrite(sink, pm_add_loads(), nullptr, "*** expand broadcast / add loads");
   sink = graph_rewrite(sink, symbolic() + pm_flatten_range(), nullptr, "early symbolic");
@@ -90,6 +90,8 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
   sink = graph_rewrite(sink, pm_early_decompositions(), nullptr, "early decompositions");
   sink = graph_rewrite(sink, pm_late_decompositions(), nullptr, "late decompositions");
   sink = graph_rewrite(sink, pm_split_ends(), nullptr, "final rewrite");
+  // LOCAL memory exists only on targets with locals (the CPU's pass list stays as it was)
+  if (target.has_local) sink = graph_rewrite(sink, pm_implicit_barriers(), nullptr, "add implicit barriers");
 
   // params: buffers keep their slots; Variables follow
   ProgramSpec spec;
@@ -126,22 +128,27 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
   spec.globals.assign(globals.begin(), globals.end());
   std::set<int> outs, ins;
   for (auto& u : lin->src) {
-    if (u->op == Ops::STORE && u->src[0]->op == Ops::INDEX) outs.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
-    if (u->op == Ops::LOAD && u->src[0]->op == Ops::INDEX) ins.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
+    if (!(u->op == Ops::STORE || u->op == Ops::LOAD) || u->src[0]->op != Ops::INDEX || u->src[0]->src[0]->op != Ops::PARAM) continue;
+    if (u->op == Ops::STORE) outs.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
+    else ins.insert(static_cast<int>(u->src[0]->src[0]->as<ParamArg>().slot));
   }
   spec.outs.assign(outs.begin(), outs.end());
   spec.ins.assign(ins.begin(), ins.end());
   spec.threads = gctx.threads;
   spec.global_size = {gctx.threads, 1, 1};
+  spec.lowered = lin;
+  set_launch_dims(spec, target.has_local);
   spec.estimates = estimate(lin);
   spec.ast = kernel_ast;
   spec.lowered = lin;
   switch (lang) {
     case Lang::C:
+      require_cpu_program(lin, "C", spec.name);
       spec.lang = "c";
       spec.src = render_c(spec);
       break;
     case Lang::LLVM:
+      require_cpu_program(lin, "LLVM", spec.name);
       spec.lang = "llvm";
       spec.src = render_llvm(spec);
       break;

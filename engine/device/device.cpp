@@ -211,6 +211,9 @@ void register_host_devices() {
   register_device(std::make_unique<CpuDevice>("CPU", Lang::C));
   register_device(std::make_unique<CpuDevice>("CPU:LLVM", Lang::LLVM));
   register_device(std::make_unique<InterpDevice>("INTERP", cpu_opt_target()));
+  // the interpreter on the reference's generic GPU renderer properties (its DEV=PYTHON): the GPU path of codegen
+  // (locals, group reductions, launch dims, barriers) run lane by lane on any machine
+  register_device(std::make_unique<InterpDevice>("INTERP:GPU", gpu_opt_target()));
 }
 
 std::string describe_devices(bool json) {
@@ -226,7 +229,11 @@ std::string describe_devices(bool json) {
     j["renderer"] = d->renderer();
     j["has_local"] = t.has_local;
     j["has_threads"] = t.has_threads;
-    j["global_max"] = t.global_max0;
+    j["has_shared"] = t.has_shared;
+    j["global_max"] = t.global_max;
+    j["local_max"] = t.local_max;
+    j["shared_max"] = t.shared_max;
+    j["supports_float4"] = t.supports_float4;
     j["max_upcast"] = t.max_upcast;
     nlohmann::json dts = nlohmann::json::array();
     for (auto& n : d->dtypes()) dts.push_back(n);
@@ -235,9 +242,14 @@ std::string describe_devices(bool json) {
     for (auto& [k, v] : d->properties()) props[k] = v;
     j["properties"] = props;
     arr.push_back(j);
+    auto dims = [](const std::array<int64_t, 3>& v) {
+      return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+    };
     text += d->name() + std::string(d->name().size() < 12 ? 12 - d->name().size() : 1, ' ') + "renderer " + d->renderer() +
-            ", memory " + d->memory() + ", has_local " + (t.has_local ? "yes" : "no") + ", has_threads " +
-            (t.has_threads ? "yes" : "no") + ", global_max " + std::to_string(t.global_max0) + "\n";
+            ", memory " + d->memory() + ", has_local " + (t.has_local ? "yes" : "no") + ", has_threads " + (t.has_threads ? "yes" : "no") +
+            (t.has_local ? ", global_max " + dims(t.global_max) + ", local_max " + dims(t.local_max) + ", shared_max " + std::to_string(t.shared_max)
+                         : ", threads " + std::to_string(t.global_max[0])) +
+            "\n";
     for (auto& [k, v] : d->properties()) text += "            " + k + ": " + v + "\n";
   }
   return json ? arr.dump(2) + "\n" : text;

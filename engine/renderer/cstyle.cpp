@@ -329,7 +329,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
   for (size_t i = lin->src.size(); i-- > 0;) {
     const UOp& u = *lin->src[i];
     if (u.op == Ops::STORE || u.op == Ops::END || u.op == Ops::RANGE || u.op == Ops::DEFINE_ACC || u.op == Ops::PARAM ||
-        u.op == Ops::BARRIER)
+        u.op == Ops::BARRIER || u.op == Ops::BUFFER)
       live[i] = true;
     if (!live[i]) continue;
     auto lg = lane_group.find(static_cast<int>(i));
@@ -354,7 +354,11 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     return "((float4*)((" + a + ")))";
   };
   // the buffer element dtype behind an access (bool buffers are stored as bytes in some languages)
-  auto buf_dtype = [&](const UOp* index) { return resolve(index->src[0].get())->dtype; };
+  // (local memory keeps its own dtype: bool is a bool there)
+  auto buf_dtype = [&](const UOp* index) {
+    const UOp* b = resolve(index->src[0].get());
+    return b->op == Ops::BUFFER && is_bool(b->dtype) ? dtypes::uint8 : b->dtype;
+  };
 
   for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
@@ -381,6 +385,13 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
         break;
       }
       case Ops::SPECIAL: r[&u] = special(u); break;
+      case Ops::BUFFER: {  // work-group local memory (program.h, "GPU programs")
+        const ParamArg& pa = u.as<ParamArg>();
+        if (pa.addrspace != AddrSpace::LOCAL) throw Error(name() + ": a BUFFER outside local memory in the program");
+        r[&u] = "local" + std::to_string(pa.slot);
+        prologue.push_back(local_decl(u.dtype, r[&u], pa.size));
+        break;
+      }
       case Ops::BARRIER: line(barrier()); break;
       case Ops::RANGE: {
         const RangeArg& ra = u.as<RangeArg>();

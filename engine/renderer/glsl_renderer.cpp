@@ -122,13 +122,14 @@ class GlslLanguage final : public CStyleLanguage {
   std::string load_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "bool(" + v + ")" : v; }
   std::string store_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "uint8_t(" + v + ")" : v; }
   std::string special(const UOp& u) const override {
+    // gidxN: the work-group, lidxN: the lane in it, idxN: the invocation (program.h, "GPU programs")
     const std::string& nm = u.as<std::string>();
-    if (nm.size() < 5 || (nm[0] != 'g' && nm[0] != 'l' && nm[0] != 'i') || nm[nm.size() - 1] < '0' || nm[nm.size() - 1] > '2')
+    if (nm.size() < 4 || (nm[0] != 'g' && nm[0] != 'l' && nm[0] != 'i') || nm[nm.size() - 1] < '0' || nm[nm.size() - 1] > '2')
       throw Error("GLSL renderer: unknown special index '" + nm + "'");
     const char* base = nm[0] == 'g' ? "gl_WorkGroupID" : nm[0] == 'l' ? "gl_LocalInvocationID" : "gl_GlobalInvocationID";
     return cast(glsl_type(u.dtype), std::string(base) + "." + "xyz"[nm.back() - '0']);
   }
-  std::string barrier() const override { return "barrier();"; }
+  std::string barrier() const override { return "memoryBarrierShared(); barrier();"; }
   std::string local_decl(DType dt, const std::string& nm, int64_t size) const override {
     return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
   }
@@ -150,7 +151,7 @@ class GlslLanguage final : public CStyleLanguage {
     if (arith) o << "#extension GL_EXT_shader_explicit_arithmetic_types : require\n";
     if (storage8) o << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
-    const auto& ls = spec.local_size;
+    const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
     o << "layout(local_size_x = " << ls[0] << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
     const std::set<int> outs(spec.outs.begin(), spec.outs.end());
     std::vector<std::string> vars;

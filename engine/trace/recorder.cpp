@@ -200,6 +200,7 @@ void record_program(const ProgramSpec& p, const std::string& program_key) {
                      {"estimates", {{"ops", p.estimates.ops}, {"lds", p.estimates.lds}, {"mem", p.estimates.mem}}},
                      {"program_key", program_key},
                      {"ast", intern(p.ast)}};
+  if (p.local_size) (*c)["program"]["local_size"] = *p.local_size;  // GPU programs: lanes per work-group
 }
 
 void record_call(const CallRecord& r) {

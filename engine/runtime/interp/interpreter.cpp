@@ -1,7 +1,10 @@
 #include "engine/runtime/interp/interpreter.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -245,6 +248,9 @@ struct Program {
   std::vector<const UOp*> ins;
   std::vector<std::vector<int>> src;  // operand slots (AFTER/GROUP resolved)
   std::vector<int> jump;              // RANGE -> its END, END -> its RANGE
+  std::vector<int> local_buffers;     // instructions that are LOCAL BUFFERs
+  bool gpu = false;                   // has launch dims (SPECIAL), LOCAL memory or barriers
+  bool barriers = false;
 };
 
 Program prepare(const UOpRef& lin) {
@@ -257,17 +263,28 @@ Program prepare(const UOpRef& lin) {
   p.src.resize(p.ins.size());
   p.jump.assign(p.ins.size(), -1);
   for (size_t k = 0; k < p.ins.size(); ++k) {
-    for (auto& s : p.ins[k]->src) {
+    const UOp& u = *p.ins[k];
+    for (auto& s : u.src) {
       auto it = pos.find(resolve(s.get()));
       p.src[k].push_back(it == pos.end() ? -1 : it->second);
     }
-    if (p.ins[k]->op == Ops::END) {
+    if (u.op == Ops::END) {
       int r = p.src[k].at(1);
       p.jump[k] = r;
       p.jump[r] = static_cast<int>(k);
     }
+    if (u.op == Ops::BUFFER) {
+      if (u.as<ParamArg>().addrspace != AddrSpace::LOCAL) throw Error("interpret: a BUFFER that is not LOCAL memory");
+      p.local_buffers.push_back(static_cast<int>(k));
+    }
+    if (u.op == Ops::SPECIAL || u.op == Ops::BUFFER || u.op == Ops::BARRIER) p.gpu = true;
+    if (u.op == Ops::BARRIER) p.barriers = true;
   }
   return p;
+}
+
+std::string memory_name(const ParamArg& pa) {
+  return (pa.addrspace == AddrSpace::LOCAL ? "local" : "data") + std::to_string(pa.slot) + "_" + std::to_string(pa.size);
 }
 
 // an access outside [0, size) of its buffer is an error that names the kernel, the buffer and the index
@@ -275,22 +292,48 @@ void check_access(const ProgramSpec& spec, const Val& a, bool store) {
   if (!a.buf) throw Error("interpret: kernel " + spec.name + " accesses memory that is not a buffer");
   const ParamArg& pa = a.buf->as<ParamArg>();
   if (a.i >= 0 && a.i < pa.size) return;
-  throw Error("interpret: kernel " + spec.name + " " + (store ? "stores to" : "reads") + " data" + std::to_string(pa.slot) + "_" +
-              std::to_string(pa.size) + "[" + std::to_string(a.i) + "], outside its " + std::to_string(pa.size) + " elements");
+  throw Error("interpret: kernel " + spec.name + " " + (store ? "stores to" : "reads") + " " + memory_name(pa) + "[" +
+              std::to_string(a.i) + "], outside its " + std::to_string(pa.size) + " elements");
 }
 
-}  // namespace
+// what one lane sees: its buffers, Variables, thread / work-group / lane ids and its work-group's LOCAL memory
+struct Env {
+  const ProgramSpec& spec;
+  const Program& p;
+  std::span<void*> bufs;
+  std::span<const int64_t> vars;
+  int core_id = 0;
+  std::array<int64_t, 3> gid{}, lid{}, lsize{1, 1, 1};
+  std::vector<std::vector<char>>* local_mem = nullptr;  // per LOCAL BUFFER instruction (index into p.local_buffers)
+};
 
-void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id) {
-  if (!spec.lowered || spec.lowered->op != Ops::LINEAR) throw Error("interpret: ProgramSpec.lowered is not a LINEAR");
-  Program p = prepare(spec.lowered);
-  std::vector<Val> v(p.ins.size());
+struct Lane {
+  std::vector<Val> v;
+  int pc = 0;
+  std::array<int64_t, 3> lid{};
+};
+
+int64_t special_value(const Env& e, const Lane& lane, const UOp& u) {
+  const std::string& name = u.as<std::string>();
+  int dim = name.empty() ? -1 : name.back() - '0';
+  if (dim < 0 || dim > 2) throw Error("interpret: kernel " + e.spec.name + " has SPECIAL " + name + ", not a launch dim");
+  if (name.rfind("gidx", 0) == 0) return e.gid[dim];
+  if (name.rfind("lidx", 0) == 0) return lane.lid[dim];
+  if (name.rfind("idx", 0) == 0) return e.gid[dim] * e.lsize[dim] + lane.lid[dim];
+  throw Error("interpret: kernel " + e.spec.name + " has SPECIAL " + name + ", not a launch dim");
+}
+
+// runs `lane` from its pc until it reaches a BARRIER (returns true, pc on the barrier) or the end (false)
+bool run_lane(const Env& e, Lane& lane) {
+  const Program& p = e.p;
+  const ProgramSpec& spec = e.spec;
+  std::vector<Val>& v = lane.v;
   auto need = [&](int slot) -> const Val& {
     if (slot < 0) throw Error("interpret: operand outside the instruction list");
     return v[slot];
   };
   const int n = static_cast<int>(p.ins.size());
-  for (int pc = 0; pc < n; ++pc) {
+  for (int pc = lane.pc; pc < n; ++pc) {
     const UOp& u = *p.ins[pc];
     const auto& s = p.src[pc];
     switch (u.op) {
@@ -302,18 +345,28 @@ void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<co
       case Ops::PARAM: {
         const ParamArg& pa = u.as<ParamArg>();
         if (pa.addrspace != AddrSpace::ALU) {
-          if (pa.slot < 0 || pa.slot >= static_cast<int64_t>(bufs.size())) throw Error("interpret: missing buffer for slot " + std::to_string(pa.slot));
-          v[pc].p = static_cast<char*>(bufs[pa.slot]);
+          if (pa.slot < 0 || pa.slot >= static_cast<int64_t>(e.bufs.size())) throw Error("interpret: missing buffer for slot " + std::to_string(pa.slot));
+          v[pc].p = static_cast<char*>(e.bufs[pa.slot]);
           v[pc].buf = &u;
         } else if (pa.name == "core_id") {
-          v[pc].i = core_id;
+          v[pc].i = e.core_id;
         } else {
           int64_t k = pa.slot - spec.num_buffers;
-          if (k < 0 || k >= static_cast<int64_t>(vars.size())) throw Error("interpret: missing value for Variable " + pa.name);
-          v[pc].i = vars[k];
+          if (k < 0 || k >= static_cast<int64_t>(e.vars.size())) throw Error("interpret: missing value for Variable " + pa.name);
+          v[pc].i = e.vars[k];
         }
         break;
       }
+      case Ops::BUFFER: {
+        size_t k = static_cast<size_t>(std::find(p.local_buffers.begin(), p.local_buffers.end(), pc) - p.local_buffers.begin());
+        if (!e.local_mem || k >= e.local_mem->size()) throw Error("interpret: kernel " + spec.name + " has LOCAL memory but no work-group");
+        v[pc] = Val{};
+        v[pc].p = (*e.local_mem)[k].data();
+        v[pc].buf = &u;
+        break;
+      }
+      case Ops::SPECIAL: v[pc].i = special_value(e, lane, u); break;
+      case Ops::BARRIER: lane.pc = pc; return true;
       case Ops::RANGE:
         v[pc].i = 0;
         if (need(s[0]).i <= 0) pc = p.jump[pc];  // skip the body, continue after END
@@ -364,6 +417,106 @@ void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<co
         break;
     }
   }
+  lane.pc = n;
+  return false;
+}
+
+std::string dims_str(const std::array<int64_t, 3>& d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+// one work-group: every lane runs until it reaches a barrier; when all lanes of the group wait at the same barrier
+// they all continue past it. A lane that ends while others wait (or lanes at different barriers) is an error.
+void run_group(Env& e, std::vector<Lane>& lanes) {
+  for (auto& mem : *e.local_mem) std::fill(mem.begin(), mem.end(), 0);
+  const size_t nins = e.p.ins.size();
+  const int64_t lx = e.lsize[0], ly = e.lsize[1];
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    Lane& lane = lanes[l];
+    lane.pc = 0;
+    const int64_t li = static_cast<int64_t>(l);
+    lane.lid = {li % lx, (li / lx) % ly, li / (lx * ly)};
+  }
+  if (!e.p.barriers) {
+    // no barrier: each lane runs to the end on its own (one register file reused)
+    Lane one;
+    one.v.resize(nins);
+    for (auto& lane : lanes) {
+      one.pc = 0;
+      one.lid = lane.lid;
+      run_lane(e, one);
+    }
+    return;
+  }
+  for (auto& lane : lanes) lane.v.assign(nins, Val{});
+  std::vector<char> done(lanes.size(), 0);
+  for (;;) {
+    int barrier_pc = -1;
+    size_t waiting = 0, finished = 0, first_finished = 0, first_waiting = 0;
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      if (done[l]) { ++finished; continue; }
+      if (run_lane(e, lanes[l])) {
+        if (waiting++ == 0) { barrier_pc = lanes[l].pc; first_waiting = l; }
+        if (lanes[l].pc != barrier_pc)
+          throw Error("interpret: barrier divergence in kernel " + e.spec.name + ": in work-group " + dims_str(e.gid) + " lane " +
+                      std::to_string(first_waiting) + " waits at the barrier of instruction " + std::to_string(barrier_pc) + ", lane " +
+                      std::to_string(l) + " at instruction " + std::to_string(lanes[l].pc));
+      } else {
+        done[l] = 1;
+        if (finished++ == 0) first_finished = l;
+      }
+    }
+    if (waiting == 0) return;
+    if (finished > 0)
+      throw Error("interpret: barrier divergence in kernel " + e.spec.name + ": in work-group " + dims_str(e.gid) + " lane " +
+                  std::to_string(first_finished) + " finished while lane " + std::to_string(first_waiting) +
+                  " waits at the barrier of instruction " + std::to_string(barrier_pc));
+    for (size_t l = 0; l < lanes.size(); ++l) ++lanes[l].pc;  // all arrived: past the barrier
+  }
+}
+
+void run_grid(const ProgramSpec& spec, const Program& p, std::span<void*> bufs, std::span<const int64_t> vars) {
+  LaunchDims d = launch_dims(spec, vars);
+  std::array<int64_t, 3> lsize = d.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
+  int64_t lanes_n = 1, groups = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (d.global_size[i] < 0 || lsize[i] < 1)
+      throw Error("interpret: kernel " + spec.name + " has launch dims " + dims_str(d.global_size) + " x " + dims_str(lsize));
+    lanes_n *= lsize[i];
+    groups *= d.global_size[i];
+  }
+  if (lanes_n > (1 << 20)) throw Error("interpret: kernel " + spec.name + " has " + std::to_string(lanes_n) + " lanes per work-group");
+  std::vector<std::vector<char>> local_mem;
+  for (int k : p.local_buffers) {
+    const UOp& b = *p.ins[k];
+    local_mem.emplace_back(static_cast<size_t>(b.as<ParamArg>().size * b.dtype->itemsize()));
+  }
+  Env e{spec, p, bufs, vars};
+  e.lsize = lsize;
+  e.local_mem = &local_mem;
+  std::vector<Lane> lanes(static_cast<size_t>(lanes_n));
+  for (int64_t g = 0; g < groups; ++g) {
+    e.gid = {g % d.global_size[0], (g / d.global_size[0]) % d.global_size[1], g / (d.global_size[0] * d.global_size[1])};
+    run_group(e, lanes);
+  }
+}
+
+}  // namespace
+
+void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id) {
+  if (!spec.lowered || spec.lowered->op != Ops::LINEAR) throw Error("interpret: ProgramSpec.lowered is not a LINEAR");
+  Program p = prepare(spec.lowered);
+  if (p.gpu) {
+    // a GPU program has no core_id: its whole grid of work-groups runs here
+    if (core_id != 0) return;
+    run_grid(spec, p, bufs, vars);
+    return;
+  }
+  Env e{spec, p, bufs, vars};
+  e.core_id = core_id;
+  Lane lane;
+  lane.v.resize(p.ins.size());
+  run_lane(e, lane);
 }
 
 void interpret(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars) {

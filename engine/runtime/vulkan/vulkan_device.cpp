@@ -35,10 +35,15 @@ class VulkanDevice final : public Device {
   std::string memory() const override { return name(); }
   std::string renderer() const override { return "GLSL"; }
   Lang lang() const override { return Lang::GLSL; }
+  // the reference's generic GPU renderer (so kernel names follow it on every device), its limits clipped to the
+  // device's own: work-groups per dim, lanes per dim, shared memory
   OptTarget opt_target() const override {
-    OptTarget t;
-    t.has_threads = false;
-    t.global_max0 = 1;
+    OptTarget t = gpu_opt_target();
+    for (int d = 0; d < 3; ++d) {
+      t.global_max[d] = std::min<int64_t>(t.global_max[d], info_.max_workgroup_count[d]);
+      t.local_max[d] = std::min<int64_t>(t.local_max[d], std::min(info_.max_workgroup_size[d], info_.max_workgroup_invocations));
+    }
+    t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
     return t;
   }
   std::string compiler_key() const override { return "GLSL"; }
@@ -126,12 +131,14 @@ class VulkanDevice final : public Device {
       const size_t width = std::min<size_t>(8, push.size() - 8 * k);
       std::memcpy(push.data() + 8 * k, &vars[k], width);
     }
+    // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
+    const LaunchDims dims = launch_dims(spec, vars);
     std::array<uint32_t, 3> groups{};
     for (int d = 0; d < 3; ++d) {
-      if (spec.global_size[d] < 1 || spec.global_size[d] > info_.max_workgroup_count[d])
-        throw Error("kernel " + spec.name + ": " + std::to_string(spec.global_size[d]) + " work-groups in dimension " + std::to_string(d) +
+      if (dims.global_size[d] < 1 || dims.global_size[d] > info_.max_workgroup_count[d])
+        throw Error("kernel " + spec.name + ": " + std::to_string(dims.global_size[d]) + " work-groups in dimension " + std::to_string(d) +
                     " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
-      groups[d] = static_cast<uint32_t>(spec.global_size[d]);
+      groups[d] = static_cast<uint32_t>(dims.global_size[d]);
     }
     Batch batch = ctx().batch();
     batch.dispatch(prog, dbs, push, groups, spec.name);

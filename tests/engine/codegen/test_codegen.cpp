@@ -15,34 +15,21 @@
 #include "engine/uop/symbolic.h"
 #include "engine/uop/uop.h"
 #include "tests/engine/codegen/kernels.h"
+#include "tests/engine/codegen/test_util.h"
 
 using namespace ts;
 
 namespace {
 
-using Segments = std::vector<std::pair<std::string, std::string>>;  // (text, color) as in the corpus name_segments
-std::string colored_from(const std::string& kind, const Segments& segs) {
-  std::string s = kind;
-  for (auto& [t, c] : segs) s += colored("_", "BLACK") + colored(t, c);
-  return s;
-}
+using ts_test::check_close;
+using ts_test::colored_from;
+using ts_test::opts;
+using ts_test::run_interp;
 std::vector<float> iota_f(int n, float start = 0, float step = 1) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = start + step * i;
   return v;
 }
-void run_interp(const ProgramSpec& p, std::vector<std::vector<float>*> bufs, std::vector<int64_t> vars = {}) {
-  std::vector<void*> ptrs;
-  for (auto* b : bufs) ptrs.push_back(b->data());
-  run_program(p, nullptr, ptrs, vars);
-}
-void check_close(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  QCOMPARE(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    if (std::fabs(got[i] - want[i]) > tol * std::max(1.0f, std::fabs(want[i])))
-      QFAIL(qPrintable(QString("element %1: got %2 want %3").arg(i).arg(got[i]).arg(want[i])));
-}
-std::vector<std::string> opts(std::initializer_list<const char*> l) { return std::vector<std::string>(l.begin(), l.end()); }
 
 }  // namespace
 

@@ -599,7 +599,7 @@ Outcome run_program(uint32_t seed) {
   std::string source;
   Result ref = run_on("INTERP", seed, &source);
   Outcome out;
-  for (const char* dev : {"CPU", "CPU:LLVM"}) {
+  for (const char* dev : {"CPU", "CPU:LLVM", "INTERP:GPU"}) {
     Result got = run_on(dev, seed);
     std::string why = compare(ref, got, dev);
     if (!why.empty()) {

@@ -1,4 +1,4 @@
-# the differential test: seeded random programs (fuzz.cpp) on CPU, CPU:LLVM and INTERP, compared
+# the differential test: seeded random programs (fuzz.cpp) on CPU, CPU:LLVM, INTERP and INTERP:GPU, compared
 ts_add_test(test_differential SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_differential.cpp ${CMAKE_CURRENT_LIST_DIR}/fuzz.cpp
             LIBS tinyscope_cpu TIMEOUT 240)
 # ts_fuzz: the long fuzz run (`make fuzz`), not a ctest
