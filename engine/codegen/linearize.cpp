@@ -287,6 +287,7 @@ LaunchDims eval_launch_dims(const ProgramSpec& p, const std::span<const int64_t>
 }  // namespace
 
 LaunchDims launch_dims(const ProgramSpec& p, std::span<const int64_t> vars) { return eval_launch_dims(p, &vars); }
+int64_t eval_index_expr(const UOpRef& e, const ProgramSpec& p, std::span<const int64_t> vars) { return eval_size(e, p, &vars); }
 
 void set_launch_dims(ProgramSpec& p, bool has_local) {
   bool idx_specials = false, specials = false;

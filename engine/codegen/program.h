@@ -102,5 +102,7 @@ struct LaunchDims {
 // The launch dims of `p` for Variable values `vars` (in the order of ProgramSpec.vars): its SPECIALs' sizes
 // evaluated (the reference's ProgramInfo.launch_dims). Defined in linearize.cpp.
 LaunchDims launch_dims(const ProgramSpec& p, std::span<const int64_t> vars);
+// An int expression of the program (a loop bound, a launch dim) for Variable values `vars` (spec.vars order).
+int64_t eval_index_expr(const UOpRef& e, const ProgramSpec& p, std::span<const int64_t> vars);
 
 }  // namespace ts

@@ -114,7 +114,6 @@ class VulkanDevice final : public Device {
     if (info_.int64) features.push_back("int64");
     if (info_.float64) features.push_back("float64");
     check_glsl_dtypes(spec, features, name());
-    check_loop_limit(spec);
     auto e = std::make_shared<VkExecutable>();
     SpirvBinary spirv = ctx().compile_glsl(spec.src, spec.name);
     e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), push_bytes(spec));
@@ -131,6 +130,7 @@ class VulkanDevice final : public Device {
       const size_t width = std::min<size_t>(8, push.size() - 8 * k);
       std::memcpy(push.data() + 8 * k, &vars[k], width);
     }
+    check_loop_limit(spec, vars);
     // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
     const LaunchDims dims = launch_dims(spec, vars);
     std::array<uint32_t, 3> groups{};
@@ -148,15 +148,18 @@ class VulkanDevice final : public Device {
 
  private:
   // lavapipe (Mesa's llvmpipe driver) stops an invocation after 65,535 loop iterations in all (its loop limiter)
-  // and drops the rest of its work without an error: such a kernel is refused rather than run wrong
-  void check_loop_limit(const ProgramSpec& spec) const {
+  // and drops the rest of its work without an error: such a kernel is refused rather than run wrong. Loop bounds
+  // over Variables are evaluated for the launch's values.
+  void check_loop_limit(const ProgramSpec& spec, std::span<const int64_t> vars) const {
     if (info_.driver_name != "llvmpipe") return;
     constexpr double kLimit = 65535;
     double total = 0;
     std::vector<double> trips{1};
     for (auto& u : spec.lowered->src) {
       if (u->op == Ops::RANGE) {
-        trips.push_back(trips.back() * static_cast<double>(std::max<int64_t>(u->src[0]->vmax(), 0)));
+        const UOpRef& n = u->src[0];
+        const int64_t size = n->op == Ops::CONST ? n->const_int() : eval_index_expr(n, spec, vars);
+        trips.push_back(trips.back() * static_cast<double>(std::max<int64_t>(size, 0)));
         total += trips.back();
       } else if (u->op == Ops::END && trips.size() > 1) {
         trips.pop_back();
