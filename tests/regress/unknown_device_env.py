@@ -1,4 +1,4 @@
-# error: the devices are CPU, CPU:LLVM, INTERP
-# devices: CUDA GPU VULKAN
-# DEV naming no device is an error before anything runs
+# error: the devices are CPU, CPU:LLVM, INTERP, INTERP:GPU
+# devices: CUDA GPU METAL VULKAN:7
+# DEV naming no device is an error before anything runs (VULKAN:7: a Vulkan device index this machine does not have)
 print("ran")
