@@ -419,9 +419,15 @@ std::string bytes_text(uint64_t b) {
   return o.str();
 }
 
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g s", s);
+  return b;
+}
+
 double checked_timeout(double s, const char* what) {
   if (!(s > 0) || !std::isfinite(s))
-    throw Error(std::string(what) + ": the timeout must be a positive number of seconds, got " + std::to_string(s));
+    throw Error(std::string(what) + ": the timeout must be a positive number of seconds, got " + seconds_text(s));
   return s;
 }
 uint64_t timeout_ns(double s) { return static_cast<uint64_t>(std::min(s, 1e9) * 1e9); }
@@ -616,7 +622,9 @@ struct BufferImpl {
   uint64_t size = 0;       // what was asked for
   uint64_t vk_size = 0;    // the VkBuffer's size (at least 4)
   std::atomic<uint64_t> last_serial{0};
-  ~BufferImpl() { ctx->impl_->release_buffer(buf, mem, size, last_serial.load()); }
+  ~BufferImpl() {
+    if (buf) ctx->impl_->release_buffer(buf, mem, size, last_serial.load());  // (none when the allocation failed)
+  }
 };
 
 namespace {
@@ -866,8 +874,8 @@ void Context::Impl::transfer_chunk(Frame& f, const BufferImpl& b, uint64_t offse
   if (w == Wait::Timeout) {
     auto parked = std::move(transfer);  // the frame (and its staging memory) stays with the device until it ends
     retire_or_park(std::move(parked));
-    fail(what + " did not finish within " + std::to_string(options.transfer_timeout_s) +
-         " s (it waits behind batches still running)");
+    fail(what + " did not finish within " + seconds_text(options.transfer_timeout_s) +
+         " (it waits behind batches still running)");
   }
 }
 
@@ -911,10 +919,18 @@ VkPipelineLayout Context::Impl::pipeline_layout(uint32_t n, uint32_t k) {
 std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spirv, const std::string& name,
                                                          uint32_t n, uint32_t k) {
   check_alive();
-  std::lock_guard lock(program_mu);
-  uint64_t key = fnv1a(spirv.words.data(), spirv.words.size() * 4, (uint64_t(n) << 32) | k);
-  for (auto& p : programs[key])
-    if (p->num_buffers == n && p->push_bytes == k && p->words == spirv.words) return p;
+  const uint64_t key = fnv1a(spirv.words.data(), spirv.words.size() * 4, (uint64_t(n) << 32) | k);
+  auto cached = [&]() -> std::shared_ptr<ProgramImpl> {  // under program_mu
+    auto it = programs.find(key);
+    if (it != programs.end())
+      for (auto& p : it->second)
+        if (p->num_buffers == n && p->push_bytes == k && p->words == spirv.words) return p;
+    return nullptr;
+  };
+  {
+    std::lock_guard lock(program_mu);
+    if (auto p = cached()) return p;
+  }
 
   const std::string who = "kernel '" + name + "'";
   ShaderInterface si = reflect(spirv, name);
@@ -986,8 +1002,12 @@ std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spir
   prog->push_bytes = k;
   prog->iface = std::move(si);
   prog->words = spirv.words;
-  prog->set_layout = set_layout(n);
-  prog->layout = pipeline_layout(n, k);
+  {
+    std::lock_guard lock(program_mu);
+    prog->set_layout = set_layout(n);
+    prog->layout = pipeline_layout(n, k);
+  }
+  // the pipeline is compiled outside the lock (the cache is internally synchronised), so threads compile in parallel
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = spirv.words.size() * 4;
   mi.pCode = spirv.words.data();
@@ -1005,6 +1025,11 @@ std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spir
   {
     std::lock_guard s(state_mu);
     stats.pipelines_created++;
+  }
+  std::lock_guard lock(program_mu);
+  if (auto p = cached()) {  // another thread made the same one meanwhile
+    fn.vkDestroyPipeline(device, prog->pipeline, nullptr);
+    return p;
   }
   programs[key].push_back(prog);
   return prog;
@@ -1057,7 +1082,10 @@ Context::Impl::~Impl() {
   if (!fences.empty() && !lost) {
     VkResult r = fn.vkWaitForFences(device, static_cast<uint32_t>(fences.size()), fences.data(), VK_TRUE,
                                     timeout_ns(std::max(options.shutdown_timeout_s, 0.001)));
-    if (r == VK_TIMEOUT) return;
+    if (r == VK_TIMEOUT) {  // leave the device be; only the messenger, whose callback points here, goes
+      if (messenger) inst.fns.vkDestroyDebugUtilsMessengerEXT(inst.handle, messenger, nullptr);
+      return;
+    }
   }
   save_pipeline_cache();
   for (auto& f : pending) destroy_frame(*f);
@@ -1354,13 +1382,16 @@ BatchResult Batch::submit_and_wait(double timeout_s) {
   auto t0 = std::chrono::steady_clock::now();
   C.submit(*B.frame, bufs);
   const Context::Impl::Wait w = C.wait(*B.frame, timeout_s);
-  auto what = [&] { return "the batch of " + std::to_string(B.ops.size()) + " operations (" + B.kernel_list() + ")"; };
+  auto what = [&] {
+    size_t n = B.ops.size();
+    return "the batch of " + std::to_string(n) + (n == 1 ? " operation (" : " operations (") + B.kernel_list() + ")";
+  };
   if (w == Context::Impl::Wait::Lost) C.fail("device lost while running " + what());
   if (w == Context::Impl::Wait::Timeout) {
     C.retire_or_park(std::move(B.frame));
     B.recorded = false;
-    C.fail(what() + " did not finish within " + std::to_string(timeout_s) +
-           " s; it is still running on the device and its buffers stay in use until it ends (Context::wait_idle)");
+    C.fail(what() + " did not finish within " + seconds_text(timeout_s) +
+           "; it is still running on the device and its buffers stay in use until it ends (Context::wait_idle)");
   }
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (B.opts.timestamps && C.info.compute_timestamps) {
@@ -1418,6 +1449,7 @@ DeviceBuffer Context::alloc(uint64_t bytes) {
              std::to_string(d.max_allocation_count));
   }
   auto b = std::make_shared<BufferImpl>();
+  b->ctx = shared_from_this();
   b->size = bytes;
   b->vk_size = std::max<uint64_t>(bytes, 4);
   void* map = nullptr;
@@ -1430,7 +1462,6 @@ DeviceBuffer Context::alloc(uint64_t bytes) {
   }
   I.check(r, ("allocating a buffer of " + bytes_text(bytes)).c_str());
   b->map = static_cast<uint8_t*>(map);
-  b->ctx = shared_from_this();
   {
     std::lock_guard lock(I.state_mu);
     I.stats.buffers++;
@@ -1544,27 +1575,34 @@ bool Context::wait_idle(double timeout_s) {
   Impl& I = *impl_;
   checked_timeout(timeout_s, "wait_idle");
   I.check_alive();
-  std::vector<VkFence> fences;
-  uint64_t newest = 0;
-  {
-    std::lock_guard lock(I.state_mu);
-    for (auto& f : I.pending) {
-      fences.push_back(f->fence);
-      newest = std::max(newest, f->serial);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    uint64_t newest = 0;
+    VkResult r = VK_SUCCESS;
+    {
+      // pending frames are recycled only under state_mu: waiting in short steps under it keeps their fences alive
+      std::lock_guard lock(I.state_mu);
+      if (I.pending.empty()) return true;
+      std::vector<VkFence> fences;
+      for (auto& f : I.pending) {
+        fences.push_back(f->fence);
+        newest = std::max(newest, f->serial);
+      }
+      double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      r = I.fn.vkWaitForFences(I.device, static_cast<uint32_t>(fences.size()), fences.data(), VK_TRUE,
+                               timeout_ns(std::clamp(left, 0.0, 0.002)));
     }
+    if (r == VK_SUCCESS) {
+      I.mark_completed(newest);
+      continue;
+    }
+    if (r == VK_ERROR_DEVICE_LOST) {
+      I.lost = true;
+      I.fail("device lost");
+    }
+    if (r != VK_TIMEOUT) I.check(r, "vkWaitForFences");
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= timeout_s) return false;
   }
-  if (fences.empty()) return true;
-  // the pending frames stay in the list (so their fences stay alive) until mark_completed() recycles them
-  VkResult r = I.fn.vkWaitForFences(I.device, static_cast<uint32_t>(fences.size()), fences.data(), VK_TRUE,
-                                    timeout_ns(timeout_s));
-  if (r == VK_TIMEOUT) return false;
-  if (r == VK_ERROR_DEVICE_LOST) {
-    I.lost = true;
-    I.fail("device lost");
-  }
-  I.check(r, "vkWaitForFences");
-  I.mark_completed(newest);
-  return true;
 }
 
 PushConstants& PushConstants::put(const void* v, size_t n) {

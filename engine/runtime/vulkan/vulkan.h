@@ -18,7 +18,15 @@
 //   buffer that a batch still running uses cannot be copied in or out (an Error saying so) until it ends.
 // - Timeouts: nothing waits forever. A batch that does not finish in its timeout is an Error naming its kernels; it
 //   keeps running on the device, its buffers stay in use, and the Context stays usable (wait_idle() waits for it).
-//   VK_ERROR_DEVICE_LOST makes the Context report itself lost: every later call throws "device lost".
+//   VK_ERROR_DEVICE_LOST makes the Context report itself lost: every later call throws "device lost". A Context's
+//   destructor waits at most OpenOptions::shutdown_timeout_s for such batches; past that it leaves the device as it
+//   is (its objects leak) rather than free memory the device still uses.
+// - Memory: one allocation per buffer. On devices that share the host's memory (lavapipe, integrated GPUs) buffers
+//   are host-visible device-local memory mapped once, and copy_in/copy_out are a memcpy; elsewhere (discrete GPUs,
+//   whose mapped device memory is slow to read back) they go through one reused staging buffer in host memory.
+// - Submissions: a Batch is one command buffer; its descriptor sets (one per dispatch) come from a pool of its own
+//   that grows to fit and is reset when the batch is recorded again; command buffers, fences, query and descriptor
+//   pools are recycled through the Context.
 // - Validation: with the Khronos validation layer active (OpenOptions::validation, or VK_INSTANCE_LAYERS read by the
 //   loader) a debug-utils messenger counts its warnings and errors; validation_messages() reports them.
 #include <array>

@@ -8,3 +8,9 @@ set_property(TEST test_vulkan_runtime APPEND PROPERTY ENVIRONMENT
   "VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
   "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
   "XDG_RUNTIME_DIR=${TS_VK_XDG}")
+
+# vulkan_bench: the runtime's costs on one device, run by hand (not a ctest test). No Qt and a static libstdc++, so
+# the binary also runs on machines that only have a Vulkan driver.
+add_executable(vulkan_bench ${CMAKE_CURRENT_LIST_DIR}/vulkan_bench.cpp)
+target_link_libraries(vulkan_bench PRIVATE ts_vulkan)
+target_link_options(vulkan_bench PRIVATE -static-libstdc++ -static-libgcc)
