@@ -60,6 +60,12 @@ class Device {
   // launch returns the kernel's own time in seconds
   virtual std::shared_ptr<Executable> load(const ProgramSpec& spec) = 0;
   virtual double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) = 0;
+  // A device that records launches into one command buffer (the seed's graph exec): between begin_batch and
+  // end_batch, launch records and returns -1; end_batch submits them at once and returns each one's own time, in
+  // order. Nothing may read or write the batch's buffers from the host before end_batch.
+  virtual bool batches() const { return false; }
+  virtual void begin_batch() {}
+  virtual std::vector<double> end_batch() { return {}; }
 
  private:
   std::string name_;

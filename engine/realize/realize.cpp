@@ -213,10 +213,60 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     for (auto& b : sched.items[i].bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end()) lu->second = i;
   if (realize_config().debug >= 1 && !last_use.empty()) print_memory_plan(sched, last_use);
+  // Kernels of a device that batches (VULKAN) go into one command buffer, submitted when something else needs the
+  // memory (a copy, another device, a timing repeat, the end): their records wait for the batch's times, then are
+  // finished in order like every other call
+  Device* batch_dev = nullptr;
+  std::vector<std::pair<size_t, CallRecord>> pending;
+  auto finish = [&](size_t i, CallRecord rec) {
+    const ScheduleItem& it = sched.items[i];
+    g_time_sum += rec.seconds;
+    rec.counter = ++g_counter;
+    rec.schedule_index = sidx;
+    bool first = false;
+    if (it.kind == ScheduleItem::Kind::Kernel) {
+      first = !g_seen_program[progs[i]->ast.get()];
+      g_seen_program[progs[i]->ast.get()] = true;
+    } else {
+      // a copy's body is keyed by its size and devices, as the reference's first-run cache sees it
+      first = g_seen_copies.insert(rec.name).second;
+    }
+    rec.first_run = first;
+    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
+    trace::record_call(rec);
+    g_calls.push_back(std::move(rec));
+    ++g_calls_total;
+    if (g_calls.size() > kCallLogSize) g_calls.pop_front();
+  };
+  auto flush = [&] {
+    if (!batch_dev) return;
+    Device* d = batch_dev;
+    batch_dev = nullptr;
+    std::vector<double> times = d->end_batch();
+    if (times.size() != pending.size()) throw Error("device " + d->name() + " returned " + std::to_string(times.size()) + " times for " + std::to_string(pending.size()) + " kernels");
+    for (size_t k = 0; k < pending.size(); ++k) {
+      pending[k].second.seconds = times[k];
+      if (update_stats) finish(pending[k].first, std::move(pending[k].second));
+    }
+    pending.clear();
+  };
+  struct FlushOnError {  // a failing schedule still submits (or drops) what it recorded
+    std::function<void()> f;
+    ~FlushOnError() {
+      if (f) try { f(); } catch (...) {}
+    }
+  } guard{flush};
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& it = sched.items[i];
     std::vector<Buffer*> bufs;
     CallRecord rec;
+    const bool repeats = update_stats && realize_config().repeat > 1;
+    Device* runner = it.kind == ScheduleItem::Kind::Kernel ? progs[i]->device : nullptr;
+    if (batch_dev && (runner != batch_dev || repeats)) flush();
+    if (!batch_dev && runner && runner->batches() && !repeats) {
+      runner->begin_batch();
+      batch_dev = runner;
+    }
     for (auto& b : it.bufs) {
       Buffer& buf = ensure_buffer(b);
       bufs.push_back(&buf);
@@ -248,7 +298,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
       std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
       if (update_stats && realize_config().repeat > 1) before = in_place_buffers(c.spec, bufs);
-      rec.seconds = c.device->launch(c.spec, *c.exe, bufs, vars);
+      rec.seconds = c.device->launch(c.spec, *c.exe, bufs, vars);  // -1: recorded into the open batch
       // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
       // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
       // restored from a copy, so every repeat computes what the first run computed
@@ -272,27 +322,17 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.estimates = c.spec.estimates;
       rec.num_args = static_cast<int>(bufs.size());
     }
+    // (a batch keeps the buffers it recorded alive until it is submitted)
     for (auto& b : it.bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
-    if (!update_stats) continue;
-    g_time_sum += rec.seconds;
-    rec.counter = ++g_counter;
-    rec.schedule_index = sidx;
-    bool first = false;
-    if (it.kind == ScheduleItem::Kind::Kernel) {
-      first = !g_seen_program[progs[i]->ast.get()];
-      g_seen_program[progs[i]->ast.get()] = true;
-    } else {
-      // a copy's body is keyed by its size and devices, as the reference's first-run cache sees it
-      first = g_seen_copies.insert(rec.name).second;
+    if (batch_dev && rec.seconds < 0) {
+      pending.emplace_back(i, std::move(rec));
+      continue;
     }
-    rec.first_run = first;
-    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
-    trace::record_call(rec);
-    g_calls.push_back(std::move(rec));
-    ++g_calls_total;
-    if (g_calls.size() > kCallLogSize) g_calls.pop_front();
+    if (update_stats) finish(i, std::move(rec));
   }
+  flush();
+  guard.f = nullptr;
 }
 
 void apply_becomes(const Schedule& s) {

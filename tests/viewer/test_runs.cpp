@@ -316,7 +316,7 @@ class TestRuns : public QObject {
     }
     QCOMPARE(combo, devs);
     QCOMPARE(compare, QStringList{"none"} + devs);
-    for (const char* bad : {"VULKAN", "GPU", "CUDA", "CPU:LLMV"}) {
+    for (const char* bad : {"METAL", "GPU", "CUDA", "CPU:LLMV"}) {
       QString err;
       QVERIFY(!w.set_device(bad, &err));
       QVERIFY2(err.contains(QStringLiteral("'%1'").arg(bad)) && err.contains("CPU, CPU:LLVM, INTERP"), qPrintable(err));
@@ -331,12 +331,12 @@ class TestRuns : public QObject {
 
   // a saved device this build does not have falls back to CPU, and says so
   void a_saved_unknown_device_is_said() {
-    QSettings().setValue("run/device", "VULKAN");
+    QSettings().setValue("run/device", "METAL");
     QSettings().setValue("run/compare", "GPU");
     {
       tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
       const QString console = w.console()->toPlainText();
-      QVERIFY2(console.contains("The saved device is unknown (unknown device 'VULKAN': the devices are CPU, CPU:LLVM, INTERP, INTERP:GPU): using CPU."),
+      QVERIFY2(console.contains("The saved device is unknown (unknown device 'METAL': the devices are CPU, CPU:LLVM, INTERP, INTERP:GPU): using CPU."),
                qPrintable(console));
       QVERIFY2(console.contains("The saved compare device is unknown (unknown device 'GPU'"), qPrintable(console));
       QVERIFY(w.compare_device().isEmpty());
@@ -346,14 +346,14 @@ class TestRuns : public QObject {
     QSettings().clear();
   }
 
-  // `tinyscope SCRIPT --dev VULKAN` (or --compare, or DEV=): the error on stderr and in the window, nothing runs,
+  // `tinyscope SCRIPT --dev METAL` (or --compare, or DEV=): the error on stderr and in the window, nothing runs,
   // exit status 2
   void command_line_refuses_an_unknown_device() {
     QTemporaryDir dir;
     struct Case {
       QStringList args;
       QString env_dev, flag, name;
-    } cases[] = {{{"--dev", "VULKAN"}, {}, "--dev", "VULKAN"},
+    } cases[] = {{{"--dev", "METAL"}, {}, "--dev", "METAL"},
                  {{"--compare", "CUDA"}, {}, "--compare", "CUDA"},
                  {{}, "GPU", "DEV", "GPU"}};
     int n = 0;
@@ -378,9 +378,9 @@ class TestRuns : public QObject {
     // the window says it too
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     QString e;
-    QVERIFY(!w.set_device("VULKAN", &e));
+    QVERIFY(!w.set_device("METAL", &e));
     w.report_device_error(e);
-    QVERIFY(w.console()->toPlainText().contains("unknown device 'VULKAN'"));
+    QVERIFY(w.console()->toPlainText().contains("unknown device 'METAL'"));
   }
 
   // the serve child refuses an unknown dev itself: the reason reaches the console and the run ends cleanly
@@ -390,11 +390,11 @@ class TestRuns : public QObject {
     rc.warm_up();
     QString out;
     connect(&rc, &tsgui::RunController::output, this, [&](const QString& t, bool) { out += t; });
-    Finished f = run_controller(rc, "steps.py", kSteps, "VULKAN");
+    Finished f = run_controller(rc, "steps.py", kSteps, "METAL");
     QCOMPARE(f.code, 2);
     QVERIFY(!f.stopped);
     QVERIFY(f.trace.isEmpty());
-    QVERIFY2(out.contains("tinyscope serve: unknown device 'VULKAN': the devices are CPU, CPU:LLVM, INTERP"), qPrintable(out));
+    QVERIFY2(out.contains("tinyscope serve: unknown device 'METAL': the devices are CPU, CPU:LLVM, INTERP"), qPrintable(out));
     QVERIFY(!rc.running());
     QVERIFY(!out.contains("step 0"));
     // and the next run goes on as ever

@@ -140,10 +140,25 @@ class VulkanDevice final : public Device {
                     " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
       groups[d] = static_cast<uint32_t>(dims.global_size[d]);
     }
+    if (batch_) {  // recorded: end_batch submits the schedule's kernels as one command buffer
+      batch_->dispatch(prog, dbs, push, groups, spec.name);
+      return -1;
+    }
     Batch batch = ctx().batch();
     batch.dispatch(prog, dbs, push, groups, spec.name);
     BatchResult r = batch.submit_and_wait(options_.timeout_s);
     return r.gpu_seconds.empty() ? r.wall_seconds : r.gpu_seconds[0];
+  }
+
+  bool batches() const override { return true; }
+  void begin_batch() override { batch_ = std::make_unique<Batch>(ctx().batch()); }
+  std::vector<double> end_batch() override {
+    std::unique_ptr<Batch> b = std::move(batch_);
+    if (!b || b->size() == 0) return {};
+    BatchResult r = b->submit_and_wait(options_.timeout_s);
+    // without timestamps each kernel is shown an equal share of the batch's wall time
+    if (r.gpu_seconds.size() != b->size()) return std::vector<double>(b->size(), r.wall_seconds / static_cast<double>(b->size()));
+    return r.gpu_seconds;
   }
 
  private:
@@ -151,8 +166,8 @@ class VulkanDevice final : public Device {
   // and drops the rest of its work without an error: such a kernel is refused rather than run wrong. Loop bounds
   // over Variables are evaluated for the launch's values.
   void check_loop_limit(const ProgramSpec& spec, std::span<const int64_t> vars) const {
-    if (info_.driver_name != "llvmpipe") return;
-    constexpr double kLimit = 65535;
+    if (!info_.loop_iteration_limit) return;
+    const double kLimit = static_cast<double>(info_.loop_iteration_limit);
     double total = 0;
     std::vector<double> trips{1};
     for (auto& u : spec.lowered->src) {
@@ -167,7 +182,8 @@ class VulkanDevice final : public Device {
     }
     if (total > kLimit)
       throw Error("kernel " + spec.name + " runs " + std::to_string(static_cast<long long>(total)) + " loop iterations in one invocation; " +
-                  name() + " (" + info_.driver_name + ") stops an invocation after 65535 and would return wrong data");
+                  name() + " (" + info_.driver_name + ") stops an invocation after " + std::to_string(info_.loop_iteration_limit) +
+                  " and would return wrong data");
   }
   static uint32_t push_bytes(const ProgramSpec& spec) {
     if (spec.vars.empty()) return 0;
@@ -197,6 +213,7 @@ class VulkanDevice final : public Device {
   std::mutex mu_;
   std::shared_ptr<Context> ctx_;
   std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
+  std::unique_ptr<Batch> batch_;                      // the open batch (begin_batch .. end_batch)
 };
 
 }  // namespace
