@@ -23,7 +23,9 @@ const JitApi& api() {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     std::string dir = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
     dir = dir.substr(0, dir.rfind('/') + 1);
-    const std::string path = dir + kJitModuleName;
+    // next to the executable (tinyscope), or one folder up (the tests in build/tests)
+    std::string path = dir + kJitModuleName;
+    if (access(path.c_str(), R_OK) != 0 && access((dir + "../" + kJitModuleName).c_str(), R_OK) == 0) path = dir + "../" + kJitModuleName;
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       error = std::string("the CPU compiler module cannot be loaded: ") + dlerror();

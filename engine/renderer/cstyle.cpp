@@ -46,7 +46,7 @@ bool int_divmod(Ops op) { return op == Ops::CDIV || op == Ops::CMOD || op == Ops
 // float -> int conversions are guarded (an out-of-range conversion is undefined in C)
 bool float_to_int(const UOp& u) { return u.op == Ops::CAST && is_float(u.src[0]->dtype) && is_int(u.dtype); }
 // ops whose rendering names an operand more than once: those operands get a variable of their own
-bool repeats_operands(const UOp& u) {
+bool c_repeats_operands(const UOp& u) {
   if (float_to_int(u)) return true;
   if (!is_int(u.dtype) || u.src.size() < 2) return false;
   if (int_divmod(u.op)) return u.op != Ops::CDIV || !const_src(u, 1);
@@ -134,6 +134,8 @@ constexpr int kMaxInlineDepth = 64;
 }  // namespace
 
 // ---- default hooks ----------------------------------------------------------------------------------
+
+bool CStyleLanguage::repeats_operands(const UOp& u) const { return c_repeats_operands(u); }
 
 std::string CStyleLanguage::bool_op(Ops op, const std::vector<std::string>& s) const {
   if (op != Ops::AND && op != Ops::OR && op != Ops::XOR) return {};  // C's int arithmetic on _Bool is right
@@ -234,7 +236,7 @@ std::string CStyleLanguage::render_alu(Ops op, DType dt, const std::vector<std::
       if (dt == dtypes::uint16 && promotes_narrow()) return "((" + cast_bare(unsigned_type(32), s[0]) + "*" + s[1] + ")+" + s[2] + ")";
       return "((" + s[0] + "*" + s[1] + ")+" + s[2] + ")";
     case Ops::NEG: return "(-" + s[0] + ")";
-    case Ops::RECIPROCAL: return "(" + std::string(dt == dtypes::float64 ? "1.0" : "1.0f") + "/" + s[0] + ")";
+    case Ops::RECIPROCAL: return "(" + one(dt) + "/" + s[0] + ")";
     case Ops::TRUNC: if (!fl) return s[0]; [[fallthrough]];
     case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::SQRT: case Ops::EXP2: case Ops::LOG2: case Ops::SIN:
     case Ops::POW:

@@ -31,6 +31,11 @@ class CStyleLanguage {
   virtual std::string bitcast(const UOp& u, const std::string& x) const = 0;
   // an op on bool operands, or "" for the generic rendering (C: only AND/OR/XOR, its int arithmetic on _Bool is right)
   virtual std::string bool_op(Ops op, const std::vector<std::string>& s) const;
+  // whether the rendering of u names an operand more than once (those operands then get a variable of their own);
+  // the C rules are the base's: guarded int division and shifts, float -> int casts
+  virtual bool repeats_operands(const UOp& u) const;
+  // the literal 1 of a float dtype, as RECIPROCAL's numerator (C computes half in float: "1.0f")
+  virtual std::string one(DType dt) const { return dt == dtypes::float64 ? "1.0" : "1.0f"; }
   // a < b of operands of dtype dt (CMPLT)
   virtual std::string less_than(DType dt, const std::string& a, const std::string& b) const { return "(" + a + "<" + b + ")"; }
   // whether C's integer promotion applies (narrow ints and half computed wider: results are cast back)

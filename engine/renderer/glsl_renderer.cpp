@@ -65,6 +65,8 @@ class GlslLanguage final : public CStyleLanguage {
     if (dt == dtypes::int32) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
     return glsl_type(dt) + "(" + std::to_string(v) + ")";
   }
+  bool repeats_operands(const UOp& u) const override { return u.op == Ops::POW || CStyleLanguage::repeats_operands(u); }
+  std::string one(DType dt) const override { return render_const(*uconst(dt, 1.0)); }
   std::string float_literal(const std::string& digits, DType dt) const override {
     return digits + (dt == dtypes::float64 ? "lf" : "f");
   }
@@ -80,7 +82,16 @@ class GlslLanguage final : public CStyleLanguage {
       case Ops::LOG2: return "log2(" + s[0] + ")";
       case Ops::SIN: return "sin(" + s[0] + ")";
       case Ops::TRUNC: return "trunc(" + s[0] + ")";
-      case Ops::POW: return "pow(" + s[0] + ", " + s[1] + ")";
+      case Ops::POW: {
+        // C's pow: GLSL's is undefined for x < 0 and for x == 0 with y <= 0. x^0 = 1 and 1^y = 1 (NaN included); a
+        // negative base takes an integral exponent's sign (odd: negative) and is NaN for others; 0^y is 0 or inf
+        const std::string &x = s[0], &y = s[1], T = glsl_type(dt);
+        auto c = [&](double v) { return render_const(*uconst(dt, v)); };
+        const std::string p = "pow(abs(" + x + "), " + y + ")", yint = "(trunc(" + y + ")==" + y + ")",
+                          odd = "(trunc(" + y + "*" + c(0.5) + ")*" + c(2.0) + "!=" + y + ")";
+        return "(((" + y + "==" + c(0) + ")||(" + x + "==" + c(1) + "))?" + c(1) + ":(isnan(" + x + ")||isnan(" + y + "))?" + c(NAN) + ":(" + x + "==" + c(0) + ")?((" + y + ">" + c(0) + ")?" +
+               c(0) + ":" + c(INFINITY) + "):(" + x + "<" + c(0) + ")?(" + yint + "?(" + odd + "?(-" + p + "):" + p + "):" + c(NAN) + "):" + p + ")";
+      }
       default: throw Error("GLSL renderer: unsupported op " + std::string(op_name(u.op)));
     }
   }
