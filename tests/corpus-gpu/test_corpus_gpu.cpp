@@ -95,17 +95,7 @@ class TestCorpusGpu : public QObject {
     QVERIFY2(QFileInfo(ts_test::tinyscope_bin()).isExecutable(), "TINYSCOPE_BIN is not executable");
   }
 
-  void run_program_data() {
-    QTest::addColumn<QString>("device");
-    QTest::addColumn<QString>("program");
-    QStringList programs = QDir(corpus_dir()).entryList({"*.expected.json"}, QDir::Files, QDir::Name);
-    QVERIFY2(!programs.isEmpty(), "no corpus-gpu programs found");
-    for (const QString& d : kDevices)
-      for (QString p : programs) {
-        p.chop(QStringLiteral(".expected.json").size());
-        QTest::newRow(qPrintable(d + '/' + p)) << d << p;
-      }
-  }
+  void run_program_data() { ts_corpus::add_program_rows(corpus_dir(), kDevices); }
 
   void run_program() {
     QFETCH(QString, device);

@@ -3,6 +3,8 @@
 // (NaN / Infinity tokens), comparing an oracle value with a trace value (floats with a tolerance), running a program
 // in a child `tinyscope run --json`, and the known-failures list.
 #include <QtCore/QCborValue>
+#include <QtCore/QDir>
+#include <QtTest/QtTest>
 #include <QtCore/QFile>
 #include <QtCore/QJsonArray>
 #include <QtCore/QJsonDocument>
@@ -194,6 +196,19 @@ inline KnownFailures read_known_failures(const QString& path) {
     if (parts.size() == 2) k.reasons[KnownFailures::key(parts[0], parts[1])] = reason;
   }
   return k;
+}
+
+// QTest rows "DEVICE/PROGRAM" (columns device, program) for every DIR/PROGRAM.expected.json on every device
+inline void add_program_rows(const QString& dir, const QStringList& devices) {
+  QTest::addColumn<QString>("device");
+  QTest::addColumn<QString>("program");
+  QStringList programs = QDir(dir).entryList({"*.expected.json"}, QDir::Files, QDir::Name);
+  QVERIFY2(!programs.isEmpty(), qPrintable(QStringLiteral("no programs in %1").arg(dir)));
+  for (const QString& device : devices)
+    for (QString p : programs) {
+      p.chop(QStringLiteral(".expected.json").size());
+      QTest::newRow(qPrintable(device + '/' + p)) << device << p;
+    }
 }
 
 }  // namespace ts_corpus

@@ -70,17 +70,7 @@ class TestCorpus : public QObject {
     QVERIFY2(QFileInfo(tinyscope_bin()).isExecutable(), "TINYSCOPE_BIN is not executable");
   }
 
-  void run_program_data() {
-    QTest::addColumn<QString>("device");
-    QTest::addColumn<QString>("program");
-    QStringList programs = QDir(corpus_dir()).entryList({"*.expected.json"}, QDir::Files, QDir::Name);
-    QVERIFY2(!programs.isEmpty(), "no corpus programs found");
-    for (const QString& device : kDevices)
-      for (QString p : programs) {
-        p.chop(QStringLiteral(".expected.json").size());
-        QTest::newRow(qPrintable(device + '/' + p)) << device << p;
-      }
-  }
+  void run_program_data() { ts_corpus::add_program_rows(corpus_dir(), kDevices); }
 
   void run_program() {
     QFETCH(QString, device);
