@@ -605,6 +605,15 @@ Tensor Tensor::clone(const std::string& dev) const {
 }
 Tensor Tensor::to(const std::string& dev) const {
   if (dev == device() || device().empty()) return *this;
+  // host data not yet copied anywhere goes straight to dev; a computed value is realized on its own device first
+  // (the schedule copies buffers only; the reference's lazy CONTIGUOUS before a COPY of a computed view)
+  const UOp* u = uop().get();
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  if (u->op == Ops::COPY && u->src[0]->op == Ops::BUFFER) {
+    UOpRef c = UOp::make(Ops::COPY, dtype(), {u->src[0]}, std::string(dev));
+    return Tensor(c).reshape(shape());
+  }
+  if (!is_realized()) return contiguous().realize().to(dev);
   return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, std::string(dev)));
 }
 

@@ -321,6 +321,14 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
     throw;
   }
   infer_device(*raw);
+  // an ALU op over two devices' memories is an error at the op (the reference asserts the same): one of them moves
+  if (group::alu(raw->op))
+    for (auto& x : raw->src)
+      if (!x->device.empty() && x->device != raw->device) {
+        std::string msg = "operands on " + raw->device + " and " + x->device + ": one op computes on one device (move one with .to())";
+        delete raw;
+        throw Error(msg);
+      }
   if (raw->has_shape) infer_sym(*raw);
   try {
     raw->vmin_ = raw->compute_vmin();
