@@ -13,6 +13,7 @@
 #include "app/cli/bench.h"
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
+#include "engine/codegen/opt.h"
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/cpu_jit.h"
@@ -117,6 +118,9 @@ int vulkan_checked_exit(int code) {
 }
 
 ts::RealizeConfig realize_config_from_env() {
+  // the reference's codegen tuning variables go to the engine here too
+  for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"})
+    if (const char* e = std::getenv(v); e && *e) ts::codegen_options()[v] = e;
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);

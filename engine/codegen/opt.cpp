@@ -24,12 +24,19 @@ std::string Opt::str() const {
   return "Opt(op=OptOps." + std::string(opt_op_name(op)) + ", axis=" + std::to_string(axis) + ", arg=" + std::to_string(arg) + ")";
 }
 
+std::map<std::string, std::string>& codegen_options() {
+  static std::map<std::string, std::string> o;
+  return o;
+}
+
+int64_t codegen_option(const std::string& name, int64_t dflt) {
+  auto it = codegen_options().find(name);
+  return it == codegen_options().end() || it->second.empty() ? dflt : std::atoll(it->second.c_str());
+}
+
 int num_cpu_threads() {
-  const char* e = std::getenv("NUM_CPU_THREADS");
-  if (e && *e) {
-    int v = std::atoi(e);
-    if (v > 0) return v;
-  }
+  const int64_t v = codegen_option("NUM_CPU_THREADS", 0);
+  if (v > 0) return static_cast<int>(v);
   // the reference's default: one thread per core (the corpus pins NUM_CPU_THREADS=8)
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -437,10 +444,7 @@ UOpRef Scheduler::get_optimized_ast() {
 
 // ---- heuristics ---------------------------------------------------------------------------------
 namespace {
-int64_t getenv_int(const char* name, int64_t dflt) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoll(e) : dflt;
-}
+int64_t option_int(const char* name, int64_t dflt) { return codegen_option(name, dflt); }
 // the reference's UOp.divides for a size: whether n divides it (a constant, or a product with a divisible factor)
 bool size_divides(const UOpRef& x, int64_t n) {
   if (n == 1) return true;
@@ -461,9 +465,9 @@ std::optional<int64_t> prod_of(const std::vector<std::optional<int64_t>>& shape,
 // mat-vec: GROUP the reduce by MV_THREADS_PER_ROW, LOCAL a global axis by MV_BLOCKSIZE and UPCAST it by
 // MV_ROWS_PER_THREAD. Returns true when it applied (the heuristics stop there).
 bool matvec(Scheduler& k) {
-  const int64_t blocksize = getenv_int("MV_BLOCKSIZE", 4), threads_per_row = getenv_int("MV_THREADS_PER_ROW", 8),
-                rows_per_thread = getenv_int("MV_ROWS_PER_THREAD", 4);
-  if (!k.target.has_local || getenv_int("MV", 1) == 0 || !(blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1)) return false;
+  const int64_t blocksize = option_int("MV_BLOCKSIZE", 4), threads_per_row = option_int("MV_THREADS_PER_ROW", 8),
+                rows_per_thread = option_int("MV_ROWS_PER_THREAD", 4);
+  if (!k.target.has_local || option_int("MV", 1) == 0 || !(blocksize > 1 || threads_per_row > 1 || rows_per_thread > 1)) return false;
   auto reds = k.reduceops();
   if (reds.empty() || reds[0]->as<ReduceArg>().op != Ops::ADD || k.full_shape().size() < 2 || !k.target.has_shared) return false;
   const UOpRef& mulop = reds[0]->src[0];
@@ -496,7 +500,7 @@ bool matvec(Scheduler& k) {
 
 void hand_coded_optimizations(Scheduler& k) {
   // (no tensor cores and no images on any target of this engine)
-  const bool nolocals = getenv_int("NOLOCALS", 0) != 0;
+  const bool nolocals = option_int("NOLOCALS", 0) != 0;
 
   if (matvec(k)) return;
 
@@ -676,12 +680,12 @@ void hand_coded_optimizations(Scheduler& k) {
 
 UOpRef apply_opts(const UOpRef& sink, const OptTarget& target) {
   Scheduler k(sink, target);
-  const char* noopt = std::getenv("NOOPT");
+  const bool noopt = codegen_option("NOOPT", 0) != 0;
   bool has_stage = false;
   for (auto& u : sink->toposort())
     if (u->op == Ops::STAGE) has_stage = true;
   k.convert_loop_to_global();
-  if (!(noopt && std::atoi(noopt) != 0) && !has_stage) hand_coded_optimizations(k);
+  if (!noopt && !has_stage) hand_coded_optimizations(k);
   return k.get_optimized_ast();
 }
 

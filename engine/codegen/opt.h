@@ -2,6 +2,7 @@
 // Kernel optimizations (the reference's codegen/opt): Opt application by splitting ranges, the CPU hand-coded
 // heuristics and the kernel name. Works on the kernel AST (SINK of END/STORE over RANGEs).
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,12 @@ OptTarget cpu_opt_target();
 // GROUPTOP 16 lanes); a launch dim over a smaller global_max/local_max is split or merged by add gpudims.
 OptTarget gpu_opt_target();
 int num_cpu_threads();
+
+// The reference's codegen tuning variables (NUM_CPU_THREADS, NOOPT, NOLOCALS, MV, MV_BLOCKSIZE, MV_THREADS_PER_ROW,
+// MV_ROWS_PER_THREAD): the program's entry point fills them (from its environment) before anything is compiled; the
+// engine never reads the environment itself. A name not set takes the reference's default.
+std::map<std::string, std::string>& codegen_options();
+int64_t codegen_option(const std::string& name, int64_t dflt);
 
 // position of an axis type in names and axis order (DEVICE -2, WEAK/LOOP -1, GLOBAL/THREAD 0, ...)
 int axis_to_pos(AxisType t);

@@ -89,10 +89,11 @@ class CpuDevice final : public Device {
 // INTERP: the reference interpreter of linearized programs on the CPU's optimizer properties
 class InterpDevice final : public Device {
  public:
-  InterpDevice(std::string name, OptTarget target) : Device(std::move(name)), target_(target) {}
+  // the target is made when asked for (NUM_CPU_THREADS may be set after the devices are registered)
+  InterpDevice(std::string name, OptTarget (*target)()) : Device(std::move(name)), target_(target) {}
   std::string renderer() const override { return "INTERP"; }
   Lang lang() const override { return Lang::INTERP; }
-  OptTarget opt_target() const override { return target_; }
+  OptTarget opt_target() const override { return target_(); }
   std::string compiler_key() const override { return name(); }
   std::vector<std::pair<std::string, std::string>> properties() const override {
     return {{"compiler", "none: the linearized program is interpreted, every access bounds-checked"}};
@@ -103,7 +104,7 @@ class InterpDevice final : public Device {
   }
 
  private:
-  OptTarget target_;
+  OptTarget (*target_)();
 };
 
 std::string join_names() {
@@ -210,10 +211,10 @@ void ensure_host_devices() {
 void register_host_devices() {
   register_device(std::make_unique<CpuDevice>("CPU", Lang::C));
   register_device(std::make_unique<CpuDevice>("CPU:LLVM", Lang::LLVM));
-  register_device(std::make_unique<InterpDevice>("INTERP", cpu_opt_target()));
+  register_device(std::make_unique<InterpDevice>("INTERP", &cpu_opt_target));
   // the interpreter on the reference's generic GPU renderer properties (its DEV=PYTHON): the GPU path of codegen
   // (locals, group reductions, launch dims, barriers) run lane by lane on any machine
-  register_device(std::make_unique<InterpDevice>("INTERP:GPU", gpu_opt_target()));
+  register_device(std::make_unique<InterpDevice>("INTERP:GPU", &gpu_opt_target));
 }
 
 std::string describe_devices(bool json) {

@@ -36,7 +36,7 @@ std::vector<float> iota_f(int n, float start = 0, float step = 1) {
 class TestCodegen : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() { setenv("NUM_CPU_THREADS", "8", 1); }
+  void initTestCase() { codegen_options()["NUM_CPU_THREADS"] = "8"; }
 
   // the interpreter checks every load and store against its buffer's size; the error names the kernel, the buffer
   // and the index (a read one past the end of a 4-element input, a store one past the end of a 3-element output)
@@ -190,10 +190,10 @@ class TestCodegen : public QObject {
     QVERIFY(c.src.find("for (int Ridx2 = 0; Ridx2 < 16; Ridx2++) {") != std::string::npos);
   }
 
-  void threads_follow_NUM_CPU_THREADS() {
-    setenv("NUM_CPU_THREADS", "1", 1);
+  void threads_follow_NUM_CPU_THREADS() {  // the option the CLI fills from NUM_CPU_THREADS
+    codegen_options()["NUM_CPU_THREADS"] = "1";
     ProgramSpec p = to_program(k::matmul(64, 64, 64), Lang::INTERP);
-    setenv("NUM_CPU_THREADS", "8", 1);
+    codegen_options()["NUM_CPU_THREADS"] = "8";
     QCOMPARE(p.name, std::string("r_16_16_4_4_16_4"));
     QCOMPARE(p.threads, 1);
   }

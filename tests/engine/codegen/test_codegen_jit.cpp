@@ -98,7 +98,7 @@ const std::vector<Case>& cases() {
 class TestCodegenJit : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() { setenv("NUM_CPU_THREADS", "8", 1); }
+  void initTestCase() { codegen_options()["NUM_CPU_THREADS"] = "8"; }
 
   void c_and_llvm_match_the_interpreter_data() {
     QTest::addColumn<int>("index");

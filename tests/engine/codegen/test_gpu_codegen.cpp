@@ -91,10 +91,10 @@ UOpRef ew_2345() {
   return k::sink(k::end(k::store(o, out, alu(Ops::MUL, k::idx(x, in), uconst(dtypes::float32, 2.0))), {r0, r1, r2, r3}));
 }
 
-struct EnvGuard {
+struct EnvGuard {  // a codegen option (the reference's tuning variable) set for a scope
   const char* name;
-  EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~EnvGuard() { unsetenv(name); }
+  EnvGuard(const char* n, const char* v) : name(n) { codegen_options()[n] = v; }
+  ~EnvGuard() { codegen_options().erase(name); }
 };
 
 // evaluates index math over SPECIALs for the given values
@@ -137,9 +137,9 @@ class TestGpuCodegen : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    setenv("NUM_CPU_THREADS", "8", 1);
-    unsetenv("NOOPT");
-    unsetenv("NOLOCALS");
+    codegen_options()["NUM_CPU_THREADS"] = "8";
+    codegen_options().erase("NOOPT");
+    codegen_options().erase("NOLOCALS");
   }
 
   // the reference Renderer's defaults; the CPU target keeps its own
