@@ -1,7 +1,5 @@
 #include "app/cli/cli.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -100,11 +98,6 @@ void install_vulkan() {
   ts::register_host_devices();  // first: the order devices are listed in
   g_vk_validation = std::getenv("TINYSCOPE_VK_VALIDATION") && std::string(std::getenv("TINYSCOPE_VK_VALIDATION")) == "1";
   ts::register_device_provider([] {
-#if defined(__SANITIZE_ADDRESS__)
-    // a sanitizer build keeps the driver and the layer loaded, so what they keep until exit stays attributable to
-    // them by name (tests/sanitizers/lsan.supp): the loader would unload them with the instance
-    for (const char* lib : {"/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", "libVkLayer_khronos_validation.so"}) dlopen(lib, RTLD_NOW | RTLD_NODELETE);
-#endif
     ts::vk::DeviceOptions o;
     o.validation = g_vk_validation;
     if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) o.cache_dir = std::string(c) + "/tinyscope";
