@@ -1,4 +1,5 @@
 # devices: CPU
+# sanitized: skip an RSS bound: AddressSanitizer keeps freed memory in quarantine and shadow memory on top
 # timeout: 300
 # 200,000 realizes of a small kernel keep memory flat (once ~3 KB a realize: schedule, call and trace records)
 import resource

@@ -4,6 +4,7 @@
 //   # args: --repeat 5                  extra arguments of `tinyscope run` (a second run is compared with the first)
 //   # env: NAME=VALUE                   environment of the run
 //   # timeout: SECONDS                  per run (default 120)
+//   # sanitized: skip REASON             not run in a sanitizer build (`make test-asan`), e.g. an RSS bound
 // Without `# error:`, stdout must equal NAME.out, what tinygrad printed for the same script (make_expected.sh).
 #include <QtCore/QDir>
 #include <QtCore/QFile>
@@ -22,6 +23,7 @@ struct Case {
   QStringList args;
   QMap<QString, QString> env;
   int timeout_s = 120;
+  QString sanitized_skip;  // why a sanitizer build does not run it
 };
 
 Case parse(const QString& path) {
@@ -38,6 +40,7 @@ Case parse(const QString& path) {
     else if (body.startsWith("error:")) c.error = value("error:");
     else if (body.startsWith("args:")) c.args = value("args:").split(' ', Qt::SkipEmptyParts);
     else if (body.startsWith("timeout:")) c.timeout_s = value("timeout:").toInt();
+    else if (body.startsWith("sanitized: skip")) c.sanitized_skip = value("sanitized: skip");
     else if (body.startsWith("env:")) {
       QString kv = value("env:");
       c.env[kv.section('=', 0, 0)] = kv.section('=', 1);
@@ -100,6 +103,8 @@ class TestRegress : public QObject {
     QFETCH(QString, path);
     QFETCH(QString, device);
     Case c = parse(path);
+    // a sanitizer build (tests/CMakeLists.txt sets TS_SANITIZED) skips what it cannot measure, saying why
+    if (!c.sanitized_skip.isEmpty() && qEnvironmentVariableIsSet("TS_SANITIZED")) QSKIP(qPrintable(c.sanitized_skip));
     Result r = run(c, device, c.args);
     QByteArray why = QStringLiteral("exit %1%2\nstdout:\n%3\nstderr:\n%4")
                          .arg(r.code).arg(r.finished ? "" : " (timed out)", r.out.right(3000), r.err.right(3000)).toUtf8();
