@@ -139,12 +139,8 @@ void Device::copy_out(void* dst, const Buffer& src, size_t bytes) {
 
 void register_device(std::unique_ptr<Device> d) {
   std::lock_guard lk(g_mu);
-  for (auto& e : registry())
-    if (e->name() == d->name()) {
-      e = std::move(d);
-      return;
-    }
-  registry().push_back(std::move(d));
+  // the first stays: compiled programs and buffers refer to their device for the process's life
+  if (!find_locked(d->name())) registry().push_back(std::move(d));
 }
 
 void register_device_alias(const std::string& alias, const std::string& name) {

@@ -72,7 +72,7 @@ class Device {
 };
 
 // Adds a device (called by each backend's installer, in the order a user is shown them). A second device of the
-// same name replaces the first.
+// same name is dropped: the first lives as long as the process (programs and buffers refer to it).
 void register_device(std::unique_ptr<Device> d);
 // A backend whose devices are registered only when first needed (enumerating Vulkan devices costs an instance): the
 // registry runs each provider once, before it lists every device or fails to find a name.

@@ -59,17 +59,13 @@ Device& kernel_device(const std::string& memory) {
   return memory_device(memory);
 }
 
-// a buffer's bytes on the host, and back (a copy through the device's memory unless it is host memory)
+// a buffer's bytes on the host, and back, through its memory's device (host memory: a memcpy)
 std::vector<uint8_t> read_bytes(const Buffer& b) {
   std::vector<uint8_t> out(b.nbytes());
-  if (b.ptr) std::memcpy(out.data(), b.ptr, out.size());
-  else memory_device(b.device).copy_out(out.data(), b, out.size());
+  memory_device(b.device).copy_out(out.data(), b, out.size());
   return out;
 }
-void write_bytes(Buffer& b, const std::vector<uint8_t>& bytes) {
-  if (b.ptr) std::memcpy(b.ptr, bytes.data(), bytes.size());
-  else memory_device(b.device).copy_in(b, bytes.data(), bytes.size());
-}
+void write_bytes(Buffer& b, const std::vector<uint8_t>& bytes) { memory_device(b.device).copy_in(b, bytes.data(), bytes.size()); }
 
 std::string time_to_str(double t, int w) {
   char buf[64];
@@ -189,8 +185,7 @@ std::vector<std::pair<Buffer*, std::vector<uint8_t>>> in_place_buffers(const Pro
 // a COPY call: bytes between two buffers through their devices' memories (host staging between two devices)
 void copy_buffer(Buffer& dst, const Buffer& src) {
   const size_t n = std::min(dst.nbytes(), src.nbytes());
-  if (dst.ptr && src.ptr) std::memcpy(dst.ptr, src.ptr, n);
-  else if (dst.ptr) memory_device(src.device).copy_out(dst.ptr, src, n);
+  if (dst.ptr) memory_device(src.device).copy_out(dst.ptr, src, n);
   else if (src.ptr) memory_device(dst.device).copy_in(dst, src.ptr, n);
   else {
     std::vector<uint8_t> staging(n);
@@ -297,13 +292,13 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       }
       // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
       std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
-      if (update_stats && realize_config().repeat > 1) before = in_place_buffers(c.spec, bufs);
+      if (repeats) before = in_place_buffers(c.spec, bufs);
       rec.seconds = c.device->launch(c.spec, *c.exe, bufs, vars);  // -1: recorded into the open batch
       // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
       // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
       // restored from a copy, so every repeat computes what the first run computed
-      const int repeat = update_stats ? realize_config().repeat : 1;
-      if (repeat > 1) {
+      if (repeats) {
+        const int repeat = realize_config().repeat;
         std::vector<std::pair<Buffer*, std::vector<uint8_t>>> saved = std::move(before);
         rec.repeat_mode = saved.empty() ? "rerun" : "restored";
         rec.repeat_seconds.push_back(rec.seconds);

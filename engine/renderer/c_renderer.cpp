@@ -1,13 +1,7 @@
 #include "engine/renderer/c_renderer.h"
 
-#include <algorithm>
 #include <cmath>
-#include <array>
-#include <map>
-#include <tuple>
-#include <unordered_set>
 #include <sstream>
-#include <unordered_map>
 
 #include "engine/renderer/cstyle.h"
 #include "engine/uop/error.h"
@@ -33,29 +27,6 @@ int64_t int_const_value(const UOp& c) {
 
 namespace {
 
-std::string render_const_c(const UOp& c) {
-  DType dt = c.dtype;
-  if (c.is<Invalid>()) return "0";
-  if (is_bool(dt)) return c.const_float() != 0 ? "1" : "0";
-  if (is_float(dt)) {
-    double v = c.const_float();
-    bool f32 = dt != dtypes::float64;
-    std::string cast = "(" + c_type(dt) + ")";
-    if (std::isnan(v)) return "(" + cast + "(" + (f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")") + "))";
-    if (std::isinf(v)) return "(" + cast + "(" + std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()") + "))";
-    std::string s = float_digits(v, dt);
-    if (dt == dtypes::float32) return s + "f";
-    if (dt == dtypes::float64) return s;
-    return "((" + c_type(dt) + ")(" + s + "f))";
-  }
-  int64_t v = int_const_value(c);
-  if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
-  if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
-  if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
-  if (dt == dtypes::int32 || is_weak(dt)) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
-  return "((" + c_type(dt) + ")(" + std::to_string(v) + "))";
-}
-
 std::string fsuffix(DType dt) { return dt == dtypes::float64 ? "" : "f"; }
 
 // the reference's CLANG renderer
@@ -72,7 +43,23 @@ class CLanguage final : public CStyleLanguage {
     }
   }
   std::string cast_bare(const std::string& t, const std::string& x) const override { return "(" + t + ")(" + x + ")"; }
-  std::string render_const(const UOp& c) const override { return render_const_c(c); }
+  std::string render_const(const UOp& c) const override {
+    DType dt = c.dtype;
+    if (c.is<Invalid>()) return "0";
+    if (is_bool(dt)) return c.const_float() != 0 ? "1" : "0";
+    if (is_float(dt)) {
+      double v = c.const_float();
+      bool f32 = dt != dtypes::float64;
+      std::string cast = "(" + c_type(dt) + ")";
+      if (std::isnan(v)) return "(" + cast + "(" + (f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")") + "))";
+      if (std::isinf(v)) return "(" + cast + "(" + std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()") + "))";
+      std::string s = float_digits(v, dt);
+      if (dt == dtypes::float32) return s + "f";
+      if (dt == dtypes::float64) return s;
+      return "((" + c_type(dt) + ")(" + s + "f))";
+    }
+    return int_literal(c);
+  }
   std::string float_literal(const std::string& digits, DType dt) const override { return digits + fsuffix(dt); }
   std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const override {
     std::string sf = fsuffix(dt);

@@ -137,6 +137,16 @@ constexpr int kMaxInlineDepth = 64;
 
 bool CStyleLanguage::repeats_operands(const UOp& u) const { return c_repeats_operands(u); }
 
+std::string CStyleLanguage::int_literal(const UOp& c) const {
+  const DType dt = c.dtype;
+  const int64_t v = int_const_value(c);
+  if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
+  if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
+  if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
+  if (dt == dtypes::int32 || is_weak(dt)) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
+  return cast(type(dt), std::to_string(v));
+}
+
 std::string CStyleLanguage::bool_op(Ops op, const std::vector<std::string>& s) const {
   if (op != Ops::AND && op != Ops::OR && op != Ops::XOR) return {};  // C's int arithmetic on _Bool is right
   const char* o = op == Ops::AND ? "&" : op == Ops::OR ? "|" : "^";

@@ -26,6 +26,8 @@ class CStyleLanguage {
   virtual std::string cast_bare(const std::string& type, const std::string& x) const = 0;
   std::string cast(const std::string& type, const std::string& x) const { return "(" + cast_bare(type, x) + ")"; }
   virtual std::string render_const(const UOp& c) const = 0;
+  // an integer CONST in the C spellings both languages share (suffixes l, ul, u; a cast for 8/16-bit dtypes)
+  std::string int_literal(const UOp& c) const;
   virtual std::string float_literal(const std::string& digits, DType dt) const = 0;  // "2147483648.0" of float/double
   virtual std::string builtin(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const = 0;  // EXP2 SQRT ...
   virtual std::string bitcast(const UOp& u, const std::string& x) const = 0;

@@ -58,12 +58,7 @@ class GlslLanguage final : public CStyleLanguage {
       if (dt == dtypes::float64) return s + "lf";
       return "float16_t(" + s + ")";
     }
-    int64_t v = int_const_value(c);
-    if (dt == dtypes::int64) return v == INT64_MIN ? "(-9223372036854775807l-1)" : std::to_string(v) + "l";
-    if (dt == dtypes::uint64) return std::to_string(static_cast<uint64_t>(v)) + "ul";
-    if (dt == dtypes::uint32) return std::to_string(static_cast<uint32_t>(v)) + "u";
-    if (dt == dtypes::int32) return v == INT32_MIN ? "(-2147483647-1)" : std::to_string(v);
-    return glsl_type(dt) + "(" + std::to_string(v) + ")";
+    return int_literal(c);
   }
   bool repeats_operands(const UOp& u) const override { return u.op == Ops::POW || CStyleLanguage::repeats_operands(u); }
   std::string one(DType dt) const override { return render_const(*uconst(dt, 1.0)); }

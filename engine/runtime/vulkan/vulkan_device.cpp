@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "engine/device/device.h"
 #include "engine/renderer/glsl_renderer.h"
@@ -21,6 +22,9 @@ std::vector<std::weak_ptr<Context>> g_opened;
 
 struct VkExecutable : Executable {
   Program program;
+  uint32_t push_bytes = 0;
+  // loop iterations of one invocation when every loop bound is a constant (the launch evaluates symbolic ones)
+  std::optional<double> loop_iterations;
 };
 
 // a Buffer's device memory: the DeviceBuffer behind Buffer::handle
@@ -117,22 +121,27 @@ class VulkanDevice final : public Device {
     if (info_.float64) features.push_back("float64");
     check_glsl_dtypes(spec, features, name());
     auto e = std::make_shared<VkExecutable>();
+    e->push_bytes = push_bytes(spec);
+    if (info_.loop_iteration_limit) {
+      e->loop_iterations = loop_iterations(spec, nullptr);
+      if (e->loop_iterations) check_loop_limit(spec, *e->loop_iterations);
+    }
     SpirvBinary spirv = ctx().compile_glsl(spec.src, spec.name);
-    e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), push_bytes(spec));
+    e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), e->push_bytes);
     return e;
   }
 
   double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
-    auto& prog = static_cast<VkExecutable&>(exe).program;
+    auto& vx = static_cast<VkExecutable&>(exe);
     std::vector<DeviceBuffer> dbs;
     for (Buffer* b : bufs) dbs.push_back(device_buffer(*b));
-    std::vector<uint8_t> push(push_bytes(spec));
+    std::vector<uint8_t> push(vx.push_bytes);
     for (size_t k = 0; k < spec.vars.size() && k < vars.size(); ++k) {
       // every Variable at 8*k (glsl_renderer.h); int32 ones take the low 4 bytes
       const size_t width = std::min<size_t>(8, push.size() - 8 * k);
       std::memcpy(push.data() + 8 * k, &vars[k], width);
     }
-    check_loop_limit(spec, vars);
+    if (info_.loop_iteration_limit && !vx.loop_iterations) check_loop_limit(spec, *loop_iterations(spec, &vars));
     // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
     const LaunchDims dims = launch_dims(spec, vars);
     std::array<uint32_t, 3> groups{};
@@ -143,11 +152,11 @@ class VulkanDevice final : public Device {
       groups[d] = static_cast<uint32_t>(dims.global_size[d]);
     }
     if (batch_) {  // recorded: end_batch submits the schedule's kernels as one command buffer
-      batch_->dispatch(prog, dbs, push, groups, spec.name);
+      batch_->dispatch(vx.program, dbs, push, groups, spec.name);
       return -1;
     }
     Batch batch = ctx().batch();
-    batch.dispatch(prog, dbs, push, groups, spec.name);
+    batch.dispatch(vx.program, dbs, push, groups, spec.name);
     BatchResult r = batch.submit_and_wait(options_.timeout_s);
     return r.gpu_seconds.empty() ? r.wall_seconds : r.gpu_seconds[0];
   }
@@ -165,24 +174,27 @@ class VulkanDevice final : public Device {
 
  private:
   // lavapipe (Mesa's llvmpipe driver) stops an invocation after 65,535 loop iterations in all (its loop limiter)
-  // and drops the rest of its work without an error: such a kernel is refused rather than run wrong. Loop bounds
-  // over Variables are evaluated for the launch's values.
-  void check_loop_limit(const ProgramSpec& spec, std::span<const int64_t> vars) const {
-    if (!info_.loop_iteration_limit) return;
-    const double kLimit = static_cast<double>(info_.loop_iteration_limit);
+  // and drops the rest of its work without an error: such a kernel is refused rather than run wrong.
+  // The iterations one invocation runs: every loop's trip count times its enclosing ones', summed; a bound over
+  // Variables takes their values (none given: nullopt for such a program)
+  static std::optional<double> loop_iterations(const ProgramSpec& spec, const std::span<const int64_t>* vars) {
     double total = 0;
     std::vector<double> trips{1};
     for (auto& u : spec.lowered->src) {
       if (u->op == Ops::RANGE) {
         const UOpRef& n = u->src[0];
-        const int64_t size = n->op == Ops::CONST ? n->const_int() : eval_index_expr(n, spec, vars);
+        if (n->op != Ops::CONST && !vars) return std::nullopt;
+        const int64_t size = n->op == Ops::CONST ? n->const_int() : eval_index_expr(n, spec, *vars);
         trips.push_back(trips.back() * static_cast<double>(std::max<int64_t>(size, 0)));
         total += trips.back();
       } else if (u->op == Ops::END && trips.size() > 1) {
         trips.pop_back();
       }
     }
-    if (total > kLimit)
+    return total;
+  }
+  void check_loop_limit(const ProgramSpec& spec, double total) const {
+    if (total > static_cast<double>(info_.loop_iteration_limit))
       throw Error("kernel " + spec.name + " runs " + std::to_string(static_cast<long long>(total)) + " loop iterations in one invocation; " +
                   name() + " (" + info_.driver_name + ") stops an invocation after " + std::to_string(info_.loop_iteration_limit) +
                   " and would return wrong data");
