@@ -57,6 +57,7 @@ struct Rewriter {
   std::unordered_map<const UOp*, UOpRef> memo;
   std::vector<UOpRef> keep;  // keep keys alive while memoized
   int depth = 0;
+  RewriteCache* cache = nullptr;
 
   UOpRef apply(const UOpRef& x) {
     const Rule* fired = nullptr;
@@ -77,6 +78,8 @@ struct Rewriter {
 
   UOpRef sources_first(const UOpRef& x) {
     if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    if (cache)
+      if (const UOpRef* hit = cache->find(x.get())) return *hit;
     enter();
     UOps ns;
     ns.reserve(x->src.size());
@@ -98,6 +101,10 @@ struct Rewriter {
     --depth;
     keep.push_back(x);
     memo[x.get()] = out;
+    if (cache) {
+      cache->put(x, out);
+      cache->put(out, out);  // a result is its own fixed point
+    }
     return out;
   }
 
@@ -129,6 +136,22 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, st
   UOpRef out = bottom_up ? rw.node_first(root) : rw.sources_first(root);
   if (l) l->on_pass_end(name, out);
   return out;
+}
+
+void RewriteCache::put(const UOpRef& from, const UOpRef& to) {
+  if (map.size() >= limit) map.clear();
+  map.try_emplace(from.get(), from, to);
+}
+const UOpRef* RewriteCache::find(const UOp* x) const {
+  auto it = map.find(x);
+  return it == map.end() ? nullptr : &it->second.second;
+}
+
+UOpRef graph_rewrite_cached(const UOpRef& root, const PatternMatcher& pm, RewriteCache& cache, std::string_view name) {
+  Rewriter rw{pm, nullptr, nullptr, {}, {}};
+  rw.pass = name;
+  rw.cache = &cache;
+  return rw.sources_first(root);
 }
 
 UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map) {

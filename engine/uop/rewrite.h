@@ -52,9 +52,23 @@ struct RewriteListener {
 // The listener of the calling thread (nullptr = none).
 RewriteListener*& rewrite_listener();
 
+// Results of one context-free matcher kept across graph_rewrite calls: a node rewritten once is not walked again,
+// so rewriting a chain that grows one node per call costs the new node, not the whole chain. Only for matchers whose
+// rules read nothing but the node (ctx nullptr): the rewrite of a sub-graph does not depend on where it sits.
+// Bounded: emptied when it holds `limit` nodes.
+struct RewriteCache {
+  explicit RewriteCache(size_t limit) : limit(limit) {}
+  void put(const UOpRef& from, const UOpRef& to);
+  const UOpRef* find(const UOp* x) const;
+  size_t limit;
+  std::unordered_map<const UOp*, std::pair<UOpRef, UOpRef>> map;  // node -> (node kept alive, its rewrite)
+};
+
 // Rewrites `root` to a fixed point. Default: sources first, then the node (repeated on each replacement).
 // bottom_up: the node is matched before its sources (the reference's bottom_up=True).
 UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up = false);
+// Sources first, with results reused from and added to `cache` (ctx nullptr, no listener)
+UOpRef graph_rewrite_cached(const UOpRef& root, const PatternMatcher& pm, RewriteCache& cache, std::string_view name);
 // Replace nodes by identity, everywhere below root.
 UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map);
 

@@ -739,11 +739,10 @@ UOpRef simplify_valid(const UOpRef& valid) {
 }
 
 UOpRef simplify(const UOpRef& x) {
-  RewriteListener* saved = rewrite_listener();
-  rewrite_listener() = nullptr;
-  UOpRef out = graph_rewrite(x, symbolic(), nullptr, "simplify");
-  rewrite_listener() = saved;
-  return out;
+  // index math is simplified again and again as it grows (rangeify maps each movement op onto the last one's
+  // result), so what was simplified once is remembered
+  thread_local RewriteCache cache(size_t{1} << 16);
+  return graph_rewrite_cached(x, symbolic(), cache, "simplify");
 }
 
 }  // namespace ts

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@
 #include <llvm/Passes/OptimizationLevel.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CodeGen.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -66,13 +68,36 @@ llvm::TargetMachine& thread_target_machine(llvm::orc::JITTargetMachineBuilder& j
   return *tm;
 }
 
+std::shared_mutex& misched_mutex() {
+  static std::shared_mutex m;
+  return m;
+}
+bool huge_block(const llvm::Module& m) {
+  for (const llvm::Function& f : m)
+    for (const llvm::BasicBlock& b : f)
+      if (b.size() > 20000) return true;
+  return false;
+}
+
 // IR -> object code with the calling thread's TargetMachine (SimpleCompiler over a cached machine)
 class ThreadTMCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
   explicit ThreadTMCompiler(llvm::orc::JITTargetMachineBuilder jtmb)
       : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(jtmb.getOptions())), jtmb_(std::move(jtmb)) {}
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
-    return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
+    if (!huge_block(m)) {
+      std::shared_lock lock(misched_mutex());
+      return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
+    }
+    // The machine scheduler's dependence graph is quadratic in a block's length (addPhysRegDeps): a kernel of
+    // 16,000 chained index operations (96,000 instructions once its loops unroll) took 73 s with it and 4 s
+    // without. It is a process-wide option, so such a module is compiled while no other is.
+    std::unique_lock lock(misched_mutex());
+    llvm::cl::Option* o = llvm::cl::getRegisteredOptions().lookup("enable-misched");
+    if (o) o->addOccurrence(0, "enable-misched", "false");
+    auto out = llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
+    if (o) o->addOccurrence(0, "enable-misched", "true");
+    return out;
   }
 
  private:
@@ -104,6 +129,10 @@ void init_jit() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::InitializeNativeTargetAsmParser();
+  // X86's domain reassignment (GPR -> AVX-512 mask registers) is quadratic in a basic block's length: a kernel of
+  // 16,000 chained index operations spent 93% of 20 s there. What it saves is a register move now and then.
+  if (auto* o = llvm::cl::getRegisteredOptions().lookup("disable-x86-domain-reassignment"))
+    o->addOccurrence(0, "disable-x86-domain-reassignment", "true");
 
   auto jit = std::make_unique<Jit>();
 
