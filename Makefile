@@ -8,7 +8,9 @@ PKGS = g++ make cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libgraphvi
        vulkan-validationlayers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test bench fuzz test-asan clean
+HEADLESS_BUILD ?= build-headless
+
+.PHONY: deps configure build run test bench fuzz test-asan headless clean
 
 deps:
 	@if dpkg -s $(PKGS) >/dev/null 2>&1; then echo "deps: all packages present"; else \
@@ -51,5 +53,14 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The command line and the Vulkan devices alone (no Qt, no LLVM, no Python), for a machine with only a Vulkan driver:
+# tinyscope devices, tinyscope bench --dev VULKAN. libstdc++ is linked statically, glslang and SPIRV-Tools too, and the
+# Vulkan loader is opened at run time, so the one file runs on any x86-64 Linux with glibc 2.36 or newer.
+$(HEADLESS_BUILD)/build.ninja:
+	cmake -S . -B $(HEADLESS_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYSCOPE_WINDOW=OFF -DTINYSCOPE_CPU_JIT=OFF -DTINYSCOPE_PYTHON=OFF
+
+headless: $(HEADLESS_BUILD)/build.ninja
+	cmake --build $(HEADLESS_BUILD) -j $(JOBS) --target tinyscope vulkan_bench
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(HEADLESS_BUILD)

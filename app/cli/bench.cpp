@@ -266,6 +266,7 @@ int run_bench_impl(int argc, char** argv) {
   ts::install_realize(config);  // an unknown device is an error here
   const std::string dev = ts::realize_config().device;
   const bool host = ts::get_device(dev).host_memory();
+  if (!host) return run_gpu_bench(dev, quick);
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   std::printf("device %s", dev.c_str());
   for (auto& [k, v] : ts::get_device(dev).properties())

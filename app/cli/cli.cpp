@@ -319,7 +319,9 @@ int cmd_asm(const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if TINYSCOPE_HAS_CPU_JIT
   ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
+#endif
   install_vulkan();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {

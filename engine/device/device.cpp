@@ -69,6 +69,7 @@ class CpuDevice final : public Device {
   Lang lang() const override { return lang_; }
   OptTarget opt_target() const override { return cpu_opt_target(); }
   std::vector<std::pair<std::string, std::string>> properties() const override {
+    if (!compiler_hook()) return {{"compiler", "none: this build has no CPU JIT (its kernels cannot run here)"}};
     return {{"compiler", lang_ == Lang::LLVM ? "LLVM 16 ORC JIT of LLVM IR" : "clang 16 (in-process) of C99"},
             {"threads", std::to_string(num_cpu_threads())}};
   }

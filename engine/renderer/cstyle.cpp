@@ -356,14 +356,15 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     if (repeats_operands(u))
       for (auto& x : u.src) need(x.get());
   }
+  // a group's buffer and its first lane's index, written as the sum of its leaves and offset
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
     std::vector<const UOp*> leaves = g.base;
     std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
-    std::string a = r.at(buf);
-    for (auto* l : leaves) a += "+" + r.at(l);  // leaves are never ADDs: keep their parens
-    if (g.offset || leaves.empty()) a += "+" + std::to_string(g.offset);
-    return "((float4*)((" + a + ")))";
+    std::string idx;
+    for (auto* l : leaves) idx += (idx.empty() ? "" : "+") + r.at(l);  // leaves are never ADDs: keep their parens
+    if (g.offset || leaves.empty()) idx += (idx.empty() ? "" : "+") + std::to_string(g.offset);
+    return std::make_pair(r.at(buf), idx);
   };
   // the buffer element dtype behind an access (bool buffers are stored as bytes in some languages)
   // (local memory keeps its own dtype: bool is a bool there)
@@ -378,13 +379,15 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     if (skip.count(static_cast<int>(pos))) {
       if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
         std::string nm = fresh("val");
-        line("float4 " + nm + " = (*" + vec_addr(*it->second) + ");");
+        auto [buf, idx] = vec_addr(*it->second);
+        line(vec4_type() + " " + nm + " = " + vec4_load(buf, idx) + ";");
         for (int k = 0; k < 4; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
       }
       if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {
-        std::string v = "(float4){";
-        for (int k = 0; k < 4; ++k) v += (k ? "," : "") + strip_parens(get(lin->src[it->second->lanes[k]]->src[1]));
-        line("*" + vec_addr(*it->second) + " = " + v + "};");
+        std::vector<std::string> lanes;
+        for (int k = 0; k < 4; ++k) lanes.push_back(strip_parens(get(lin->src[it->second->lanes[k]]->src[1])));
+        auto [buf, idx] = vec_addr(*it->second);
+        line(vec4_store(buf, idx, lanes));
       }
       if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
     }

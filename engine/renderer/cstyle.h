@@ -51,6 +51,15 @@ class CStyleLanguage {
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }
   virtual std::string store_value(DType dt, const std::string& v) const { return v; }
   virtual bool float4() const { return false; }  // 4 adjacent float accesses as one vector access
+  // the spellings of those: the vector type, a load of the 4 floats at buf[idx..idx+3] (idx a multiple of 4, written
+  // as a sum), a store of 4 values there
+  virtual std::string vec4_type() const { return "float4"; }
+  virtual std::string vec4_load(const std::string& buf, const std::string& idx) const {
+    return "(*((float4*)((" + buf + "+" + idx + "))))";
+  }
+  virtual std::string vec4_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const {
+    return "*((float4*)((" + buf + "+" + idx + "))) = (float4){" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + "};";
+  }
 
   // ---- structure
   virtual std::string special(const UOp& u) const;  // gidx/lidx: an error unless the language has them

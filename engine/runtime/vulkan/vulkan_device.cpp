@@ -35,6 +35,10 @@ DeviceBuffer& device_buffer(const Buffer& b) {
 
 class VulkanDevice final : public Device {
  public:
+  std::shared_ptr<Context> shared_ctx() {
+    ctx();
+    return ctx_;
+  }
   VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options)
       : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)) {}
 
@@ -246,6 +250,12 @@ int register_vulkan_devices(const DeviceOptions& options, std::string* reason) {
     if (d.index == def) register_device_alias("VULKAN:" + std::to_string(d.index), "VULKAN");
   }
   return static_cast<int>(devs.size());
+}
+
+std::shared_ptr<Context> device_context(const std::string& device) {
+  auto* d = dynamic_cast<VulkanDevice*>(&get_device(device));
+  if (!d) throw Error(device + " is not a VULKAN device");
+  return d->shared_ctx();
 }
 
 uint64_t validation_message_count(std::string* last) {

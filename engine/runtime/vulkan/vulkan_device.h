@@ -1,9 +1,12 @@
 #pragma once
 // VULKAN devices for the device registry (engine/device): GLSL rendered by the C-style renderer, compiled to SPIR-V by
 // glslang, run through the Vulkan runtime (vulkan.h) with device-local buffers and timestamp queries.
+#include <memory>
 #include <string>
 
 namespace ts::vk {
+
+class Context;
 
 struct DeviceOptions {
   bool validation = false;     // the Khronos validation layer (tests)
@@ -18,6 +21,10 @@ int register_vulkan_devices(const DeviceOptions& options, std::string* reason = 
 
 // Validation messages counted so far on every opened VULKAN device (errors + warnings), and their last texts.
 uint64_t validation_message_count(std::string* last = nullptr);
+
+// The Context a registered VULKAN device runs on (opened now if it was not yet), for programs written by hand beside
+// the engine's (the bench's limits). An Error when `device` is not a VULKAN device.
+std::shared_ptr<Context> device_context(const std::string& device);
 
 // The SPIR-V disassembly of a GLSL compute shader (for the Source pane's Assembly view).
 std::string glsl_assembly(const std::string& glsl, const std::string& name);

@@ -1,0 +1,58 @@
+// What a build configured without the window, the embedded Python or the CPU JIT has in their place: each entry
+// point says which part is missing and how to build it (CMakeLists.txt's TINYSCOPE_WINDOW, TINYSCOPE_PYTHON and
+// TINYSCOPE_CPU_JIT options; `make headless` turns all three off).
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#if !TINYSCOPE_HAS_WINDOW
+#include "app/gui/gui_main.h"
+#endif
+#if !TINYSCOPE_HAS_PYTHON
+#include "app/python/interpreter.h"
+#endif
+#if !TINYSCOPE_HAS_CPU_JIT
+#include "engine/runtime/cpu/cpu_jit.h"
+#endif
+
+#if !TINYSCOPE_HAS_WINDOW
+namespace tsgui {
+bool display_available() { return false; }
+bool check_trace_file(const std::string&, std::string* error) {
+  if (error) *error = "this build has no window (configured with -DTINYSCOPE_WINDOW=OFF): traces open in a build with Qt";
+  return false;
+}
+int main(int, char**) {
+  std::fprintf(stderr, "tinyscope: this build has no window (configured with -DTINYSCOPE_WINDOW=OFF)\n");
+  return 2;
+}
+}  // namespace tsgui
+#endif
+
+#if !TINYSCOPE_HAS_PYTHON
+namespace tsp {
+namespace {
+int no_python(const char* what) {
+  std::fprintf(stderr, "tinyscope %s: this build has no Python (configured with -DTINYSCOPE_PYTHON=OFF); "
+               "`tinyscope bench` and `tinyscope devices` run without it\n", what);
+  return 2;
+}
+}  // namespace
+int run_script(const ScriptRun&) { return no_python("run"); }
+int serve(const std::function<bool(ScriptRun&)>&) { return no_python("serve"); }
+}  // namespace tsp
+#endif
+
+#if !TINYSCOPE_HAS_CPU_JIT
+namespace ts::cpu {
+namespace {
+[[noreturn]] void no_jit() {
+  throw std::runtime_error("this build has no CPU compiler (configured with -DTINYSCOPE_CPU_JIT=OFF): DEV=CPU and CPU:LLVM "
+                           "cannot compile; INTERP and VULKAN can");
+}
+}  // namespace
+void* compile(SourceKind, const std::string&, const std::string&) { no_jit(); }
+std::string assembly(SourceKind, const std::string&) { no_jit(); }
+std::string target_description() { no_jit(); }
+}  // namespace ts::cpu
+#endif

@@ -1,0 +1,441 @@
+// `tinyscope bench --dev VULKAN`: the engine's kernels on a GPU beside what hand-written GLSL reaches on the same
+// device in the same run (the practical limit) and the datasheet's figures where the device is known. Every input is
+// a pattern (never constants), every output is checked against its closed form, and every figure is a median of the
+// kernels' own timestamps with the spread beside it.
+#include "app/cli/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/device/device.h"
+#include "engine/realize/realize.h"
+#include "engine/runtime/vulkan/vulkan.h"
+#include "engine/runtime/vulkan/vulkan_device.h"
+#include "engine/tensor/tensor.h"
+#include "engine/uop/error.h"
+
+namespace tscli {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+struct Stats {
+  double median = 0, lo = 0, hi = 0;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return {};
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+std::string spread(const Stats& s, double scale, const char* unit) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%9.1f %s (%.1f-%.1f)", s.median * scale, unit, s.lo * scale, s.hi * scale);
+  return buf;
+}
+
+// ---- hand-written shaders: the practical limits --------------------------------------------------------------------
+
+const char* kAddVec4 = R"(#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer O { vec4 o[]; };
+layout(set = 0, binding = 1) readonly buffer A { vec4 a[]; };
+layout(set = 0, binding = 2) readonly buffer B { vec4 b[]; };
+layout(push_constant) uniform P { uint n4; uint row; };
+void main() {
+  uint i = gl_GlobalInvocationID.y * row + gl_GlobalInvocationID.x;
+  if (i < n4) o[i] = a[i] + b[i];
+}
+)";
+
+// one work group sums 16 vec4 per invocation (coalesced), then a second dispatch sums the partials
+const char* kSumPartial = R"(#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
+layout(set = 0, binding = 1) readonly buffer A { vec4 a[]; };
+layout(push_constant) uniform P { uint n4; uint row; };
+shared float part[256];
+void main() {
+  uint g = gl_WorkGroupID.y * (row / 256u) + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
+  uint base = g * 4096u + t;
+  vec4 acc = vec4(0.0);
+  for (uint j = 0u; j < 16u; j++) {
+    uint i = base + j * 256u;
+    if (i < n4) acc += a[i];
+  }
+  part[t] = (acc.x + acc.y) + (acc.z + acc.w);
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) part[t] += part[t + s];
+    barrier();
+  }
+  if (t == 0u) o[g] = part[0];
+}
+)";
+const char* kSumFinal = R"(#version 450
+layout(local_size_x = 1024) in;
+layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
+layout(set = 0, binding = 1) readonly buffer A { float a[]; };
+layout(push_constant) uniform P { uint n; };
+shared float part[1024];
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  float acc = 0.0;
+  for (uint i = t; i < n; i += 1024u) acc += a[i];
+  part[t] = acc;
+  barrier();
+  for (uint s = 512u; s > 0u; s >>= 1) {
+    if (t < s) part[t] += part[t + s];
+    barrier();
+  }
+  if (t == 0u) o[0] = part[0];
+}
+)";
+
+// C = A B, n a multiple of 128: a 128x128 tile a work group of 256, 8x8 outputs an invocation, k in steps of 8
+// through shared memory (A stored transposed), operands read as vec4
+const char* kMatmul = R"(#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer C { vec4 c[]; };
+layout(set = 0, binding = 1) readonly buffer A { vec4 a[]; };
+layout(set = 0, binding = 2) readonly buffer B { vec4 b[]; };
+layout(push_constant) uniform P { uint n; };
+shared vec4 As[8][32];
+shared vec4 Bs[8][32];
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint bm = gl_WorkGroupID.y * 128u, bn = gl_WorkGroupID.x * 128u;
+  uint tr = t / 16u, tc = t % 16u;
+  uint n4 = n / 4u;
+  vec4 acc[8][2];
+  for (int i = 0; i < 8; i++) { acc[i][0] = vec4(0.0); acc[i][1] = vec4(0.0); }
+  uint ar = t / 2u, ac = (t % 2u) * 4u;   // A tile: 128 rows x 8 columns, one vec4 each
+  uint br = t / 32u, bc = t % 32u;        // B tile: 8 rows x 128 columns, one vec4 each
+  for (uint k0 = 0u; k0 < n; k0 += 8u) {
+    vec4 av = a[(bm + ar) * n4 + (k0 + ac) / 4u];
+    As[ac + 0u][ar / 4u][ar % 4u] = av.x;
+    As[ac + 1u][ar / 4u][ar % 4u] = av.y;
+    As[ac + 2u][ar / 4u][ar % 4u] = av.z;
+    As[ac + 3u][ar / 4u][ar % 4u] = av.w;
+    Bs[br][bc] = b[(k0 + br) * n4 + bn / 4u + bc];
+    barrier();
+    for (uint k = 0u; k < 8u; k++) {
+      vec4 a0 = As[k][tr * 2u], a1 = As[k][tr * 2u + 1u];
+      vec4 b0 = Bs[k][tc * 2u], b1 = Bs[k][tc * 2u + 1u];
+      float av8[8] = float[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
+      for (int i = 0; i < 8; i++) {
+        acc[i][0] = fma(vec4(av8[i]), b0, acc[i][0]);
+        acc[i][1] = fma(vec4(av8[i]), b1, acc[i][1]);
+      }
+    }
+    barrier();
+  }
+  for (uint i = 0u; i < 8u; i++) {
+    uint row = bm + tr * 8u + i;
+    c[row * n4 + (bn + tc * 8u) / 4u] = acc[i][0];
+    c[row * n4 + (bn + tc * 8u) / 4u + 1u] = acc[i][1];
+  }
+}
+)";
+
+// group counts for `groups` work groups within the device's x limit
+std::array<uint32_t, 3> grid(uint64_t groups, uint32_t max_x, uint32_t* row_groups) {
+  uint32_t x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
+  uint32_t y = static_cast<uint32_t>((groups + x - 1) / x);
+  *row_groups = x;
+  return {x, y, 1};
+}
+
+struct Limit {
+  std::string name;
+  std::optional<Stats> value;  // per second: bytes or flops
+  std::string check;
+};
+
+// times `reps` submissions of one batch (after a warm one), returning the per-run sums of the dispatches' times
+std::vector<double> time_batch(ts::vk::Batch& batch, int reps) {
+  batch.submit_and_wait(300);
+  std::vector<double> out;
+  for (int r = 0; r < reps; ++r) {
+    auto res = batch.submit_and_wait(300);
+    double s = 0;
+    for (double g : res.gpu_seconds) s += g;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<double> per_second(const std::vector<double>& secs, double work) {
+  std::vector<double> v;
+  for (double s : secs) v.push_back(work / s);
+  return v;
+}
+
+float pat_a(int64_t i) { return static_cast<float>(i % 16) * 0.0625f; }
+float pat_b(int64_t i) { return static_cast<float>(i % 7) * 0.125f; }
+// matmul operands: small multiples of 1/4, so every product and every partial sum of 4096 of them is exact in fp32
+float mat_a(int64_t i, int64_t k) { return static_cast<float>((i + 2 * k) % 9 - 4) * 0.25f; }
+float mat_b(int64_t k, int64_t j) { return static_cast<float>((3 * k + j) % 7 - 3) * 0.25f; }
+
+struct Sizes {
+  int64_t n_vec = 0;  // elements of the add and sum inputs
+  int64_t n_mat = 0;  // matmul side
+};
+
+std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) {
+  std::vector<Limit> out;
+  const auto& info = ctx.info();
+  const uint32_t max_x = info.max_workgroup_count[0];
+  const int64_t n = z.n_vec, n4 = n / 4;
+  std::vector<float> ha(n), hb(n);
+  for (int64_t i = 0; i < n; ++i) { ha[i] = pat_a(i); hb[i] = pat_b(i); }
+  auto A = ctx.alloc(4 * n), B = ctx.alloc(4 * n), O = ctx.alloc(4 * n);
+  ctx.copy_in(A, ha.data(), 4 * n);
+  ctx.copy_in(B, hb.data(), 4 * n);
+  {
+    auto prog = ctx.program(ctx.compile_glsl(kAddVec4, "add_vec4"), "add_vec4", 3, 8);
+    uint32_t row = 0;
+    auto g = grid((n4 + 255) / 256, max_x, &row);
+    ts::vk::PushConstants pc;
+    pc.u32(static_cast<uint32_t>(n4)).u32(row * 256);
+    auto batch = ctx.batch();
+    batch.dispatch(prog, {O, A, B}, pc.bytes(), g);
+    auto secs = time_batch(batch, reps);
+    std::vector<float> ho(n);
+    ctx.copy_out(ho.data(), O, 4 * n);
+    std::string check = "ok";
+    for (int64_t i = 0; i < n; ++i)
+      if (ho[i] != ha[i] + hb[i]) { check = "WRONG at [" + std::to_string(i) + "]"; break; }
+    out.push_back({"add (vec4)", stats(per_second(secs, 12.0 * n)), check});
+  }
+  {
+    const uint64_t groups = (n4 + 4095) / 4096;
+    auto P = ctx.alloc(4 * groups), S = ctx.alloc(4);
+    auto p1 = ctx.program(ctx.compile_glsl(kSumPartial, "sum_partial"), "sum_partial", 2, 8);
+    auto p2 = ctx.program(ctx.compile_glsl(kSumFinal, "sum_final"), "sum_final", 2, 4);
+    uint32_t row = 0;
+    auto g = grid(groups, max_x, &row);
+    ts::vk::PushConstants pc1, pc2;
+    pc1.u32(static_cast<uint32_t>(n4)).u32(row * 256);
+    pc2.u32(static_cast<uint32_t>(groups));
+    auto batch = ctx.batch();
+    batch.dispatch(p1, {P, A}, pc1.bytes(), g);
+    batch.dispatch(p2, {S, P}, pc2.bytes(), {1, 1, 1});
+    auto secs = time_batch(batch, reps);
+    float s = 0;
+    ctx.copy_out(&s, S, 4);
+    double e = 0;
+    for (int64_t i = 0; i < n; ++i) e += ha[i];
+    std::string check = std::fabs(s - e) <= 1e-5 * std::fabs(e) ? "ok" : "WRONG: " + std::to_string(s) + ", expected " + std::to_string(e);
+    out.push_back({"sum (two passes)", stats(per_second(secs, 4.0 * n)), check});
+  }
+  {
+    const int64_t m = z.n_mat;
+    std::vector<float> ma(m * m), mb(m * m);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t k = 0; k < m; ++k) { ma[i * m + k] = mat_a(i, k); mb[i * m + k] = mat_b(i, k); }
+    auto MA = ctx.alloc(4 * m * m), MB = ctx.alloc(4 * m * m), MC = ctx.alloc(4 * m * m);
+    ctx.copy_in(MA, ma.data(), 4 * m * m);
+    ctx.copy_in(MB, mb.data(), 4 * m * m);
+    auto prog = ctx.program(ctx.compile_glsl(kMatmul, "matmul_tiled"), "matmul_tiled", 3, 4);
+    ts::vk::PushConstants pc;
+    pc.u32(static_cast<uint32_t>(m));
+    auto batch = ctx.batch();
+    batch.dispatch(prog, {MC, MA, MB}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
+    auto secs = time_batch(batch, reps);
+    std::vector<float> mc(m * m);
+    ctx.copy_out(mc.data(), MC, 4 * m * m);
+    std::string check = "ok";
+    for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
+      int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+      double e = 0;
+      for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+      if (mc[i * m + j] != e) check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]";
+    }
+    out.push_back({"matmul " + std::to_string(m) + " fp32 (tiled)", stats(per_second(secs, 2.0 * m * m * m)), check});
+  }
+  return out;
+}
+
+// ---- the engine's kernels ----------------------------------------------------------------------------------------
+
+struct EngineRun {
+  double kernels = 0, wall = 0;
+  int nkernels = 0;
+};
+EngineRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out = nullptr) {
+  uint64_t before = ts::call_count();
+  auto t0 = clk::now();
+  ts::Tensor t = build();
+  t.realize();
+  EngineRun r;
+  r.wall = since(t0);
+  if (out) *out = t;
+  const auto& log = ts::call_log();
+  size_t k = std::min<uint64_t>(ts::call_count() - before, log.size());
+  for (size_t i = log.size() - k; i < log.size(); ++i)
+    if (log[i].kind == "kernel") { r.kernels += log[i].seconds; r.nkernels++; }
+  return r;
+}
+
+// 0, 1, .. n-1 as int32 on the device (arange alone is deviceless until used with a tensor that has one)
+ts::Tensor iota(const std::string& dev, int64_t n) {
+  return ts::Tensor::arange(0, static_cast<double>(n), 1, ts::dtypes::int32).add(ts::Tensor::zeros({n}, ts::dtypes::int32, dev));
+}
+
+// an int pattern on the device: (arange(n) * mul + add) % mod as float, times scale
+ts::Tensor pattern(const std::string& dev, int64_t n, int64_t mul, int64_t add, int64_t mod, double scale, ts::DType dt = ts::dtypes::float32) {
+  ts::Tensor i = iota(dev, n);
+  ts::Tensor v = i.mul(ts::Tensor::scalar(static_cast<double>(mul), ts::dtypes::weakint)).add(ts::Tensor::scalar(static_cast<double>(add), ts::dtypes::weakint));
+  v = v.mod(ts::Tensor::scalar(static_cast<double>(mod), ts::dtypes::weakint));
+  return v.cast(ts::dtypes::float32).mul(ts::Tensor::scalar(scale, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
+}
+
+}  // namespace
+
+int run_gpu_bench(const std::string& dev, bool quick) {
+  auto ctx = ts::vk::device_context(dev);
+  const auto& info = ctx->info();
+  std::printf("tinyscope bench  device %s: %s (%s %s)\n", dev.c_str(), info.name.c_str(), info.driver_name.c_str(),
+              info.driver_info.c_str());
+  Sizes z;
+  // 2^28 floats (1 GiB) where a binding holds that, else the largest power of two that fits
+  z.n_vec = int64_t{1} << 28;
+  while (z.n_vec * 4 > static_cast<int64_t>(info.max_storage_buffer_range) || (quick && z.n_vec > (int64_t{1} << 22))) z.n_vec /= 2;
+  z.n_mat = info.type == "cpu" || quick ? 512 : 4096;
+  const int reps = quick ? 3 : 10;
+  std::printf("sizes: add/sum %lld fp32, matmul %lld; each figure the median of %d runs (min-max), timestamps\n\n",
+              static_cast<long long>(z.n_vec), static_cast<long long>(z.n_mat), reps);
+
+  // datasheet figures of devices this bench knows (labelled as such; the hand-written shaders are the measured limit)
+  struct Sheet { const char* match; double bw, fp32, fp16; };
+  const Sheet sheets[] = {{"H200", 4.8e12, 66.9e12, 989e12}, {"H100", 3.35e12, 66.9e12, 989e12}};
+  for (const Sheet& s : sheets)
+    if (info.name.find(s.match) != std::string::npos)
+      std::printf("datasheet (%s): memory %.2f TB/s, fp32 %.1f TFLOP/s, fp16 dense tensor cores %.0f TFLOP/s\n", s.match, s.bw / 1e12,
+                  s.fp32 / 1e12, s.fp16 / 1e12);
+
+  std::vector<Limit> limits = hand_written(*ctx, z, reps);
+  std::printf("hand-written GLSL (the practical limit):\n");
+  auto unit = [](const std::string& name, const Stats& s) {
+    return name.find("matmul") != std::string::npos ? spread(s, 1e-9, "GFLOP/s") : spread(s, 1e-9, "GB/s   ");
+  };
+  for (auto& l : limits) std::printf("  %-28s %s  output %s\n", l.name.c_str(), unit(l.name, *l.value).c_str(), l.check.c_str());
+  std::printf("\n");
+
+  ts::realize_config().device = dev;
+  struct Work {
+    std::string name;
+    double work;  // bytes or flops a run
+    size_t limit;  // index into limits
+    std::function<ts::Tensor()> build;
+    std::function<std::string(const ts::Tensor&)> check;
+  };
+  const int64_t n = z.n_vec, m = z.n_mat;
+  std::vector<Work> works;
+  auto section = [&](const std::string& what, const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::printf("  %-28s not run: %s\n", what.c_str(), e.what());
+    }
+  };
+  std::printf("engine, default opts (kernel time from timestamps; %% of the hand-written shader):\n");
+  auto row = [&](const Work& w) {
+    section(w.name, [&] {
+      ts::Tensor out;
+      EngineRun cold = realize_timed(w.build, &out);
+      std::string check = w.check(out);
+      out = ts::Tensor();
+      std::vector<double> rate;
+      int nk = cold.nkernels;
+      for (int r = 0; r < reps; ++r) {
+        EngineRun e = realize_timed(w.build);
+        rate.push_back(w.work / e.kernels);
+        nk = e.nkernels;
+      }
+      Stats s = stats(rate);
+      const bool flops = w.name.find("matmul") != std::string::npos;
+      double lim = limits[w.limit].value ? limits[w.limit].value->median : 0;
+      std::printf("  %-28s %s  %5.1f%% of hand-written  kernels %d  first run %.1f ms  output %s\n", w.name.c_str(),
+                  flops ? spread(s, 1e-9, "GFLOP/s").c_str() : spread(s, 1e-9, "GB/s   ").c_str(), lim > 0 ? 100 * s.median / lim : 0.0, nk,
+                  cold.wall * 1e3, check.c_str());
+      std::fflush(stdout);
+    });
+  };
+  section("inputs", [&] {
+    ts::Tensor a = pattern(dev, n, 1, 0, 16, 0.0625), b = pattern(dev, n, 1, 0, 7, 0.125);
+    row({"add " + std::to_string(n) + " fp32", 12.0 * n, 0, [=] { return a.add(b).contiguous(); }, [&](const ts::Tensor& t) {
+           ts::HostData h = t.data();
+           for (int64_t i = 0; i < n; ++i)
+             if (h.f[i] != static_cast<double>(pat_a(i) + pat_b(i))) return "WRONG at [" + std::to_string(i) + "]";
+           return std::string("ok");
+         }});
+    row({"sum " + std::to_string(n) + " fp32 (schedule)", 4.0 * n, 1, [=] { return a.sum(); }, [&](const ts::Tensor& t) {
+           double e = 0;
+           for (int64_t i = 0; i < n; ++i) e += pat_a(i);
+           double got = t.data().f.at(0);
+           return std::fabs(got - e) <= 1e-5 * e ? std::string("ok") : "WRONG: " + std::to_string(got) + ", expected " + std::to_string(e);
+         }});
+  });
+  auto matmul_check = [m](ts::Tensor t, double tol) {
+    ts::HostData h = t.cast(ts::dtypes::float32).data();
+    for (int64_t s = 0; s < 97; ++s) {
+      int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+      double e = 0;
+      for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+      if (std::fabs(h.f[i * m + j] - e) > tol * std::max(1.0, std::fabs(e)))
+        return "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(h.f[i * m + j]) + ", expected " + std::to_string(e);
+    }
+    return std::string("ok");
+  };
+  for (ts::DType dt : {ts::dtypes::float32, ts::dtypes::float16}) {
+    const std::string dn = dt == ts::dtypes::float32 ? "fp32" : "fp16";
+    section("matmul " + dn, [&] {
+      // A[i,k] = ((i + 2k) % 9 - 4) / 4, B[k,j] = ((3k + j) % 7 - 3) / 4, from 2-D aranges
+      auto idx = [&](int64_t ci, int64_t cj, int64_t mod) {
+        ts::Tensor r = iota(dev, m);
+        ts::Tensor v = r.reshape({m, 1}).mul(ts::Tensor::scalar(ci, ts::dtypes::weakint)).add(r.reshape({1, m}).mul(ts::Tensor::scalar(cj, ts::dtypes::weakint)));
+        return v.mod(ts::Tensor::scalar(mod, ts::dtypes::weakint)).sub(ts::Tensor::scalar((mod - 1) / 2, ts::dtypes::weakint)).cast(ts::dtypes::float32)
+            .mul(ts::Tensor::scalar(0.25, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
+      };
+      ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
+      const double tol = dt == ts::dtypes::float32 ? 0 : 2e-3;
+      row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, 2, [=] { return A.matmul(B); },
+           [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
+    });
+  }
+  // 200 dependent small kernels, compiled once, then run again: host wall time per kernel (submit to result)
+  section("200 dependent small kernels", [&] {
+    ts::Tensor x = pattern(dev, 1024, 1, 0, 16, 0.0625);
+    auto prog = [&] {
+      ts::Tensor y = x;
+      for (int k = 0; k < 200; ++k) y = y.mul(ts::Tensor::scalar(1.0 + k / 4096.0, ts::dtypes::weakfloat)).contiguous();
+      return y;
+    };
+    ts::Tensor first;
+    realize_timed(prog, &first);
+    ts::HostData h = first.data();
+    double f = 1;
+    for (int k = 0; k < 200; ++k) f *= static_cast<float>(1.0 + k / 4096.0);
+    std::string check = "ok";
+    for (int64_t i = 0; i < 1024 && check == "ok"; ++i)
+      if (std::fabs(h.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) check = "WRONG at [" + std::to_string(i) + "]";
+    std::vector<double> wall;
+    for (int r = 0; r < reps; ++r) wall.push_back(realize_timed(prog).wall / 200);
+    Stats s = stats(wall);
+    std::printf("  %-28s %s per kernel, wall (realize to result, cached programs)  output %s\n", "200 dependent small kernels",
+                spread(s, 1e6, "us").c_str(), check.c_str());
+  });
+  return 0;
+}
+
+}  // namespace tscli
