@@ -262,7 +262,7 @@ int run_bench_impl(int argc, char** argv) {
     else if (a == "--dev" && i + 1 < argc) config.device = argv[++i];
     else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV])");
   }
-  config.debug = 0;
+  if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
   ts::install_realize(config);  // an unknown device is an error here
   const std::string dev = ts::realize_config().device;
   const bool host = ts::get_device(dev).host_memory();

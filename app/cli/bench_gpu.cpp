@@ -56,28 +56,41 @@ void main() {
 }
 )";
 
-// one work group sums 16 vec4 per invocation (coalesced), then a second dispatch sums the partials
+// one work group of 256 sums 64 vec4 per invocation (4 loads in flight, coalesced), subgroup sums, then a second
+// dispatch sums the partials
 const char* kSumPartial = R"(#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
 layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
 layout(set = 0, binding = 1) readonly buffer A { vec4 a[]; };
 layout(push_constant) uniform P { uint n4; uint row; };
-shared float part[256];
+shared float part[32];
 void main() {
   uint g = gl_WorkGroupID.y * (row / 256u) + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
-  uint base = g * 4096u + t;
-  vec4 acc = vec4(0.0);
-  for (uint j = 0u; j < 16u; j++) {
-    uint i = base + j * 256u;
-    if (i < n4) acc += a[i];
+  uint base = g * 16384u + t;
+  vec4 a0 = vec4(0.0), a1 = vec4(0.0), a2 = vec4(0.0), a3 = vec4(0.0);
+  if (base + 16128u < n4) {
+    for (uint j = 0u; j < 64u; j += 4u) {
+      a0 += a[base + j * 256u];
+      a1 += a[base + (j + 1u) * 256u];
+      a2 += a[base + (j + 2u) * 256u];
+      a3 += a[base + (j + 3u) * 256u];
+    }
+  } else {
+    for (uint j = 0u; j < 64u; j++) {
+      uint i = base + j * 256u;
+      if (i < n4) a0 += a[i];
+    }
   }
-  part[t] = (acc.x + acc.y) + (acc.z + acc.w);
+  vec4 v = (a0 + a1) + (a2 + a3);
+  float s = subgroupAdd((v.x + v.y) + (v.z + v.w));
+  if (subgroupElect()) part[gl_SubgroupID] = s;
   barrier();
-  for (uint s = 128u; s > 0u; s >>= 1) {
-    if (t < s) part[t] += part[t + s];
-    barrier();
+  if (t == 0u) {
+    float r = 0.0;
+    for (uint k = 0u; k < gl_NumSubgroups; k++) r += part[k];
+    o[g] = r;
   }
-  if (t == 0u) o[g] = part[0];
 }
 )";
 const char* kSumFinal = R"(#version 450
@@ -142,6 +155,59 @@ void main() {
     uint row = bm + tr * 8u + i;
     c[row * n4 + (bn + tc * 8u) / 4u] = acc[i][0];
     c[row * n4 + (bn + tc * 8u) / 4u + 1u] = acc[i][1];
+  }
+}
+)";
+
+// the same tile with k in steps of 16, the next tile's operands loaded into registers while this one is computed,
+// and each invocation's 8x8 outputs as four 4x4 blocks 64 rows / columns apart (conflict-free vec4 reads of shared)
+const char* kMatmul2 = R"(#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer C { vec4 c[]; };
+layout(set = 0, binding = 1) readonly buffer A { vec4 a[]; };
+layout(set = 0, binding = 2) readonly buffer B { vec4 b[]; };
+layout(push_constant) uniform P { uint n; };
+shared vec4 As[16][32];
+shared vec4 Bs[16][32];
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  uint bm = gl_WorkGroupID.y * 128u, bn = gl_WorkGroupID.x * 128u;
+  uint tr = t / 16u, tc = t % 16u;
+  uint n4 = n / 4u;
+  vec4 acc[8][2];
+  for (int i = 0; i < 8; i++) { acc[i][0] = vec4(0.0); acc[i][1] = vec4(0.0); }
+  // A tile 128 x 16: two vec4 an invocation (rows t/4 and 64 + t/4, columns 4 (t%4)); B tile 16 x 128: rows t/32, 8 + t/32
+  uint ar = t / 4u, ac = t % 4u, br = t / 32u, bc = t % 32u;
+  vec4 pa0 = a[(bm + ar) * n4 + ac], pa1 = a[(bm + ar + 64u) * n4 + ac];
+  vec4 pb0 = b[br * n4 + bn / 4u + bc], pb1 = b[(br + 8u) * n4 + bn / 4u + bc];
+  for (uint k0 = 0u; k0 < n; k0 += 16u) {
+    As[ac * 4u + 0u][ar / 4u][ar % 4u] = pa0.x; As[ac * 4u + 1u][ar / 4u][ar % 4u] = pa0.y;
+    As[ac * 4u + 2u][ar / 4u][ar % 4u] = pa0.z; As[ac * 4u + 3u][ar / 4u][ar % 4u] = pa0.w;
+    As[ac * 4u + 0u][16u + ar / 4u][ar % 4u] = pa1.x; As[ac * 4u + 1u][16u + ar / 4u][ar % 4u] = pa1.y;
+    As[ac * 4u + 2u][16u + ar / 4u][ar % 4u] = pa1.z; As[ac * 4u + 3u][16u + ar / 4u][ar % 4u] = pa1.w;
+    Bs[br][bc] = pb0;
+    Bs[br + 8u][bc] = pb1;
+    barrier();
+    if (k0 + 16u < n) {
+      uint kn = (k0 + 16u) / 4u;
+      pa0 = a[(bm + ar) * n4 + kn + ac]; pa1 = a[(bm + ar + 64u) * n4 + kn + ac];
+      pb0 = b[(k0 + 16u + br) * n4 + bn / 4u + bc]; pb1 = b[(k0 + 24u + br) * n4 + bn / 4u + bc];
+    }
+    for (uint k = 0u; k < 16u; k++) {
+      vec4 a0 = As[k][tr], a1 = As[k][tr + 16u];
+      vec4 b0 = Bs[k][tc], b1 = Bs[k][tc + 16u];
+      float av8[8] = float[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
+      for (int i = 0; i < 8; i++) {
+        acc[i][0] = fma(vec4(av8[i]), b0, acc[i][0]);
+        acc[i][1] = fma(vec4(av8[i]), b1, acc[i][1]);
+      }
+    }
+    barrier();
+  }
+  for (uint i = 0u; i < 8u; i++) {
+    uint row = bm + (i < 4u ? tr * 4u + i : 64u + tr * 4u + i - 4u);
+    c[row * n4 + bn / 4u + tc] = acc[i][0];
+    c[row * n4 + bn / 4u + 16u + tc] = acc[i][1];
   }
 }
 )";
@@ -217,7 +283,7 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
     out.push_back({"add (vec4)", stats(per_second(secs, 12.0 * n)), check});
   }
   {
-    const uint64_t groups = (n4 + 4095) / 4096;
+    const uint64_t groups = (n4 + 16383) / 16384;
     auto P = ctx.alloc(4 * groups), S = ctx.alloc(4);
     auto p1 = ctx.program(ctx.compile_glsl(kSumPartial, "sum_partial"), "sum_partial", 2, 8);
     auto p2 = ctx.program(ctx.compile_glsl(kSumFinal, "sum_final"), "sum_final", 2, 4);
@@ -245,22 +311,31 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
     auto MA = ctx.alloc(4 * m * m), MB = ctx.alloc(4 * m * m), MC = ctx.alloc(4 * m * m);
     ctx.copy_in(MA, ma.data(), 4 * m * m);
     ctx.copy_in(MB, mb.data(), 4 * m * m);
-    auto prog = ctx.program(ctx.compile_glsl(kMatmul, "matmul_tiled"), "matmul_tiled", 3, 4);
-    ts::vk::PushConstants pc;
-    pc.u32(static_cast<uint32_t>(m));
-    auto batch = ctx.batch();
-    batch.dispatch(prog, {MC, MA, MB}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
-    auto secs = time_batch(batch, reps);
-    std::vector<float> mc(m * m);
-    ctx.copy_out(mc.data(), MC, 4 * m * m);
-    std::string check = "ok";
-    for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
-      int64_t i = (s * 7919) % m, j = (s * 104729) % m;
-      double e = 0;
-      for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
-      if (mc[i * m + j] != e) check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]";
+    // the better of two tilings is the limit
+    std::optional<Limit> best;
+    for (auto [src, nm] : {std::pair{kMatmul, "matmul_tiled"}, std::pair{kMatmul2, "matmul_tiled_prefetch"}}) {
+      auto prog = ctx.program(ctx.compile_glsl(src, nm), nm, 3, 4);
+      ts::vk::PushConstants pc;
+      pc.u32(static_cast<uint32_t>(m));
+      std::vector<float> poison(m * m, -7.0f), mc(m * m);
+      ctx.copy_in(MC, poison.data(), 4 * m * m);
+      auto batch = ctx.batch();
+      batch.dispatch(prog, {MC, MA, MB}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
+      auto secs = time_batch(batch, reps);
+      ctx.copy_out(mc.data(), MC, 4 * m * m);
+      std::string check = "ok";
+      for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
+        int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+        double e = 0;
+        for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+        if (mc[i * m + j] != e) check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]";
+      }
+      Limit l{"matmul " + std::to_string(m) + " fp32 (" + nm + ")", stats(per_second(secs, 2.0 * m * m * m)), check};
+      std::printf("    %-38s %s  output %s\n", l.name.c_str(), spread(*l.value, 1e-9, "GFLOP/s").c_str(), check.c_str());
+      if (check == "ok" && (!best || l.value->median > best->value->median)) best = l;
     }
-    out.push_back({"matmul " + std::to_string(m) + " fp32 (tiled)", stats(per_second(secs, 2.0 * m * m * m)), check});
+    if (best) out.push_back(*best);
+    else out.push_back({"matmul " + std::to_string(m) + " fp32", std::nullopt, "no tiling gave the right result"});
   }
   return out;
 }
@@ -323,12 +398,13 @@ int run_gpu_bench(const std::string& dev, bool quick) {
       std::printf("datasheet (%s): memory %.2f TB/s, fp32 %.1f TFLOP/s, fp16 dense tensor cores %.0f TFLOP/s\n", s.match, s.bw / 1e12,
                   s.fp32 / 1e12, s.fp16 / 1e12);
 
-  std::vector<Limit> limits = hand_written(*ctx, z, reps);
   std::printf("hand-written GLSL (the practical limit):\n");
+  std::vector<Limit> limits = hand_written(*ctx, z, reps);
   auto unit = [](const std::string& name, const Stats& s) {
     return name.find("matmul") != std::string::npos ? spread(s, 1e-9, "GFLOP/s") : spread(s, 1e-9, "GB/s   ");
   };
-  for (auto& l : limits) std::printf("  %-28s %s  output %s\n", l.name.c_str(), unit(l.name, *l.value).c_str(), l.check.c_str());
+  for (auto& l : limits)
+    std::printf("  %-28s %s  output %s\n", l.name.c_str(), l.value ? unit(l.name, *l.value).c_str() : "(none)", l.check.c_str());
   std::printf("\n");
 
   ts::realize_config().device = dev;
@@ -429,11 +505,15 @@ int run_gpu_bench(const std::string& dev, bool quick) {
     std::string check = "ok";
     for (int64_t i = 0; i < 1024 && check == "ok"; ++i)
       if (std::fabs(h.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) check = "WRONG at [" + std::to_string(i) + "]";
-    std::vector<double> wall;
-    for (int r = 0; r < reps; ++r) wall.push_back(realize_timed(prog).wall / 200);
+    std::vector<double> wall, gpu;
+    for (int r = 0; r < reps; ++r) {
+      EngineRun e = realize_timed(prog);
+      wall.push_back(e.wall / 200);
+      gpu.push_back(e.kernels / 200);
+    }
     Stats s = stats(wall);
-    std::printf("  %-28s %s per kernel, wall (realize to result, cached programs)  output %s\n", "200 dependent small kernels",
-                spread(s, 1e6, "us").c_str(), check.c_str());
+    std::printf("  %-28s %s per kernel, wall (realize to result, cached programs; the kernels' own time %.2f us)  output %s\n",
+                "200 dependent small kernels", spread(s, 1e6, "us").c_str(), stats(gpu).median * 1e6, check.c_str());
   });
   return 0;
 }

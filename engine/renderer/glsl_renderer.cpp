@@ -140,11 +140,17 @@ class GlslLanguage final : public CStyleLanguage {
   // instead of four, which a memory-bound kernel needs to reach the bandwidth
   bool float4() const override { return true; }
   std::string vec4_type() const override { return "vec4"; }
-  std::string vec4_load(const std::string& buf, const std::string& idx) const override { return vec4_view(buf) + "[(" + idx + ")>>2]"; }
+  std::string vec4_load(const std::string& buf, const std::string& idx) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
   std::string vec4_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
-    return vec4_view(buf) + "[(" + idx + ")>>2] = vec4(" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + ");";
+    return vec4_view(buf) + "[" + quarter(idx) + "] = vec4(" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + ");";
   }
   static std::string vec4_view(const std::string& buf) { return buf.substr(0, buf.find('_')) + "_v4"; }
+  // idx / 4 of an index that is a multiple of 4: a constant folded, else a shift
+  static std::string quarter(const std::string& idx) {
+    if (!idx.empty() && std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::to_string(std::stoll(idx) / 4);
+    return "(" + idx + ")>>2";
+  }
   std::string local_decl(DType dt, const std::string& nm, int64_t size) const override {
     return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
   }

@@ -17,6 +17,7 @@
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/to_program.h"
+#include "engine/renderer/glsl_renderer.h"
 #include "engine/runtime/interp/interpreter.h"
 #include "engine/runtime/program_runner.h"
 #include "engine/uop/error.h"
@@ -177,6 +178,20 @@ class TestGpuCodegen : public QObject {
     ProgramSpec f = gpu(k::softmax_final_3x4());
     QCOMPARE(f.colored_name, colored_from("E", {{"3", "cyan"}, {"4", "yellow"}}));
     QCOMPARE(f.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)", "Opt(op=OptOps.LOCAL, axis=0, arg=3)"}));
+  }
+
+  // GLSL: 4 adjacent float accesses at a multiple of 4 are one vec4 access through a second (non-restrict) view of
+  // the binding; accesses that are not are left scalar
+  void glsl_vec4_accesses() {
+    const std::string add = render_glsl(gpu(k::seed_add()));
+    QVERIFY2(add.find("vec4 val0 = data1_v4[") != std::string::npos, add.c_str());
+    QVERIFY2(add.find("data0_v4[0] = vec4(") != std::string::npos, add.c_str());
+    QVERIFY2(add.find("binding = 1) readonly buffer buf_1_v4 { vec4 data1_v4[]; };") != std::string::npos, add.c_str());
+    QVERIFY2(add.find("restrict") == std::string::npos, add.c_str());  // every buffer has two views here
+    QVERIFY2(add.substr(add.find("void main")).find("data1_4[") == std::string::npos, add.c_str());  // no scalar access is left
+    QVERIFY2(add.find("data1_v4[0]") != std::string::npos, add.c_str());  // a constant index is divided, not shifted
+    const std::string tr = render_glsl(gpu(k::transpose_3x2()));
+    QVERIFY2(tr.find("vec4") == std::string::npos && tr.find("restrict") != std::string::npos, tr.c_str());
   }
 
   // corpus-gpu 16: the 64^3 matmul
