@@ -85,9 +85,40 @@ struct VecGroup {
   std::vector<int> lanes;          // list positions of lanes 0..3
   std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
   int64_t offset = 0;              // 4m
+  // grouped by value (below): the address is lane `lane`'s own index expression, base empty
+  const UOp* index = nullptr;
+  int lane = 0;
 };
+// an index as sum(coefficient * leaf) + constant over ADD, MUL by a constant, SHL by a constant; anything else is a
+// leaf. Two indexes with the same terms differ by their constants, however each was written.
+struct LinearForm {
+  std::map<const UOp*, int64_t> terms;
+  int64_t constant = 0;
+};
+void linear_form(const UOp* x, int64_t scale, LinearForm& f, int depth = 0) {
+  if (depth > 64) { f.terms[x] += scale; return; }
+  if (x->op == Ops::CONST && !x->is<Invalid>()) { f.constant += scale * x->const_int(); return; }
+  if (x->op == Ops::ADD) {
+    linear_form(x->src[0].get(), scale, f, depth + 1);
+    linear_form(x->src[1].get(), scale, f, depth + 1);
+    return;
+  }
+  if (x->op == Ops::MUL && x->src[1]->op == Ops::CONST && !x->src[1]->is<Invalid>()) {
+    linear_form(x->src[0].get(), scale * x->src[1]->const_int(), f, depth + 1);
+    return;
+  }
+  if (x->op == Ops::MUL && x->src[0]->op == Ops::CONST && !x->src[0]->is<Invalid>()) {
+    linear_form(x->src[1].get(), scale * x->src[0]->const_int(), f, depth + 1);
+    return;
+  }
+  if (x->op == Ops::SHL && x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 0 && x->src[1]->const_int() < 31) {
+    linear_form(x->src[0].get(), scale * (int64_t{1} << x->src[1]->const_int()), f, depth + 1);
+    return;
+  }
+  f.terms[x] += scale;
+}
 // finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
-std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_value) {
   const auto& l = lin->src;
   std::vector<int> block(l.size());
   int b = 0;
@@ -104,7 +135,21 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
     const UOp* buf = index->src[0].get();
     if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
     auto [base, off] = split_offset(index->src[1].get());
-    if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) continue;
+    if (by_value) {
+      // the key is the index's value: its terms (each coefficient a multiple of 4) and its constant
+      LinearForm f;
+      linear_form(index->src[1].get(), 1, f);
+      if (f.constant < 0 || std::any_of(f.terms.begin(), f.terms.end(), [](auto& t) { return t.second % 4 != 0; })) continue;
+      base.clear();
+      for (auto& [leaf, c] : f.terms) {
+        if (c == 0) continue;
+        base.push_back(leaf);
+        base.push_back(reinterpret_cast<const UOp*>(static_cast<intptr_t>(c)));  // the coefficient, as part of the key
+      }
+      off = f.constant;
+    } else if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) {
+      continue;
+    }
     auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
     auto it = cand.find(key);
     if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
@@ -124,7 +169,15 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store) {
       clash = u.src[0]->src[0].get() == buf;
     }
     if (clash) continue;
-    out.push_back(VecGroup{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)});
+    VecGroup g{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)};
+    if (by_value) {
+      // loads are emitted at their first lane, stores at their last: that lane's index is already defined there
+      const int at = is_store ? hi : lo;
+      g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
+      g.index = l[at]->src[0]->src[1].get();
+      // base keeps the key's terms (with their coefficients) only to say whether there are any
+    }
+    out.push_back(std::move(g));
   }
   return out;
 }
@@ -314,7 +367,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
   std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
   std::unordered_set<int> skip;
   std::vector<VecGroup> lgroups, sgroups;
-  if (float4()) lgroups = find_vec_groups(lin, false), sgroups = find_vec_groups(lin, true);
+  if (float4()) lgroups = find_vec_groups(lin, false, float4_by_value()), sgroups = find_vec_groups(lin, true, float4_by_value());
   for (auto& g : lgroups) {
     vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
     for (int x : g.lanes) skip.insert(x);
@@ -347,8 +400,13 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     auto lg = lane_group.find(static_cast<int>(i));
     if (lg != lane_group.end()) {
       bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
-      if (emits_here)
-        for (auto* l : lg->second->base) need(l);
+      if (emits_here) {
+        if (lg->second->index) {
+          if (!lg->second->base.empty()) need(lg->second->index);
+        } else {
+          for (auto* l : lg->second->base) need(l);
+        }
+      }
       if (u.op == Ops::STORE) need(u.src[1].get());
       continue;
     }
@@ -359,6 +417,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
   // a group's buffer and its first lane's index, written as the sum of its leaves and offset
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
+    if (g.index) {  // by value: the emitting lane's index, less its lane number (a constant index: its value)
+      if (g.base.empty()) return std::make_pair(r.at(buf), std::to_string(g.offset));
+      std::string e = r.at(resolve(g.index));
+      if (g.index->dtype->bitsize == 64) e = cast_bare(type(dtypes::int32), e);  // subscripts are 32-bit
+      return std::make_pair(r.at(buf), g.lane ? "(" + e + ")-" + std::to_string(g.lane) : e);
+    }
     std::vector<const UOp*> leaves = g.base;
     std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
     std::string idx;

@@ -51,6 +51,9 @@ class CStyleLanguage {
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }
   virtual std::string store_value(DType dt, const std::string& v) const { return v; }
   virtual bool float4() const { return false; }  // 4 adjacent float accesses as one vector access
+  // whether accesses are grouped by the value of their index (however each was simplified) rather than by the same
+  // written terms; C keeps the written form, which is what the reference's output shows
+  virtual bool float4_by_value() const { return false; }
   // the spellings of those: the vector type, a load of the 4 floats at buf[idx..idx+3] (idx a multiple of 4, written
   // as a sum), a store of 4 values there
   virtual std::string vec4_type() const { return "float4"; }

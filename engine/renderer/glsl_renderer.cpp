@@ -139,10 +139,17 @@ class GlslLanguage final : public CStyleLanguage {
   // 16-byte accesses through a vec4 view of the same binding (data0_v4 beside data0_16): one load instruction
   // instead of four, which a memory-bound kernel needs to reach the bandwidth
   bool float4() const override { return true; }
+  bool float4_by_value() const override { return true; }
   std::string vec4_type() const override { return "vec4"; }
   std::string vec4_load(const std::string& buf, const std::string& idx) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
   std::string vec4_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
     return vec4_view(buf) + "[" + quarter(idx) + "] = vec4(" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + ");";
+  }
+  // a body line with the packed work group's indexes in place of the shader's own
+  static std::string packed(std::string l) {
+    for (auto [from, to] : {std::pair<std::string, std::string>{"gl_WorkGroupID.x", "ts_group"}, {"gl_LocalInvocationID.x", "ts_lane"}})
+      for (size_t p = l.find(from); p != std::string::npos; p = l.find(from, p + to.size())) l.replace(p, from.size(), to);
+    return l;
   }
   static std::string vec4_view(const std::string& buf) { return buf.substr(0, buf.find('_')) + "_v4"; }
   // idx / 4 of an index that is a multiple of 4: a constant folded, else a shift
@@ -173,7 +180,7 @@ class GlslLanguage final : public CStyleLanguage {
     if (storage8) o << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
     const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
-    o << "layout(local_size_x = " << ls[0] << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
+    o << "layout(local_size_x = " << ls[0] * glsl_group_packing(spec) << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
     const std::set<int> outs(spec.outs.begin(), spec.outs.end());
     std::vector<std::string> vars;
     for (auto& p : params) {
@@ -184,12 +191,20 @@ class GlslLanguage final : public CStyleLanguage {
       }
       std::string elem = is_bool(p.uop->dtype) ? "uint8_t" : glsl_type(p.uop->dtype);
       const std::string access = outs.count(static_cast<int>(pa.slot)) ? "" : "readonly ";
-      // a buffer also read or written as vec4 has two views of one binding: neither may be restrict
+      // a buffer read or written as vec4 is declared as a vec4 array; one accessed both ways has two views of its
+      // binding, and then neither may be restrict (restrict is what lets NVIDIA cache read-only loads in L1)
       const std::string v4 = vec4_view(p.name);
-      const bool vec = std::any_of(body.begin(), body.end(), [&](const std::string& l) { return l.find(v4 + "[") != std::string::npos; });
-      o << "layout(std430, set = 0, binding = " << pa.slot << ") " << (vec ? "" : "restrict ") << access << "buffer buf_" << pa.slot
-        << " { " << elem << " " << p.name << "[]; };\n";
-      if (vec) o << "layout(std430, set = 0, binding = " << pa.slot << ") " << access << "buffer buf_" << pa.slot << "_v4 { vec4 " << v4 << "[]; };\n";
+      auto used = [&](const std::string& nm) {
+        return std::any_of(body.begin(), body.end(), [&](const std::string& l) { return l.find(nm + "[") != std::string::npos; });
+      };
+      const bool vec = used(v4), scalar = used(p.name) || !vec;
+      const std::string restrict = vec && scalar ? "" : "restrict ";
+      if (scalar)
+        o << "layout(std430, set = 0, binding = " << pa.slot << ") " << restrict << access << "buffer buf_" << pa.slot << " { " << elem << " "
+          << p.name << "[]; };\n";
+      if (vec)
+        o << "layout(std430, set = 0, binding = " << pa.slot << ") " << restrict << access << "buffer buf_" << pa.slot << "_v4 { vec4 " << v4
+          << "[]; };\n";
     }
     if (!vars.empty()) {
       o << "layout(push_constant) uniform vars_t {\n";
@@ -198,13 +213,34 @@ class GlslLanguage final : public CStyleLanguage {
     }
     for (auto& l : prologue) o << l << "\n";
     o << "void main() {\n";
-    for (auto& l : body) o << l << "\n";
+    const int pack = glsl_group_packing(spec);
+    if (pack > 1) {
+      const std::string lx = std::to_string(ls[0]) + "u";
+      o << "  // " << pack << " work groups of " << ls[0] << " lanes in one: gidx0 and lidx0 of this lane\n";
+      o << "  const uint ts_group = gl_WorkGroupID.x * " << pack << "u + gl_LocalInvocationID.x / " << lx << ";\n";
+      o << "  if (ts_group >= " << spec.global_size[0] << "u) return;\n";
+      o << "  const uint ts_lane = gl_LocalInvocationID.x % " << lx << ";\n";
+    }
+    for (auto& l : body) o << (pack > 1 ? packed(l) : l) << "\n";
     o << "}\n";
     return o.str();
   }
 };
 
 }  // namespace
+
+int glsl_group_packing(const ProgramSpec& spec) {
+  if (!spec.local_size || !spec.vars.empty() || !spec.lowered) return 1;
+  const auto& ls = *spec.local_size;
+  if (ls[1] != 1 || ls[2] != 1 || ls[0] < 1 || ls[0] >= 128) return 1;
+  for (auto& u : spec.lowered->src) {
+    if (u->op == Ops::BARRIER || u->op == Ops::BUFFER) return 1;  // work groups that talk to each other's lanes
+    if (u->op == Ops::SPECIAL && u->as<std::string>().rfind("idx", 0) == 0) return 1;
+  }
+  int64_t pack = 256 / ls[0];
+  while (pack > 1 && pack > spec.global_size[0]) pack /= 2;
+  return static_cast<int>(std::max<int64_t>(pack, 1));
+}
 
 std::string render_glsl(const ProgramSpec& spec) {
   static const GlslLanguage lang;

@@ -25,6 +25,7 @@ struct VkExecutable : Executable {
   uint32_t push_bytes = 0;
   // loop iterations of one invocation when every loop bound is a constant (the launch evaluates symbolic ones)
   std::optional<double> loop_iterations;
+  int group_packing = 1;  // the program's work groups one dispatched work group runs (glsl_group_packing)
 };
 
 // a Buffer's device memory: the DeviceBuffer behind Buffer::handle
@@ -126,6 +127,7 @@ class VulkanDevice final : public Device {
     check_glsl_dtypes(spec, features, name());
     auto e = std::make_shared<VkExecutable>();
     e->push_bytes = push_bytes(spec);
+    e->group_packing = glsl_group_packing(spec);
     if (info_.loop_iteration_limit) {
       e->loop_iterations = loop_iterations(spec, nullptr);
       if (e->loop_iterations) check_loop_limit(spec, *e->loop_iterations);
@@ -155,6 +157,7 @@ class VulkanDevice final : public Device {
                     " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
       groups[d] = static_cast<uint32_t>(dims.global_size[d]);
     }
+    groups[0] = static_cast<uint32_t>((groups[0] + vx.group_packing - 1) / vx.group_packing);
     if (batch_) {  // recorded: end_batch submits the schedule's kernels as one command buffer
       batch_->dispatch(vx.program, dbs, push, groups, spec.name);
       return -1;

@@ -186,10 +186,16 @@ class TestGpuCodegen : public QObject {
     const std::string add = render_glsl(gpu(k::seed_add()));
     QVERIFY2(add.find("vec4 val0 = data1_v4[") != std::string::npos, add.c_str());
     QVERIFY2(add.find("data0_v4[0] = vec4(") != std::string::npos, add.c_str());
-    QVERIFY2(add.find("binding = 1) readonly buffer buf_1_v4 { vec4 data1_v4[]; };") != std::string::npos, add.c_str());
-    QVERIFY2(add.find("restrict") == std::string::npos, add.c_str());  // every buffer has two views here
+    // only the vec4 view is declared where only it is used, and it stays restrict
+    QVERIFY2(add.find("binding = 1) restrict readonly buffer buf_1_v4 { vec4 data1_v4[]; };") != std::string::npos, add.c_str());
+    QVERIFY2(add.find("data1_4[]") == std::string::npos, add.c_str());
     QVERIFY2(add.substr(add.find("void main")).find("data1_4[") == std::string::npos, add.c_str());  // no scalar access is left
     QVERIFY2(add.find("data1_v4[0]") != std::string::npos, add.c_str());  // a constant index is divided, not shifted
+    // work-group packing: never across barriers or local memory, never for 2-D work groups
+    ProgramSpec grouped = gpu(k::split_sum_256());
+    QVERIFY(count_op(grouped, Ops::BARRIER) > 0);
+    QCOMPARE(glsl_group_packing(grouped), 1);
+    QCOMPARE(glsl_group_packing(gpu(k::transpose_3x2())), 1);
     const std::string tr = render_glsl(gpu(k::transpose_3x2()));
     QVERIFY2(tr.find("vec4") == std::string::npos && tr.find("restrict") != std::string::npos, tr.c_str());
   }
