@@ -256,11 +256,12 @@ struct Limit {
   std::string check;
 };
 
-// times `reps` submissions of one batch after a quarter of a second of them (clocks ramp up from idle: the same
-// shader measured cold read less than half), returning the per-run sums of the dispatches' times
+// times `reps` submissions of one batch after a second of them (clocks ramp up from idle, and drop again after a
+// pause such as an output check: the same shader measured cold read less than half), returning the per-run sums of
+// the dispatches' times
 std::vector<double> time_batch(ts::vk::Batch& batch, int reps) {
   batch.submit_and_wait(300);
-  for (auto t0 = clk::now(); since(t0) < 0.25;) batch.submit_and_wait(300);
+  for (auto t0 = clk::now(); since(t0) < 1.0;) batch.submit_and_wait(300);
   std::vector<double> out;
   for (int r = 0; r < reps; ++r) {
     auto res = batch.submit_and_wait(300);
@@ -288,7 +289,7 @@ struct Sizes {
   int64_t n_mat = 0;  // matmul side
 };
 
-// the vec4 add on fresh buffers (the first measurement: half a second of warm-up in all)
+// the vec4 add on fresh buffers
 Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::vector<float>& hb, int reps) {
   const int64_t n = static_cast<int64_t>(ha.size()), n4 = n / 4;
   auto A = ctx.alloc(4 * n), B = ctx.alloc(4 * n), O = ctx.alloc(4 * n);
@@ -301,7 +302,6 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
   pc.u32(static_cast<uint32_t>(n4)).u32(row * 256);
   auto batch = ctx.batch();
   batch.dispatch(prog, {O, A, B}, pc.bytes(), g);
-  for (auto t0 = clk::now(); since(t0) < 0.25;) batch.submit_and_wait(300);
   auto secs = time_batch(batch, reps);
   std::vector<float> ho(n);
   ctx.copy_out(ho.data(), O, 4 * n);
@@ -494,7 +494,7 @@ int run_gpu_bench(const std::string& dev, bool quick) {
       EngineRun cold = realize_timed(w.build, &out);
       std::string check = w.check(out);
       out = ts::Tensor();
-      for (auto t0 = clk::now(); since(t0) < 0.25;) realize_timed(w.build);  // warm, as the hand-written ones
+      for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(w.build);  // warm, as the hand-written ones
       std::vector<double> rate;
       int nk = cold.nkernels;
       std::string each;
@@ -573,6 +573,7 @@ int run_gpu_bench(const std::string& dev, bool quick) {
     for (int64_t i = 0; i < 1024 && check == "ok"; ++i)
       if (std::fabs(h.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) check = "WRONG at [" + std::to_string(i) + "]";
     std::vector<double> wall, gpu;
+    for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(prog);
     for (int r = 0; r < reps; ++r) {
       EngineRun e = realize_timed(prog);
       wall.push_back(e.wall / 200);
