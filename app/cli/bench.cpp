@@ -2,6 +2,7 @@
 // (memory bandwidth with a STREAM-like add and read, compute with an FMA loop), both compiled by the same JIT
 // that compiles the kernels.
 #include "app/cli/bench.h"
+#include "app/cli/bench_run.h"
 #include "app/cli/cli.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ namespace tscli {
 namespace {
 
 using clk = std::chrono::steady_clock;
-double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+double since(clk::time_point t0) { return seconds_since(t0); }
 
 struct Limits {
   double add_gbs = 0, read_gbs = 0, fma_gflops = 0;
@@ -130,28 +131,6 @@ exit:
   return l;
 }
 
-struct Run {
-  double wall = 0;     // realize wall time
-  double kernels = 0;  // sum of executed kernel times
-  int nkernels = 0;
-};
-
-// realize a freshly built graph, timing the whole realize and its kernels
-Run realize_timed(const std::function<ts::Tensor()>& build, std::optional<ts::Tensor>* out = nullptr) {
-  uint64_t before = ts::call_count();
-  auto t0 = clk::now();
-  ts::Tensor t = build();
-  t.realize();
-  if (out) *out = t;
-  Run r;
-  r.wall = since(t0);
-  const auto& log = ts::call_log();
-  size_t n = std::min<uint64_t>(ts::call_count() - before, log.size());
-  for (size_t i = log.size() - n; i < log.size(); ++i)
-    if (log[i].kind == "kernel") { r.kernels += log[i].seconds; r.nkernels++; }
-  return r;
-}
-
 ts::Tensor filled(const ts::Shape& s, double v = 1.0) { return ts::Tensor::full(s, v).realize(); }
 
 struct Workload {
@@ -182,21 +161,21 @@ double median(std::vector<double> v) {
 }
 
 void row(const Workload& w, const Limits& l, int reps) {
-  Run cold;
+  RealizeRun cold;
   std::string check;
   try {
     // the output is checked, then let go before the timed runs (so they reuse its memory, as a program would)
-    std::optional<ts::Tensor> out;
+    ts::Tensor out;
     cold = realize_timed(w.build, &out);
-    check = verify(*out, w.expect);
+    check = verify(out, w.expect);
   } catch (const std::exception& e) {  // a device that cannot run it says why (the figure is missing, not made up)
     std::printf("%-28s not run: %s\n", w.name.c_str(), e.what());
     return;
   }
   double best = 1e9;
-  Run warm;
+  RealizeRun warm;
   for (int i = 0; i < reps; ++i) {
-    Run r = realize_timed(w.build);
+    RealizeRun r = realize_timed(w.build);
     if (r.kernels < best) { best = r.kernels; warm = r; }
   }
   double setup = cold.wall - cold.kernels;  // schedule + codegen + compile of the first run
@@ -241,6 +220,31 @@ double time_process(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out) {
+  uint64_t before = ts::call_count();
+  auto t0 = std::chrono::steady_clock::now();
+  ts::Tensor t = build();
+  t.realize();
+  RealizeRun r;
+  r.wall = seconds_since(t0);
+  if (out) *out = t;
+  const auto& log = ts::call_log();
+  size_t n = std::min<uint64_t>(ts::call_count() - before, log.size());
+  for (size_t i = log.size() - n; i < log.size(); ++i)
+    if (log[i].kind == "kernel") {
+      r.kernels += log[i].seconds;
+      r.nkernels++;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s %.1f us", r.each.empty() ? "" : ", ", log[i].name.c_str(), log[i].seconds * 1e6);
+      r.each += buf;
+    }
+  return r;
+}
 
 int run_bench_impl(int argc, char** argv);
 
@@ -291,7 +295,7 @@ int run_bench_impl(int argc, char** argv) {
     std::vector<double> setup;
     for (int k = 0; k < 25; ++k) {
       double c = 1.0 + k * 0.125;
-      Run r = realize_timed([&] { return x.mul(ts::Tensor::scalar(c, ts::dtypes::weakfloat)).add(ts::Tensor::scalar(k, ts::dtypes::weakint)).contiguous(); });
+      RealizeRun r = realize_timed([&] { return x.mul(ts::Tensor::scalar(c, ts::dtypes::weakfloat)).add(ts::Tensor::scalar(k, ts::dtypes::weakint)).contiguous(); });
       setup.push_back(r.wall - r.kernels);
     }
     std::printf("new small kernel, schedule+codegen+compile (%s): median %.2f ms over 25 (target %s)\n", d.c_str(), median(setup) * 1e3,
@@ -307,7 +311,7 @@ int run_bench_impl(int argc, char** argv) {
       for (int k = 0; k < 200; ++k) y = y.mul(ts::Tensor::scalar(1.0 + k / 1024.0, ts::dtypes::weakfloat)).contiguous();
       return y;
     };
-    Run first = realize_timed(prog);
+    RealizeRun first = realize_timed(prog);
     std::vector<double> again;
     for (int i = 0; i < 3; ++i) again.push_back(realize_timed(prog).wall);
     std::printf("200-kernel program: first run %.1f ms, cached %.3f ms per kernel (target <= 0.1 ms)\n\n", first.wall * 1e3,

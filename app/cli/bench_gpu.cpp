@@ -3,6 +3,7 @@
 // a pattern (never constants), every output is checked against its closed form, and every figure is a median of the
 // kernels' own timestamps with the spread beside it.
 #include "app/cli/bench.h"
+#include "app/cli/bench_run.h"
 
 #include <algorithm>
 #include <chrono>
@@ -27,7 +28,7 @@ namespace tscli {
 namespace {
 
 using clk = std::chrono::steady_clock;
-double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+double since(clk::time_point t0) { return seconds_since(t0); }
 
 struct Stats {
   double median = 0, lo = 0, hi = 0;
@@ -399,32 +400,6 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
 
 // ---- the engine's kernels ----------------------------------------------------------------------------------------
 
-struct EngineRun {
-  double kernels = 0, wall = 0;
-  int nkernels = 0;
-  std::string each;  // "name time, ..." when there are several
-};
-EngineRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out = nullptr) {
-  uint64_t before = ts::call_count();
-  auto t0 = clk::now();
-  ts::Tensor t = build();
-  t.realize();
-  EngineRun r;
-  r.wall = since(t0);
-  if (out) *out = t;
-  const auto& log = ts::call_log();
-  size_t k = std::min<uint64_t>(ts::call_count() - before, log.size());
-  for (size_t i = log.size() - k; i < log.size(); ++i)
-    if (log[i].kind == "kernel") {
-      r.kernels += log[i].seconds;
-      r.nkernels++;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s%s %.1f us", r.each.empty() ? "" : ", ", log[i].name.c_str(), log[i].seconds * 1e6);
-      r.each += buf;
-    }
-  return r;
-}
-
 // 0, 1, .. n-1 as int32 on the device (arange alone is deviceless until used with a tensor that has one)
 ts::Tensor iota(const std::string& dev, int64_t n) {
   return ts::Tensor::arange(0, static_cast<double>(n), 1, ts::dtypes::int32).add(ts::Tensor::zeros({n}, ts::dtypes::int32, dev));
@@ -492,7 +467,7 @@ int run_gpu_bench(const std::string& dev, bool quick) {
   auto row = [&](const Work& w) {
     section(w.name, [&] {
       ts::Tensor out;
-      EngineRun cold = realize_timed(w.build, &out);
+      RealizeRun cold = realize_timed(w.build, &out);
       std::string check = w.check(out);
       out = ts::Tensor();
       for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(w.build);  // warm, as the hand-written ones
@@ -500,7 +475,7 @@ int run_gpu_bench(const std::string& dev, bool quick) {
       int nk = cold.nkernels;
       std::string each;
       for (int r = 0; r < reps; ++r) {
-        EngineRun e = realize_timed(w.build);
+        RealizeRun e = realize_timed(w.build);
         rate.push_back(w.work / e.kernels);
         nk = e.nkernels;
         each = e.each;
@@ -579,7 +554,7 @@ int run_gpu_bench(const std::string& dev, bool quick) {
     std::vector<double> wall, gpu;
     for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(prog);
     for (int r = 0; r < reps; ++r) {
-      EngineRun e = realize_timed(prog);
+      RealizeRun e = realize_timed(prog);
       wall.push_back(e.wall / 200);
       gpu.push_back(e.kernels / 200);
     }

@@ -85,9 +85,11 @@ struct VecGroup {
   std::vector<int> lanes;          // list positions of lanes 0..3
   std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
   int64_t offset = 0;              // 4m
-  // grouped by value (below): the address is lane `lane`'s own index expression, base empty
+  // grouped by value (below): base is empty and the address is lane `lane`'s own index expression, or the offset
+  // alone when the index is a constant
   const UOp* index = nullptr;
   int lane = 0;
+  bool constant_index = false;
 };
 // an index as sum(coefficient * leaf) + constant over ADD, MUL by a constant, SHL by a constant; anything else is a
 // leaf. Two indexes with the same terms differ by their constants, however each was written.
@@ -126,7 +128,8 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
     block[i] = b;
   }
-  std::map<std::tuple<const UOp*, std::vector<const UOp*>, int64_t, int>, std::array<int, 4>> cand;
+  // (buffer, index leaves, their coefficients (by value only), 4m, block) -> the list positions of lanes 0..3
+  std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<int64_t>, int64_t, int>, std::array<int, 4>> cand;
   for (size_t i = 0; i < l.size(); ++i) {
     const UOp& u = *l[i];
     if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
@@ -135,22 +138,20 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     const UOp* buf = index->src[0].get();
     if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
     auto [base, off] = split_offset(index->src[1].get());
+    std::vector<int64_t> coeffs;
     if (by_value) {
       // the key is the index's value: its terms (each coefficient a multiple of 4) and its constant
       LinearForm f;
       linear_form(index->src[1].get(), 1, f);
       if (f.constant < 0 || std::any_of(f.terms.begin(), f.terms.end(), [](auto& t) { return t.second % 4 != 0; })) continue;
       base.clear();
-      for (auto& [leaf, c] : f.terms) {
-        if (c == 0) continue;
-        base.push_back(leaf);
-        base.push_back(reinterpret_cast<const UOp*>(static_cast<intptr_t>(c)));  // the coefficient, as part of the key
-      }
+      for (auto& [leaf, c] : f.terms)
+        if (c != 0) base.push_back(leaf), coeffs.push_back(c);
       off = f.constant;
     } else if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) {
       continue;
     }
-    auto key = std::make_tuple(buf, base, off / 4 * 4, block[i]);
+    auto key = std::make_tuple(buf, base, coeffs, off / 4 * 4, block[i]);
     auto it = cand.find(key);
     if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
     if (it->second[off % 4] >= 0) continue;  // same address twice: leave scalar
@@ -169,13 +170,14 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
       clash = u.src[0]->src[0].get() == buf;
     }
     if (clash) continue;
-    VecGroup g{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<2>(key)};
+    VecGroup g{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<3>(key)};
     if (by_value) {
       // loads are emitted at their first lane, stores at their last: that lane's index is already defined there
       const int at = is_store ? hi : lo;
       g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
       g.index = l[at]->src[0]->src[1].get();
-      // base keeps the key's terms (with their coefficients) only to say whether there are any
+      g.constant_index = g.base.empty();
+      g.base.clear();
     }
     out.push_back(std::move(g));
   }
@@ -401,11 +403,8 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     if (lg != lane_group.end()) {
       bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
       if (emits_here) {
-        if (lg->second->index) {
-          if (!lg->second->base.empty()) need(lg->second->index);
-        } else {
-          for (auto* l : lg->second->base) need(l);
-        }
+        for (auto* l : lg->second->base) need(l);
+        if (lg->second->index && !lg->second->constant_index) need(lg->second->index);
       }
       if (u.op == Ops::STORE) need(u.src[1].get());
       continue;
@@ -418,7 +417,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
     if (g.index) {  // by value: the emitting lane's index, less its lane number (a constant index: its value)
-      if (g.base.empty()) return std::make_pair(r.at(buf), std::to_string(g.offset));
+      if (g.constant_index) return std::make_pair(r.at(buf), std::to_string(g.offset));
       std::string e = r.at(resolve(g.index));
       if (g.index->dtype->bitsize == 64) e = cast_bare(type(dtypes::int32), e);  // subscripts are 32-bit
       return std::make_pair(r.at(buf), g.lane ? "(" + e + ")-" + std::to_string(g.lane) : e);

@@ -180,7 +180,8 @@ class GlslLanguage final : public CStyleLanguage {
     if (storage8) o << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
     const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
-    o << "layout(local_size_x = " << ls[0] * glsl_group_packing(spec) << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
+    const int pack = glsl_group_packing(spec);
+    o << "layout(local_size_x = " << ls[0] * pack << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
     const std::set<int> outs(spec.outs.begin(), spec.outs.end());
     std::vector<std::string> vars;
     for (auto& p : params) {
@@ -213,7 +214,6 @@ class GlslLanguage final : public CStyleLanguage {
     }
     for (auto& l : prologue) o << l << "\n";
     o << "void main() {\n";
-    const int pack = glsl_group_packing(spec);
     if (pack > 1) {
       const std::string lx = std::to_string(ls[0]) + "u";
       o << "  // " << pack << " work groups of " << ls[0] << " lanes in one: gidx0 and lidx0 of this lane\n";

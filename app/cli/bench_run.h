@@ -1,0 +1,22 @@
+#pragma once
+// What both halves of `tinyscope bench` (bench.cpp for the host devices, bench_gpu.cpp for VULKAN) time a workload by.
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "engine/tensor/tensor.h"
+
+namespace tscli {
+
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+// One realize of a freshly built graph: its wall time and its kernels' own times, read from the call log.
+struct RealizeRun {
+  double wall = 0;     // build + realize
+  double kernels = 0;  // the sum of the kernels' times
+  int nkernels = 0;
+  std::string each;    // "name 12.3 us, ..." of every kernel, in order
+};
+RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out = nullptr);
+
+}  // namespace tscli
