@@ -264,13 +264,16 @@ int run_bench_impl(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--dev" && i + 1 < argc) config.device = argv[++i];
-    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV])");
+    else if (a == "--beam" && i + 1 < argc) config.beam = std::max(0, std::atoi(argv[++i]));
+    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N])");
   }
   if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
   ts::install_realize(config);  // an unknown device is an error here
   const std::string dev = ts::realize_config().device;
   const bool host = ts::get_device(dev).host_memory();
-  if (!host) return run_gpu_bench(dev, quick);
+  const int beam = config.beam;
+  ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
+  if (!host) return run_gpu_bench(dev, quick, beam);
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   std::printf("device %s", dev.c_str());
   for (auto& [k, v] : ts::get_device(dev).properties())

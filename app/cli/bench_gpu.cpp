@@ -415,7 +415,7 @@ ts::Tensor pattern(const std::string& dev, int64_t n, int64_t mul, int64_t add, 
 
 }  // namespace
 
-int run_gpu_bench(const std::string& dev, bool quick) {
+int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   auto ctx = ts::vk::device_context(dev);
   const auto& info = ctx->info();
   std::printf("tinyscope bench  device %s: %s (%s %s)\n", dev.c_str(), info.name.c_str(), info.driver_name.c_str(),
@@ -463,10 +463,18 @@ int run_gpu_bench(const std::string& dev, bool quick) {
       std::printf("  %-28s not run: %s\n", what.c_str(), e.what());
     }
   };
-  std::printf("engine, default opts (kernel time from timestamps; %% of the hand-written shader):\n");
+  // BEAM's reports of the kernels searched during a row's first realize
+  std::vector<ts::BeamProgress> searched;
+  ts::realize_config().beam_progress = [&](const ts::BeamProgress& p) {
+    if (p.finished) searched.push_back(p);
+    else if (p.done == 0)  // a round starts
+      std::fprintf(stderr, "  BEAM %s: round %d, %zu candidates, best so far %.1f us, %.1f s\n", ts::ansistrip(p.kernel).c_str(), p.round,
+                   p.total, p.best_s * 1e6, p.elapsed_s);
+  };
   auto row = [&](const Work& w) {
     section(w.name, [&] {
       ts::Tensor out;
+      searched.clear();
       RealizeRun cold = realize_timed(w.build, &out);
       std::string check = w.check(out);
       out = ts::Tensor();
@@ -489,52 +497,62 @@ int run_gpu_bench(const std::string& dev, bool quick) {
       else std::snprintf(pct, sizeof pct, "(no hand-written limit)");
       std::printf("  %-28s %s  %s  kernels %d  first run %.1f ms  output %s\n", w.name.c_str(),
                   flops ? spread(s, 1e-9, "GFLOP/s").c_str() : spread(s, 1e-9, "GB/s   ").c_str(), pct, nk, cold.wall * 1e3, check.c_str());
-      if (nk > 1) std::printf("  %-28s (the last run's kernels: %s)\n", "", each.c_str());
+      if (nk > 1 || ts::realize_config().beam) std::printf("  %-28s (the last run's kernels: %s)\n", "", each.c_str());
+      for (auto& p : searched) {
+        if (p.cached) std::printf("  %-28s BEAM %s: opts from the cache (no search)\n", "", ts::ansistrip(p.kernel).c_str());
+        else
+          std::printf("  %-28s BEAM %s: searched in %.1f s, %zu candidates timed in %d rounds; default opts %.1f us -> %.1f us\n", "",
+                      ts::ansistrip(p.kernel).c_str(), p.elapsed_s, p.timed, p.round, p.default_s * 1e6, p.best_s * 1e6);
+      }
       std::fflush(stdout);
     });
   };
-  section("inputs", [&] {
-    ts::Tensor a = pattern(dev, n, 1, 0, 16, 0.0625), b = pattern(dev, n, 1, 0, 7, 0.125);
-    row({"add " + std::to_string(n) + " fp32", 12.0 * n, 0, [=] { return a.add(b).contiguous(); }, [&](const ts::Tensor& t) {
-           ts::HostData h = t.data();
-           for (int64_t i = 0; i < n; ++i)
-             if (h.f[i] != static_cast<double>(pat_a(i) + pat_b(i))) return "WRONG at [" + std::to_string(i) + "]";
-           return std::string("ok");
-         }});
-    row({"sum " + std::to_string(n) + " fp32 (schedule)", 4.0 * n, 1, [=] { return a.sum(); }, [&](const ts::Tensor& t) {
-           double e = 0;
-           for (int64_t i = 0; i < n; ++i) e += pat_a(i);
-           double got = t.data().f.at(0);
-           return std::fabs(got - e) <= 1e-5 * e ? std::string("ok") : "WRONG: " + std::to_string(got) + ", expected " + std::to_string(e);
-         }});
-  });
-  auto matmul_check = [m](ts::Tensor t, double tol) {
-    ts::HostData h = t.cast(ts::dtypes::float32).data();
-    for (int64_t s = 0; s < 97; ++s) {
-      int64_t i = (s * 7919) % m, j = (s * 104729) % m;
-      double e = 0;
-      for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
-      if (std::fabs(h.f[i * m + j] - e) > tol * std::max(1.0, std::fabs(e)))
-        return "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(h.f[i * m + j]) + ", expected " + std::to_string(e);
-    }
-    return std::string("ok");
-  };
-  for (ts::DType dt : {ts::dtypes::float32, ts::dtypes::float16}) {
-    const std::string dn = dt == ts::dtypes::float32 ? "fp32" : "fp16";
-    section("matmul " + dn, [&] {
-      // A[i,k] = ((i + 2k) % 9 - 4) / 4, B[k,j] = ((3k + j) % 7 - 3) / 4, from 2-D aranges
-      auto idx = [&](int64_t ci, int64_t cj, int64_t mod) {
-        ts::Tensor r = iota(dev, m);
-        ts::Tensor v = r.reshape({m, 1}).mul(ts::Tensor::scalar(ci, ts::dtypes::weakint)).add(r.reshape({1, m}).mul(ts::Tensor::scalar(cj, ts::dtypes::weakint)));
-        return v.mod(ts::Tensor::scalar(mod, ts::dtypes::weakint)).sub(ts::Tensor::scalar((mod - 1) / 2, ts::dtypes::weakint)).cast(ts::dtypes::float32)
-            .mul(ts::Tensor::scalar(0.25, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
-      };
-      ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
-      const double tol = dt == ts::dtypes::float32 ? 0 : 2e-3;
-      row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : SIZE_MAX, [=] { return A.matmul(B); },
-           [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
+  auto engine_rows = [&] {
+    section("inputs", [&] {
+      ts::Tensor a = pattern(dev, n, 1, 0, 16, 0.0625), b = pattern(dev, n, 1, 0, 7, 0.125);
+      row({"add " + std::to_string(n) + " fp32", 12.0 * n, 0, [=] { return a.add(b).contiguous(); }, [&](const ts::Tensor& t) {
+             ts::HostData h = t.data();
+             for (int64_t i = 0; i < n; ++i)
+               if (h.f[i] != static_cast<double>(pat_a(i) + pat_b(i))) return "WRONG at [" + std::to_string(i) + "]";
+             return std::string("ok");
+           }});
+      row({"sum " + std::to_string(n) + " fp32 (schedule)", 4.0 * n, 1, [=] { return a.sum(); }, [&](const ts::Tensor& t) {
+             double e = 0;
+             for (int64_t i = 0; i < n; ++i) e += pat_a(i);
+             double got = t.data().f.at(0);
+             return std::fabs(got - e) <= 1e-5 * e ? std::string("ok") : "WRONG: " + std::to_string(got) + ", expected " + std::to_string(e);
+           }});
     });
-  }
+    auto matmul_check = [m](ts::Tensor t, double tol) {
+      ts::HostData h = t.cast(ts::dtypes::float32).data();
+      for (int64_t s = 0; s < 97; ++s) {
+        int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+        double e = 0;
+        for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+        if (std::fabs(h.f[i * m + j] - e) > tol * std::max(1.0, std::fabs(e)))
+          return "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(h.f[i * m + j]) + ", expected " + std::to_string(e);
+      }
+      return std::string("ok");
+    };
+    for (ts::DType dt : {ts::dtypes::float32, ts::dtypes::float16}) {
+      const std::string dn = dt == ts::dtypes::float32 ? "fp32" : "fp16";
+      section("matmul " + dn, [&] {
+        // A[i,k] = ((i + 2k) % 9 - 4) / 4, B[k,j] = ((3k + j) % 7 - 3) / 4, from 2-D aranges
+        auto idx = [&](int64_t ci, int64_t cj, int64_t mod) {
+          ts::Tensor r = iota(dev, m);
+          ts::Tensor v = r.reshape({m, 1}).mul(ts::Tensor::scalar(ci, ts::dtypes::weakint)).add(r.reshape({1, m}).mul(ts::Tensor::scalar(cj, ts::dtypes::weakint)));
+          return v.mod(ts::Tensor::scalar(mod, ts::dtypes::weakint)).sub(ts::Tensor::scalar((mod - 1) / 2, ts::dtypes::weakint)).cast(ts::dtypes::float32)
+              .mul(ts::Tensor::scalar(0.25, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
+        };
+        ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
+        const double tol = dt == ts::dtypes::float32 ? 0 : 2e-3;
+        row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : SIZE_MAX, [=] { return A.matmul(B); },
+             [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
+      });
+    }
+  };
+  std::printf("engine, default opts (kernel time from timestamps; %% of the hand-written shader):\n");
+  engine_rows();
   // 200 dependent small kernels, compiled once, then run again: host wall time per kernel (submit to result)
   section("200 dependent small kernels", [&] {
     ts::Tensor x = pattern(dev, 1024, 1, 0, 16, 0.0625);
@@ -562,6 +580,13 @@ int run_gpu_bench(const std::string& dev, bool quick) {
     std::printf("  %-28s %s per kernel, wall (realize to result, cached programs; the kernels' own time %.2f us)  output %s\n",
                 "200 dependent small kernels", spread(s, 1e6, "us").c_str(), stats(gpu).median * 1e6, check.c_str());
   });
+  if (beam > 0) {
+    ts::realize_config().beam = beam;
+    std::printf("\nengine, BEAM=%d (opts searched on this device; the first run includes the search):\n", beam);
+    engine_rows();
+    ts::realize_config().beam = 0;
+  }
+  ts::realize_config().beam_progress = nullptr;
   // the limit measured again at the end: a figure that moved says the device's state changed during the run
   {
     std::vector<float> ha(z.n_vec), hb(z.n_vec);

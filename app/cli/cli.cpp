@@ -92,6 +92,13 @@ std::string script_problem(const std::string& script) {
 
 namespace {
 bool g_vk_validation = false;
+
+// $XDG_CACHE_HOME/tinyscope, else ~/.cache/tinyscope (compiled shaders, pipelines, BEAM's opts); empty: no disk cache
+std::string cache_dir() {
+  if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) return std::string(c) + "/tinyscope";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tinyscope";
+  return {};
+}
 }
 
 void install_vulkan() {
@@ -100,8 +107,7 @@ void install_vulkan() {
   ts::register_device_provider([] {
     ts::vk::DeviceOptions o;
     o.validation = g_vk_validation;
-    if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) o.cache_dir = std::string(c) + "/tinyscope";
-    else if (const char* h = std::getenv("HOME"); h && *h) o.cache_dir = std::string(h) + "/.cache/tinyscope";
+    o.cache_dir = cache_dir();
     ts::vk::register_vulkan_devices(o);
   });
 }
@@ -119,12 +125,17 @@ int vulkan_checked_exit(int code) {
 
 ts::RealizeConfig realize_config_from_env() {
   // the reference's codegen tuning variables go to the engine here too
-  for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"})
+  for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD",
+                        "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX", "BEAM_MIN_PROGRESS"})
     if (const char* e = std::getenv(v); e && *e) ts::codegen_options()[v] = e;
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
   if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
+  if (const char* d = std::getenv("BEAM"); d && *d) c.beam = std::max(0, std::atoi(d));
+  if (const char* d = std::getenv("IGNORE_BEAM_CACHE"); d && *d) c.beam_ignore_cache = std::atoi(d) != 0;
+  // the reference's CACHELEVEL=0 keeps nothing on disk
+  if (const char* d = std::getenv("CACHELEVEL"); !(d && *d && std::atoi(d) == 0)) c.beam_cache_dir = cache_dir();
   return c;
 }
 

@@ -342,6 +342,27 @@ void Scheduler::apply_opt(const Opt& opt, bool append) {
     dont_use_locals = true;
     return;
   }
+  if (opt.op == OptOps::SWAP) {
+    // swaps two GLOBAL axes' ids (their places in the launch dims and the name), each keeping its size
+    auto rs = rngs();
+    check(opt.axis >= 0 && opt.axis < static_cast<int>(rs.size()) && opt.arg >= 0 && opt.arg < static_cast<int64_t>(rs.size()),
+          "invalid swap axes");
+    const UOpRef& a = rs[opt.axis];
+    const UOpRef& b = rs[opt.arg];
+    check(range_type(a) == AxisType::GLOBAL && range_type(b) == AxisType::GLOBAL, "swap only for globals");
+    // tagged first so neither replacement is taken for the other range, then untagged
+    constexpr int64_t kSwapTag = 0x5a17;
+    std::unordered_map<const UOp*, UOpRef> map{
+        {a.get(), UOp::make(Ops::RANGE, a->dtype, a->src, RangeArg{range_id(b), AxisType::GLOBAL}, kSwapTag)},
+        {b.get(), UOp::make(Ops::RANGE, b->dtype, b->src, RangeArg{range_id(a), AxisType::GLOBAL}, kSwapTag)}};
+    ast = substitute_traced(ast, map, "swap (" + std::to_string(range_id(a)) + ",) (" + std::to_string(range_id(b)) + ",)");
+    std::unordered_map<const UOp*, UOpRef> untag;
+    for (auto& u : ast->toposort())
+      if (u->op == Ops::RANGE && u->tag == kSwapTag) untag[u.get()] = u->with_tag(-1);
+    ast = substitute_traced(ast, untag, "swap remove tags");
+    if (append) applied_opts.push_back(opt);
+    return;
+  }
   static const std::set<OptOps> supported = {OptOps::UPCAST, OptOps::UNROLL, OptOps::LOCAL, OptOps::THREAD,
                                              OptOps::GROUP, OptOps::GROUPTOP};
   check(supported.count(opt.op) > 0, "unsupported opt " + std::string(opt_op_name(opt.op)));
@@ -433,9 +454,22 @@ std::string Scheduler::colored_name() const {
   return name;
 }
 
-UOpRef Scheduler::get_optimized_ast() {
+std::string Scheduler::colored_shape() const {
+  std::string out;
+  auto rs = rngs();
+  auto cs = colors();
+  for (size_t i = 0; i < rs.size(); ++i) {
+    std::string sz = rs[i]->src[0]->render();
+    if (sz.size() < 4) sz.insert(0, 4 - sz.size(), ' ');
+    if (i) out += ' ';
+    out += colored(sz, cs[i]);
+  }
+  return out;
+}
+
+UOpRef Scheduler::get_optimized_ast(const std::string* name_override) {
   KernelInfo ki;
-  ki.colored_name = colored_name();
+  ki.colored_name = name_override ? *name_override : colored_name();
   ki.name = ansistrip(ki.colored_name);
   for (auto& o : applied_opts) ki.applied_opts.push_back(o.str());
   ast = graph_rewrite(ast, pm_flatten_range(), nullptr, "flatten range");

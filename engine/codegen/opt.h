@@ -107,9 +107,12 @@ class Scheduler {
   std::pair<UOpRef, UOpRef> shift_to(const UOpRef& rng, int64_t amount, AxisType new_type, bool top = false);
   void apply_opt(const Opt& opt, bool append = true);
 
-  // names the kernel and returns the optimized AST (SINK arg = KernelInfo{name, colored_name, applied_opts})
-  UOpRef get_optimized_ast();
+  // names the kernel (or gives it *name_override: a search names every candidate alike) and returns the optimized
+  // AST (SINK arg = KernelInfo{name, colored_name, applied_opts})
+  UOpRef get_optimized_ast(const std::string* name_override = nullptr);
   std::string colored_name() const;
+  // the axis sizes, each right-aligned in 4 columns and coloured by its type (the reference's colored_shape)
+  std::string colored_shape() const;
 
  private:
   int64_t next_range_id_;

@@ -59,7 +59,7 @@ std::string entry_symbol(const ProgramSpec& p) { return p.function_name + "_entr
 
 ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) { return to_program(kernel_ast, lang, cpu_opt_target()); }
 
-ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target) {
+UOpRef pre_opt_ast(const UOpRef& kernel_ast) {
   if (kernel_ast->op != Ops::SINK) throw Error("to_program: the kernel AST must be a SINK, got " + std::string(op_name(kernel_ast->op)));
   UOpRef sink = view(kernel_ast, "View Base AST");
 
@@ -70,8 +70,26 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
     sink = graph_rewrite(sink, pm_split_ranges(), split_ctx.get(), "split ranges");
   }
   sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), nullptr, "initial symbolic");
-  sink = graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
-  sink = apply_opts(sink, target);  // "shift (i,) n upcast" per opt, then "flatten range"
+  return graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
+}
+
+Scheduler opt_scheduler(const UOpRef& kernel_ast, const OptTarget& target) {
+  Scheduler k(pre_opt_ast(kernel_ast), target);
+  k.convert_loop_to_global();
+  return k;
+}
+
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target) {
+  return lower_program(kernel_ast, apply_opts(pre_opt_ast(kernel_ast), target), lang, target);
+}
+
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target, const std::vector<Opt>& opts) {
+  Scheduler k = opt_scheduler(kernel_ast, target);
+  for (const Opt& o : opts) k.apply_opt(o);
+  return lower_program(kernel_ast, k.get_optimized_ast(), lang, target);
+}
+
+ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, const OptTarget& target) {
   const KernelInfo info = sink->as<KernelInfo>();
   sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), nullptr, "postopt symbolic");
 

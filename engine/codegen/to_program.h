@@ -17,6 +17,17 @@ enum class Lang { C, LLVM, INTERP, GLSL };
 // two-argument form uses the CPU's.
 ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target);
 ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang);
+// The same with `opts` applied in order instead of the hand-coded heuristics (the reference's opts_to_apply: what a
+// BEAM search found). An opt that does not apply is a KernelOptError.
+ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target, const std::vector<Opt>& opts);
+
+// The two halves of to_program, for a search that tries many opts on one kernel:
+// the kernel AST after the passes before the optimizer ("View Base AST" .. "simplify ranges"), as a Scheduler over
+// it with the loops a target with locals makes GLOBAL already converted (the state opts apply to) ...
+Scheduler opt_scheduler(const UOpRef& kernel_ast, const OptTarget& target);
+UOpRef pre_opt_ast(const UOpRef& kernel_ast);
+// ... and the rest of codegen for the optimized AST a Scheduler made (get_optimized_ast): lowering, linearize, render.
+ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef optimized, Lang lang, const OptTarget& target);
 
 // The entry wrapper's symbol for a program: function_name + "_entry".
 std::string entry_symbol(const ProgramSpec& p);

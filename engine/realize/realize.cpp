@@ -104,8 +104,37 @@ Buffer& ensure_buffer(const UOpRef& b) {
   return *buffer_of(*b);
 }
 
+BeamResult search_opts(const UOpRef& ast, Device& dev) {
+  const RealizeConfig& rc = realize_config();
+  BeamConfig bc;
+  bc.width = rc.beam;
+  bc.cache_dir = rc.beam_cache_dir;
+  bc.ignore_cache = rc.beam_ignore_cache;
+  bc.uops_max = codegen_option("BEAM_UOPS_MAX", bc.uops_max);
+  bc.upcast_max = codegen_option("BEAM_UPCAST_MAX", bc.upcast_max);
+  bc.local_max = codegen_option("BEAM_LOCAL_MAX", bc.local_max);
+  if (auto it = codegen_options().find("BEAM_MIN_PROGRESS"); it != codegen_options().end() && !it->second.empty())
+    bc.min_progress_s = std::atof(it->second.c_str()) / 1e6;
+  bc.debug = rc.debug;
+  return beam_search(ast, dev, bc, rc.beam_progress);
+}
+
+// BEAM's line per kernel: what was searched, the default opts' time beside the one found
+void print_beam_line(const BeamProgress& p, const ProgramSpec& spec) {
+  if (p.cached) {
+    std::fprintf(stderr, "BEAM %d: %s -> %s (opts from the cache)\n", realize_config().beam, ansistrip(p.kernel).c_str(), spec.name.c_str());
+    return;
+  }
+  std::fprintf(stderr, "BEAM %d: %s %s -> %s %s (%.1fx; %zu candidates timed in %d rounds, %.1f s)\n", realize_config().beam,
+               ansistrip(p.kernel).c_str(), time_to_str(p.default_s, 0).c_str(), spec.name.c_str(), time_to_str(p.best_s, 0).c_str(),
+               p.best_s > 0 && std::isfinite(p.best_s) ? p.default_s / p.best_s : 0.0, p.timed, p.round, p.elapsed_s);
+  std::fflush(stderr);
+}
+
 std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
-  auto it = g_programs.find({ast.get(), dev.compiler_key()});
+  // a program found by BEAM=N is another program than the default opts' one
+  const std::string pkey = realize_config().beam >= 1 ? dev.compiler_key() + " BEAM=" + std::to_string(realize_config().beam) : dev.compiler_key();
+  auto it = g_programs.find({ast.get(), pkey});
   if (it != g_programs.end()) return it->second;
   auto c = std::make_shared<Compiled>();
   c->ast = ast;
@@ -116,13 +145,19 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
   if (realize_config().debug >= 5) std::printf("%s", render_graph(ast).c_str());
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
-    c->spec = to_program(ast, dev.lang(), dev.opt_target());
+    if (realize_config().beam >= 1) {
+      const BeamResult r = search_opts(ast, dev);
+      c->spec = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
+      if (!realize_config().beam_progress) print_beam_line(r.final, c->spec);
+    } else {
+      c->spec = to_program(ast, dev.lang(), dev.opt_target());
+    }
     scope.rename(c->spec.colored_name);
     trace::record_program(c->spec, c->key);
   }
   if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
   c->exe = dev.load(c->spec);
-  g_programs[{ast.get(), dev.compiler_key()}] = c;
+  g_programs[{ast.get(), pkey}] = c;
   return c;
 }
 

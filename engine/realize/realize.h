@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/codegen/program.h"
+#include "engine/device/search.h"
 #include "engine/tensor/tensor.h"
 
 namespace ts {
@@ -41,6 +42,13 @@ struct RealizeConfig {
   std::string device = "CPU";   // DEV: a name of device_names(), runs every kernel on host memory (and new tensors)
   int debug = 0;                // DEBUG
   int repeat = 1;               // times each kernel runs, for the spread of its timings
+  // BEAM=N: each kernel's opts are searched by timing candidates on its device (engine/device/search.h) instead of
+  // the hand-coded heuristics; found opts are kept in beam_cache_dir/beam (empty: not kept) unless IGNORE_BEAM_CACHE
+  int beam = 0;
+  std::string beam_cache_dir;
+  bool beam_ignore_cache = false;
+  // what a search reports while it runs; unset: one line per kernel on stderr when it ends
+  BeamProgressFn beam_progress;
 };
 RealizeConfig& realize_config();
 

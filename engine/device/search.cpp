@@ -1,0 +1,425 @@
+#include "engine/device/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "engine/codegen/to_program.h"
+#include "engine/device/device.h"
+#include "engine/runtime/thread_pool.h"
+#include "engine/uop/error.h"
+#include "engine/uop/print.h"
+#include "engine/uop/rewrite.h"
+
+namespace ts {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<Opt> make_actions() {
+  std::vector<Opt> a;
+  for (int64_t amt : {0, 2, 3, 4, 5, 7})
+    for (int axis = 0; axis < 8; ++axis) a.push_back({OptOps::UPCAST, axis, amt});
+  for (int64_t amt : {0, 4, 7})
+    for (int axis = 0; axis < 5; ++axis) a.push_back({OptOps::UNROLL, axis, amt});
+  for (int64_t amt : {2, 3, 4, 8, 13, 16, 29})
+    for (int axis = 0; axis < 6; ++axis) a.push_back({OptOps::LOCAL, axis, amt});
+  for (int64_t amt : {13, 16, 28, 29, 32, 49, 64, 256})
+    for (int axis = 0; axis < 3; ++axis) a.push_back({OptOps::GROUPTOP, axis, amt});
+  for (int64_t amt : {0, 4, 8, 16})
+    for (int axis = 0; axis < 3; ++axis) a.push_back({OptOps::GROUP, axis, amt});
+  a.push_back({OptOps::LOCAL, 0, 32});
+  a.push_back({OptOps::LOCAL, 6, 2});
+  for (int a0 = 0; a0 < 5; ++a0)
+    for (int a1 = a0 + 1; a1 < 5; ++a1) a.push_back({OptOps::SWAP, a0, a1});
+  for (int64_t amt : {2, 3, 4, 5, 8, 12, 16, 24, 32, 64})
+    for (int axis = 0; axis < 3; ++axis) a.push_back({OptOps::THREAD, axis, amt});
+  return a;
+}
+
+// the axis of full_shape an action addresses (the reference's real_axis), or -1 when there is none
+int real_axis(const Scheduler& s, const Opt& o) {
+  if (o.op == OptOps::UNROLL) {
+    auto u = s.unrollable_dims();
+    return o.axis >= 0 && o.axis < static_cast<int>(u.size()) ? u[o.axis] : -1;
+  }
+  if (o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+    auto r = s.axes_of({AxisType::REDUCE});
+    return o.axis >= 0 && o.axis < static_cast<int>(r.size()) ? r[o.axis] : -1;
+  }
+  return o.axis >= 0 && o.axis < static_cast<int>(s.rngs().size()) ? o.axis : -1;
+}
+
+bool same_opt(const Opt& a, const Opt& b) { return a.op == b.op && a.axis == b.axis && a.arg == b.arg; }
+
+// the compile pool: codegen and the device's compiler for the candidates of a round
+ThreadPool& compile_pool() {
+  static ThreadPool pool(static_cast<int>(std::max(2u, std::thread::hardware_concurrency())) - 1);
+  return pool;
+}
+
+// graph_rewrites of the search are not passes of the kernel being traced
+struct NoListener {
+  RewriteListener* saved = rewrite_listener();
+  NoListener() { rewrite_listener() = nullptr; }
+  ~NoListener() { rewrite_listener() = saved; }
+};
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string device_identity(const Device& dev) {
+  std::string id = dev.name();
+  for (auto& [k, v] : dev.properties())
+    if (k == "device") id += " " + v;
+  return id;
+}
+
+struct DiskCache {
+  std::filesystem::path file;
+  std::string key;
+
+  DiskCache(const BeamConfig& c, const Device& dev, const UOpRef& ast) {
+    if (c.cache_dir.empty()) return;
+    key = "tinyscope beam 1\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\n" + render_graph(ast);
+    char name[40];
+    std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));
+    file = std::filesystem::path(c.cache_dir) / "beam" / name;
+  }
+  std::optional<std::vector<Opt>> get() const {
+    if (file.empty()) return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string sep = "\n--- opts\n";
+    if (text.size() < key.size() + sep.size() || text.compare(0, key.size(), key) != 0 || text.compare(key.size(), sep.size(), sep) != 0)
+      return std::nullopt;  // another kernel with the same hash, or an older format
+    try {
+      return parse_opts(text.substr(key.size() + sep.size()));
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+  // best effort: a cache that cannot be written only costs the next run a search
+  void put(const std::vector<Opt>& opts) const {
+    if (file.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    const auto tmp = file.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) return;
+      out << key << "\n--- opts\n" << format_opts(opts);
+      if (!out) return;
+    }
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+};
+
+struct Candidate {
+  explicit Candidate(Scheduler sched, bool dflt = false) : s(std::move(sched)), is_default(dflt) {}
+  Scheduler s;
+  bool is_default = false;  // the hand-coded opts: a candidate of round 1 whose time is also reported
+  ProgramSpec spec;
+  std::shared_ptr<Executable> exe;
+  bool ok = false;
+  std::vector<double> times;
+  double best() const { return times.empty() ? kInf : *std::min_element(times.begin(), times.end()); }
+};
+
+// Scratch buffers and Variable values for timing a kernel's programs (the reference's args_from_ast: fresh buffers
+// of each param's size, every Variable at the middle of its range).
+struct Scratch {
+  std::vector<std::shared_ptr<Buffer>> owned;
+  std::vector<Buffer*> bufs;
+  std::map<std::string, int64_t> var_values;
+
+  Scratch(Device& dev, const UOpRef& ast) {
+    std::map<int64_t, std::pair<DType, int64_t>> slots;
+    for (auto& u : ast->toposort()) {
+      if (u->op != Ops::PARAM) continue;
+      const ParamArg& pa = u->as<ParamArg>();
+      if (pa.addrspace == AddrSpace::ALU) var_values[pa.name] = (pa.vmin + pa.vmax) / 2;
+      else slots[pa.slot] = {u->dtype, std::max<int64_t>(pa.size, 1)};
+    }
+    const int64_t n = slots.empty() ? 0 : slots.rbegin()->first + 1;
+    for (int64_t i = 0; i < n; ++i) {
+      auto it = slots.find(i);
+      owned.push_back(it == slots.end() ? dev.allocate(dtypes::int32, 1) : dev.allocate(it->second.first, it->second.second));
+      bufs.push_back(owned.back().get());
+    }
+  }
+  std::vector<int64_t> vars_for(const ProgramSpec& spec) const {
+    std::vector<int64_t> v;
+    for (auto& n : spec.vars) {
+      auto it = var_values.find(n);
+      v.push_back(it == var_values.end() ? 0 : it->second);
+    }
+    return v;
+  }
+};
+
+std::string time_str(double t, int w) {
+  char buf[64];
+  if (!std::isfinite(t)) std::snprintf(buf, sizeof buf, "%*s", w, "inf");
+  else if (t > 10) std::snprintf(buf, sizeof buf, "%*.2fs ", w - 1, t);
+  else if (t > 10e-3) std::snprintf(buf, sizeof buf, "%*.2fms", w - 2, t * 1e3);
+  else std::snprintf(buf, sizeof buf, "%*.2fus", w - 2, t * 1e6);
+  return buf;
+}
+
+void check_cancel(const BeamConfig& c, const std::string& kernel) {
+  if (c.cancel && c.cancel->load()) throw Error("BEAM search of " + kernel + " cancelled");
+}
+
+}  // namespace
+
+const std::vector<Opt>& beam_actions() {
+  static const std::vector<Opt> a = make_actions();
+  return a;
+}
+
+std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast, int64_t max_local) {
+  std::vector<Scheduler> out;
+  const auto& acts = beam_actions();
+  const auto fs = s.full_shape();
+  for (const Opt& a : acts) {
+    const int ax = real_axis(s, a);
+    if (ax < 0 || ax >= static_cast<int>(fs.size())) continue;
+    // an amount equal to the axis is the same as its 0 ("all of it") when the list has that
+    if (a.arg != 0 && fs[ax] && *fs[ax] == a.arg && a.op != OptOps::SWAP &&
+        std::any_of(acts.begin(), acts.end(), [&](const Opt& b) { return same_opt(b, Opt{a.op, a.axis, 0}); }))
+      continue;
+    Scheduler s2 = s;
+    try {
+      s2.apply_opt(a);
+    } catch (const KernelOptError&) {
+      continue;
+    }
+    int64_t up = 1, lcl = 1;
+    const auto fs2 = s2.full_shape();
+    const auto at = s2.axis_types();
+    for (size_t i = 0; i < fs2.size(); ++i) {
+      if (at[i] == AxisType::UPCAST || at[i] == AxisType::UNROLL) up *= fs2[i].value_or(1);
+      else if (at[i] == AxisType::WARP || at[i] == AxisType::LOCAL || at[i] == AxisType::GROUP_REDUCE) lcl *= fs2[i].value_or(1);
+    }
+    if (up > max_upcast || lcl > max_local) continue;
+    out.push_back(std::move(s2));
+  }
+  return out;
+}
+
+std::string format_opts(const std::vector<Opt>& opts) {
+  std::string out;
+  for (auto& o : opts) out += std::string(opt_op_name(o.op)) + " " + std::to_string(o.axis) + " " + std::to_string(o.arg) + "\n";
+  return out;
+}
+
+std::vector<Opt> parse_opts(const std::string& text) {
+  static const std::map<std::string, OptOps> names = {
+      {"TC", OptOps::TC},         {"UPCAST", OptOps::UPCAST}, {"UNROLL", OptOps::UNROLL},     {"LOCAL", OptOps::LOCAL},
+      {"THREAD", OptOps::THREAD}, {"GROUP", OptOps::GROUP},   {"GROUPTOP", OptOps::GROUPTOP}, {"NOLOCALS", OptOps::NOLOCALS},
+      {"PADTO", OptOps::PADTO},   {"SWAP", OptOps::SWAP}};
+  std::vector<Opt> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    std::string op;
+    Opt o{};
+    if (!(ls >> op >> o.axis >> o.arg) || !names.count(op)) throw Error("not an opt: '" + line + "'");
+    o.op = names.at(op);
+    out.push_back(o);
+  }
+  return out;
+}
+
+BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& cfg, const BeamProgressFn& progress) {
+  NoListener quiet;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const OptTarget target = dev.opt_target();
+  const Scheduler s0 = opt_scheduler(kernel_ast, target);
+
+  BeamProgress rep;
+  rep.best_s = kInf;
+  {
+    Scheduler d = s0;
+    hand_coded_optimizations(d);
+    rep.kernel = d.colored_name();
+  }
+  auto report = [&] {
+    rep.elapsed_s = elapsed();
+    if (progress) progress(rep);
+  };
+
+  const DiskCache cache(cfg, dev, kernel_ast);
+  if (!cfg.ignore_cache)
+    if (auto opts = cache.get()) {
+      Scheduler s = s0;
+      try {
+        for (auto& o : *opts) s.apply_opt(o);
+        rep.finished = rep.cached = true;
+        rep.best_opts = *opts;
+        rep.best_shape = s.colored_shape();
+        rep.best_s = 0;
+        report();
+        return {*opts, rep};
+      } catch (const KernelOptError&) {
+        // opts of an older engine that no longer apply: search again
+      }
+    }
+
+  Scratch scratch(dev, kernel_ast);
+  const Lang lang = dev.lang();
+  const std::string test_name = "test";
+  std::vector<std::pair<Scheduler, double>> beam{{s0, kInf}};
+  std::set<std::string> seen;
+  if (cfg.debug >= 2) std::printf("   0.00s:                from   1 ->   1 actions %s\n", s0.colored_shape().c_str());
+
+  auto compile = [&](Candidate& c) {
+    try {
+      Scheduler k = c.s;
+      UOpRef opt = k.get_optimized_ast(&test_name);
+      c.spec = lower_program(kernel_ast, opt, lang, target);
+      if (cfg.uops_max > 0 && static_cast<int64_t>(c.spec.lowered->src.size()) >= cfg.uops_max) return;
+      c.exe = dev.load(c.spec);
+      c.ok = true;
+    } catch (const std::exception&) {
+      // an opt combination this device cannot compile (a limit, a dtype): not a candidate
+    }
+  };
+
+  // runs `runs` launches of each candidate of `cs`, a chunk of them per submission
+  auto time_pass = [&](const std::vector<Candidate*>& cs, int runs) {
+    constexpr size_t kChunk = 16;
+    for (size_t b = 0; b < cs.size(); b += kChunk) {
+      check_cancel(cfg, rep.kernel);
+      const size_t e = std::min(cs.size(), b + kChunk);
+      std::vector<std::pair<Candidate*, double>> launched;
+      if (dev.batches()) dev.begin_batch();
+      try {
+        for (size_t i = b; i < e; ++i) {
+          const auto vars = scratch.vars_for(cs[i]->spec);
+          for (int r = 0; r < runs; ++r) {
+            try {
+              launched.emplace_back(cs[i], dev.launch(cs[i]->spec, *cs[i]->exe, scratch.bufs, vars));
+            } catch (const Error&) {
+              cs[i]->ok = false;  // refused at launch (a limit): recorded nothing
+              break;
+            }
+          }
+        }
+      } catch (...) {
+        if (dev.batches()) dev.end_batch();
+        throw;
+      }
+      if (dev.batches()) {
+        std::vector<double> t = dev.end_batch();
+        if (t.size() != launched.size()) throw Error("BEAM: " + dev.name() + " returned " + std::to_string(t.size()) + " times for " + std::to_string(launched.size()) + " launches");
+        for (size_t i = 0; i < t.size(); ++i) launched[i].second = t[i];
+      }
+      for (auto& [c, t] : launched)
+        if (c->ok) c->times.push_back(t);
+      rep.done += e - b;
+      report();
+    }
+  };
+
+  for (int round = 1;; ++round) {
+    check_cancel(cfg, rep.kernel);
+    std::vector<Candidate> cands;
+    for (auto& [s, t] : beam)
+      for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max)) cands.emplace_back(std::move(s2));
+    if (round == 1) {
+      Scheduler d = s0;
+      hand_coded_optimizations(d);
+      cands.emplace_back(std::move(d), true);
+    }
+    rep.round = round;
+    rep.done = 0;
+    rep.total = cands.size();
+    report();
+    compile_pool().parallel_for(static_cast<int>(cands.size()), [&](int i) {
+      if (!(cfg.cancel && cfg.cancel->load())) compile(cands[i]);
+    });
+    check_cancel(cfg, rep.kernel);
+
+    // identical programs are timed once; one that does 1000x the work of the cheapest is not timed
+    std::vector<Candidate*> to_time;
+    double least_ops = kInf;
+    for (auto& c : cands) {
+      if (!c.ok) { ++rep.done; continue; }
+      if (!seen.insert(c.spec.src).second && !c.is_default) { c.ok = false; ++rep.done; continue; }
+      least_ops = std::min(least_ops, c.spec.estimates.ops);
+    }
+    for (auto& c : cands) {
+      if (!c.ok) continue;
+      if (!c.is_default && least_ops * 1000 < c.spec.estimates.ops) { c.ok = false; ++rep.done; continue; }
+      to_time.push_back(&c);
+    }
+    const size_t done_before = rep.done;
+    // every candidate once; the ones within 3x of the beam's best again (the reference's early stop)
+    time_pass(to_time, 1);
+    if (cfg.runs > 1) {
+      const double early_stop = beam.front().second * 3;
+      std::vector<Candidate*> again;
+      for (auto* c : to_time)
+        if (c->ok && c->best() <= early_stop) again.push_back(c);
+      rep.done = done_before;
+      rep.total = done_before + again.size();
+      time_pass(again, cfg.runs - 1);
+    }
+
+    std::vector<std::pair<Scheduler, double>> timed;
+    for (auto& c : cands) {
+      if (!c.ok || c.times.empty()) continue;
+      if (c.is_default) rep.default_s = c.best();
+      timed.emplace_back(c.s, c.best());
+      ++rep.timed;
+    }
+    std::stable_sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    const size_t n_timed = timed.size();
+    const bool exiting = timed.empty() || timed[0].second < cfg.min_progress_s || beam.front().second - timed[0].second < cfg.min_progress_s;
+    if (!exiting) {
+      if (timed.size() > static_cast<size_t>(std::max(cfg.width, 1))) timed.erase(timed.begin() + std::max(cfg.width, 1), timed.end());
+      beam = std::move(timed);
+    } else if (!timed.empty() && timed[0].second < beam.front().second) {
+      beam = {timed[0]};
+    }
+    rep.best_s = beam.front().second;
+    rep.best_shape = beam.front().first.colored_shape();
+    rep.best_opts = beam.front().first.applied_opts;
+    if (cfg.debug >= 2) {
+      std::printf("%7.2fs: %s from %3zu -> %3zu actions\x1b[K %s\n", elapsed(),
+                  (exiting ? colored(time_str(rep.best_s, 12), "green") : time_str(rep.best_s, 12)).c_str(), cands.size(),
+                  n_timed, rep.best_shape.c_str());
+      std::fflush(stdout);
+    }
+    if (exiting) break;
+  }
+  rep.finished = true;
+  report();
+  cache.put(rep.best_opts);
+  return {rep.best_opts, rep};
+}
+
+}  // namespace ts

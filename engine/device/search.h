@@ -1,0 +1,78 @@
+#pragma once
+// BEAM search (the reference's BEAM=N): a kernel's opts found by timing candidates on the device that runs it.
+//
+// Each round takes every kernel in the beam one action further (beam_actions(): upcasts, unrolls, locals, groups,
+// swaps and threads of the reference's sizes), compiles the candidates that apply in parallel (codegen and the
+// device's compiler), drops those whose program is the same as one already timed, and times the rest on the device
+// in few submissions (one command buffer per chunk of candidates on a batching device), each the fastest of up to
+// three runs on scratch buffers. The N fastest form the next beam; the search ends when a round improves nothing.
+// Unlike the reference, round 1 also times the hand-coded opts as a candidate, so the beam can start from them and
+// the search never ends slower than the default opts it measured. The opts found are cached on disk by the kernel's AST, the device and N, so a second run compiles only the winner.
+// Candidates are named alike ("test"); the kernel built from the winning opts is named by them, as under the
+// reference's BEAM.
+//
+// Not searched (yet): tensor-core opts (TC) and PADTO; candidates run at their full launch size (the reference may
+// time a smaller grid and scale the time; BEAM_ESTIMATE).
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/opt.h"
+#include "engine/uop/uop.h"
+
+namespace ts {
+
+class Device;
+
+// The reference's action list (search.py `actions`), without TC and PADTO (THREAD only applies on the CPU, LOCAL and
+// GROUP only with locals: apply_opt refuses the rest).
+const std::vector<Opt>& beam_actions();
+// The schedulers one action away from `s` that apply, with at most max_upcast elements upcast or unrolled and
+// max_local lanes (LOCAL and GROUP_REDUCE axes) in all (BEAM_UPCAST_MAX, BEAM_LOCAL_MAX), in action order.
+std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 256, int64_t max_local = 1024);
+
+struct BeamConfig {
+  int width = 2;                   // BEAM=N: the candidates each round keeps
+  std::string cache_dir;           // where found opts are kept (empty: no disk cache)
+  bool ignore_cache = false;       // search even when the cache has an answer (and write the new one)
+  int64_t uops_max = 3000;         // BEAM_UOPS_MAX: candidates whose program has more instructions are skipped
+  int64_t upcast_max = 256;        // BEAM_UPCAST_MAX
+  int64_t local_max = 1024;        // BEAM_LOCAL_MAX
+  double min_progress_s = 0.01e-6; // BEAM_MIN_PROGRESS (us / 1e6): a round that gains less ends the search
+  int runs = 3;                    // timed runs per candidate (a candidate 3x slower than the best runs once)
+  int debug = 0;                   // DEBUG >= 2: the reference's per-round lines on stdout
+  const std::atomic<bool>* cancel = nullptr;  // set by another thread: the search stops with an Error
+};
+
+// What a search reports while it runs (after every timed chunk and at the end).
+struct BeamProgress {
+  std::string kernel;              // the kernel's name under the default opts
+  int round = 0;                   // 1, 2, ...
+  size_t done = 0, total = 0;      // candidates of this round compiled and timed so far / in all
+  size_t timed = 0;                // candidates timed in the whole search
+  double best_s = 0;               // the best time so far (inf before the first)
+  double default_s = 0;            // the default opts' time (measured in round 1; 0 when cached)
+  double elapsed_s = 0;
+  std::string best_shape;          // colored_shape() of the best candidate
+  std::vector<Opt> best_opts;
+  bool finished = false;
+  bool cached = false;             // the answer came from the disk cache: nothing was timed
+};
+using BeamProgressFn = std::function<void(const BeamProgress&)>;
+
+struct BeamResult {
+  std::vector<Opt> opts;           // to apply to opt_scheduler(kernel_ast, ...) in order
+  BeamProgress final;              // the last report (finished = true)
+};
+
+// Searches opts for `kernel_ast` on `dev` (which must be able to run it). Errors: a cancelled search, a device that
+// fails outside a candidate. A candidate that fails to compile or run is skipped.
+BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& config, const BeamProgressFn& progress = {});
+
+// "UPCAST 0 4" per line, and back (an Error names a line that is not an opt)
+std::string format_opts(const std::vector<Opt>& opts);
+std::vector<Opt> parse_opts(const std::string& text);
+
+}  // namespace ts
