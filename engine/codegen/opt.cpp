@@ -712,14 +712,17 @@ void hand_coded_optimizations(Scheduler& k) {
   }
 }
 
+void default_opts(Scheduler& k) {
+  if (codegen_option("NOOPT", 0) != 0) return;
+  for (auto& u : k.ast->toposort())
+    if (u->op == Ops::STAGE) return;  // the heuristics do not handle multi-block kernels
+  hand_coded_optimizations(k);
+}
+
 UOpRef apply_opts(const UOpRef& sink, const OptTarget& target) {
   Scheduler k(sink, target);
-  const bool noopt = codegen_option("NOOPT", 0) != 0;
-  bool has_stage = false;
-  for (auto& u : sink->toposort())
-    if (u->op == Ops::STAGE) has_stage = true;
   k.convert_loop_to_global();
-  if (!noopt && !has_stage) hand_coded_optimizations(k);
+  default_opts(k);
   return k.get_optimized_ast();
 }
 

@@ -121,6 +121,9 @@ class Scheduler {
 // The hand-coded heuristics (heuristic.py): mat-vec, GROUPTOP, upcasts, unrolls, then locals (GPU) or threads (CPU).
 void hand_coded_optimizations(Scheduler& k);
 
+// The opts a kernel gets without BEAM: the hand-coded ones, unless NOOPT=1 or the kernel has several blocks (STAGE).
+void default_opts(Scheduler& k);
+
 // Full optimizer step of codegen: hand-coded opts unless NOOPT=1, then naming. Plain function, not a rewrite.
 UOpRef apply_opts(const UOpRef& sink, const OptTarget& target);
 

@@ -185,6 +185,13 @@ std::string time_str(double t, int w) {
   return buf;
 }
 
+// the opts this run would use without BEAM (default_opts: none under NOOPT)
+Scheduler default_scheduler(const Scheduler& s0) {
+  Scheduler d = s0;
+  default_opts(d);
+  return d;
+}
+
 void check_cancel(const BeamConfig& c, const std::string& kernel) {
   if (c.cancel && c.cancel->load()) throw Error("BEAM search of " + kernel + " cancelled");
 }
@@ -261,11 +268,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
 
   BeamProgress rep;
   rep.best_s = kInf;
-  {
-    Scheduler d = s0;
-    hand_coded_optimizations(d);
-    rep.kernel = d.colored_name();
-  }
+  rep.kernel = default_scheduler(s0).colored_name();
   auto report = [&] {
     rep.elapsed_s = elapsed();
     if (progress) progress(rep);
@@ -350,8 +353,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     for (auto& [s, t] : beam)
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max)) cands.emplace_back(std::move(s2));
     if (round == 1) {
-      Scheduler d = s0;
-      hand_coded_optimizations(d);
+      Scheduler d = default_scheduler(s0);
       cands.emplace_back(std::move(d), true);
     }
     rep.round = round;

@@ -6,8 +6,9 @@
 // device's compiler), drops those whose program is the same as one already timed, and times the rest on the device
 // in few submissions (one command buffer per chunk of candidates on a batching device), each the fastest of up to
 // three runs on scratch buffers. The N fastest form the next beam; the search ends when a round improves nothing.
-// Unlike the reference, round 1 also times the hand-coded opts as a candidate, so the beam can start from them and
-// the search never ends slower than the default opts it measured. The opts found are cached on disk by the kernel's AST, the device and N, so a second run compiles only the winner.
+// Unlike the reference, round 1 also times the opts the kernel gets without BEAM (default_opts) as a candidate, so
+// the beam can start from them and the search never ends slower than the default opts it measured. The opts found
+// are cached on disk by the kernel's AST, the device and N, so a second run compiles only the winner.
 // Candidates are named alike ("test"); the kernel built from the winning opts is named by them, as under the
 // reference's BEAM.
 //

@@ -14,3 +14,9 @@ set_property(TEST test_vulkan_runtime APPEND PROPERTY ENVIRONMENT
 add_executable(vulkan_bench ${CMAKE_CURRENT_LIST_DIR}/vulkan_bench.cpp)
 target_link_libraries(vulkan_bench PRIVATE ts_vulkan)
 target_link_options(vulkan_bench PRIVATE -static-libstdc++ -static-libgcc)
+
+# BEAM search: the action space by hand, SWAP, and searches on lavapipe (with the validation layer) checked against the
+# default program's results, the disk cache, and BEAM=2 through the command line
+ts_add_test(test_beam SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_beam.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 300)
+target_compile_definitions(test_beam PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+set_property(TEST test_beam APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
