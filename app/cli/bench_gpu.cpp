@@ -465,6 +465,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   };
   // BEAM's reports of the kernels searched during a row's first realize
   std::vector<ts::BeamProgress> searched;
+  ts::realize_config().beam_lines = false;  // the rows print them
   ts::realize_config().beam_progress = [&](const ts::BeamProgress& p) {
     if (p.finished) searched.push_back(p);
     else if (p.done == 0)  // a round starts

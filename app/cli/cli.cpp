@@ -40,18 +40,22 @@ constexpr const char* kUsage =
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
-    "  bench [--quick] [--dev DEV]  the benchmark table against this machine's measured limits, each output\n"
-    "                      checked against its closed form (DEV: the device the workloads run on, default CPU)\n"
+    "  bench [--quick] [--dev DEV] [--beam N]  the benchmark table against this machine's measured limits, each\n"
+    "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
+    "                      CPU; --beam N: a GPU's rows again with each kernel's opts searched by BEAM=N)\n"
     "  devices [--json]    every device DEV can name, with its renderer, memory and limits\n"
     "  asm --lang c|llvm|glsl FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source, or\n"
     "                      the SPIR-V (disassembled) of a Vulkan kernel's GLSL\n"
     "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
-    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\"}\n"
+    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\", \"beam\"}\n"
     "  --help              this text\n"
     "\n"
     "environment:\n"
-    "  DEV=CPU|CPU:LLVM|INTERP   device (default CPU: C source compiled in-process by clang)\n"
+    "  DEV=CPU|CPU:LLVM|INTERP|VULKAN  device (default CPU: C source compiled in-process by clang)\n"
     "  DEBUG=N                   1: device/schedule info, 2: one line per call, 4: generated source, 5: kernel ASTs\n"
+    "  BEAM=N                    search each kernel's opts by timing candidates on its device, keeping the N best\n"
+    "                            each round (a line per kernel on stderr; found opts cached in ~/.cache/tinyscope/beam,\n"
+    "                            IGNORE_BEAM_CACHE=1 searches again, CACHELEVEL=0 keeps nothing on disk)\n"
     "\n"
     "Without a command the window opens (without a display this text is printed instead).\n";
 
@@ -233,7 +237,7 @@ int cmd_serve() {
     if (!std::getline(std::cin, line)) return false;
     // the request is untrusted text: every field is checked here, before anything is set
     std::string dev, stream;
-    int repeat = 1;
+    int repeat = 1, beam = -1;
     ts::trace::Level level = ts::trace::Level::Off;
     try {
       const nlohmann::json req = nlohmann::json::parse(line);
@@ -261,6 +265,12 @@ int cmd_serve() {
           throw std::runtime_error("\"repeat\" must be a whole number from 1 to " + std::to_string(kMaxRepeat) + ", not " + r.dump());
         repeat = r.get<int>();
       }
+      if (req.contains("beam")) {
+        const auto& b = req["beam"];
+        if (!b.is_number_integer() || b.get<long long>() < 0 || b.get<long long>() > 16)
+          throw std::runtime_error("\"beam\" must be a whole number from 0 to 16, not " + b.dump());
+        beam = b.get<int>();
+      }
       level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
       if (req.contains("trace") && (!req["trace"].is_string() || !parse_level(req["trace"].get<std::string>(), &level)))
         throw std::runtime_error("\"trace\" must be \"off\", \"passes\" or \"matches\", not " + req["trace"].dump());
@@ -272,6 +282,7 @@ int cmd_serve() {
     }
     if (!dev.empty()) setenv("DEV", dev.c_str(), 1);
     setenv("TINYSCOPE_REPEAT", std::to_string(repeat).c_str(), 1);
+    if (beam >= 0) setenv("BEAM", std::to_string(beam).c_str(), 1);
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
     if (!stream.empty()) ts::trace::stream_to(stream);

@@ -16,6 +16,10 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QProgressBar>
+#include <QRegularExpression>
+#include <QToolButton>
+#include <QJsonObject>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -116,6 +120,21 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   });
   tb->addWidget(new QLabel(tr("  Timing "), this));
   tb->addWidget(repeat_spin_);
+  // BEAM=N: each kernel's opts searched by timing candidates on the device (0: the hand-coded opts)
+  beam_spin_ = new QSpinBox(this);
+  beam_spin_->setObjectName(QStringLiteral("beam"));
+  beam_spin_->setRange(0, 8);
+  beam_spin_->setSpecialValueText(tr("off"));
+  beam_spin_->setValue(QSettings().value(QStringLiteral("run/beam"), 0).toInt());
+  beam_spin_->setToolTip(tr("BEAM=N: search each kernel's opts by timing candidates on the device, keeping the N best each round "
+                            "(the found opts are cached on disk, so a second run only compiles them); off: the hand-coded opts"));
+  controller_->set_beam(beam_spin_->value());
+  connect(beam_spin_, &QSpinBox::valueChanged, this, [this](int n) {
+    controller_->set_beam(n);
+    QSettings().setValue(QStringLiteral("run/beam"), n);
+  });
+  tb->addWidget(new QLabel(tr("  BEAM "), this));
+  tb->addWidget(beam_spin_);
   tb->addSeparator();
   run_act_ = tb->addAction(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run"), this, &MainWindow::run);
   run_act_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -191,6 +210,20 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   run_label_->setContentsMargins(6, 0, 6, 0);
   run_label_->hide();
   statusBar()->addPermanentWidget(run_label_);
+  // a BEAM search in progress: the candidates of its round, and Cancel (stops the run; what it recorded is kept)
+  beam_bar_ = new QProgressBar(this);
+  beam_bar_->setObjectName(QStringLiteral("beam_progress"));
+  beam_bar_->setMaximumWidth(420);
+  beam_bar_->setMinimumWidth(260);
+  beam_bar_->hide();
+  beam_cancel_ = new QToolButton(this);
+  beam_cancel_->setObjectName(QStringLiteral("beam_cancel"));
+  beam_cancel_->setText(tr("Cancel"));
+  beam_cancel_->setToolTip(tr("Cancel the search: stops the run (Ctrl+.)"));
+  beam_cancel_->hide();
+  connect(beam_cancel_, &QToolButton::clicked, this, &MainWindow::stop);
+  statusBar()->addPermanentWidget(beam_bar_);
+  statusBar()->addPermanentWidget(beam_cancel_);
 
   // ---- wiring
   connect(script_combo_, &QComboBox::activated, this, [this](int i) { open_script(script_combo_->itemData(i).toString()); });
@@ -453,7 +486,9 @@ void MainWindow::run() {
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();
-  append_console(tr("$ tinyscope run %1 (DEV=%2)\n").arg(name, device_combo_->currentText()), false);
+  append_console(controller_->beam() ? tr("$ tinyscope run %1 (DEV=%2 BEAM=%3)\n").arg(name, device_combo_->currentText()).arg(controller_->beam())
+                                      : tr("$ tinyscope run %1 (DEV=%2)\n").arg(name, device_combo_->currentText()),
+                 false);
   run_act_->setEnabled(false);
   stop_act_->setEnabled(true);
   status_->setText(tr("Running %1 on %2… (Stop: Ctrl+.)").arg(name, device_combo_->currentText()));
@@ -492,6 +527,7 @@ void MainWindow::start_compare() {
   compare_label_->setText(tr("Running on %1 (after %2 finished)…").arg(other, device_combo_->currentText()));
   compare_controller_->set_program(controller_->program());
   compare_controller_->set_repeat(controller_->repeat());  // the same warm repeats for both
+  compare_controller_->set_beam(controller_->beam());
   controller_->hold_warm_up(true);  // the first device's next child starts once this run is over
   compare_controller_->start(compare_name_, compare_source_, other);
 }
@@ -507,11 +543,36 @@ void MainWindow::stop() {
 
 // the run in progress, a few times a second from its trace stream
 void MainWindow::show_progress() {
-  if (!controller_->running()) return;
+  if (!controller_->running()) {
+    show_beam({});
+    return;
+  }
   const TraceStream& st = controller_->stream();
   QString text = tr("%1 s · %2 calls so far").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 1).arg(st.calls());
   if (!st.last_call().isEmpty()) text += tr(" (last: %1)").arg(st.last_call());
   run_label_->setText(text);
+  show_beam(st.beam());
+}
+
+// a BEAM search's latest report in the status bar (hidden once it finished, or with none)
+void MainWindow::show_beam(const QJsonObject& b) {
+  if (b.isEmpty() || b.value("finished").toBool()) {
+    beam_bar_->hide();
+    beam_cancel_->hide();
+    return;
+  }
+  static const QRegularExpression ansi(QStringLiteral("\x1b\\[[0-9;]*m"));
+  const QString kernel = b.value("kernel").toString().remove(ansi);
+  const int total = std::max(1, b.value("total").toInt()), done = std::min(total, b.value("done").toInt());
+  const double best = b.value("best_s").toDouble();
+  beam_bar_->setRange(0, total);
+  beam_bar_->setValue(done);
+  QString fmt = tr("BEAM %1 · round %2 · %3/%4").arg(kernel).arg(b.value("round").toInt()).arg(done).arg(total);
+  if (best > 0) fmt += tr(" · best %1 µs").arg(best * 1e6, 0, 'f', 1);
+  beam_bar_->setFormat(fmt);
+  beam_bar_->setToolTip(tr("%1 candidates timed so far in %2 s").arg(b.value("timed").toInt()).arg(b.value("elapsed_s").toDouble(), 0, 'f', 1));
+  beam_bar_->show();
+  beam_cancel_->show();
 }
 
 void MainWindow::append_console(const QString& text, bool is_err) {

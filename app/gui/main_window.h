@@ -7,6 +7,9 @@
 
 class QComboBox;
 class QSpinBox;
+class QProgressBar;
+class QToolButton;
+class QJsonObject;
 class QDockWidget;
 class QPlainTextEdit;
 class QAction;
@@ -106,6 +109,7 @@ class MainWindow : public QMainWindow {
   void check_settled();
   bool main_settled() const;
   void show_progress();
+  void show_beam(const QJsonObject& beam_report);
   void show_trace_label();
   void start_compare();
   void build_file_menu();
@@ -123,6 +127,9 @@ class MainWindow : public QMainWindow {
   QComboBox* script_combo_;
   QComboBox* device_combo_;
   QSpinBox* repeat_spin_ = nullptr;
+  QSpinBox* beam_spin_ = nullptr;
+  QProgressBar* beam_bar_ = nullptr;
+  QToolButton* beam_cancel_ = nullptr;
   QAction* run_act_;
   QAction* stop_act_;
   QAction* dark_act_;

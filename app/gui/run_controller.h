@@ -31,6 +31,9 @@ class RunController : public QObject {
   // each kernel of a run is timed this many times (the Timings pane shows their spread)
   void set_repeat(int n) { repeat_ = n < 1 ? 1 : n; }
   int repeat() const { return repeat_; }
+  // BEAM=n for the runs (0: the default opts)
+  void set_beam(int n) { beam_ = n < 0 ? 0 : n; }
+  int beam() const { return beam_; }
   // keep a spare child started between runs (default on)
   void set_keep_warm(bool on);
   // starts the spare child now if there is none
@@ -91,6 +94,7 @@ class RunController : public QObject {
   QProcess* spare_ = nullptr;
   bool keep_warm_ = true;
   int repeat_ = 1;
+  int beam_ = 0;
   std::unique_ptr<QTemporaryDir> dir_;
   QString script_path_, trace_path_, stream_path_, stderr_;
   TraceStream stream_;

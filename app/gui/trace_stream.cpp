@@ -10,6 +10,7 @@ namespace {
 constexpr char kCall[] = "{\"call\":";
 constexpr char kContext[] = "{\"context\":";
 constexpr char kUops[] = "{\"uops\":";
+constexpr char kBeam[] = "{\"beam\":";
 
 // the value of a one-key line `{"key":VALUE}`, or an empty view when the line is not of that kind
 QByteArrayView value_of(QByteArrayView line, QByteArrayView prefix) {
@@ -25,6 +26,7 @@ void TraceStream::reset(const QString& path) {
   calls_ = contexts_ = 0;
   seconds_ = 0;
   last_call_.clear();
+  beam_ = {};
 }
 
 bool TraceStream::poll() {
@@ -49,13 +51,17 @@ bool TraceStream::poll() {
   }
   tail_.append(QByteArrayView(fresh).sliced(from));
   // only a call line is read whole: of the others (a context can be megabytes) the kind is enough
-  if (tail_.size() > 64 && !tail_.startsWith(kCall)) tail_.truncate(16);
+  if (tail_.size() > 64 && !tail_.startsWith(kCall) && !tail_.startsWith(kBeam)) tail_.truncate(16);
   return got;
 }
 
 void TraceStream::take_line(QByteArrayView line) {
   if (line.startsWith(kContext)) {
     ++contexts_;
+    return;
+  }
+  if (const QByteArrayView b = value_of(line, kBeam); !b.isEmpty()) {
+    beam_ = QJsonDocument::fromJson(b.toByteArray()).object();
     return;
   }
   const QByteArrayView v = value_of(line, kCall);

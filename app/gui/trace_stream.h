@@ -21,6 +21,9 @@ class TraceStream {
   double call_seconds() const { return seconds_; }  // the calls' times so far (each one's first run)
   QString last_call() const { return last_call_; }   // the name of the latest call
   qint64 bytes() const { return offset_; }
+  // the latest BEAM search report ({"beam": ...} lines: kernel, round, done, total, best_s, elapsed_s, finished, ...);
+  // empty before the first
+  const QJsonObject& beam() const { return beam_; }
 
   // A trace JSON document (schema version 1) of every complete line of the stream at `path`, with `fields` as
   // extra top-level fields (script, device, partial). The lines are spliced, not parsed: a cut-off last line (the
@@ -35,6 +38,7 @@ class TraceStream {
   int calls_ = 0, contexts_ = 0;
   double seconds_ = 0;
   QString last_call_;
+  QJsonObject beam_;
 };
 
 }  // namespace tsgui

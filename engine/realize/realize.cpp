@@ -116,7 +116,10 @@ BeamResult search_opts(const UOpRef& ast, Device& dev) {
   if (auto it = codegen_options().find("BEAM_MIN_PROGRESS"); it != codegen_options().end() && !it->second.empty())
     bc.min_progress_s = std::atof(it->second.c_str()) / 1e6;
   bc.debug = rc.debug;
-  return beam_search(ast, dev, bc, rc.beam_progress);
+  return beam_search(ast, dev, bc, [&rc](const BeamProgress& p) {
+    trace::stream_progress(p);
+    if (rc.beam_progress) rc.beam_progress(p);
+  });
 }
 
 // BEAM's line per kernel: what was searched, the default opts' time beside the one found
@@ -148,7 +151,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
     if (realize_config().beam >= 1) {
       const BeamResult r = search_opts(ast, dev);
       c->spec = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
-      if (!realize_config().beam_progress) print_beam_line(r.final, c->spec);
+      if (realize_config().beam_lines) print_beam_line(r.final, c->spec);
     } else {
       c->spec = to_program(ast, dev.lang(), dev.opt_target());
     }

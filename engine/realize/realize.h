@@ -47,8 +47,10 @@ struct RealizeConfig {
   int beam = 0;
   std::string beam_cache_dir;
   bool beam_ignore_cache = false;
-  // what a search reports while it runs; unset: one line per kernel on stderr when it ends
+  // what a search reports while it runs (the trace stream gets it too), and whether each searched kernel gets a
+  // line on stderr when its search ends
   BeamProgressFn beam_progress;
+  bool beam_lines = true;
 };
 RealizeConfig& realize_config();
 

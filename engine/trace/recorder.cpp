@@ -1,5 +1,6 @@
 #include "engine/trace/recorder.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -278,6 +279,17 @@ void stream_to(const std::string& path) {
   if (g_unstreamed_uops.empty() && g_contexts.empty() && g_calls.empty()) return;
   stream_finished_contexts();
   for (const auto& c : g_calls) stream_line({{"call", c}});
+}
+
+void stream_progress(const BeamProgress& p) {
+  std::lock_guard lk(g_mu);
+  if (!g_stream) return;
+  json opts = json::array();
+  for (auto& o : p.best_opts) opts.push_back(o.str());
+  stream_line({{"beam",
+                {{"kernel", p.kernel}, {"round", p.round}, {"done", p.done}, {"total", p.total}, {"timed", p.timed},
+                 {"best_s", std::isfinite(p.best_s) ? p.best_s : -1.0}, {"default_s", p.default_s}, {"elapsed_s", p.elapsed_s},
+                 {"opts", opts}, {"finished", p.finished}, {"cached", p.cached}}}});
 }
 
 void save(const std::string& path) {

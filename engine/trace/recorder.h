@@ -30,5 +30,9 @@ void snapshot_tensor_graph(const UOps& outputs);
 void record_schedule(const Schedule& s);
 void record_program(const ProgramSpec& p, const std::string& program_key);  // CALL -> program via the key
 void record_call(const CallRecord& c);
+// A BEAM search's progress, to the trace stream only (not kept in the trace):
+//   {"beam": {"kernel", "round", "done", "total", "timed", "best_s" (-1: none yet), "default_s", "elapsed_s",
+//             "opts", "finished", "cached"}}
+void stream_progress(const BeamProgress& p);
 
 }  // namespace ts::trace

@@ -23,6 +23,7 @@ ts_add_window_test(test_stepper ${CMAKE_CURRENT_LIST_DIR}/test_stepper.cpp)
 # The window's runs: the trace streamed as it is recorded (Stop and crashes keep it, labelled partial), progress while a
 # script runs, unknown devices as errors, what the timings measured.
 ts_add_window_test(test_runs ${CMAKE_CURRENT_LIST_DIR}/test_runs.cpp)
+target_link_libraries(test_runs PRIVATE ts_vulkan)  # a BEAM run on VULKAN (lavapipe)
 # Timing 5× in the window prints what `tinyscope run` prints (seeded RNG, init, dropout, optimizer steps), and that
 # is tinygrad's output.
 ts_add_window_test(test_repeat_outputs ${CMAKE_CURRENT_LIST_DIR}/test_repeat_outputs.cpp)
