@@ -271,50 +271,6 @@ class TestRuns : public QObject {
     QVERIFY(w.run_label()->text().startsWith("PARTIAL TRACE: stopped after "));
   }
 
-  // BEAM 2 on VULKAN (lavapipe): while a kernel's opts are searched the status bar shows the search (kernel, round,
-  // candidates done of the round's, the best time so far) with a Cancel that stops the run and keeps what it recorded
-  void beam_search_shows_progress_and_cancels() {
-    QTemporaryDir tmp;
-    QVERIFY(tmp.isValid());
-    qputenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
-    qputenv("XDG_RUNTIME_DIR", tmp.path().toLocal8Bit());
-    qputenv("XDG_CACHE_HOME", tmp.filePath("cache").toLocal8Bit());  // no opts from an earlier run's cache
-    std::string why;  // the window lists the engine's devices, as the app's does once it registered Vulkan's
-    QVERIFY2(ts::vk::register_vulkan_devices({}, &why) > 0, why.c_str());
-    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
-    w.controller()->set_program(tinyscope_bin());
-    w.resize(1280, 720);
-    w.show();
-    QString err;
-    QVERIFY2(w.set_device("VULKAN", &err), qPrintable(err));
-    auto* beam = w.findChild<QSpinBox*>(QStringLiteral("beam"));
-    auto* bar = w.findChild<QProgressBar*>(QStringLiteral("beam_progress"));
-    auto* cancel = w.findChild<QToolButton*>(QStringLiteral("beam_cancel"));
-    QVERIFY(beam && bar && cancel);
-    QVERIFY(bar->isHidden() && cancel->isHidden());
-    beam->setValue(2);
-    QCOMPARE(w.controller()->beam(), 2);
-    w.editor()->setPlainText("from tinygrad import Tensor\n"
-                             "a = Tensor([[float((i * 3 + j) % 5) for j in range(256)] for i in range(256)])\n"
-                             "print('inputs', flush=True)\n"
-                             "print((a @ a).sum().item())\n");
-    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
-    w.run();
-    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 90000);
-    QVERIFY2(w.console()->toPlainText().contains("BEAM=2"), qPrintable(w.console()->toPlainText()));
-    QTRY_VERIFY_WITH_TIMEOUT(bar->text().contains(QRegularExpression("^BEAM r_\\S+ · round \\d+ · \\d+/\\d+")), 10000);
-    QVERIFY(cancel->isVisible());
-    QVERIFY(bar->maximum() > 1 && bar->value() <= bar->maximum());
-    shot(&w, "beam_in_progress.png");
-    QVERIFY(w.controller()->running());
-    cancel->click();
-    QVERIFY(done.count() == 1 || done.wait(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 30000);
-    QVERIFY(bar->isHidden() && cancel->isHidden());
-    QVERIFY2(w.console()->toPlainText().contains(QStringLiteral("[Stopped after ")), qPrintable(w.console()->toPlainText()));
-    beam->setValue(0);
-  }
-
   // Run while a run goes on: the old run ends (its partial trace is not read), the new one's trace is what shows
   void a_new_run_replaces_a_running_one() {
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
@@ -480,6 +436,51 @@ class TestRuns : public QObject {
     }
     QVERIFY(restored > 0);  // Adam's assigns write what they read
     QVERIFY(rerun > 0);
+  }
+
+  // (last: it registers the Vulkan devices in this process, which the device-list tests above must not see)
+  // BEAM 2 on VULKAN (lavapipe): while a kernel's opts are searched the status bar shows the search (kernel, round,
+  // candidates done of the round's, the best time so far) with a Cancel that stops the run and keeps what it recorded
+  void beam_search_shows_progress_and_cancels() {
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    qputenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    qputenv("XDG_RUNTIME_DIR", tmp.path().toLocal8Bit());
+    qputenv("XDG_CACHE_HOME", tmp.filePath("cache").toLocal8Bit());  // no opts from an earlier run's cache
+    std::string why;  // the window lists the engine's devices, as the app's does once it registered Vulkan's
+    QVERIFY2(ts::vk::register_vulkan_devices({}, &why) > 0, why.c_str());
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.resize(1280, 720);
+    w.show();
+    QString err;
+    QVERIFY2(w.set_device("VULKAN", &err), qPrintable(err));
+    auto* beam = w.findChild<QSpinBox*>(QStringLiteral("beam"));
+    auto* bar = w.findChild<QProgressBar*>(QStringLiteral("beam_progress"));
+    auto* cancel = w.findChild<QToolButton*>(QStringLiteral("beam_cancel"));
+    QVERIFY(beam && bar && cancel);
+    QVERIFY(bar->isHidden() && cancel->isHidden());
+    beam->setValue(2);
+    QCOMPARE(w.controller()->beam(), 2);
+    w.editor()->setPlainText("from tinygrad import Tensor\n"
+                             "a = Tensor([[float((i * 3 + j) % 5) for j in range(256)] for i in range(256)])\n"
+                             "print('inputs', flush=True)\n"
+                             "print((a @ a).sum().item())\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 90000);
+    QVERIFY2(w.console()->toPlainText().contains("BEAM=2"), qPrintable(w.console()->toPlainText()));
+    QTRY_VERIFY_WITH_TIMEOUT(bar->text().contains(QRegularExpression("^BEAM r_\\S+ · round \\d+ · \\d+/\\d+")), 10000);
+    QVERIFY(cancel->isVisible());
+    QVERIFY(bar->maximum() > 1 && bar->value() <= bar->maximum());
+    shot(&w, "beam_in_progress.png");
+    QVERIFY(w.controller()->running());
+    cancel->click();
+    QVERIFY(done.count() == 1 || done.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 30000);
+    QVERIFY(bar->isHidden() && cancel->isHidden());
+    QVERIFY2(w.console()->toPlainText().contains(QStringLiteral("[Stopped after ")), qPrintable(w.console()->toPlainText()));
+    beam->setValue(0);
   }
 };
 
