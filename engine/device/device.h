@@ -66,6 +66,11 @@ class Device {
   virtual bool batches() const { return false; }
   virtual void begin_batch() {}
   virtual std::vector<double> end_batch() { return {}; }
+  // where the last end_batch's host time went: recording the command buffer, and from its submit to the fence
+  struct BatchHostTimes {
+    double record_s = 0, submit_to_fence_s = 0;
+  };
+  virtual BatchHostTimes last_batch_host_times() const { return {}; }
 
  private:
   std::string name_;

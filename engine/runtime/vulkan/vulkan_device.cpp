@@ -169,11 +169,15 @@ class VulkanDevice final : public Device {
   }
 
   bool batches() const override { return true; }
+  BatchHostTimes last_batch_host_times() const override { return host_times_; }
   void begin_batch() override { batch_ = std::make_unique<Batch>(ctx().batch()); }
   std::vector<double> end_batch() override {
     std::unique_ptr<Batch> b = std::move(batch_);
     if (!b || b->size() == 0) return {};
+    const auto t0 = std::chrono::steady_clock::now();
     BatchResult r = b->submit_and_wait(options_.timeout_s);
+    host_times_.submit_to_fence_s = r.wall_seconds;
+    host_times_.record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.wall_seconds;
     // without timestamps each kernel is shown an equal share of the batch's wall time
     if (r.gpu_seconds.size() != b->size()) return std::vector<double>(b->size(), r.wall_seconds / static_cast<double>(b->size()));
     return r.gpu_seconds;
@@ -235,6 +239,7 @@ class VulkanDevice final : public Device {
   std::shared_ptr<Context> ctx_;
   std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
   std::unique_ptr<Batch> batch_;                      // the open batch (begin_batch .. end_batch)
+  BatchHostTimes host_times_;
 };
 
 }  // namespace
