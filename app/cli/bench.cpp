@@ -22,6 +22,7 @@
 
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
+#include "engine/trace/trace.h"
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/tensor/tensor.h"
@@ -268,6 +269,7 @@ int run_bench_impl(int argc, char** argv) {
     else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N])");
   }
   if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
+  ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
   ts::install_realize(config);  // an unknown device is an error here
   const std::string dev = ts::realize_config().device;
   const bool host = ts::get_device(dev).host_memory();

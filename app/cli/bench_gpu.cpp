@@ -313,6 +313,117 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
   return {"add (vec4)", stats(per_second(secs, 12.0 * n)), check};
 }
 
+// A tensor-core fp16 matmul through GL_NV_cooperative_matrix (fp16 A and B, fp32 accumulate and C) for one of the
+// device's (m, n, k) subgroup shapes: a work group of 256 lanes (8 subgroups of 32, 2 x 4) computes a 128 x 128 tile
+// of C, each subgroup 64 x 32 of it in (64/m) x (32/n) accumulators; the next 128 x 32 A and 32 x 128 B tiles are
+// read into registers (f16vec4) while the current ones, in shared memory (rows padded by 8), feed the matrix ops.
+std::string coopmat_matmul_source(uint32_t tm, uint32_t tn, uint32_t tk) {
+  const uint32_t fm = 64 / tm, fn = 32 / tn;
+  std::string s = R"(#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer C { float c[]; };
+layout(set = 0, binding = 1) readonly buffer A { f16vec4 a[]; };
+layout(set = 0, binding = 2) readonly buffer B { f16vec4 b[]; };
+layout(push_constant) uniform P { uint n; };
+)";
+  s += "#define TM " + std::to_string(tm) + "\n#define TN " + std::to_string(tn) + "\n#define TK " + std::to_string(tk) + "\n";
+  s += R"(#define ACC fcoopmatNV<32, gl_ScopeSubgroup, TM, TN>
+#define FA fcoopmatNV<16, gl_ScopeSubgroup, TM, TK>
+#define FB fcoopmatNV<16, gl_ScopeSubgroup, TK, TN>
+const uint BK = 32, AS = BK + 8, BS = 128 + 8;
+shared float16_t sa[128 * AS];
+shared float16_t sb[BK * BS];
+void main() {
+  const uint t = gl_LocalInvocationID.x, warp = t / 32, wm = warp / 4, wn = warp % 4;
+  const uint row0 = gl_WorkGroupID.y * 128, col0 = gl_WorkGroupID.x * 128, n4 = n / 4;
+  f16vec4 ra[4], rb[4];
+  for (uint r = 0; r < 4; ++r) {
+    const uint q = t + 256 * r;
+    ra[r] = a[(row0 + q / 8) * n4 + q % 8];
+    rb[r] = b[(q / 32) * n4 + col0 / 4 + q % 32];
+  }
+)";
+  for (uint32_t i = 0; i < fm; ++i)
+    for (uint32_t j = 0; j < fn; ++j) s += "  ACC acc" + std::to_string(i) + "_" + std::to_string(j) + " = ACC(0.0);\n";
+  s += R"(  for (uint k0 = 0; k0 < n; k0 += BK) {
+    barrier();
+    for (uint r = 0; r < 4; ++r) {
+      const uint q = t + 256 * r, ia = (q / 8) * AS + (q % 8) * 4, ib = (q / 32) * BS + (q % 32) * 4;
+      sa[ia] = ra[r].x; sa[ia + 1] = ra[r].y; sa[ia + 2] = ra[r].z; sa[ia + 3] = ra[r].w;
+      sb[ib] = rb[r].x; sb[ib + 1] = rb[r].y; sb[ib + 2] = rb[r].z; sb[ib + 3] = rb[r].w;
+    }
+    barrier();
+    if (k0 + BK < n) {
+      for (uint r = 0; r < 4; ++r) {
+        const uint q = t + 256 * r;
+        ra[r] = a[(row0 + q / 8) * n4 + (k0 + BK) / 4 + q % 8];
+        rb[r] = b[(k0 + BK + q / 32) * n4 + col0 / 4 + q % 32];
+      }
+    }
+    for (uint kk = 0; kk < BK; kk += TK) {
+)";
+  for (uint32_t i = 0; i < fm; ++i)
+    s += "      FA fa" + std::to_string(i) + "; coopMatLoadNV(fa" + std::to_string(i) + ", sa, (wm * 64 + " + std::to_string(i * tm) +
+         ") * AS + kk, AS, false);\n";
+  for (uint32_t j = 0; j < fn; ++j)
+    s += "      FB fb" + std::to_string(j) + "; coopMatLoadNV(fb" + std::to_string(j) + ", sb, kk * BS + wn * 32 + " + std::to_string(j * tn) +
+         ", BS, false);\n";
+  for (uint32_t i = 0; i < fm; ++i)
+    for (uint32_t j = 0; j < fn; ++j) {
+      const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
+      s += "      " + a + " = coopMatMulAddNV(fa" + std::to_string(i) + ", fb" + std::to_string(j) + ", " + a + ");\n";
+    }
+  s += "    }\n  }\n";
+  for (uint32_t i = 0; i < fm; ++i)
+    for (uint32_t j = 0; j < fn; ++j)
+      s += "  coopMatStoreNV(acc" + std::to_string(i) + "_" + std::to_string(j) + ", c, (row0 + wm * 64 + " + std::to_string(i * tm) +
+           ") * n + col0 + wn * 32 + " + std::to_string(j * tn) + ", n, false);\n";
+  s += "}\n";
+  return s;
+}
+
+// the tensor-core limit: the coopmat matmul above for the first fp16 x fp16 + fp32 subgroup shape that tiles 64 x 32 x
+// 32, on fp16 copies of the fp32 operands (exact in fp16); nullopt when the device has none
+std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::vector<float>& ma, const std::vector<float>& mb, int reps) {
+  const auto& info = ctx.info();
+  if (!info.cooperative_matrix_nv || m % 128) return std::nullopt;
+  const ts::vk::CooperativeMatrixShape* shape = nullptr;
+  for (const auto& c : info.cooperative_matrix_nv_shapes)
+    if (c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup" &&
+        64 % c.m == 0 && 32 % c.n == 0 && 32 % c.k == 0 && info.subgroup_size == 32) {
+      shape = &c;
+      break;
+    }
+  if (!shape) return std::nullopt;
+  std::vector<_Float16> ha(m * m), hb(m * m);
+  for (int64_t i = 0; i < m * m; ++i) { ha[i] = static_cast<_Float16>(ma[i]); hb[i] = static_cast<_Float16>(mb[i]); }
+  auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(4 * m * m);
+  ctx.copy_in(A, ha.data(), 2 * m * m);
+  ctx.copy_in(B, hb.data(), 2 * m * m);
+  std::vector<float> poison(m * m, -7.0f), mc(m * m);
+  ctx.copy_in(C, poison.data(), 4 * m * m);
+  const std::string nm = "matmul_coopmat_" + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" + std::to_string(shape->k);
+  auto prog = ctx.program(ctx.compile_glsl(coopmat_matmul_source(shape->m, shape->n, shape->k), nm), nm, 3, 4);
+  ts::vk::PushConstants pc;
+  pc.u32(static_cast<uint32_t>(m));
+  auto batch = ctx.batch();
+  batch.dispatch(prog, {C, A, B}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
+  auto secs = time_batch(batch, reps);
+  ctx.copy_out(mc.data(), C, 4 * m * m);
+  std::string check = "ok";
+  for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
+    int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+    double e = 0;
+    for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+    if (mc[i * m + j] != e) check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(mc[i * m + j]) + ", expected " + std::to_string(e);
+  }
+  return Limit{"matmul " + std::to_string(m) + " fp16 (" + nm + ")", stats(per_second(secs, 2.0 * m * m * m)), check};
+}
+
 std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) {
   std::vector<Limit> out;
   const auto& info = ctx.info();
@@ -394,6 +505,15 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
     }
     if (best) out.push_back(*best);
     else out.push_back({"matmul " + std::to_string(m) + " fp32", std::nullopt, "no tiling gave the right result"});
+    // [3]: tensor cores, where the device has cooperative matrices GLSL can reach
+    std::optional<Limit> tc;
+    try {
+      tc = hand_coopmat(ctx, m, ma, mb, reps);
+    } catch (const std::exception& e) {
+      tc = Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, std::string("failed: ") + e.what()};
+    }
+    if (tc && tc->check != "ok") tc->value.reset();
+    out.push_back(tc ? *tc : Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, "no VK_NV_cooperative_matrix fp16 shape"});
   }
   return out;
 }
@@ -491,7 +611,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
       }
       Stats s = stats(rate);
       const bool flops = w.name.find("matmul") != std::string::npos;
-      // a workload without a hand-written counterpart (fp16: no cooperative-matrix shader yet) gets no percentage
+      // a workload without a hand-written counterpart (fp16 where the device has no cooperative matrices) gets no percentage
       const double lim = w.limit < limits.size() && limits[w.limit].value ? limits[w.limit].value->median : 0;
       char pct[48];
       if (lim > 0) std::snprintf(pct, sizeof pct, "%5.1f%% of hand-written", 100 * s.median / lim);
@@ -547,7 +667,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
         };
         ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
         const double tol = dt == ts::dtypes::float32 ? 0 : 2e-3;
-        row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : SIZE_MAX, [=] { return A.matmul(B); },
+        row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : size_t{3}, [=] { return A.matmul(B); },
              [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
       });
     }

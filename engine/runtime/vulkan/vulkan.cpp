@@ -80,6 +80,7 @@ struct InstanceFns {
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
   PFN_GetCoopMatrixProperties vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR = nullptr;
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = nullptr;
 };
 struct DeviceFns {
   TS_VK_DEVICE(TS_VK_DECLARE)
@@ -127,6 +128,7 @@ InstanceFns load_instance_fns(VkInstance inst) {
   TS_VK_INSTANCE(TS_VK_LOAD)
   TS_VK_LOAD(vkCreateDebugUtilsMessengerEXT)
   TS_VK_LOAD(vkDestroyDebugUtilsMessengerEXT)
+  TS_VK_LOAD(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
 #undef TS_VK_LOAD
   f.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR =
       reinterpret_cast<PFN_GetCoopMatrixProperties>(gipa(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
@@ -307,8 +309,10 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   const bool v11 = api >= VK_API_VERSION_1_1, v12 = api >= VK_API_VERSION_1_2;
   const bool coop_ext = v12 && has_extension(exts, kCoopMatrixExt) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+  const bool coop_nv_ext = v12 && has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
   if (v11) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
@@ -317,7 +321,12 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     if (v12) {
       f2.pNext = &f11;
       f11.pNext = &f12;
-      if (coop_ext) f12.pNext = &coop;
+      void** tail = &f12.pNext;
+      if (coop_ext) {
+        *tail = &coop;
+        tail = &coop.pNext;
+      }
+      if (coop_nv_ext) *tail = &coop_nv;
     }
     F.vkGetPhysicalDeviceFeatures2(pd, &f2);
   } else {
@@ -407,6 +416,18 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
                                              component_type_name(c.BType), component_type_name(c.CType),
                                              component_type_name(c.ResultType), scope_name(c.scope),
                                              c.saturatingAccumulation == VK_TRUE});
+  }
+  if (coop_nv_ext && coop_nv.cooperativeMatrix) {
+    d.cooperative_matrix_nv = true;
+    uint32_t n = 0;
+    F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> props(n, VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    if (n) F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props.data());
+    props.resize(n);
+    // VkComponentTypeNV and VkScopeNV have the KHR values
+    for (auto& c : props)
+      d.cooperative_matrix_nv_shapes.push_back({c.MSize, c.NSize, c.KSize, component_type_name(c.AType), component_type_name(c.BType),
+                                                component_type_name(c.CType), component_type_name(c.DType), scope_name(c.scope), false});
   }
   return d;
 }
@@ -985,6 +1006,7 @@ std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spir
                         {4433, "StorageBuffer16BitAccess", d.storage_buffer_16bit},
                         {4448, "StorageBuffer8BitAccess", d.storage_buffer_8bit},
                         {6022, "CooperativeMatrixKHR", d.cooperative_matrix},
+                        {5357, "CooperativeMatrixNV", d.cooperative_matrix_nv},
                         {4434, "UniformAndStorageBuffer16BitAccess (not enabled by this runtime)", false},
                         {4449, "UniformAndStorageBuffer8BitAccess (not enabled by this runtime)", false},
                         {4435, "StoragePushConstant16 (not enabled by this runtime)", false},
@@ -1655,12 +1677,16 @@ std::string print_device_info(const DeviceInfo& d) {
                                                 {"int64", d.int64}, {"float64", d.float64},
                                                 {"storage8", d.storage_buffer_8bit},
                                                 {"storage16", d.storage_buffer_16bit},
-                                                {"cooperative_matrix", d.cooperative_matrix}};
+                                                {"cooperative_matrix", d.cooperative_matrix},
+                                                {"cooperative_matrix_nv", d.cooperative_matrix_nv}};
   for (auto& [n, on] : feats) o << " " << n << (on ? "+" : "-");
   o << "\n";
   for (const auto& c : d.cooperative_matrix_shapes)
     o << "  coopmat " << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C "
       << c.c_type << " -> " << c.result_type << " (" << c.scope << (c.saturating ? ", saturating" : "") << ")\n";
+  for (const auto& c : d.cooperative_matrix_nv_shapes)
+    o << "  coopmat NV " << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C " << c.c_type << " -> "
+      << c.result_type << " (" << c.scope << ")\n";
   return o.str();
 }
 
@@ -1727,6 +1753,7 @@ std::shared_ptr<Context> open_device(int index, const OpenOptions& options) {
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   f2.pNext = &f11;
   f11.pNext = &f12;
   f2.features.shaderInt64 = d.int64;
@@ -1737,10 +1764,17 @@ std::shared_ptr<Context> open_device(int index, const OpenOptions& options) {
   f12.shaderFloat16 = d.float16;
   f12.shaderInt8 = d.int8;
   std::vector<const char*> enable;
+  void** tail = &f12.pNext;
   if (d.cooperative_matrix) {
     coop.cooperativeMatrix = VK_TRUE;
-    f12.pNext = &coop;
+    *tail = &coop;
+    tail = &coop.pNext;
     enable.push_back(kCoopMatrixExt);
+  }
+  if (d.cooperative_matrix_nv) {  // what glslang's GL_NV_cooperative_matrix compiles to (SPV_NV_cooperative_matrix)
+    coop_nv.cooperativeMatrix = VK_TRUE;
+    *tail = &coop_nv;
+    enable.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   if (has_extension(exts, "VK_KHR_portability_subset")) enable.push_back("VK_KHR_portability_subset");
   float prio = 1.0f;

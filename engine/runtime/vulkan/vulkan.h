@@ -84,6 +84,8 @@ struct DeviceInfo {
   bool storage_buffer_8bit = false, storage_buffer_16bit = false;
   bool cooperative_matrix = false;            // VK_KHR_cooperative_matrix with its feature
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  bool cooperative_matrix_nv = false;         // VK_NV_cooperative_matrix (GLSL's GL_NV_cooperative_matrix) with its feature
+  std::vector<CooperativeMatrixShape> cooperative_matrix_nv_shapes;
 };
 
 // Every physical device the loader offers. No loader, no driver or no device: an empty list, and *reason (when

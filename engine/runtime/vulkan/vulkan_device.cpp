@@ -26,6 +26,7 @@ struct VkExecutable : Executable {
   // loop iterations of one invocation when every loop bound is a constant (the launch evaluates symbolic ones)
   std::optional<double> loop_iterations;
   int group_packing = 1;  // the program's work groups one dispatched work group runs (glsl_group_packing)
+  std::optional<LaunchDims> dims;  // a program without Variables launches the same grid every time
 };
 
 // a Buffer's device memory: the DeviceBuffer behind Buffer::handle
@@ -79,7 +80,22 @@ class VulkanDevice final : public Device {
             {"max_buffer", u(info_.max_storage_buffer_range) + " B (one storage-buffer binding)"},
             {"device_memory", u(info_.device_local_heap_size) + " B"},
             {"timestamps", info_.compute_timestamps ? "yes (" + std::to_string(info_.timestamp_period_ns) + " ns per tick)" : "no"},
-            {"cooperative_matrix", info_.cooperative_matrix ? "yes (" + std::to_string(info_.cooperative_matrix_shapes.size()) + " shapes)" : "no"}};
+            {"cooperative_matrix", coop_text()}};
+  }
+
+  // "KHR: 3 shapes, NV: 2 shapes (16x8x16 float16 -> float32, ...)", or "no"
+  std::string coop_text() const {
+    std::string out;
+    if (info_.cooperative_matrix) out = "KHR: " + std::to_string(info_.cooperative_matrix_shapes.size()) + " shapes";
+    if (info_.cooperative_matrix_nv) {
+      out += (out.empty() ? "" : ", ") + std::string("NV: ") + std::to_string(info_.cooperative_matrix_nv_shapes.size()) + " shapes (";
+      for (size_t i = 0; i < info_.cooperative_matrix_nv_shapes.size(); ++i) {
+        const auto& c = info_.cooperative_matrix_nv_shapes[i];
+        out += (i ? ", " : "") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " " + c.a_type + " -> " + c.result_type;
+      }
+      out += ")";
+    }
+    return out.empty() ? "no" : out;
   }
 
   std::shared_ptr<Buffer> allocate(DType dt, int64_t size) override {
@@ -128,6 +144,7 @@ class VulkanDevice final : public Device {
     auto e = std::make_shared<VkExecutable>();
     e->push_bytes = push_bytes(spec);
     e->group_packing = glsl_group_packing(spec);
+    if (spec.vars.empty()) e->dims = launch_dims(spec, {});
     if (info_.loop_iteration_limit) {
       e->loop_iterations = loop_iterations(spec, nullptr);
       if (e->loop_iterations) check_loop_limit(spec, *e->loop_iterations);
@@ -149,7 +166,7 @@ class VulkanDevice final : public Device {
     }
     if (info_.loop_iteration_limit && !vx.loop_iterations) check_loop_limit(spec, *loop_iterations(spec, &vars));
     // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
-    const LaunchDims dims = launch_dims(spec, vars);
+    const LaunchDims dims = vx.dims ? *vx.dims : launch_dims(spec, vars);
     std::array<uint32_t, 3> groups{};
     for (int d = 0; d < 3; ++d) {
       if (dims.global_size[d] < 1 || dims.global_size[d] > info_.max_workgroup_count[d])
