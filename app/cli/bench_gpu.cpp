@@ -386,42 +386,44 @@ void main() {
   return s;
 }
 
-// the tensor-core limit: the coopmat matmul above for the first fp16 x fp16 + fp32 subgroup shape that tiles 64 x 32 x
-// 32, on fp16 copies of the fp32 operands (exact in fp16); nullopt when the device has none
+// the tensor-core limit: the coopmat matmul above for each fp16 x fp16 + fp32 subgroup shape that tiles 64 x 32 x 32
+// (the best is the limit), on fp16 copies of the fp32 operands (exact in fp16); nullopt when the device has none
 std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::vector<float>& ma, const std::vector<float>& mb, int reps) {
   const auto& info = ctx.info();
-  if (!info.cooperative_matrix_nv || m % 128) return std::nullopt;
-  const ts::vk::CooperativeMatrixShape* shape = nullptr;
-  for (const auto& c : info.cooperative_matrix_nv_shapes)
-    if (c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup" &&
-        64 % c.m == 0 && 32 % c.n == 0 && 32 % c.k == 0 && info.subgroup_size == 32) {
-      shape = &c;
-      break;
-    }
-  if (!shape) return std::nullopt;
+  if (!info.cooperative_matrix_nv || m % 128 || info.subgroup_size != 32) return std::nullopt;
   std::vector<_Float16> ha(m * m), hb(m * m);
   for (int64_t i = 0; i < m * m; ++i) { ha[i] = static_cast<_Float16>(ma[i]); hb[i] = static_cast<_Float16>(mb[i]); }
   auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(4 * m * m);
   ctx.copy_in(A, ha.data(), 2 * m * m);
   ctx.copy_in(B, hb.data(), 2 * m * m);
-  std::vector<float> poison(m * m, -7.0f), mc(m * m);
-  ctx.copy_in(C, poison.data(), 4 * m * m);
-  const std::string nm = "matmul_coopmat_" + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" + std::to_string(shape->k);
-  auto prog = ctx.program(ctx.compile_glsl(coopmat_matmul_source(shape->m, shape->n, shape->k), nm), nm, 3, 4);
-  ts::vk::PushConstants pc;
-  pc.u32(static_cast<uint32_t>(m));
-  auto batch = ctx.batch();
-  batch.dispatch(prog, {C, A, B}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
-  auto secs = time_batch(batch, reps);
-  ctx.copy_out(mc.data(), C, 4 * m * m);
-  std::string check = "ok";
-  for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
-    int64_t i = (s * 7919) % m, j = (s * 104729) % m;
-    double e = 0;
-    for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
-    if (mc[i * m + j] != e) check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(mc[i * m + j]) + ", expected " + std::to_string(e);
+  std::optional<Limit> best;
+  for (const auto& c : info.cooperative_matrix_nv_shapes) {
+    if (!(c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup" &&
+          64 % c.m == 0 && 32 % c.n == 0 && 32 % c.k == 0))
+      continue;
+    std::vector<float> poison(m * m, -7.0f), mc(m * m);
+    ctx.copy_in(C, poison.data(), 4 * m * m);
+    const std::string nm = "matmul_coopmat_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+    auto prog = ctx.program(ctx.compile_glsl(coopmat_matmul_source(c.m, c.n, c.k), nm), nm, 3, 4);
+    ts::vk::PushConstants pc;
+    pc.u32(static_cast<uint32_t>(m));
+    auto batch = ctx.batch();
+    batch.dispatch(prog, {C, A, B}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
+    auto secs = time_batch(batch, reps);
+    ctx.copy_out(mc.data(), C, 4 * m * m);
+    std::string check = "ok";
+    for (int64_t s = 0; s < 97 && check == "ok"; ++s) {
+      int64_t i = (s * 7919) % m, j = (s * 104729) % m;
+      double e = 0;
+      for (int64_t k = 0; k < m; ++k) e += static_cast<double>(mat_a(i, k)) * mat_b(k, j);
+      if (mc[i * m + j] != e)
+        check = "WRONG at [" + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(mc[i * m + j]) + ", expected " + std::to_string(e);
+    }
+    Limit l{"matmul " + std::to_string(m) + " fp16 (" + nm + ")", stats(per_second(secs, 2.0 * m * m * m)), check};
+    std::printf("    %-38s %s  output %s\n", l.name.c_str(), spread(*l.value, 1e-9, "GFLOP/s").c_str(), check.c_str());
+    if (check == "ok" && (!best || l.value->median > best->value->median)) best = l;
   }
-  return Limit{"matmul " + std::to_string(m) + " fp16 (" + nm + ")", stats(per_second(secs, 2.0 * m * m * m)), check};
+  return best;
 }
 
 std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) {
@@ -513,7 +515,7 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
       tc = Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, std::string("failed: ") + e.what()};
     }
     if (tc && tc->check != "ok") tc->value.reset();
-    out.push_back(tc ? *tc : Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, "no VK_NV_cooperative_matrix fp16 shape"});
+    out.push_back(tc ? *tc : Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, "no VK_NV_cooperative_matrix fp16 shape gave the right result"});
   }
   return out;
 }

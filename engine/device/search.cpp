@@ -295,6 +295,8 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
   const Lang lang = dev.lang();
   const std::string test_name = "test";
   std::vector<std::pair<Scheduler, double>> beam{{s0, kInf}};
+  std::pair<Scheduler, double> best{s0, kInf};  // the fastest kernel timed so far
+  int stale = 0;                                // rounds in a row that did not beat it
   std::set<std::string> seen;
   if (cfg.debug >= 2) std::printf("   0.00s:                from   1 ->   1 actions %s\n", s0.colored_shape().c_str());
 
@@ -382,7 +384,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     // every candidate once; the ones within 3x of the beam's best again (the reference's early stop)
     time_pass(to_time, 1);
     if (cfg.runs > 1) {
-      const double early_stop = beam.front().second * 3;
+      const double early_stop = best.second * 3;
       std::vector<Candidate*> again;
       for (auto* c : to_time)
         if (c->ok && c->best() <= early_stop) again.push_back(c);
@@ -400,16 +402,25 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     }
     std::stable_sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.second < b.second; });
     const size_t n_timed = timed.size();
-    const bool exiting = timed.empty() || timed[0].second < cfg.min_progress_s || beam.front().second - timed[0].second < cfg.min_progress_s;
+    // the reference ends at the first round that gains less than min_progress; here a round that gains nothing still
+    // hands its best to the next one, up to `patience` such rounds in a row (a plateau within the timings' noise is
+    // not mistaken for the end), and the result is the best kernel timed in any round
+    bool exiting = timed.empty() || timed[0].second < cfg.min_progress_s;
+    if (!exiting) {
+      if (best.second - timed[0].second >= cfg.min_progress_s) {
+        best = timed[0];
+        stale = 0;
+      } else {
+        exiting = ++stale > cfg.patience;
+      }
+    }
     if (!exiting) {
       if (timed.size() > static_cast<size_t>(std::max(cfg.width, 1))) timed.erase(timed.begin() + std::max(cfg.width, 1), timed.end());
       beam = std::move(timed);
-    } else if (!timed.empty() && timed[0].second < beam.front().second) {
-      beam = {timed[0]};
     }
-    rep.best_s = beam.front().second;
-    rep.best_shape = beam.front().first.colored_shape();
-    rep.best_opts = beam.front().first.applied_opts;
+    rep.best_s = best.second;
+    rep.best_shape = best.first.colored_shape();
+    rep.best_opts = best.first.applied_opts;
     if (cfg.debug >= 2) {
       std::printf("%7.2fs: %s from %3zu -> %3zu actions\x1b[K %s\n", elapsed(),
                   (exiting ? colored(time_str(rep.best_s, 12), "green") : time_str(rep.best_s, 12)).c_str(), cands.size(),

@@ -5,7 +5,8 @@
 // swaps and threads of the reference's sizes), compiles the candidates that apply in parallel (codegen and the
 // device's compiler), drops those whose program is the same as one already timed, and times the rest on the device
 // in few submissions (one command buffer per chunk of candidates on a batching device), each the fastest of up to
-// three runs on scratch buffers. The N fastest form the next beam; the search ends when a round improves nothing.
+// three runs on scratch buffers. The N fastest form the next beam; the search ends when a round improves nothing
+// (the reference), or here after `patience` such rounds in a row, keeping the fastest kernel of any round.
 // Unlike the reference, round 1 also times the opts the kernel gets without BEAM (default_opts) as a candidate, so
 // the beam can start from them and the search never ends slower than the default opts it measured. The opts found
 // are cached on disk by the kernel's AST, the device and N, so a second run compiles only the winner.
@@ -43,6 +44,7 @@ struct BeamConfig {
   int64_t local_max = 1024;        // BEAM_LOCAL_MAX
   double min_progress_s = 0.01e-6; // BEAM_MIN_PROGRESS (us / 1e6): a round that gains less ends the search
   int runs = 3;                    // timed runs per candidate (a candidate 3x slower than the best runs once)
+  int patience = 1;                // BEAM_PATIENCE: rounds in a row without a gain before the search ends (0: the reference's)
   int debug = 0;                   // DEBUG >= 2: the reference's per-round lines on stdout
   const std::atomic<bool>* cancel = nullptr;  // set by another thread: the search stops with an Error
 };

@@ -113,6 +113,7 @@ BeamResult search_opts(const UOpRef& ast, Device& dev) {
   bc.uops_max = codegen_option("BEAM_UOPS_MAX", bc.uops_max);
   bc.upcast_max = codegen_option("BEAM_UPCAST_MAX", bc.upcast_max);
   bc.local_max = codegen_option("BEAM_LOCAL_MAX", bc.local_max);
+  bc.patience = static_cast<int>(codegen_option("BEAM_PATIENCE", bc.patience));
   if (auto it = codegen_options().find("BEAM_MIN_PROGRESS"); it != codegen_options().end() && !it->second.empty())
     bc.min_progress_s = std::atof(it->second.c_str()) / 1e6;
   bc.debug = rc.debug;
