@@ -436,9 +436,9 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     return b->op == Ops::BUFFER && is_bool(b->dtype) ? dtypes::uint8 : b->dtype;
   };
 
-  auto emit = [&](size_t pos) {
+  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
-    if (!live[pos]) return;
+    if (!live[pos]) continue;
     if (skip.count(static_cast<int>(pos))) {
       if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
         std::string nm = fresh("val");
@@ -452,7 +452,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
         auto [buf, idx] = vec_addr(*it->second);
         line(vec4_store(buf, idx, lanes));
       }
-      if (u.op == Ops::LOAD || u.op == Ops::STORE) return;
+      if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
     }
     switch (u.op) {
       case Ops::CONST: r[&u] = render_const(u); break;
@@ -556,44 +556,6 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
         break;
       }
     }
-  };
-  // innermost loops the language unrolls (unroll_factor): the body written once per step, the loop counting by the
-  // factor; every statement keeps its order, so the results are the loop's own
-  std::unordered_map<size_t, std::pair<size_t, int>> unrolled;  // RANGE position -> (its END, factor)
-  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
-    const UOp& u = *lin->src[pos];
-    if (u.op != Ops::RANGE || u.src[0]->op != Ops::CONST) continue;
-    size_t e = pos + 1;
-    int body = 0;
-    bool inner = true;
-    for (; e < lin->src.size() && lin->src[e]->op != Ops::END; ++e) {
-      const Ops o = lin->src[e]->op;
-      if (o == Ops::RANGE || o == Ops::BARRIER || o == Ops::BUFFER || o == Ops::DEFINE_ACC) inner = false;
-      body += live[e];
-    }
-    if (!inner || e >= lin->src.size()) continue;
-    const int64_t trip = u.src[0]->const_int();
-    const int f = unroll_factor(trip, body);
-    if (f > 1 && trip % f == 0 && trip / f >= 2) unrolled[pos] = {e, f};
-  }
-  for (size_t pos = 0; pos < lin->src.size(); ++pos) {
-    auto un = unrolled.find(pos);
-    if (un == unrolled.end() || !live[pos]) {
-      emit(pos);
-      continue;
-    }
-    const UOp& u = *lin->src[pos];
-    const auto [e, f] = un->second;
-    const std::string nm = std::string(1, axis_letter(u.as<RangeArg>().type)) + "idx" + std::to_string(u.as<RangeArg>().id);
-    line("for (" + type(u.dtype) + " " + nm + " = 0; " + nm + " < " + get(u.src[0]) + "; " + nm + " += " + std::to_string(f) + ") {");
-    ++depth;
-    for (int k = 0; k < f; ++k) {
-      r[&u] = k ? "(" + nm + "+" + std::to_string(k) + ")" : nm;
-      for (size_t p = pos + 1; p < e; ++p) emit(p);
-    }
-    --depth;
-    line("}");
-    pos = e;
   }
   std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.uop->as<ParamArg>().slot < b.uop->as<ParamArg>().slot; });
   return wrap(spec, params, lines, prologue, uses_float4);

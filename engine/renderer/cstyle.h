@@ -50,10 +50,6 @@ class CStyleLanguage {
   // a loaded value of a buffer of dtype dt, and a value to store into one (GLSL keeps bool as uint8_t)
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }
   virtual std::string store_value(DType dt, const std::string& v) const { return v; }
-  // how many iterations of an innermost loop of `trip` (constant) iterations and `body` statements one step of the
-  // rendered loop runs (1: as it is). Unrolled, a GPU's compiler can issue the next iterations' loads before the
-  // current one's accumulate finishes; the statements keep their order, so the results do not change
-  virtual int unroll_factor(int64_t trip, int body) const { (void)trip, (void)body; return 1; }
   virtual bool float4() const { return false; }  // 4 adjacent float accesses as one vector access
   // whether accesses are grouped by the value of their index (however each was simplified) rather than by the same
   // written terms; C keeps the written form, which is what the reference's output shows

@@ -138,13 +138,6 @@ class GlslLanguage final : public CStyleLanguage {
   std::string barrier() const override { return "memoryBarrierShared(); barrier();"; }
   // 16-byte accesses through a vec4 view of the same binding (data0_v4 beside data0_16): one load instruction
   // instead of four, which a memory-bound kernel needs to reach the bandwidth
-  // NVIDIA's compiler does not unroll a reduce loop by itself (nor for an unroll hint), so each invocation has one load
-  // in flight; up to 8 iterations a step, within 128 statements, let it issue them together
-  int unroll_factor(int64_t trip, int body) const override {
-    for (int f : {8, 4, 2})
-      if (trip % f == 0 && f * body <= 128) return f;
-    return 1;
-  }
   bool float4() const override { return true; }
   bool float4_by_value() const override { return true; }
   std::string vec4_type() const override { return "vec4"; }

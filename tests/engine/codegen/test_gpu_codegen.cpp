@@ -200,22 +200,6 @@ class TestGpuCodegen : public QObject {
     QVERIFY2(tr.find("vec4") == std::string::npos && tr.find("restrict") != std::string::npos, tr.c_str());
   }
 
-  // GLSL writes an innermost loop of constant trip count 8 iterations a step (fewer for a longer body, within 128
-  // statements), each copy in the loop's own order; the interpreter (the same lowered program) gives the same sums,
-  // and the C renderer keeps its loops as the reference writes them
-  void glsl_unrolled_reduce_loops() {
-    ProgramSpec p = gpu(k::split_sum_256());
-    const std::string g = render_glsl(p);
-    QVERIFY2(g.find(" += 8) {") != std::string::npos, g.c_str());
-    QVERIFY2(g.find("+7)") != std::string::npos, g.c_str());
-    QVERIFY2(g.find("+8)") == std::string::npos, g.c_str());
-    // the accumulates keep their order: acc = acc + val0, then + val1, ...
-    const size_t a0 = g.find("(acc1+val0)"), a1 = g.find("(acc1+val1)");
-    QVERIFY2(a0 != std::string::npos && a1 != std::string::npos && a0 < a1, g.c_str());
-    ProgramSpec c = to_program(k::row_sum_2x3(), Lang::C);
-    QVERIFY2(c.src.find("+=") == std::string::npos, c.src.c_str());
-  }
-
   // corpus-gpu 16: the 64^3 matmul
   void matmul_64() {
     ProgramSpec p = gpu(k::matmul(64, 64, 64));
