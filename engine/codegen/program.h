@@ -79,6 +79,9 @@ struct ProgramSpec {
   std::string colored_name;  // with ANSI colors as the reference prints it
   std::string function_name; // C identifier
   std::vector<std::string> applied_opts;  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)"
+  // where the opts came from, for the people reading them: "hand-coded heuristics", "none (NOOPT=1)", "BEAM=2 search:
+  // 225 candidates timed in 44.2 s, 18.86 ms with the default opts -> 4.11 ms", "BEAM=2, from the cache"
+  std::string opts_source;
   std::string src;           // rendered source for the chosen renderer (C, LLVM IR or GLSL; INTERP: the printed program)
   std::string lang;          // "c" | "llvm" | "interp" | "glsl"
   int num_buffers = 0;       // buffer params 0..n-1 of the kernel AST (what the caller passes, by slot)

@@ -153,8 +153,14 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
       const BeamResult r = search_opts(ast, dev);
       c->spec = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
       if (realize_config().beam_lines) print_beam_line(r.final, c->spec);
+      const std::string b = "BEAM=" + std::to_string(realize_config().beam);
+      char what[160];
+      std::snprintf(what, sizeof what, " search: %zu candidates timed in %.1f s, %s with the default opts -> %s", r.final.timed, r.final.elapsed_s,
+                    time_to_str(r.final.default_s, 0).c_str(), time_to_str(r.final.best_s, 0).c_str());
+      c->spec.opts_source = r.final.cached ? b + ", from the cache" : b + what;
     } else {
       c->spec = to_program(ast, dev.lang(), dev.opt_target());
+      c->spec.opts_source = codegen_option("NOOPT", 0) ? "none (NOOPT=1)" : "hand-coded heuristics";
     }
     scope.rename(c->spec.colored_name);
     trace::record_program(c->spec, c->key);

@@ -189,6 +189,7 @@ void record_program(const ProgramSpec& p, const std::string& program_key) {
   json* c = current_context();
   if (!c) return;
   (*c)["program"] = {{"name", p.name},
+                     {"opts_source", p.opts_source},
                      {"colored_name", p.colored_name},
                      {"function_name", p.function_name},
                      {"lang", p.lang},

@@ -160,6 +160,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       p.lang = po["lang"].toString();
       p.program_key = po["program_key"].toString();
       for (const auto& a : po["applied_opts"].toArray()) p.applied_opts.push_back(a.toString());
+      p.opts_source = po["opts_source"].toString();
       p.global_size = int64s(po["global_size"]);
       p.estimates = estimates(po["estimates"]);
       p.ast = po["ast"].toInt(-1);

@@ -39,6 +39,7 @@ struct LinearItem {
 struct Program {
   QString name, colored_name, src, lang, program_key;
   QStringList applied_opts;
+  QString opts_source;  // where the opts came from (heuristics, BEAM's search, its cache); empty in older traces
   QList<qint64> global_size;
   Estimates estimates;
   int ast = -1;

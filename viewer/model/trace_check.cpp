@@ -366,7 +366,7 @@ class Checker {
            req(o, "global_size", w, &Checker::sizes) && req(o, "threads", w, &Checker::count) &&
            req(o, "outs", w, &Checker::counts) && req(o, "ins", w, &Checker::counts) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "program_key", w, &Checker::name) &&
-           req(o, "ast", w, &Checker::ref);
+           req(o, "ast", w, &Checker::ref) && opt(o, "opts_source", w, &Checker::text);
   }
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,

@@ -1,6 +1,7 @@
 #include "viewer/panes/source_pane.h"
 
 #include <QFontDatabase>
+#include <QRegularExpression>
 #include <algorithm>
 #include <QLabel>
 #include <QHBoxLayout>
@@ -128,10 +129,14 @@ void SourcePane::show_text() {
   }
   shown_key_ = p.program_key;
   QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
+  // opts BEAM found say so first (the whole story is in the tooltip)
+  if (p.opts_source.startsWith("BEAM")) opts = tr("opts from %1: %2").arg(p.opts_source.section(QRegularExpression("[:,]"), 0, 0), opts);
   QString title = QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : p.lang, opts);
   if (!asm_mode_ && !shown_.note.isEmpty()) title = QStringLiteral("(%1)  ").arg(shown_.note) + title;
   title_->setText(title);
-  title_->setToolTip(asm_mode_ || shown_.note.isEmpty() ? p.program_key : p.program_key + "\n" + shown_.note);
+  QString tip = p.program_key;
+  if (!p.opts_source.isEmpty()) tip += tr("\nopts: %1").arg(p.opts_source);
+  title_->setToolTip(asm_mode_ || shown_.note.isEmpty() ? tip : tip + "\n" + shown_.note);
 }
 
 QString SourcePane::text() const { return edit_->toPlainText(); }
