@@ -188,8 +188,8 @@ class TestBeam : public QObject {
     QVERIFY2(vk::validation_message_count(&last) == 0, last.c_str());
   }
 
-  // BEAM=2 through the command line: the script prints the same values as without BEAM, and each searched kernel
-  // gets its line on stderr
+  // BEAM=2 through the command line, on VULKAN and on CPU: the script prints the same values as without BEAM, and
+  // each searched kernel gets its line on stderr
   void beam_through_the_cli() {
     QFile f(tmp_.filePath("beam.py"));
     QVERIFY(f.open(QIODevice::WriteOnly));
@@ -198,11 +198,11 @@ class TestBeam : public QObject {
             "print(x.sum(axis=1).tolist())\n"
             "print((x * 2 + 1).max(axis=0).tolist())\n");
     f.close();
-    auto run_cli = [&](bool beam, QString* err) {
+    auto run_cli = [&](bool beam, QString* err, const QString& dev = "VULKAN") {
       QProcess p;
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
       ts_test::vulkan_test_env(env, tmp_.filePath("xdg"));
-      env.insert("DEV", "VULKAN");
+      env.insert("DEV", dev);
       env.insert("XDG_CACHE_HOME", tmp_.filePath("cli-cache"));
       if (beam) env.insert("BEAM", "2");
       p.setProcessEnvironment(env);
@@ -217,6 +217,10 @@ class TestBeam : public QObject {
     QCOMPARE(beamed, plain);
     QVERIFY2(err2.count(QRegularExpression("^BEAM 2: \\S+ .* -> \\S+ ", QRegularExpression::MultilineOption)) >= 2, qPrintable(err2));
     QVERIFY2(!err0.contains("BEAM"), qPrintable(err0));
+    // the search runs on the host devices too (candidates timed by the CPU JIT's launches)
+    QString err_cpu;
+    QCOMPARE(run_cli(true, &err_cpu, "CPU"), plain);
+    QVERIFY2(err_cpu.count(QRegularExpression("^BEAM 2: ", QRegularExpression::MultilineOption)) >= 2, qPrintable(err_cpu));
   }
 };
 
