@@ -406,6 +406,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     // hands its best to the next one, up to `patience` such rounds in a row (a plateau within the timings' noise is
     // not mistaken for the end), and the result is the best kernel timed in any round
     bool exiting = timed.empty() || timed[0].second < cfg.min_progress_s;
+    if (exiting && !timed.empty() && timed[0].second < best.second) best = timed[0];
     if (!exiting) {
       if (best.second - timed[0].second >= cfg.min_progress_s) {
         best = timed[0];
@@ -431,7 +432,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
   }
   rep.finished = true;
   report();
-  cache.put(rep.best_opts);
+  if (std::isfinite(best.second)) cache.put(rep.best_opts);  // a search that timed nothing keeps nothing
   return {rep.best_opts, rep};
 }
 

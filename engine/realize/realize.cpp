@@ -129,6 +129,11 @@ void print_beam_line(const BeamProgress& p, const ProgramSpec& spec) {
     std::fprintf(stderr, "BEAM %d: %s -> %s (opts from the cache)\n", realize_config().beam, ansistrip(p.kernel).c_str(), spec.name.c_str());
     return;
   }
+  if (!std::isfinite(p.best_s)) {
+    std::fprintf(stderr, "BEAM %d: %s: no candidate could be timed; %s keeps no opts\n", realize_config().beam, ansistrip(p.kernel).c_str(),
+                 spec.name.c_str());
+    return;
+  }
   std::fprintf(stderr, "BEAM %d: %s %s -> %s %s (%.1fx; %zu candidates timed in %d rounds, %.1f s)\n", realize_config().beam,
                ansistrip(p.kernel).c_str(), time_to_str(p.default_s, 0).c_str(), spec.name.c_str(), time_to_str(p.best_s, 0).c_str(),
                p.best_s > 0 && std::isfinite(p.best_s) ? p.default_s / p.best_s : 0.0, p.timed, p.round, p.elapsed_s);
@@ -157,7 +162,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
       char what[160];
       std::snprintf(what, sizeof what, " search: %zu candidates timed in %.1f s, %s with the default opts -> %s", r.final.timed, r.final.elapsed_s,
                     time_to_str(r.final.default_s, 0).c_str(), time_to_str(r.final.best_s, 0).c_str());
-      c->spec.opts_source = r.final.cached ? b + ", from the cache" : b + what;
+      c->spec.opts_source = r.final.cached ? b + ", from the cache" : !std::isfinite(r.final.best_s) ? b + ": no candidate could be timed" : b + what;
     } else {
       c->spec = to_program(ast, dev.lang(), dev.opt_target());
       c->spec.opts_source = codegen_option("NOOPT", 0) ? "none (NOOPT=1)" : "hand-coded heuristics";
