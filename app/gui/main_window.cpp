@@ -576,11 +576,22 @@ void MainWindow::show_beam(const QJsonObject& b) {
 }
 
 void MainWindow::append_console(const QString& text, bool is_err) {
-  QTextCharFormat fmt;
-  if (is_err) fmt.setForeground(QColor(0xe0, 0x40, 0x40));
+  QTextCharFormat err, info;
+  err.setForeground(QColor(0xe0, 0x40, 0x40));
+  info.setForeground(QColor(0x5a, 0x8c, 0xc8));  // what BEAM reports on stderr is news, not an error
   QTextCursor c(console_->document());
   c.movePosition(QTextCursor::End);
-  c.insertText(text, fmt);
+  if (!is_err) {
+    c.insertText(text, {});
+  } else {
+    for (qsizetype from = 0; from < text.size();) {
+      qsizetype nl = text.indexOf('\n', from);
+      const qsizetype to = nl < 0 ? text.size() : nl + 1;
+      const QString line = text.mid(from, to - from);
+      c.insertText(line, line.startsWith(QLatin1String("BEAM ")) ? info : err);
+      from = to;
+    }
+  }
   console_->verticalScrollBar()->setValue(console_->verticalScrollBar()->maximum());
 }
 
