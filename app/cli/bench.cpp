@@ -33,8 +33,6 @@ namespace tscli {
 
 namespace {
 
-using clk = std::chrono::steady_clock;
-double since(clk::time_point t0) { return seconds_since(t0); }
 
 struct Limits {
   double add_gbs = 0, read_gbs = 0, fma_gflops = 0;
@@ -48,7 +46,7 @@ double parallel(int n, const std::function<void(int)>& fn) {
   for (int i = 1; i < n; ++i) ts.emplace_back(fn, i);
   fn(0);
   for (auto& t : ts) t.join();
-  return since(t0);
+  return seconds_since(t0);
 }
 
 Limits measure_limits() {
@@ -217,18 +215,16 @@ double time_process(const std::vector<std::string>& args) {
   int st = 0;
   waitpid(pid, &st, 0);
   posix_spawn_file_actions_destroy(&fa);
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? since(t0) : -1;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? seconds_since(t0) : -1;
 }
 
 }  // namespace
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
 
 RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out) {
   uint64_t before = ts::call_count();
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = clk::now();
   ts::Tensor t = build();
   t.realize();
   RealizeRun r;

@@ -27,8 +27,6 @@ namespace tscli {
 
 namespace {
 
-using clk = std::chrono::steady_clock;
-double since(clk::time_point t0) { return seconds_since(t0); }
 
 struct Stats {
   double median = 0, lo = 0, hi = 0;
@@ -263,7 +261,7 @@ struct Limit {
 // the dispatches' times
 std::vector<double> time_batch(ts::vk::Batch& batch, int reps) {
   batch.submit_and_wait(300);
-  for (auto t0 = clk::now(); since(t0) < 1.0;) batch.submit_and_wait(300);
+  for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) batch.submit_and_wait(300);
   std::vector<double> out;
   for (int r = 0; r < reps; ++r) {
     auto res = batch.submit_and_wait(300);
@@ -594,7 +592,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
       RealizeRun cold = realize_timed(w.build, &out);
       std::string check = w.check(out);
       out = ts::Tensor();
-      for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(w.build);  // warm, as the hand-written ones
+      for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) realize_timed(w.build);  // warm, as the hand-written ones
       std::vector<double> rate;
       int nk = cold.nkernels;
       std::string each;
@@ -686,7 +684,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
     for (int64_t i = 0; i < 1024 && check == "ok"; ++i)
       if (std::fabs(h.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) check = "WRONG at [" + std::to_string(i) + "]";
     std::vector<double> wall, gpu;
-    for (auto t0 = clk::now(); since(t0) < 1.0;) realize_timed(prog);
+    for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) realize_timed(prog);
     for (int r = 0; r < reps; ++r) {
       RealizeRun e = realize_timed(prog);
       wall.push_back(e.wall / 200);

@@ -8,7 +8,8 @@
 
 namespace tscli {
 
-double seconds_since(std::chrono::steady_clock::time_point t0);
+using clk = std::chrono::steady_clock;
+double seconds_since(clk::time_point t0);
 
 // One realize of a freshly built graph: its wall time and its kernels' own times, read from the call log.
 struct RealizeRun {

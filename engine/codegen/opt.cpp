@@ -1,6 +1,8 @@
 #include "engine/codegen/opt.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -86,6 +88,15 @@ std::string colored(std::string_view s, std::string_view color) {
     if (lower == names[i]) idx = i;
   int code = 60 * upper + 30 + idx;
   return "\x1b[" + std::to_string(code) + "m" + std::string(s) + "\x1b[0m";
+}
+
+std::string time_to_str(double t, int w) {
+  char buf[64];
+  if (!std::isfinite(t)) std::snprintf(buf, sizeof buf, "%*s", w + 2, "inf");
+  else if (t > 10) std::snprintf(buf, sizeof buf, "%*.2fs ", w, t);
+  else if (t > 10e-3) std::snprintf(buf, sizeof buf, "%*.2fms", w, t * 1e3);
+  else std::snprintf(buf, sizeof buf, "%*.2fus", w, t * 1e6);
+  return buf;
 }
 
 std::string_view axis_color(AxisType t) {

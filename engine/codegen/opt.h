@@ -67,6 +67,8 @@ int axis_to_pos(AxisType t);
 std::string colored(std::string_view s, std::string_view color);
 std::string_view axis_color(AxisType t);
 std::string ansistrip(std::string_view s);
+// tinygrad's time_to_str(): seconds as "%{w}.2f" us, ms or "s " ("inf" for no time)
+std::string time_to_str(double t, int w);
 // ANSI stripped; characters outside [A-Za-z0-9_] as two hex digits
 std::string to_function_name(std::string_view name);
 

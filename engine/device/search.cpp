@@ -48,18 +48,20 @@ std::vector<Opt> make_actions() {
   return a;
 }
 
-// the axis of full_shape an action addresses (the reference's real_axis), or -1 when there is none
-int real_axis(const Scheduler& s, const Opt& o) {
-  if (o.op == OptOps::UNROLL) {
-    auto u = s.unrollable_dims();
-    return o.axis >= 0 && o.axis < static_cast<int>(u.size()) ? u[o.axis] : -1;
+// The axis of full_shape an action addresses (the reference's real_axis), or -1 when there is none. Worked out once
+// per scheduler for all the actions tried on it.
+struct RealAxes {
+  std::vector<int> unrollable, reduce;
+  int shape_len;
+  RealAxes(const Scheduler& s, size_t shape_len)
+      : unrollable(s.unrollable_dims()), reduce(s.axes_of({AxisType::REDUCE})), shape_len(static_cast<int>(shape_len)) {}
+  int of(const Opt& o) const {
+    auto pick = [&](const std::vector<int>& v) { return o.axis >= 0 && o.axis < static_cast<int>(v.size()) ? v[o.axis] : -1; };
+    if (o.op == OptOps::UNROLL) return pick(unrollable);
+    if (o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) return pick(reduce);
+    return o.axis >= 0 && o.axis < shape_len ? o.axis : -1;
   }
-  if (o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
-    auto r = s.axes_of({AxisType::REDUCE});
-    return o.axis >= 0 && o.axis < static_cast<int>(r.size()) ? r[o.axis] : -1;
-  }
-  return o.axis >= 0 && o.axis < static_cast<int>(s.rngs().size()) ? o.axis : -1;
-}
+};
 
 bool same_opt(const Opt& a, const Opt& b) { return a.op == b.op && a.axis == b.axis && a.arg == b.arg; }
 
@@ -176,15 +178,6 @@ struct Scratch {
   }
 };
 
-std::string time_str(double t, int w) {
-  char buf[64];
-  if (!std::isfinite(t)) std::snprintf(buf, sizeof buf, "%*s", w, "inf");
-  else if (t > 10) std::snprintf(buf, sizeof buf, "%*.2fs ", w - 1, t);
-  else if (t > 10e-3) std::snprintf(buf, sizeof buf, "%*.2fms", w - 2, t * 1e3);
-  else std::snprintf(buf, sizeof buf, "%*.2fus", w - 2, t * 1e6);
-  return buf;
-}
-
 // the opts this run would use without BEAM (default_opts: none under NOOPT)
 Scheduler default_scheduler(const Scheduler& s0) {
   Scheduler d = s0;
@@ -207,9 +200,10 @@ std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast, in
   std::vector<Scheduler> out;
   const auto& acts = beam_actions();
   const auto fs = s.full_shape();
+  const RealAxes axes(s, fs.size());
   for (const Opt& a : acts) {
-    const int ax = real_axis(s, a);
-    if (ax < 0 || ax >= static_cast<int>(fs.size())) continue;
+    const int ax = axes.of(a);
+    if (ax < 0) continue;
     // an amount equal to the axis is the same as its 0 ("all of it") when the list has that
     if (a.arg != 0 && fs[ax] && *fs[ax] == a.arg && a.op != OptOps::SWAP &&
         std::any_of(acts.begin(), acts.end(), [&](const Opt& b) { return same_opt(b, Opt{a.op, a.axis, 0}); }))
@@ -424,7 +418,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     rep.best_opts = best.first.applied_opts;
     if (cfg.debug >= 2) {
       std::printf("%7.2fs: %s from %3zu -> %3zu actions\x1b[K %s\n", elapsed(),
-                  (exiting ? colored(time_str(rep.best_s, 12), "green") : time_str(rep.best_s, 12)).c_str(), cands.size(),
+                  (exiting ? colored(time_to_str(rep.best_s, 12), "green") : time_to_str(rep.best_s, 12)).c_str(), cands.size(),
                   n_timed, rep.best_shape.c_str());
       std::fflush(stdout);
     }

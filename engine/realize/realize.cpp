@@ -67,13 +67,6 @@ std::vector<uint8_t> read_bytes(const Buffer& b) {
 }
 void write_bytes(Buffer& b, const std::vector<uint8_t>& bytes) { memory_device(b.device).copy_in(b, bytes.data(), bytes.size()); }
 
-std::string time_to_str(double t, int w) {
-  char buf[64];
-  if (t > 10) std::snprintf(buf, sizeof buf, "%*.2fs ", w, t);
-  else if (t > 10e-3) std::snprintf(buf, sizeof buf, "%*.2fms", w, t * 1e3);
-  else std::snprintf(buf, sizeof buf, "%*.2fus", w, t * 1e6);
-  return buf;
-}
 std::string size_to_str(int64_t s) {
   char buf[64];
   if (s >= (1 << 30)) std::snprintf(buf, sizeof buf, "%.2f GB", s / double(1 << 30));

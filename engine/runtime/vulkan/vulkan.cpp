@@ -1681,12 +1681,10 @@ std::string print_device_info(const DeviceInfo& d) {
                                                 {"cooperative_matrix_nv", d.cooperative_matrix_nv}};
   for (auto& [n, on] : feats) o << " " << n << (on ? "+" : "-");
   o << "\n";
-  for (const auto& c : d.cooperative_matrix_shapes)
-    o << "  coopmat " << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C "
-      << c.c_type << " -> " << c.result_type << " (" << c.scope << (c.saturating ? ", saturating" : "") << ")\n";
-  for (const auto& c : d.cooperative_matrix_nv_shapes)
-    o << "  coopmat NV " << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C " << c.c_type << " -> "
-      << c.result_type << " (" << c.scope << ")\n";
+  for (auto [shapes, ext] : {std::pair{&d.cooperative_matrix_shapes, ""}, std::pair{&d.cooperative_matrix_nv_shapes, "NV "}})
+    for (const auto& c : *shapes)
+      o << "  coopmat " << ext << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C "
+        << c.c_type << " -> " << c.result_type << " (" << c.scope << (c.saturating ? ", saturating" : "") << ")\n";
   return o.str();
 }
 
