@@ -667,6 +667,55 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   };
   std::printf("engine, default opts (kernel time from timestamps; %% of the hand-written shader):\n");
   engine_rows();
+  // the TC opt on more layouts than the bench's matmul (odd sizes, transposed operands, a batch): each output element
+  // checked against the host's sum (the inputs are quarters, the products exact; the half output rounds)
+  if (!ts::get_device(dev).opt_target().tensor_cores.empty()) {
+    std::printf("engine, tensor-core layouts (default opts; every output element checked):\n");
+    struct Case { int64_t batch, m, k, n; bool at, bt; };
+    for (const Case& c : {Case{1, 192, 320, 256, false, false}, Case{1, 128, 256, 384, false, true}, Case{1, 128, 256, 64, true, false},
+                          Case{2, 128, 64, 128, false, false}}) {
+      const std::string nm = (c.batch > 1 ? std::to_string(c.batch) + " x " : "") + std::to_string(c.m) + "x" + std::to_string(c.k) + (c.at ? " (A^T)" : "") +
+                             " @ " + std::to_string(c.k) + "x" + std::to_string(c.n) + (c.bt ? " (B^T)" : "");
+      section(nm, [&] {
+        auto host = [&](int64_t r, int64_t cdim, int64_t mul, int64_t mod, bool transposed) {
+          ts::HostData h;
+          h.dtype = ts::dtypes::float16;
+          h.shape = transposed ? ts::Shape{c.batch, cdim, r} : ts::Shape{c.batch, r, cdim};
+          const int64_t n = c.batch * r * cdim;
+          for (int64_t i = 0; i < n; ++i) h.f.push_back(static_cast<double>((i * mul + 3) % mod - mod / 2) * 0.25);
+          return h;
+        };
+        const ts::HostData ha = host(c.m, c.k, 5, 9, c.at), hb = host(c.k, c.n, 3, 7, c.bt);
+        auto a_at = [&](int64_t b, int64_t i, int64_t k) { return ha.f[c.at ? (b * c.k + k) * c.m + i : (b * c.m + i) * c.k + k]; };
+        auto b_at = [&](int64_t b, int64_t k, int64_t j) { return hb.f[c.bt ? (b * c.n + j) * c.k + k : (b * c.k + k) * c.n + j]; };
+        ts::Tensor A = ts::Tensor::from_host(ha, dev).realize(), B = ts::Tensor::from_host(hb, dev).realize();
+        if (c.at) A = A.permute({0, 2, 1});
+        if (c.bt) B = B.permute({0, 2, 1});
+        ts::Tensor out;
+        RealizeRun r = realize_timed([&] { return A.matmul(B); }, &out);
+        bool tc = false;
+        const auto& log = ts::call_log();
+        for (size_t i = log.size() - std::min<size_t>(log.size(), static_cast<size_t>(r.nkernels)); i < log.size(); ++i)
+          if (!log[i].applied_opts.empty() && log[i].applied_opts[0].rfind("Opt(op=OptOps.TC", 0) == 0) tc = true;
+        ts::HostData h = out.cast(ts::dtypes::float32).data();
+        std::string check = "ok";
+        for (int64_t b = 0; b < c.batch && check == "ok"; ++b)
+          for (int64_t i = 0; i < c.m && check == "ok"; ++i)
+            for (int64_t j = 0; j < c.n; ++j) {
+              double e = 0;
+              for (int64_t k = 0; k < c.k; ++k) e += a_at(b, i, k) * b_at(b, k, j);
+              const double got = h.f[(b * c.m + i) * c.n + j];
+              if (std::fabs(got - e) > 1e-3 * std::max(1.0, std::fabs(e))) {
+                check = "WRONG at [" + std::to_string(b) + "," + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(got) +
+                        ", expected " + std::to_string(e);
+                break;
+              }
+            }
+        std::printf("  %-28s %s  tensor cores %s  output %s\n", nm.c_str(), r.each.c_str(), tc ? "yes" : "NO", check.c_str());
+        std::fflush(stdout);
+      });
+    }
+  }
   // 200 dependent small kernels, compiled once, then run again: host wall time per kernel (submit to result)
   section("200 dependent small kernels", [&] {
     ts::Tensor x = pattern(dev, 1024, 1, 0, 16, 0.0625);

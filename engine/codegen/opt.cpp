@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "engine/codegen/lowering.h"
+#include "engine/codegen/tensor_core.h"
 #include "engine/uop/rewrite.h"
 #include "engine/uop/symbolic.h"
 
@@ -23,6 +24,8 @@ std::string_view opt_op_name(OptOps op) {
 
 std::string Opt::str() const {
   if (op == OptOps::NOLOCALS) return "Opt(op=OptOps.NOLOCALS, axis=None, arg=None)";
+  // the reference's TC arg is (tc_select, tc_opt, use_tensor_cores); this engine has tc_opt 0 and use_tensor_cores 1
+  if (op == OptOps::TC) return "Opt(op=OptOps.TC, axis=" + std::to_string(axis) + ", arg=(" + std::to_string(arg) + ", 0, 1))";
   return "Opt(op=OptOps." + std::string(opt_op_name(op)) + ", axis=" + std::to_string(axis) + ", arg=" + std::to_string(arg) + ")";
 }
 
@@ -345,7 +348,93 @@ std::pair<UOpRef, UOpRef> Scheduler::shift_to(const UOpRef& rng, int64_t amount,
   return {replaced, new_rng};
 }
 
+std::string TensorCore::str() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + (dtype_in ? dtype_in->name : "?") + " -> " +
+         (dtype_out ? dtype_out->name : "?");
+}
+
+int Scheduler::axis_of_range(int64_t id) const {
+  auto rs = rngs();
+  for (size_t i = 0; i < rs.size(); ++i)
+    if (range_id(rs[i]) == id) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<UOpRef> Scheduler::apply_tc_opt(const Opt& opt) {
+  check(applied_opts.empty() && tc_ranges.empty(), "tensor core opts must be first");
+  check(!target.tensor_cores.empty(), "the device has no tensor cores");
+  check(codegen_option("USE_TC", 1) != 0, "tensor cores are off (USE_TC=0)");
+  auto reds = reduceops();
+  check(!reds.empty(), "no reduce ops for TensorCore");
+  const UOpRef& red = reds[0];
+  check(red->as<ReduceArg>().op == Ops::ADD, "the reduce is not a sum");
+  const UOpRef mul = red->src[0]->op == Ops::CAST ? red->src[0]->src[0] : red->src[0];
+  check(mul->op == Ops::MUL, "the sum is not of a product");
+  const int64_t n_tc = static_cast<int64_t>(target.tensor_cores.size());
+  check(opt.arg >= -1 && opt.arg < n_tc, "invalid tensor core choice " + std::to_string(opt.arg));
+  // the reference's axis choices: (a range of the second operand only, one of the first only, a reduce range), each
+  // list by id, highest first
+  auto by_id_desc = [](std::vector<UOpRef> v) {
+    std::sort(v.begin(), v.end(), [](const UOpRef& a, const UOpRef& b) { return range_id(a) > range_id(b); });
+    return v;
+  };
+  auto only_in = [](const UOpRef& x, const UOpRef& y) {
+    std::vector<UOpRef> out;
+    auto ry = y->ranges();
+    for (auto& r : x->ranges())
+      if (!contains(ry, r)) out.push_back(r);
+    return out;
+  };
+  const auto in0 = by_id_desc(only_in(mul->src[0], mul->src[1])), in1 = by_id_desc(only_in(mul->src[1], mul->src[0]));
+  const auto red_rngs = by_id_desc(UOps(red->src.begin() + 1, red->src.end()));
+  std::string why = "no tensor core of the device matches the kernel";
+  for (int64_t i = opt.arg == -1 ? 0 : opt.arg; i < (opt.arg == -1 ? n_tc : opt.arg + 1); ++i) {
+    const TensorCore& tc = target.tensor_cores[i];
+    if (mul->src[0]->dtype != tc.dtype_in || mul->src[1]->dtype != tc.dtype_in || red->dtype != tc.dtype_out) continue;
+    const size_t choices = in0.size() * in1.size() * red_rngs.size();
+    if (opt.axis < 0 || static_cast<size_t>(opt.axis) >= choices) continue;
+    const size_t ax = static_cast<size_t>(opt.axis);
+    const UOpRef n_axis = in1[ax / (in0.size() * red_rngs.size())], m_axis = in0[(ax / red_rngs.size()) % in0.size()],
+                 k_axis = red_rngs[ax % red_rngs.size()];
+    check(range_type(n_axis) != AxisType::REDUCE && range_type(m_axis) != AxisType::REDUCE, "tensor core X/Y axes can't be REDUCE");
+    Scheduler t = *this;
+    try {
+      // (no PADTO: each axis must be a multiple of the tensor core's)
+      auto [n_out, n_in] = t.shift_to(n_axis, tc.n, AxisType::UPCAST);
+      auto [m_out, m_in] = t.shift_to(m_axis, tc.m, AxisType::UPCAST);
+      auto [k_out, k_in] = t.shift_to(k_axis, tc.k, AxisType::UNROLL);
+      t.tc = tc;
+      t.tc_index = i;
+      t.tc_ranges = {range_id(m_in), range_id(n_in), range_id(k_in)};
+      tc_layout(t.ast, tc, t.tc_ranges, target);
+      t.applied_opts.push_back(opt);
+      *this = std::move(t);
+      return {n_out, m_out, k_out};
+    } catch (const KernelOptError& e) {
+      why = e.what();
+    }
+  }
+  throw KernelOptError(why);
+}
+
 void Scheduler::apply_opt(const Opt& opt, bool append) {
+  if (opt.op == OptOps::TC) {
+    apply_tc_opt(opt);
+    return;
+  }
+  if (tc_ranges.empty()) return apply_split_opt(opt, append);
+  // on a tensor-core kernel every further opt must leave a layout the tensor cores can run
+  Scheduler before = *this;
+  try {
+    apply_split_opt(opt, append);
+    tc_layout(ast, tc, tc_ranges, target);
+  } catch (const KernelOptError&) {
+    *this = std::move(before);
+    throw;
+  }
+}
+
+void Scheduler::apply_split_opt(const Opt& opt, bool append) {
   if (opt.op == OptOps::NOLOCALS) {
     for (auto at : axis_types())
       check(at != AxisType::WARP && at != AxisType::LOCAL && at != AxisType::GROUP_REDUCE, "no locals can't have locals");
@@ -483,6 +572,7 @@ UOpRef Scheduler::get_optimized_ast(const std::string* name_override) {
   ki.colored_name = name_override ? *name_override : colored_name();
   ki.name = ansistrip(ki.colored_name);
   for (auto& o : applied_opts) ki.applied_opts.push_back(o.str());
+  if (!tc_ranges.empty()) ki.tensor_core = {tc_index, tc_ranges[0], tc_ranges[1], tc_ranges[2]};
   ast = graph_rewrite(ast, pm_flatten_range(), nullptr, "flatten range");
   return ast->with_arg(ki);
 }
@@ -543,8 +633,44 @@ bool matvec(Scheduler& k) {
 }
 }  // namespace
 
-void hand_coded_optimizations(Scheduler& k) {
-  // (no tensor cores and no images on any target of this engine)
+void hand_coded_optimizations(Scheduler& k, std::optional<int64_t> tc_select) {
+  // first the tensor cores (only with one reduce axis): then the M and N axes upcast and the N axis local, if they divide
+  if (!k.target.tensor_cores.empty() && option_int("USE_TC", 1) > 0 && k.axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}).size() == 1) {
+    for (int axis = 0; axis < 3; ++axis) {
+      Scheduler tk = k;
+      std::vector<UOpRef> rngs;
+      try {
+        rngs = tk.apply_tc_opt({OptOps::TC, axis, tc_select.value_or(option_int("TC_SELECT", -1))});
+      } catch (const KernelOptError&) {
+        continue;
+      }
+      auto first_dividing = [&](const UOpRef& r, std::initializer_list<int64_t> szs) -> int64_t {
+        for (int64_t sz : szs)
+          if (size_divides(r->src[0], sz)) return sz;
+        return 0;
+      };
+      for (int tc_dim : {1, 0}) {
+        const int64_t sz = first_dividing(rngs[tc_dim], {5, 4, 3, 2});
+        const int64_t id = range_id(rngs[tc_dim]);
+        if (!sz) continue;
+        try {
+          tk.apply_opt({OptOps::UPCAST, tk.axis_of_range(id), sz});
+          for (auto& r : tk.rngs())
+            if (range_id(r) == id) rngs[tc_dim] = r;
+        } catch (const KernelOptError&) {
+        }
+      }
+      if (const int64_t sz = first_dividing(rngs[0], {4, 2})) {
+        try {
+          tk.apply_opt({OptOps::LOCAL, tk.axis_of_range(range_id(rngs[0])), sz});
+        } catch (const KernelOptError&) {
+        }
+      }
+      k = std::move(tk);
+      return;
+    }
+  }
+  // (no images on any target of this engine)
   const bool nolocals = option_int("NOLOCALS", 0) != 0;
 
   if (matvec(k)) return;

@@ -29,6 +29,16 @@ struct KernelOptError : Error {
   using Error::Error;
 };
 
+// A tensor core (the reference's renderer.tensor_cores entry): one subgroup of `threads` lanes multiplies an m x k
+// matrix of dtype_in by a k x n one and adds the m x n product to an accumulator of dtype_out. On Vulkan it is a
+// cooperative-matrix shape of the device (fcoopmatNV<16, subgroup, m, k> x <k, n> + <32, m, n>).
+struct TensorCore {
+  int64_t m = 0, n = 0, k = 0;
+  DType dtype_in = nullptr, dtype_out = nullptr;
+  int64_t threads = 32;
+  std::string str() const;  // "16x8x16 half -> float"
+};
+
 // What the optimizer needs to know about the device: the reference Renderer's properties (renderer/__init__.py).
 // global_max/local_max are in (x, y, z) order, the order get_grouped_dims reads them in.
 struct OptTarget {
@@ -40,6 +50,7 @@ struct OptTarget {
   int64_t shared_max = 32768;    // bytes of local memory a GROUP/GROUPTOP may use
   bool supports_float4 = true;
   int max_upcast = 16;
+  std::vector<TensorCore> tensor_cores;  // in the order the TC opt tries them (tc_select indexes it)
 };
 // The CPU target (the reference's ClangRenderer): no locals, threads up to NUM_CPU_THREADS (env, default 8).
 OptTarget cpu_opt_target();
@@ -81,6 +92,11 @@ class Scheduler {
   OptTarget target;
   std::vector<Opt> applied_opts;
   bool dont_use_locals = false;  // set by NOLOCALS: launch dims become idx0.. (no lidx), GLOBAL axes named BLUE
+  // set by TC: the tensor core and the ids of its three ranges (m: the first MUL operand's rows, n: the second's
+  // columns, k: the reduce), which later opts leave whole; tc_ranges is empty without TC
+  TensorCore tc;
+  int64_t tc_index = -1;  // its place in target.tensor_cores
+  std::vector<int64_t> tc_ranges;
 
   // optimizable ranges (size > 1) sorted by (axis_to_pos, id)
   std::vector<UOpRef> rngs() const;
@@ -108,6 +124,11 @@ class Scheduler {
   // splits rng into (rng' * amount + new) or, with top, (new * old_size + rng'); returns (rng', new)
   std::pair<UOpRef, UOpRef> shift_to(const UOpRef& rng, int64_t amount, AxisType new_type, bool top = false);
   void apply_opt(const Opt& opt, bool append = true);
+  // TC: the ranges the tensor core's axes were split from, outer parts (the reference's return of apply_opt TC):
+  // [the second MUL operand's axis, the first's, the reduce]
+  std::vector<UOpRef> apply_tc_opt(const Opt& opt);
+  // the index in rngs() of the range with this id (-1 if none)
+  int axis_of_range(int64_t id) const;
 
   // names the kernel (or gives it *name_override: a search names every candidate alike) and returns the optimized
   // AST (SINK arg = KernelInfo{name, colored_name, applied_opts})
@@ -117,11 +138,13 @@ class Scheduler {
   std::string colored_shape() const;
 
  private:
+  void apply_split_opt(const Opt& opt, bool append);
   int64_t next_range_id_;
 };
 
 // The hand-coded heuristics (heuristic.py): mat-vec, GROUPTOP, upcasts, unrolls, then locals (GPU) or threads (CPU).
-void hand_coded_optimizations(Scheduler& k);
+// tc_select: the tensor core to try (the TC_SELECT option when unset; -1 = the first that fits)
+void hand_coded_optimizations(Scheduler& k, std::optional<int64_t> tc_select = std::nullopt);
 
 // The opts a kernel gets without BEAM: the hand-coded ones, unless NOOPT=1 or the kernel has several blocks (STAGE).
 void default_opts(Scheduler& k);

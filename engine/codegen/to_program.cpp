@@ -11,6 +11,7 @@
 #include "engine/codegen/linearize.h"
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
+#include "engine/codegen/tensor_core.h"
 #include "engine/renderer/c_renderer.h"
 #include "engine/renderer/glsl_renderer.h"
 #include "engine/renderer/llvm_renderer.h"
@@ -91,6 +92,12 @@ ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& tar
 
 ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, const OptTarget& target) {
   const KernelInfo info = sink->as<KernelInfo>();
+  if (!info.tensor_core.empty()) {
+    const int64_t i = info.tensor_core[0];
+    if (i < 0 || i >= static_cast<int64_t>(target.tensor_cores.size())) throw Error("kernel " + info.name + ": no tensor core " + std::to_string(i) + " on this target");
+    const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
+    return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), lang);
+  }
   sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), nullptr, "postopt symbolic");
 
   // lowering to a scalar loop program

@@ -29,6 +29,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<Opt> make_actions() {
   std::vector<Opt> a;
+  // tensor cores (the reference's TC actions; this engine pads nothing, so its tc_opt levels are one)
+  for (int axis = 0; axis < 9; ++axis) a.push_back({OptOps::TC, axis, -1});
   for (int64_t amt : {0, 2, 3, 4, 5, 7})
     for (int axis = 0; axis < 8; ++axis) a.push_back({OptOps::UPCAST, axis, amt});
   for (int64_t amt : {0, 4, 7})
@@ -57,6 +59,7 @@ struct RealAxes {
       : unrollable(s.unrollable_dims()), reduce(s.axes_of({AxisType::REDUCE})), shape_len(static_cast<int>(shape_len)) {}
   int of(const Opt& o) const {
     auto pick = [&](const std::vector<int>& v) { return o.axis >= 0 && o.axis < static_cast<int>(v.size()) ? v[o.axis] : -1; };
+    if (o.op == OptOps::TC) return 0;  // its axis picks one of the matmul's (m, n, k) choices, not a range
     if (o.op == OptOps::UNROLL) return pick(unrollable);
     if (o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) return pick(reduce);
     return o.axis >= 0 && o.axis < shape_len ? o.axis : -1;
@@ -217,7 +220,10 @@ std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast, in
     int64_t up = 1, lcl = 1;
     const auto fs2 = s2.full_shape();
     const auto at = s2.axis_types();
+    const auto rs2 = s2.rngs();
     for (size_t i = 0; i < fs2.size(); ++i) {
+      // a tensor core's fragment is not upcast into registers
+      if (std::count(s2.tc_ranges.begin(), s2.tc_ranges.end(), rs2[i]->as<RangeArg>().id)) continue;
       if (at[i] == AxisType::UPCAST || at[i] == AxisType::UNROLL) up *= fs2[i].value_or(1);
       else if (at[i] == AxisType::WARP || at[i] == AxisType::LOCAL || at[i] == AxisType::GROUP_REDUCE) lcl *= fs2[i].value_or(1);
     }
@@ -350,7 +356,15 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max)) cands.emplace_back(std::move(s2));
     if (round == 1) {
       Scheduler d = default_scheduler(s0);
+      const int64_t default_tc = d.tc_index;
       cands.emplace_back(std::move(d), true);
+      // and the hand-coded opts after each of the device's tensor cores (the default tries only the first that fits)
+      if (codegen_option("NOOPT", 0) == 0)
+        for (int64_t i = 0; i < static_cast<int64_t>(target.tensor_cores.size()); ++i) {
+          Scheduler t = s0;
+          hand_coded_optimizations(t, i);
+          if (!t.tc_ranges.empty() && t.tc_index != default_tc) cands.emplace_back(std::move(t));
+        }
     }
     rep.round = round;
     rep.done = 0;

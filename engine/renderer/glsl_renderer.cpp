@@ -8,6 +8,7 @@
 
 #include "engine/renderer/c_renderer.h"
 #include "engine/renderer/cstyle.h"
+#include "engine/codegen/tensor_core.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -234,12 +235,246 @@ int glsl_group_packing(const ProgramSpec& spec) {
   const auto& ls = *spec.local_size;
   if (ls[1] != 1 || ls[2] != 1 || ls[0] < 1 || ls[0] >= 128) return 1;
   for (auto& u : spec.lowered->src) {
-    if (u->op == Ops::BARRIER || u->op == Ops::BUFFER) return 1;  // work groups that talk to each other's lanes
+    if (u->op == Ops::BARRIER || u->op == Ops::BUFFER || u->op == Ops::WMMA) return 1;  // work groups that talk to each other's lanes
     if (u->op == Ops::SPECIAL && u->as<std::string>().rfind("idx", 0) == 0) return 1;
   }
   int64_t pack = 256 / ls[0];
   while (pack > 1 && pack > spec.global_size[0]) pack /= 2;
   return static_cast<int>(std::max<int64_t>(pack, 1));
+}
+
+namespace {
+
+// one dimension of a tile: ranges from the outermost to the innermost, each with its coefficient in a buffer's index
+struct TileDim {
+  std::vector<std::pair<int64_t, int64_t>> digits;  // (size, coefficient)
+  int64_t size() const {
+    int64_t p = 1;
+    for (auto& d : digits) p *= d.first;
+    return p;
+  }
+};
+
+// sum of coefficient x digit for a position `var` (GLSL uint) in a tile dimension
+std::string tile_offset(const TileDim& d, const std::string& var) {
+  std::string out;
+  int64_t stride = d.size();
+  for (auto& [size, coef] : d.digits) {
+    stride /= size;
+    if (coef == 0) continue;
+    std::string digit = stride == 1 ? var : "(" + var + " / " + std::to_string(stride) + "u)";
+    if (stride * size != d.size()) digit = "(" + digit + " % " + std::to_string(size) + "u)";
+    out += (out.empty() ? "" : " + ") + (coef == 1 ? digit : std::to_string(coef) + "u * " + digit);
+  }
+  return out.empty() ? "0u" : out;
+}
+
+// mixed-radix digits of `var` over ranges (the last the fastest), each times its coefficient from `coef`
+template <class F>
+std::string digits_sum(const std::vector<TcRange>& rs, const std::string& var, F coef) {
+  std::string out;
+  int64_t stride = 1, total = 1;
+  for (auto& r : rs) total *= r.size;
+  for (size_t i = rs.size(); i-- > 0;) {
+    const int64_t c = coef(rs[i]);
+    if (c != 0) {
+      std::string digit = stride == 1 ? var : "(" + var + " / " + std::to_string(stride) + "u)";
+      if (stride * rs[i].size != total) digit = "(" + digit + " % " + std::to_string(rs[i].size) + "u)";
+      out += (out.empty() ? "" : " + ") + (c == 1 ? digit : std::to_string(c) + "u * " + digit);
+    }
+    stride *= rs[i].size;
+  }
+  return out.empty() ? "0u" : out;
+}
+
+// an operand's tile: rows x cols of the matrix, staged in shared memory along its contiguous dimension
+struct Operand {
+  std::string name;  // "a" / "b"
+  TileDim rows, cols;
+  bool col_major = false;  // contiguous along rows (smem [cols][rows + 8]) rather than cols (smem [rows][cols + 8])
+  int vec = 1;             // elements per global load
+  int64_t slot = 0;
+  std::string origin;      // GLSL: the tile's first element for the block `kn`
+  int64_t stride() const { return (col_major ? rows.size() : cols.size()) + 8; }
+  int64_t units() const { return rows.size() * cols.size() / vec; }
+};
+
+}  // namespace
+
+std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) {
+  const int64_t S = L.subgroups(), lanes = S * L.threads;
+  auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+  std::vector<TcRange> locals_m, locals_n;
+  for (auto& l : L.locals) (l.cb == 0 ? locals_m : locals_n).push_back(l);
+  auto dim = [](const std::vector<TcRange>& a, const std::vector<TcRange>& b, const TcRange& t, int64_t TcRange::*coef) {
+    TileDim d;
+    for (auto* v : {&a, &b})
+      for (auto& r : *v) d.digits.emplace_back(r.size, r.*coef);
+    d.digits.emplace_back(t.size, t.*coef);
+    // neighbours that are one contiguous run (outer coefficient = inner coefficient x inner size) are one digit
+    for (size_t i = d.digits.size() - 1; i-- > 0;) {
+      auto &o = d.digits[i], &in = d.digits[i + 1];
+      if (o.second == in.second * in.first) {
+        in.first *= o.first;
+        d.digits.erase(d.digits.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    return d;
+  };
+  const std::vector<TcRange> none;
+  Operand A{"a", dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), dim(none, L.unrolls, L.rk, &TcRange::ca)};
+  Operand B{"b", dim(none, L.unrolls, L.rk, &TcRange::cb), dim(locals_n, L.upcast_n, L.rn, &TcRange::cb)};
+  A.col_major = L.rk.ca != 1, B.col_major = L.rn.cb != 1;
+  A.slot = L.slot_a, B.slot = L.slot_b;
+  // 4-element loads when every coefficient and the start are multiples of 4 and the contiguous range holds whole vec4s
+  auto vectorizable = [&](int64_t base, int64_t TcRange::*coef, const TcRange& contiguous) {
+    if (base % 4 || contiguous.size % 4) return false;
+    for (auto* v : {&L.globals, &L.locals, &L.upcast_m, &L.upcast_n, &L.reduces, &L.unrolls})
+      for (auto& r : *v)
+        if (r.*coef % 4) return false;
+    for (const TcRange* r : {&L.rm, &L.rn, &L.rk})
+      if (r != &contiguous && r->*coef % 4) return false;
+    return true;
+  };
+  A.vec = vectorizable(L.base_a, &TcRange::ca, A.col_major ? L.rm : L.rk) ? 4 : 1;
+  B.vec = vectorizable(L.base_b, &TcRange::cb, B.col_major ? L.rk : L.rn) ? 4 : 1;
+  const std::string k_a = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.ca; });
+  const std::string k_b = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.cb; });
+  A.origin = "oa + " + k_a, B.origin = "ob + " + k_b;
+
+  const std::string T = glsl_type(L.dtype_in), TV = L.dtype_in == dtypes::float16 ? "f16vec4" : "";
+  const std::string acc_t = "fcoopmatNV<" + std::to_string(L.dtype_acc->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
+  const std::string fa_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tk) + ">";
+  const std::string fb_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tk) + ", " + u(L.tn) + ">";
+  const std::string out_t = "fcoopmatNV<" + std::to_string(L.dtype_out->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
+  std::ostringstream o;
+  o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
+       "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
+  o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
+  o << "layout(local_size_x = " << lanes << ") in;\n";
+  // restrict (read-only loads cached in L1 on NVIDIA) unless A and B are one buffer
+  const std::string restrict = L.slot_a != L.slot_b ? "restrict " : "";
+  o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
+  for (Operand* x : {&A, &B}) {
+    const std::string nm = x->name + std::to_string(x->vec);
+    o << "layout(std430, set = 0, binding = " << x->slot << ") " << restrict << "readonly buffer buf_" << nm << " { " << (x->vec == 4 ? TV : T) << " " << nm
+      << "[]; };\n";
+  }
+  o << "shared " << T << " sa[" << (A.col_major ? A.cols.size() : A.rows.size()) * A.stride() << "];\n";
+  o << "shared " << T << " sb[" << (B.col_major ? B.cols.size() : B.rows.size()) * B.stride() << "];\n";
+  o << "void main() {\n";
+  o << "  const uint lane = gl_LocalInvocationID.x, sg = lane / " << u(L.threads) << ", wg = gl_WorkGroupID.x;\n";
+  o << "  // the tile's first element in A, B and the output (work group), the subgroup's first row and column in the tile\n";
+  o << "  const uint oa = " << L.base_a << "u + " << digits_sum(L.globals, "wg", [](const TcRange& r) { return r.ca; }) << ";\n";
+  o << "  const uint ob = " << L.base_b << "u + " << digits_sum(L.globals, "wg", [](const TcRange& r) { return r.cb; }) << ";\n";
+  o << "  const uint oc = " << L.base_c << "u + " << digits_sum(L.globals, "wg", [](const TcRange& r) { return r.cc; }) << " + "
+    << digits_sum(L.locals, "sg", [](const TcRange& r) { return r.cc; }) << ";\n";
+  // the subgroup's rows of A's tile and columns of B's: its LOCAL digits at their place in the row (column) index
+  auto local_start = [&](const std::vector<TcRange>& mine, int64_t inner) {
+    // row index = (mine digits) * inner + (upcast digits) * tm + t: the mine digits are sg's digits over all locals
+    std::string out;
+    int64_t stride = 1;
+    for (size_t i = L.locals.size(); i-- > 0;) {
+      const TcRange& r = L.locals[i];
+      const bool is_mine = std::any_of(mine.begin(), mine.end(), [&](const TcRange& m) { return m.id == r.id; });
+      if (is_mine) {
+        int64_t place = inner;
+        bool after = false;
+        for (auto& m : mine) {
+          if (after) place *= m.size;
+          if (m.id == r.id) after = true;
+        }
+        std::string digit = stride == 1 ? "sg" : "(sg / " + std::to_string(stride) + "u)";
+        digit = "(" + digit + " % " + std::to_string(r.size) + "u)";
+        out += (out.empty() ? "" : " + ") + std::to_string(place) + "u * " + digit;
+      }
+      stride *= r.size;
+    }
+    return out.empty() ? "0u" : out;
+  };
+  int64_t fm = 1, fn = 1;
+  for (auto& r : L.upcast_m) fm *= r.size;
+  for (auto& r : L.upcast_n) fn *= r.size;
+  o << "  const uint m0 = " << local_start(locals_m, fm * L.tm) << ", n0 = " << local_start(locals_n, fn * L.tn) << ";\n";
+
+  // each lane's share of a tile: unit q = lane + lanes * i, its (row, col), global index and shared-memory index
+  auto unit_pos = [&](const Operand& x, const std::string& q) {
+    const int64_t along = (x.col_major ? x.rows.size() : x.cols.size()) / x.vec;
+    std::string inner = "(" + q + " % " + u(along) + ") * " + u(x.vec), outer = "(" + q + " / " + u(along) + ")";
+    return x.col_major ? std::make_pair(inner, outer) : std::make_pair(outer, inner);  // (row, col)
+  };
+  auto regs = [&](const Operand& x) { return (x.units() + lanes - 1) / lanes; };
+  auto global_load = [&](const Operand& x, const std::string& kb, const std::string& indent) {
+    std::ostringstream s;
+    const std::string nm = x.name + std::to_string(x.vec);
+    s << indent << "for (uint i = 0u; i < " << u(regs(x)) << "; ++i) {\n";
+    s << indent << "  const uint q = lane + " << u(lanes) << " * i, kn = " << kb << ";\n";
+    if (x.units() % lanes) s << indent << "  if (q >= " << u(x.units()) << ") break;\n";
+    auto [row, col] = unit_pos(x, "q");
+    s << indent << "  const uint r = " << row << ", c = " << col << ";\n";
+    s << indent << "  const uint at = " << x.origin << " + " << tile_offset(x.rows, "r") << " + " << tile_offset(x.cols, "c") << ";\n";
+    s << indent << "  r" << x.name << "[i] = " << nm << "[" << (x.vec == 4 ? "at >> 2u" : "at") << "];\n";
+    s << indent << "}\n";
+    return s.str();
+  };
+  auto shared_store = [&](const Operand& x, const std::string& indent) {
+    std::ostringstream s;
+    s << indent << "for (uint i = 0u; i < " << u(regs(x)) << "; ++i) {\n";
+    s << indent << "  const uint q = lane + " << u(lanes) << " * i;\n";
+    if (x.units() % lanes) s << indent << "  if (q >= " << u(x.units()) << ") break;\n";
+    auto [row, col] = unit_pos(x, "q");
+    s << indent << "  const uint r = " << row << ", c = " << col << ", at = " << (x.col_major ? "c * " + u(x.stride()) + " + r" : "r * " + u(x.stride()) + " + c") << ";\n";
+    if (x.vec == 4)
+      for (int e = 0; e < 4; ++e) s << indent << "  s" << x.name << "[at + " << e << "u] = r" << x.name << "[i]." << "xyzw"[e] << ";\n";
+    else
+      s << indent << "  s" << x.name << "[at] = r" << x.name << "[i];\n";
+    s << indent << "}\n";
+    return s.str();
+  };
+  for (const Operand* x : {&A, &B}) o << "  " << (x->vec == 4 ? TV : T) << " r" << x->name << "[" << regs(*x) << "];\n";
+  o << global_load(A, "0u", "  ") << global_load(B, "0u", "  ");
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j) o << "  " << acc_t << " acc" << i << "_" << j << " = " << acc_t << "(0.0);\n";
+  o << "  for (uint kb = 0u; kb < " << u(L.k_blocks()) << "; ++kb) {\n";
+  o << "    barrier();\n" << shared_store(A, "    ") << shared_store(B, "    ") << "    barrier();\n";
+  if (L.k_blocks() > 1) o << "    if (kb + 1u < " << u(L.k_blocks()) << ") {\n" << global_load(A, "kb + 1u", "      ") << global_load(B, "kb + 1u", "      ") << "    }\n";
+  o << "    for (uint kk = 0u; kk < " << u(L.block_k()) << "; kk += " << u(L.tk) << ") {\n";
+  for (int64_t i = 0; i < fm; ++i) {
+    const std::string r0 = "m0 + " + u(i * L.tm);
+    o << "      " << fa_t << " fa" << i << "; coopMatLoadNV(fa" << i << ", sa, "
+      << (A.col_major ? "kk * " + u(A.stride()) + " + " + r0 : "(" + r0 + ") * " + u(A.stride()) + " + kk") << ", " << u(A.stride()) << ", "
+      << (A.col_major ? "true" : "false") << ");\n";
+  }
+  for (int64_t j = 0; j < fn; ++j) {
+    const std::string c0 = "n0 + " + u(j * L.tn);
+    o << "      " << fb_t << " fb" << j << "; coopMatLoadNV(fb" << j << ", sb, "
+      << (B.col_major ? "(" + c0 + ") * " + u(B.stride()) + " + kk" : "kk * " + u(B.stride()) + " + " + c0) << ", " << u(B.stride()) << ", "
+      << (B.col_major ? "true" : "false") << ");\n";
+  }
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j)
+      o << "      acc" << i << "_" << j << " = coopMatMulAddNV(fa" << i << ", fb" << j << ", acc" << i << "_" << j << ");\n";
+  o << "    }\n  }\n";
+  // accumulator (i, j) of the subgroup: its upcast digits' place in the output
+  const bool c_col = L.rn.cc != 1;
+  const int64_t c_stride = c_col ? L.rn.cc : L.rm.cc;
+  auto upcast_offset = [](const std::vector<TcRange>& rs, int64_t idx) {
+    int64_t off = 0;
+    for (size_t k = rs.size(); k-- > 0;) {
+      off += (idx % rs[k].size) * rs[k].cc;
+      idx /= rs[k].size;
+    }
+    return off;
+  };
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j) {
+      const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
+      const std::string v = L.dtype_out == L.dtype_acc ? a : out_t + "(" + a + ")";
+      o << "  coopMatStoreNV(" << v << ", c, oc + " << u(upcast_offset(L.upcast_m, i) + upcast_offset(L.upcast_n, j)) << ", " << u(c_stride) << ", "
+        << (c_col ? "true" : "false") << ");\n";
+    }
+  o << "}\n";
+  return o.str();
 }
 
 std::string render_glsl(const ProgramSpec& spec) {

@@ -17,6 +17,13 @@ namespace ts {
 
 std::string render_glsl(const ProgramSpec& spec);
 
+// A kernel under the TC opt (engine/codegen/tensor_core.h) as a GL_NV_cooperative_matrix shader: each work group
+// stages its A and B tiles for one K block in shared memory (rows padded by 8 elements; the next block's tiles are
+// read into registers while the current one is multiplied), each subgroup multiplies its fragments and stores its
+// accumulators straight to the output (converted to the output's dtype).
+struct TcLayout;
+std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& layout);
+
 // How many of the program's work groups one Vulkan work group runs (1: each its own). A program of small work groups
 // (under 128 lanes, one dimension) without barriers or local memory and with constant launch dims gets several packed
 // into one of up to 256 lanes: NVIDIA keeps few work groups in flight per multiprocessor, so 32-lane ones leave it

@@ -53,6 +53,8 @@ struct KernelInfo {
   std::string name = "test";
   std::string colored_name;
   std::vector<std::string> applied_opts;
+  // under the TC opt: the tensor core's index in the target's list, then the ids of its m, n and k ranges (else empty)
+  std::vector<int64_t> tensor_core;
   bool operator==(const KernelInfo&) const = default;
 };
 

@@ -56,6 +56,12 @@ class VulkanDevice final : public Device {
       t.local_max[d] = std::min<int64_t>(t.local_max[d], std::min(info_.max_workgroup_size[d], info_.max_workgroup_invocations));
     }
     t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
+    // tensor cores: the device's fp16 x fp16 + fp32 subgroup shapes of GL_NV_cooperative_matrix (what the GLSL
+    // compiler has; the KHR extension's shapes, bf16 among them, have no GLSL extension in glslang 12), in its order
+    if (info_.cooperative_matrix_nv)
+      for (const auto& c : info_.cooperative_matrix_nv_shapes)
+        if (c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup")
+          t.tensor_cores.push_back({c.m, c.n, c.k, dtypes::float16, dtypes::float32, info_.subgroup_size});
     return t;
   }
   std::string compiler_key() const override { return "GLSL"; }
@@ -80,9 +86,16 @@ class VulkanDevice final : public Device {
             {"max_buffer", u(info_.max_storage_buffer_range) + " B (one storage-buffer binding)"},
             {"device_memory", u(info_.device_local_heap_size) + " B"},
             {"timestamps", info_.compute_timestamps ? "yes (" + std::to_string(info_.timestamp_period_ns) + " ns per tick)" : "no"},
-            {"cooperative_matrix", coop_text()}};
+            {"cooperative_matrix", coop_text()},
+            {"tensor_cores", tc_text()}};
   }
 
+  // the shapes the TC opt uses, in the order it tries them: "16x16x16 half -> float, ...", or "none"
+  std::string tc_text() const {
+    std::string out;
+    for (const auto& t : opt_target().tensor_cores) out += (out.empty() ? "" : ", ") + t.str();
+    return out.empty() ? "none (no fp16 x fp16 + fp32 subgroup shape of GL_NV_cooperative_matrix)" : out;
+  }
   // "KHR: 3 shapes, NV: 2 shapes (16x8x16 float16 -> float32, ...)", or "no"
   std::string coop_text() const {
     std::string out;

@@ -20,3 +20,7 @@ target_link_options(vulkan_bench PRIVATE -static-libstdc++ -static-libgcc)
 ts_add_test(test_beam SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_beam.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 300)
 target_compile_definitions(test_beam PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
 set_property(TEST test_beam APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
+
+# The TC opt on a target with the H200's tensor cores: which kernels take it, the heuristic's opts after it, and the
+# cooperative-matrix shaders compiled by glslang (lavapipe cannot run them)
+ts_add_test(test_tensor_core SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tensor_core.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 120)

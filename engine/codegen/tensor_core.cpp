@@ -1,0 +1,245 @@
+#include "engine/codegen/tensor_core.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "engine/codegen/linearize.h"
+#include "engine/renderer/glsl_renderer.h"
+
+namespace ts {
+
+namespace {
+
+using Values = std::unordered_map<int64_t, int64_t>;  // range id -> value
+
+void refuse(const std::string& why) { throw KernelOptError("tensor core: " + why); }
+
+// an index expression's value for range values (absent: 0); nullopt for ops other than + * and integer constants
+std::optional<int64_t> eval_affine(const UOpRef& e, const Values& v) {
+  switch (e->op) {
+    case Ops::CONST:
+      if (!e->is<int64_t>()) return std::nullopt;
+      return e->const_int();
+    case Ops::RANGE: {
+      auto it = v.find(e->as<RangeArg>().id);
+      return it == v.end() ? 0 : it->second;
+    }
+    case Ops::ADD:
+    case Ops::MUL: {
+      auto a = eval_affine(e->src[0], v), b = eval_affine(e->src[1], v);
+      if (!a || !b) return std::nullopt;
+      return e->op == Ops::ADD ? *a + *b : *a * *b;
+    }
+    default: return std::nullopt;
+  }
+}
+
+struct Affine {
+  int64_t base = 0;
+  std::unordered_map<int64_t, int64_t> coef;
+};
+
+// the index of an INDEX as base + sum(coef * range): refused when it is gated, not made of + * and constants, or not
+// affine (checked at every range's last value and at a spread of points)
+Affine affine_index(const UOpRef& index, const std::vector<TcRange>& rs, const char* what) {
+  if (index->op != Ops::INDEX || index->src.size() != 2) refuse(std::string(what) + " is not an ungated buffer access");
+  const UOpRef& e = index->src[1];
+  Affine a;
+  auto b = eval_affine(e, {});
+  if (!b) refuse(std::string("the index of ") + what + " is not a sum of products of ranges and constants");
+  a.base = *b;
+  for (auto& r : rs) a.coef[r.id] = *eval_affine(e, {{r.id, 1}}) - a.base;
+  for (int p = 0; p < 8; ++p) {
+    Values v;
+    int64_t expect = a.base;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      const int64_t x = p == 0 ? rs[i].size - 1 : static_cast<int64_t>((i * 7 + p * 13 + p * i) % static_cast<size_t>(rs[i].size));
+      v[rs[i].id] = x;
+      expect += a.coef[rs[i].id] * x;
+    }
+    if (*eval_affine(e, v) != expect) refuse(std::string("the index of ") + what + " is not affine in the ranges");
+  }
+  for (auto& [id, c] : a.coef)
+    if (c < 0) refuse(std::string("the index of ") + what + " runs backwards along a range");
+  if (a.base < 0) refuse(std::string("the index of ") + what + " starts before its buffer");
+  return a;
+}
+
+int64_t prod_sizes(const std::vector<TcRange>& rs) {
+  int64_t p = 1;
+  for (auto& r : rs) p *= r.size;
+  return p;
+}
+
+}  // namespace
+
+int64_t TcLayout::subgroups() const { return prod_sizes(locals); }
+int64_t TcLayout::tile_m() const {
+  int64_t p = tm * prod_sizes(upcast_m);
+  for (auto& l : locals) if (l.cb == 0) p *= l.size;
+  return p;
+}
+int64_t TcLayout::tile_n() const {
+  int64_t p = tn * prod_sizes(upcast_n);
+  for (auto& l : locals) if (l.ca == 0) p *= l.size;
+  return p;
+}
+int64_t TcLayout::block_k() const { return tk * prod_sizes(unrolls); }
+int64_t TcLayout::work_groups() const { return prod_sizes(globals); }
+int64_t TcLayout::k_blocks() const { return prod_sizes(reduces); }
+int64_t TcLayout::shared_bytes() const {
+  const int64_t e = dtype_in->itemsize();
+  // A: [tile_m][block_k + 8] or [block_k][tile_m + 8]; B: [block_k][tile_n + 8] or [tile_n][block_k + 8]
+  const int64_t a = rm.ca == 1 ? block_k() * (tile_m() + 8) : tile_m() * (block_k() + 8);
+  const int64_t b = rn.cb == 1 ? block_k() * (tile_n() + 8) : tile_n() * (block_k() + 8);
+  return (a + b) * e;
+}
+
+TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target) {
+  if (ids.size() != 3) refuse("the kernel has no tensor-core ranges");
+  TcLayout L;
+  L.tm = tc.m, L.tn = tc.n, L.tk = tc.k, L.threads = tc.threads;
+  // the one store, its value a REDUCE (or a cast of it) of a MUL of two buffer reads
+  UOpRef store, red;
+  std::vector<UOpRef> ranges;
+  for (auto& u : ast->toposort()) {
+    if (u->op == Ops::STORE) {
+      if (store) refuse("the kernel stores more than once");
+      store = u;
+    }
+    if (u->op == Ops::REDUCE) {
+      if (red) refuse("the kernel has more than one reduce");
+      red = u;
+    }
+    if (u->op == Ops::RANGE && u->vmax() > 0) ranges.push_back(u);
+    if (u->op == Ops::WHERE || u->op == Ops::STAGE) refuse("the kernel has a gate or a local buffer");
+    if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU) refuse("the kernel has a Variable");
+  }
+  if (!store || !red || red->as<ReduceArg>().op != Ops::ADD) refuse("no sum to put on tensor cores");
+  UOpRef value = store->src[1];
+  if (value->op == Ops::CAST) value = value->src[0];
+  if (value != red) refuse("the stored value is more than a cast of the sum");
+  UOpRef mul = red->src[0]->op == Ops::CAST ? red->src[0]->src[0] : red->src[0];
+  if (mul->op != Ops::MUL) refuse("the sum is not of a product");
+  const UOpRef &ia = mul->src[0], &ib = mul->src[1], &ic = store->src[0];
+  L.dtype_in = ia->dtype, L.dtype_acc = red->dtype, L.dtype_out = store->src[1]->dtype;
+  if (ia->dtype != tc.dtype_in || ib->dtype != tc.dtype_in || red->dtype != tc.dtype_out) refuse("dtypes do not match " + tc.str());
+  if (L.dtype_out != L.dtype_acc && L.dtype_out != tc.dtype_in) refuse("the sum is cast to " + std::string(L.dtype_out->name));
+  for (const UOpRef* x : {&ia, &ib, &ic})
+    if ((*x)->op != Ops::INDEX || (*x)->src[0]->op != Ops::PARAM) refuse("an operand is not a buffer read");
+  L.slot_a = ia->src[0]->as<ParamArg>().slot, L.slot_b = ib->src[0]->as<ParamArg>().slot, L.slot_c = ic->src[0]->as<ParamArg>().slot;
+
+  std::vector<TcRange> rs;
+  for (auto& r : ranges) {
+    TcRange t;
+    t.id = r->as<RangeArg>().id, t.type = r->as<RangeArg>().type;
+    if (r->src[0]->op != Ops::CONST) refuse("a range has a symbolic size");
+    t.size = r->src[0]->const_int();
+    rs.push_back(t);
+  }
+  const Affine aa = affine_index(ia, rs, "A"), ab = affine_index(ib, rs, "B"), ac = affine_index(ic, rs, "the output");
+  L.base_a = aa.base, L.base_b = ab.base, L.base_c = ac.base;
+  for (auto& t : rs) {
+    t.ca = aa.coef.at(t.id), t.cb = ab.coef.at(t.id), t.cc = ac.coef.at(t.id);
+    const bool a = t.ca != 0, b = t.cb != 0, c = t.cc != 0;
+    const AxisType ty = t.type;
+    if (t.id == ids[0]) {
+      if (!(a && !b && c)) refuse("the m range is not a row of A and of the output only");
+      L.rm = t;
+    } else if (t.id == ids[1]) {
+      if (!(!a && b && c)) refuse("the n range is not a column of B and of the output only");
+      L.rn = t;
+    } else if (t.id == ids[2]) {
+      if (!(a && b && !c)) refuse("the k range is not a reduce of A and B");
+      L.rk = t;
+    } else if (a && b && c) {
+      if (ty != AxisType::GLOBAL) refuse("a batch range that is not GLOBAL");
+      L.globals.push_back(t);
+    } else if (a && b && !c) {
+      if (ty == AxisType::REDUCE) L.reduces.push_back(t);
+      else if (ty == AxisType::UNROLL) L.unrolls.push_back(t);
+      else refuse("a reduce range split other than by UNROLL");
+    } else if (c && (a != b)) {
+      if (ty == AxisType::GLOBAL) L.globals.push_back(t);
+      else if (ty == AxisType::LOCAL) L.locals.push_back(t);
+      else if (ty == AxisType::UPCAST) (a ? L.upcast_m : L.upcast_n).push_back(t);
+      else refuse("an output range of type " + std::string(axis_type_name(ty)));
+    } else {
+      refuse("a range that is not a row, column, reduce or batch of the matmul");
+    }
+  }
+  if (L.rm.size != tc.m || L.rn.size != tc.n || L.rk.size != tc.k) refuse("the tensor-core ranges are not " + tc.str());
+  // fragments are loaded from and stored to rows (or columns) of contiguous elements
+  if (L.rm.cc != 1 && L.rn.cc != 1) refuse("the output is neither row- nor column-major in the fragment");
+  if (L.rk.ca != 1 && L.rm.ca != 1) refuse("A is neither row- nor column-major in the fragment");
+  if (L.rk.cb != 1 && L.rn.cb != 1) refuse("B is neither row- nor column-major in the fragment");
+  // a fragment store's start and stride are 16-byte aligned
+  const int64_t align = 16 / L.dtype_out->itemsize();
+  if (L.base_c % align) refuse("the output does not start 16-byte aligned");
+  for (auto& t : rs)
+    if (t.id != ids[0] && t.id != ids[1] && t.cc % align) refuse("an output stride is not a multiple of 16 bytes");
+  if ((L.rm.cc == 1 ? L.rn.cc : L.rm.cc) % align) refuse("the output's row stride is not a multiple of 16 bytes");
+  const int64_t lanes = L.subgroups() * L.threads;
+  if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
+  if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+  if (L.shared_bytes() > target.shared_max)
+    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(target.shared_max));
+  const int64_t fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
+  if (fm * fn > 64) refuse("more than 64 accumulators per subgroup");
+  return L;
+}
+
+ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& L, Lang lang) {
+  const KernelInfo& info = sink->as<KernelInfo>();
+  if (lang != Lang::GLSL) throw Error("kernel " + info.name + ": tensor cores (the TC opt) are only rendered as GLSL");
+  ProgramSpec spec;
+  spec.name = info.name;
+  spec.colored_name = info.colored_name;
+  spec.function_name = to_function_name(info.colored_name);
+  spec.applied_opts = info.applied_opts;
+  // the program as a list: the three buffers, the launch indexes and one WMMA that stands for the rest
+  int64_t num_buffers = 0;
+  std::unordered_map<int64_t, UOpRef> params;
+  for (auto& u : kernel_ast->toposort())
+    if (u->op == Ops::PARAM && u->as<ParamArg>().addrspace != AddrSpace::ALU) {
+      num_buffers = std::max(num_buffers, u->as<ParamArg>().slot + 1);
+      params[u->as<ParamArg>().slot] = u;
+    }
+  spec.num_buffers = static_cast<int>(num_buffers);
+  UOps lin;
+  for (int64_t s : {L.slot_c, L.slot_a, L.slot_b})
+    if (std::find(lin.begin(), lin.end(), params.at(s)) == lin.end()) lin.push_back(params.at(s));
+  UOpRef g = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.work_groups())}, std::string("gidx0"));
+  UOpRef l = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.subgroups() * L.threads)}, std::string("lidx0"));
+  lin.push_back(g);
+  lin.push_back(l);
+  const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
+                           L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
+                           " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k());
+  lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
+  spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
+  for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})
+    if (std::find(spec.globals.begin(), spec.globals.end(), s) == spec.globals.end()) spec.globals.push_back(static_cast<int>(s));
+  std::sort(spec.globals.begin(), spec.globals.end());
+  spec.outs = {static_cast<int>(L.slot_c)};
+  spec.ins = {static_cast<int>(L.slot_a)};
+  if (L.slot_b != L.slot_a) spec.ins.push_back(static_cast<int>(L.slot_b));
+  std::sort(spec.ins.begin(), spec.ins.end());
+  set_launch_dims(spec, true);
+  // every multiply-add of the matmul, and each buffer element moved once
+  const double mnk = static_cast<double>(L.work_groups()) * static_cast<double>(L.tile_m() * L.tile_n()) *
+                     static_cast<double>(L.k_blocks() * L.block_k());
+  spec.estimates.ops = 2 * mnk;
+  double mem = 0;
+  for (int64_t s : spec.globals) mem += static_cast<double>(params.at(s)->as<ParamArg>().size * params.at(s)->dtype->itemsize());
+  spec.estimates.mem = mem;
+  spec.estimates.lds = mem;
+  spec.ast = kernel_ast;
+  spec.lang = "glsl";
+  spec.src = render_glsl_tensor_core(spec, L);
+  return spec;
+}
+
+}  // namespace ts

@@ -1,0 +1,60 @@
+#pragma once
+// Kernels under the TC opt: a matmul whose inner m x n x k block is one tensor-core operation of a subgroup.
+//
+// A GPU's cooperative matrices (Vulkan's GL_NV_cooperative_matrix) are opaque: a subgroup loads a fragment from
+// memory with a row stride, multiplies and adds fragments, and stores one; which lane holds which element is the
+// driver's. So the reference's WMMA lowering (each lane's elements as upcast vectors) has no counterpart, and a TC
+// kernel is instead read as a layout: every range of the optimized AST has a role, and each of the three buffers an
+// affine index over the ranges. Roles:
+//   the TC ranges m, n, k     one fragment: rows of A (the first MUL operand) and C, columns of B and C, the reduce
+//   GLOBAL                    work groups (ranges of A and C, of B and C, or of all three: a batch)
+//   LOCAL (of A or B)         subgroups of the work group: each takes its own rows (or columns) of the tile
+//   UPCAST (of A or B)        fragments per subgroup: FM x FN accumulators
+//   REDUCE                    the loop over K blocks
+//   UNROLL (of the reduce)    k fragments per K block
+// Anything else (a gate, a non-affine index, a range of one buffer only, an epilogue other than a cast) is not a
+// tensor-core kernel: the TC opt refuses it with a KernelOptError, before it changes the kernel.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/opt.h"
+#include "engine/codegen/program.h"
+#include "engine/codegen/to_program.h"
+
+namespace ts {
+
+struct TcRange {
+  int64_t id = 0, size = 1;
+  AxisType type = AxisType::WEAK;
+  int64_t ca = 0, cb = 0, cc = 0;  // its coefficient in A's, B's and C's element index
+};
+
+struct TcLayout {
+  int64_t tm = 0, tn = 0, tk = 0, threads = 32;
+  DType dtype_in = nullptr, dtype_acc = nullptr, dtype_out = nullptr;
+  int64_t slot_a = 0, slot_b = 0, slot_c = 0;
+  int64_t base_a = 0, base_b = 0, base_c = 0;  // the indexes with every range 0
+  TcRange rm, rn, rk;
+  std::vector<TcRange> globals;             // work-group ranges, the last the fastest
+  std::vector<TcRange> locals;              // subgroup ranges (of A or of B), the last the fastest
+  std::vector<TcRange> upcast_m, upcast_n;  // fragment ranges
+  std::vector<TcRange> reduces, unrolls;    // K blocks and the k fragments in one
+  // derived sizes
+  int64_t subgroups() const;
+  int64_t tile_m() const;  // rows of the work group's tile: tm x its LOCAL and UPCAST ranges of A
+  int64_t tile_n() const;
+  int64_t block_k() const;  // tk x the UNROLL ranges
+  int64_t work_groups() const;
+  int64_t k_blocks() const;
+  int64_t shared_bytes() const;  // the A and B tiles in shared memory, rows padded by 8
+};
+
+// The layout of an optimized kernel AST whose KernelInfo (or `ids`) names TC ranges; KernelOptError when it is not one
+// `target` can run (the reason in the message).
+TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target);
+
+// The program of a TC kernel (GLSL only): launch dims from its layout, the source from render_glsl_tensor_core.
+ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& layout, Lang lang);
+
+}  // namespace ts

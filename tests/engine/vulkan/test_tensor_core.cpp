@@ -1,0 +1,147 @@
+// The TC opt on a target with tensor cores (16x8x16 and 16x8x8 fp16 -> fp32, 32-lane subgroups, as the H200 reports
+// them): which kernels take it, the opts the heuristic adds after it (the reference's), the layout read off the AST,
+// and the cooperative-matrix GLSL compiled by glslang. lavapipe has no cooperative matrices, so what the shader
+// computes is checked on a GPU that has them (`tinyscope bench --dev VULKAN` checks its fp16 matmul's output).
+#include <QtTest>
+
+#include <algorithm>
+
+#include "engine/codegen/opt.h"
+#include "engine/codegen/tensor_core.h"
+#include "engine/codegen/to_program.h"
+#include "engine/device/search.h"
+#include "engine/runtime/vulkan/vulkan.h"
+#include "engine/uop/error.h"
+#include "../codegen/kernels.h"
+
+using namespace ts;
+
+namespace {
+
+OptTarget tc_target() {
+  OptTarget t = gpu_opt_target();
+  t.global_max = {0x7FFFFFFF, 65535, 65535};
+  t.local_max = {1024, 1024, 64};
+  t.tensor_cores = {{16, 8, 16, dtypes::float16, dtypes::float32, 32}, {16, 8, 8, dtypes::float16, dtypes::float32, 32}};
+  return t;
+}
+
+// out[r0*N+r1] = half(sum_r2 float(a[..] * b[..])) as tinygrad's half matmul; b_transposed reads b[r1*K+r2]
+UOpRef half_matmul(int64_t M, int64_t K, int64_t N, bool b_transposed = false, bool half_out = true) {
+  auto o = k::param(0, M * N, half_out ? dtypes::float16 : dtypes::float32), a = k::param(1, M * K, dtypes::float16),
+       b = k::param(2, K * N, dtypes::float16);
+  auto r0 = k::R(M, 0), r1 = k::R(N, 1), r2 = k::R(K, 2, AxisType::REDUCE);
+  auto bi = b_transposed ? iadd(imul(r1, k::c(K)), r2) : iadd(imul(r2, k::c(N)), r1);
+  auto v = ucast(alu(Ops::MUL, k::idx(a, iadd(imul(r0, k::c(K)), r2)), k::idx(b, bi)), dtypes::float32);
+  UOpRef s = k::reduce(Ops::ADD, v, {r2});
+  if (half_out) s = ucast(s, dtypes::float16);
+  return k::sink(k::end(k::store(o, iadd(imul(r0, k::c(N)), r1), s), {r0, r1}));
+}
+
+ProgramSpec program(const UOpRef& ast, const OptTarget& t) { return to_program(ast, Lang::GLSL, t); }
+
+bool has_tc(const ProgramSpec& p) {
+  return !p.applied_opts.empty() && p.applied_opts[0].rfind("Opt(op=OptOps.TC", 0) == 0;
+}
+
+void compiles(const ProgramSpec& p) {
+  vk::Compiler c;
+  try {
+    auto spv = c.compile_glsl(p.src, p.name);
+    QVERIFY(!spv.words.empty());
+  } catch (const Error& e) {
+    QFAIL((std::string(e.what()) + "\n" + p.src).c_str());
+  }
+}
+
+}  // namespace
+
+class TestTensorCore : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // the heuristic: TC first (the first tensor core that fits: 16x8x16), then UPCAST of the A axis by 4, of the B axis by
+  // 4 and LOCAL of the B axis by 4, so a work group of 4 subgroups computes a 64 x 128 tile in K blocks of 16
+  void heuristic_opts_and_layout() {
+    const OptTarget t = tc_target();
+    ProgramSpec p = program(half_matmul(256, 256, 256), t);
+    QVERIFY2(has_tc(p), p.name.c_str());
+    QCOMPARE(p.applied_opts.size(), size_t{4});
+    QCOMPARE(QString::fromStdString(p.applied_opts[0]), QString("Opt(op=OptOps.TC, axis=0, arg=(-1, 0, 1))"));
+    QCOMPARE(p.applied_opts[1].rfind("Opt(op=OptOps.UPCAST", 0), size_t{0});
+    QCOMPARE(p.applied_opts[2].rfind("Opt(op=OptOps.UPCAST", 0), size_t{0});
+    QCOMPARE(p.applied_opts[3].rfind("Opt(op=OptOps.LOCAL", 0), size_t{0});
+    // 256/64 x 256/128 work groups of 4 x 32 lanes
+    QCOMPARE(p.global_size[0] * p.global_size[1] * p.global_size[2], int64_t{8});
+    QVERIFY(p.local_size);
+    QCOMPARE((*p.local_size)[0], int64_t{128});
+    QCOMPARE(p.estimates.ops, 2.0 * 256 * 256 * 256);
+    QCOMPARE(p.outs, std::vector<int>{0});
+    QCOMPARE(p.ins, (std::vector<int>{1, 2}));
+    QVERIFY(p.src.find("coopMatMulAddNV") != std::string::npos);
+    QVERIFY(p.src.find("f16vec4 a4[]") != std::string::npos);  // vec4 loads of both row-major operands
+    QVERIFY(p.src.find("f16vec4 b4[]") != std::string::npos);
+    QVERIFY(p.src.find("float16_t c[]") != std::string::npos);  // converted to the output's half
+    compiles(p);
+  }
+
+  // every layout the matmul can take compiles: B transposed (column-major fragments), a float output, the second
+  // tensor core by tc_select, more opts on top (UNROLL of the K blocks, LOCAL of the A axis)
+  void layouts_compile() {
+    const OptTarget t = tc_target();
+    ProgramSpec bt = program(half_matmul(128, 64, 256, true), t);
+    QVERIFY(has_tc(bt));
+    QVERIFY(bt.src.find(", true);") != std::string::npos);
+    compiles(bt);
+    ProgramSpec f = program(half_matmul(128, 64, 128, false, false), t);
+    QVERIFY(has_tc(f));
+    QVERIFY(f.src.find("float c[]") != std::string::npos);
+    compiles(f);
+    ProgramSpec second = to_program(half_matmul(128, 64, 128), Lang::GLSL, t, {{OptOps::TC, 0, 1}, {OptOps::UNROLL, 0, 2}, {OptOps::LOCAL, 0, 2}});
+    QVERIFY(second.src.find("gl_ScopeSubgroup, 16u, 8u>") != std::string::npos);
+    QVERIFY(second.src.find("fcoopmatNV<16, gl_ScopeSubgroup, 16u, 8u> fa") != std::string::npos);  // k = 8
+    compiles(second);
+  }
+
+  // kernels the tensor cores do not take keep the ordinary opts: sizes that are not multiples of the shape, float
+  // inputs, a target without tensor cores, USE_TC=0; an opt that breaks the layout is refused and changes nothing
+  void refusals() {
+    const OptTarget t = tc_target();
+    QVERIFY(!has_tc(program(half_matmul(100, 64, 128), t)));
+    QVERIFY(!has_tc(program(k::matmul(128, 64, 128), t)));
+    QVERIFY(!has_tc(program(half_matmul(128, 64, 128), gpu_opt_target())));
+    codegen_options()["USE_TC"] = "0";
+    QVERIFY(!has_tc(program(half_matmul(128, 64, 128), t)));
+    codegen_options().erase("USE_TC");
+    Scheduler s = opt_scheduler(half_matmul(128, 64, 128), t);
+    s.apply_opt({OptOps::TC, 0, -1});
+    QCOMPARE(s.tc_ranges.size(), size_t{3});
+    const UOpRef before = s.ast;
+    // GROUP splits the reduce into lanes, which a tensor core's subgroup cannot share
+    QVERIFY_THROWS_EXCEPTION(KernelOptError, s.apply_opt({OptOps::GROUP, 0, 4}));
+    QCOMPARE(s.ast, before);
+    QCOMPARE(s.applied_opts.size(), size_t{1});
+    // TC must come first
+    Scheduler u = opt_scheduler(half_matmul(128, 64, 128), t);
+    u.apply_opt({OptOps::UPCAST, 0, 2});
+    QVERIFY_THROWS_EXCEPTION(KernelOptError, u.apply_opt({OptOps::TC, 0, -1}));
+  }
+
+  // BEAM's actions on the matmul include TC; the fragment's 16 x 8 x 16 does not count against the upcast limit
+  void beam_actions_take_tc() {
+    const OptTarget t = tc_target();
+    Scheduler s = opt_scheduler(half_matmul(128, 64, 128), t);
+    auto acts = kernel_actions(s, 256, 1024);
+    const auto tcs = std::count_if(acts.begin(), acts.end(), [](const Scheduler& x) { return !x.tc_ranges.empty(); });
+    QVERIFY(tcs >= 1);
+    for (auto& a : acts)
+      if (!a.tc_ranges.empty()) {
+        auto more = kernel_actions(a, 256, 1024);
+        QVERIFY(!more.empty());
+        for (auto& m : more) QCOMPARE(m.tc_ranges, a.tc_ranges);
+      }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTensorCore)
+#include "test_tensor_core.moc"
