@@ -27,7 +27,8 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& lay
 // How many of the program's work groups one Vulkan work group runs (1: each its own). A program of small work groups
 // (under 128 lanes, one dimension) without barriers or local memory and with constant launch dims gets several packed
 // into one of up to 256 lanes: NVIDIA keeps few work groups in flight per multiprocessor, so 32-lane ones leave it
-// mostly idle. The shader recovers each lane's gidx0/lidx0; the launch divides the x group count by this.
+// mostly idle. A grid is packed only as far as it keeps 1,024 work groups (a smaller one is not packed), so that the
+// packed groups still spread over every multiprocessor. The shader recovers each lane's gidx0/lidx0; the launch divides the x group count by this.
 int glsl_group_packing(const ProgramSpec& spec);
 
 // A clear Error when a dtype cannot be used in GLSL on a device without the feature (names the dtype and the device);

@@ -1,8 +1,12 @@
 # devices: VULKAN CPU
-# Small work groups packed into larger Vulkan ones (glsl_group_packing): E_5_32_4 has 5 work groups of 32 lanes, run
-# as 2 of 128 with the last half-empty, so the guard on the packed group index is exercised; every element is checked
-# against its hand-computed value, and a ragged multi-dimension kernel beside it.
+# Small work groups packed into larger Vulkan ones (glsl_group_packing), which keeps at least 1,024 packed groups:
+# E_8195_32_4 has 8,195 work groups of 32 lanes, run as 1,025 of 256 with the last one mostly empty, so the guard on
+# the packed group index is exercised; every element is checked against its hand-computed value. Beside it, grids too
+# small to pack (5 groups of 32 lanes) and a ragged multi-dimension kernel.
 from tinygrad import Tensor
+n = 8195 * 128
+w = (Tensor.arange(n) * 2 + 1).tolist()
+print(all(v == 2 * i + 1 for i, v in enumerate(w)), len(w))
 x = Tensor([float(i) for i in range(640)])
 y = (x * 2 + 1).tolist()
 print(all(v == 2 * i + 1 for i, v in enumerate(y)), len(y))
