@@ -275,19 +275,9 @@ std::string tile_offset(const TileDim& d, const std::string& var) {
 // mixed-radix digits of `var` over ranges (the last the fastest), each times its coefficient from `coef`
 template <class F>
 std::string digits_sum(const std::vector<TcRange>& rs, const std::string& var, F coef) {
-  std::string out;
-  int64_t stride = 1, total = 1;
-  for (auto& r : rs) total *= r.size;
-  for (size_t i = rs.size(); i-- > 0;) {
-    const int64_t c = coef(rs[i]);
-    if (c != 0) {
-      std::string digit = stride == 1 ? var : "(" + var + " / " + std::to_string(stride) + "u)";
-      if (stride * rs[i].size != total) digit = "(" + digit + " % " + std::to_string(rs[i].size) + "u)";
-      out += (out.empty() ? "" : " + ") + (c == 1 ? digit : std::to_string(c) + "u * " + digit);
-    }
-    stride *= rs[i].size;
-  }
-  return out.empty() ? "0u" : out;
+  TileDim d;
+  for (auto& r : rs) d.digits.emplace_back(r.size, coef(r));
+  return tile_offset(d, var);
 }
 
 // an operand's tile: rows x cols of the matrix, staged in shared memory along its contiguous dimension
