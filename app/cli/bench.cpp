@@ -256,13 +256,15 @@ int run_bench(int argc, char** argv) {
 
 int run_bench_impl(int argc, char** argv) {
   bool quick = false;
+  std::string only;
   ts::RealizeConfig config = tscli::realize_config_from_env();
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--dev" && i + 1 < argc) config.device = argv[++i];
     else if (a == "--beam" && i + 1 < argc) config.beam = std::max(0, std::atoi(argv[++i]));
-    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N])");
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT])");
   }
   if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
   ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
@@ -271,7 +273,8 @@ int run_bench_impl(int argc, char** argv) {
   const bool host = ts::get_device(dev).host_memory();
   const int beam = config.beam;
   ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
-  if (!host) return run_gpu_bench(dev, quick, beam);
+  if (!host) return run_gpu_bench(dev, quick, beam, only);
+  if (!only.empty()) throw std::runtime_error("--only selects workloads of the GPU bench (a VULKAN device)");
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   std::printf("device %s", dev.c_str());
   for (auto& [k, v] : ts::get_device(dev).properties())

@@ -123,6 +123,18 @@ void main() {
   }
 }
 )";
+// one link of the dependent chain: o = a * c over 1024 floats
+const char* kChainLink = R"(#version 450
+layout(local_size_x = 256) in;
+layout(push_constant) uniform P { float c; } p;
+layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
+layout(set = 0, binding = 1) readonly buffer A { float a[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < 1024u) o[i] = a[i] * p.c;
+}
+)";
+
 const char* kSumFinal = R"(#version 450
 layout(local_size_x = 1024) in;
 layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
@@ -311,6 +323,47 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
   return {"add (vec4)", stats(per_second(secs, 12.0 * n)), check};
 }
 
+// The floor of the engine's 200-kernel chain: 200 dependent dispatches of a hand-written shader, recorded once, each
+// after a barrier, ping-ponging two 1024-float buffers. Per dispatch: the wall time from submit to fence, with and
+// without a timestamp pair around each dispatch (what the engine records to show kernel times).
+struct ChainFloor {
+  Stats wall_ts, wall_plain;
+  std::string check;
+};
+ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
+  constexpr int kLinks = 200;
+  std::vector<float> h(1024);
+  for (int i = 0; i < 1024; ++i) h[i] = static_cast<float>(i % 16) * 0.0625f;
+  auto X = ctx.alloc(4096), Y = ctx.alloc(4096);
+  auto prog = ctx.program(ctx.compile_glsl(kChainLink, "chain_link"), "chain_link", 2, 4);
+  ChainFloor out;
+  for (bool ts_on : {true, false}) {
+    ctx.copy_in(X, h.data(), 4096);
+    ts::vk::BatchOptions o;
+    o.timestamps = ts_on;
+    auto batch = ctx.batch(o);
+    float f = 1;
+    for (int k = 0; k < kLinks; ++k) {
+      const float c = static_cast<float>(1.0 + k / 4096.0);
+      f *= c;
+      ts::vk::PushConstants pc;
+      pc.f32(c);
+      batch.dispatch(prog, k % 2 ? std::vector<ts::vk::DeviceBuffer>{X, Y} : std::vector<ts::vk::DeviceBuffer>{Y, X}, pc.bytes(), {4, 1, 1});
+    }
+    batch.submit_and_wait(60);
+    std::vector<float> got(1024);
+    ctx.copy_out(got.data(), X, 4096);  // (200 links: the result is back in X)
+    out.check = "ok";
+    for (int i = 0; i < 1024; ++i)
+      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f)) { out.check = "WRONG at [" + std::to_string(i) + "]"; break; }
+    for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) batch.submit_and_wait(60);
+    std::vector<double> wall;
+    for (int r = 0; r < reps; ++r) wall.push_back(batch.submit_and_wait(60).wall_seconds / kLinks);
+    (ts_on ? out.wall_ts : out.wall_plain) = stats(wall);
+  }
+  return out;
+}
+
 // One matmul shader on m x m operands (C at binding 0, A and B after it, m as the push constant, a work group per
 // 128 x 128 tile of C): C poisoned first, the runs timed, 97 entries checked against exact sums; the line printed.
 Limit time_matmul_shader(ts::vk::Context& ctx, const std::string& src, const std::string& nm, const std::string& label,
@@ -432,17 +485,21 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
   return best;
 }
 
-std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) {
+// the limits in a fixed order ([0] add, [1] sum, [2] fp32 matmul, [3] fp16 matmul); those `wanted` refuses are not run
+std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps, const std::function<bool(const std::string&)>& wanted) {
   std::vector<Limit> out;
+  auto skipped = [](const std::string& name) { return Limit{name, std::nullopt, "not run (--only)"}; };
   const auto& info = ctx.info();
   const uint32_t max_x = info.max_workgroup_count[0];
   const int64_t n = z.n_vec, n4 = n / 4;
   std::vector<float> ha(n), hb(n);
   for (int64_t i = 0; i < n; ++i) { ha[i] = pat_a(i); hb[i] = pat_b(i); }
-  out.push_back(hand_add(ctx, ha, hb, reps));
+  out.push_back(wanted("add") ? hand_add(ctx, ha, hb, reps) : skipped("add"));
   auto A = ctx.alloc(4 * n);
   ctx.copy_in(A, ha.data(), 4 * n);
-  {
+  if (!wanted("sum")) {
+    out.push_back(skipped("sum"));
+  } else {
     const uint64_t groups = (n4 + 16383) / 16384;
     auto P = ctx.alloc(4 * std::max<uint64_t>(groups, 1024)), S = ctx.alloc(4);
     auto p1 = ctx.program(ctx.compile_glsl(kSumPartial, "sum_partial"), "sum_partial", 2, 8);
@@ -491,15 +548,18 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps) 
     // the better of two tilings is the limit
     std::optional<Limit> best;
     for (auto [src, nm] : {std::pair{kMatmul, "matmul_tiled"}, std::pair{kMatmul2, "matmul_tiled_prefetch"}}) {
+      if (!wanted("matmul " + std::to_string(m) + " fp32")) break;
       Limit l = time_matmul_shader(ctx, src, nm, "matmul " + std::to_string(m) + " fp32", MC, MA, MB, m, reps);
       if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
     }
-    if (best) out.push_back(*best);
+    if (!wanted("matmul " + std::to_string(m) + " fp32")) out.push_back(skipped("matmul " + std::to_string(m) + " fp32"));
+    else if (best) out.push_back(*best);
     else out.push_back({"matmul " + std::to_string(m) + " fp32", std::nullopt, "no tiling gave the right result"});
     // [3]: tensor cores, where the device has cooperative matrices GLSL can reach
     std::optional<Limit> tc;
     try {
-      tc = hand_coopmat(ctx, m, ma, mb, reps);
+      if (!wanted("matmul " + std::to_string(m) + " fp16")) tc = skipped("matmul " + std::to_string(m) + " fp16 (coopmat)");
+      else tc = hand_coopmat(ctx, m, ma, mb, reps);
     } catch (const std::exception& e) {
       tc = Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, std::string("failed: ") + e.what()};
     }
@@ -528,7 +588,8 @@ ts::Tensor pattern(const std::string& dev, int64_t n, int64_t mul, int64_t add, 
 
 }  // namespace
 
-int run_gpu_bench(const std::string& dev, bool quick, int beam) {
+int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::string& only) {
+  auto wanted = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
   auto ctx = ts::vk::device_context(dev);
   const auto& info = ctx->info();
   std::printf("tinyscope bench  device %s: %s (%s %s)\n", dev.c_str(), info.name.c_str(), info.driver_name.c_str(),
@@ -551,7 +612,8 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
                   s.fp32 / 1e12, s.fp16 / 1e12);
 
   std::printf("hand-written GLSL (the practical limit):\n");
-  std::vector<Limit> limits = hand_written(*ctx, z, reps);
+  if (!only.empty()) std::printf("only the workloads whose name holds '%s'\n", only.c_str());
+  std::vector<Limit> limits = hand_written(*ctx, z, reps, wanted);
   auto unit = [](const std::string& name, const Stats& s) {
     return name.find("matmul") != std::string::npos ? spread(s, 1e-9, "GFLOP/s") : spread(s, 1e-9, "GB/s   ");
   };
@@ -570,6 +632,8 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   const int64_t n = z.n_vec, m = z.n_mat;
   std::vector<Work> works;
   auto section = [&](const std::string& what, const std::function<void()>& fn) {
+    // ("inputs" and "matmul fp32/fp16" hold rows, each filtered by its own name)
+    if (what == "inputs" ? !wanted("add") && !wanted("sum") : !what.starts_with("matmul ") && !wanted(what)) return;
     try {
       fn();
     } catch (const std::exception& e) {
@@ -586,6 +650,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
                    p.total, p.best_s * 1e6, p.elapsed_s);
   };
   auto row = [&](const Work& w) {
+    if (!wanted(w.name)) return;
     section(w.name, [&] {
       ts::Tensor out;
       searched.clear();
@@ -669,14 +734,14 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   engine_rows();
   // the TC opt on more layouts than the bench's matmul (odd sizes, transposed operands, a batch): each output element
   // checked against the host's sum (the inputs are quarters, the products exact; the half output rounds)
-  if (!ts::get_device(dev).opt_target().tensor_cores.empty()) {
+  if (!ts::get_device(dev).opt_target().tensor_cores.empty() && wanted("tensor-core layouts fp16 @")) {
     std::printf("engine, tensor-core layouts (default opts; every output element checked):\n");
     struct Case { int64_t batch, m, k, n; bool at, bt; };
     for (const Case& c : {Case{1, 192, 320, 256, false, false}, Case{1, 128, 256, 384, false, true}, Case{1, 128, 256, 64, true, false},
                           Case{2, 128, 64, 128, false, false}}) {
       const std::string nm = (c.batch > 1 ? std::to_string(c.batch) + " x " : "") + std::to_string(c.m) + "x" + std::to_string(c.k) + (c.at ? " (A^T)" : "") +
                              " @ " + std::to_string(c.k) + "x" + std::to_string(c.n) + (c.bt ? " (B^T)" : "");
-      section(nm, [&] {
+      section("tensor-core layouts fp16 @ " + nm, [&] {
         auto host = [&](int64_t r, int64_t cdim, int64_t mul, int64_t mod, bool transposed) {
           ts::HostData h;
           h.dtype = ts::dtypes::float16;
@@ -732,20 +797,27 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
     std::string check = "ok";
     for (int64_t i = 0; i < 1024 && check == "ok"; ++i)
       if (std::fabs(h.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) check = "WRONG at [" + std::to_string(i) + "]";
-    std::vector<double> wall, gpu;
+    // the wall time as `tinyscope run` sees it (no kernel times asked for: no timestamps), then with every kernel
+    // timed as DEBUG=2 and the window do
+    std::vector<double> wall, wall_timed, gpu;
+    ts::realize_config().time_kernels = false;
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) realize_timed(prog);
+    for (int r = 0; r < reps; ++r) wall.push_back(realize_timed(prog).wall / 200);
+    ts::realize_config().time_kernels = true;
     for (int r = 0; r < reps; ++r) {
       RealizeRun e = realize_timed(prog);
-      wall.push_back(e.wall / 200);
+      wall_timed.push_back(e.wall / 200);
       gpu.push_back(e.kernels / 200);
     }
     Stats s = stats(wall);
-    std::printf("  %-28s %s per kernel, wall (realize to result, cached programs; the kernels' own time %.2f us)  output %s\n",
-                "200 dependent small kernels", spread(s, 1e6, "us").c_str(), stats(gpu).median * 1e6, check.c_str());
+    std::printf("  %-28s %s per kernel, wall (realize to result, cached programs, kernels untimed as in tinyscope run; each kernel timed: "
+                "%.2f us, the kernels' own time %.2f us)  output %s\n",
+                "200 dependent small kernels", spread(s, 1e6, "us").c_str(), stats(wall_timed).median * 1e6, stats(gpu).median * 1e6, check.c_str());
     // where the wall time goes, per kernel (medians): the graph's construction, the (cached) schedule, the launches
     // recorded, the command buffer recorded, its submit to the fence, and the rest of run_linear (the call records)
     std::vector<double> build, sched, run, rec, fence;
     ts::Device& d = ts::get_device(dev);
+    ts::realize_config().time_kernels = false;
     for (int r = 0; r < reps; ++r) {
       auto t0 = clk::now();
       ts::Tensor y = prog();
@@ -760,9 +832,13 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
       rec.push_back(d.last_batch_host_times().record_s / 200);
       fence.push_back(d.last_batch_host_times().submit_to_fence_s / 200);
     }
+    ts::realize_config().time_kernels = true;
     const double m_run = stats(run).median, m_rec = stats(rec).median, m_fence = stats(fence).median;
-    std::printf("  %-28s host per kernel: build %.2f us, schedule %.2f us, run %.2f us (command buffer recorded %.2f us, "
-                "submit to fence %.2f us, the rest %.2f us)\n",
+    ChainFloor fl = hand_chain(*ctx, reps);
+    std::printf("  %-28s hand-written chain of 200 dependent dispatches, submit to fence: %s per dispatch with timestamps, %s without  output %s\n", "",
+                spread(fl.wall_ts, 1e6, "us").c_str(), spread(fl.wall_plain, 1e6, "us").c_str(), fl.check.c_str());
+    std::printf("  %-28s host per kernel: build %.2f us, schedule %.2f us, run %.2f us (command buffers recorded and submitted %.2f us, "
+                "last submit to fence %.2f us, the rest %.2f us)\n",
                 "", stats(build).median * 1e6, stats(sched).median * 1e6, m_run * 1e6, m_rec * 1e6, m_fence * 1e6,
                 (m_run - m_rec - m_fence) * 1e6);
   });
@@ -774,7 +850,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam) {
   }
   ts::realize_config().beam_progress = nullptr;
   // the limit measured again at the end: a figure that moved says the device's state changed during the run
-  {
+  if (wanted("add")) {
     std::vector<float> ha(z.n_vec), hb(z.n_vec);
     for (int64_t i = 0; i < z.n_vec; ++i) { ha[i] = pat_a(i); hb[i] = pat_b(i); }
     Limit again = hand_add(*ctx, ha, hb, reps);

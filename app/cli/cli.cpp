@@ -130,7 +130,8 @@ int vulkan_checked_exit(int code) {
 ts::RealizeConfig realize_config_from_env() {
   // the reference's codegen tuning variables go to the engine here too
   for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD",
-                        "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX", "BEAM_MIN_PROGRESS", "BEAM_PATIENCE"})
+                        "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX", "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT",
+                        "TC_STAGE", "TC_VEC8", "GLSL_LANES_SWAP"})
     if (const char* e = std::getenv(v); e && *e) ts::codegen_options()[v] = e;
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
@@ -155,7 +156,9 @@ int run_script(const std::string& script, const std::string& json_path, const st
   ts::trace::set_level(level);
   ts::trace::record_calls(!json_path.empty());  // nothing reads the trace of a run without --json
   try {
-    ts::install_realize(realize_config_from_env());
+    ts::RealizeConfig config = realize_config_from_env();
+    config.time_kernels = false;  // (DEBUG>=2, --json and repeats time them: realize.h)
+    ts::install_realize(config);
   } catch (const std::exception& e) {  // DEV names no device: never run on another one
     std::fprintf(stderr, "tinyscope: %s\n", e.what());
     return 2;

@@ -36,7 +36,7 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
       d["num_args"] = c.num_args;
       d["first_run"] = c.first_run;
       d["program_key"] = c.program_key;
-      d["seconds"] = c.seconds;
+      d["seconds"] = c.timed ? py::object(py::float_(c.seconds)) : py::object(py::none());
       d["schedule_index"] = c.schedule_index;
       out.append(d);
     }

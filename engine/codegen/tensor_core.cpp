@@ -67,6 +67,10 @@ Affine affine_index(const UOpRef& index, const std::vector<TcRange>& rs, const c
   return a;
 }
 
+// the staging depth's limits: the k extent of a fill, and the 32-bit registers per lane for accumulators + prefetch
+constexpr int64_t kTcStagedKMax = 32;
+constexpr int64_t kTcRegisterBudget = 176;
+
 int64_t prod_sizes(const std::vector<TcRange>& rs) {
   int64_t p = 1;
   for (auto& r : rs) p *= r.size;
@@ -90,11 +94,15 @@ int64_t TcLayout::block_k() const { return tk * prod_sizes(unrolls); }
 int64_t TcLayout::work_groups() const { return prod_sizes(globals); }
 int64_t TcLayout::k_blocks() const { return prod_sizes(reduces); }
 int64_t TcLayout::shared_bytes() const {
-  const int64_t e = dtype_in->itemsize();
-  // A: [tile_m][block_k + 8] or [block_k][tile_m + 8]; B: [block_k][tile_n + 8] or [tile_n][block_k + 8]
-  const int64_t a = rm.ca == 1 ? block_k() * (tile_m() + 8) : tile_m() * (block_k() + 8);
-  const int64_t b = rn.cb == 1 ? block_k() * (tile_n() + 8) : tile_n() * (block_k() + 8);
+  const int64_t e = dtype_in->itemsize(), k = staged_k();
+  // A: [tile_m][k + 8] or [k][tile_m + 8]; B: [k][tile_n + 8] or [tile_n][k + 8]
+  const int64_t a = rm.ca == 1 ? k * (tile_m() + 8) : tile_m() * (k + 8);
+  const int64_t b = rn.cb == 1 ? k * (tile_n() + 8) : tile_n() * (k + 8);
   return (a + b) * e;
+}
+int64_t TcLayout::prefetch_words() const {
+  const int64_t lanes = subgroups() * threads;
+  return ((tile_m() + tile_n()) * staged_k() * dtype_in->itemsize() + 4 * lanes - 1) / (4 * lanes);
 }
 
 TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target) {
@@ -188,6 +196,23 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
     refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(target.shared_max));
   const int64_t fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
   if (fm * fn > 64) refuse("more than 64 accumulators per subgroup");
+  // the staging depth: K blocks per shared-memory fill. Deeper fills take half as many barriers per multiply-add, as
+  // long as the tiles fit in shared memory and the registers that prefetch them stay within a budget beside the
+  // accumulators (a lane holds tm x tn / threads of each in fp32)
+  const int64_t want = codegen_option("TC_STAGE", 0);
+  if (want > 0) {
+    if (L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
+    L.stage = want;
+    if (L.shared_bytes() > target.shared_max) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+  } else {
+    const int64_t acc_words = fm * fn * L.tm * L.tn / L.threads;
+    for (int64_t d = 2; L.k_blocks() % d == 0; d *= 2) {
+      TcLayout deeper = L;
+      deeper.stage = d;
+      if (deeper.staged_k() > kTcStagedKMax || deeper.shared_bytes() > target.shared_max || acc_words + deeper.prefetch_words() > kTcRegisterBudget) break;
+      L.stage = d;
+    }
+  }
   return L;
 }
 
@@ -217,7 +242,8 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   lin.push_back(l);
   const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
                            L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
-                           " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k());
+                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
+                           (L.stage > 1 ? ", " + std::to_string(L.stage) + " staged at a time" : "");
   lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
   for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})

@@ -40,6 +40,10 @@ struct TcLayout {
   std::vector<TcRange> locals;              // subgroup ranges (of A or of B), the last the fastest
   std::vector<TcRange> upcast_m, upcast_n;  // fragment ranges
   std::vector<TcRange> reduces, unrolls;    // K blocks and the k fragments in one
+  // K blocks staged in shared memory at a time (a divisor of k_blocks): one pair of barriers per `stage` blocks, the
+  // multiply-adds in the same order (block by block). Chosen by tc_layout within the shared-memory and register
+  // budgets; TC_STAGE=N asks for N.
+  int64_t stage = 1;
   // derived sizes
   int64_t subgroups() const;
   int64_t tile_m() const;  // rows of the work group's tile: tm x its LOCAL and UPCAST ranges of A
@@ -47,7 +51,9 @@ struct TcLayout {
   int64_t block_k() const;  // tk x the UNROLL ranges
   int64_t work_groups() const;
   int64_t k_blocks() const;
-  int64_t shared_bytes() const;  // the A and B tiles in shared memory, rows padded by 8
+  int64_t staged_k() const { return block_k() * stage; }  // the k extent of the tiles in shared memory
+  int64_t shared_bytes() const;  // the A and B tiles in shared memory (staged_k deep), rows padded by 8
+  int64_t prefetch_words() const;  // 32-bit registers per lane holding the next tiles while the current ones are used
 };
 
 // The layout of an optimized kernel AST whose KernelInfo (or `ids`) names TC ranges; KernelOptError when it is not one

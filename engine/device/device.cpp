@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,12 @@ namespace ts {
 namespace {
 
 std::mutex g_mu;
+// memory name -> its device, as found (every buffer allocation and copy asks; registering a device clears it)
+std::unordered_map<std::string, Device*>& memory_owners() {
+  static auto* m = new std::unordered_map<std::string, Device*>();
+  return *m;
+}
+
 std::vector<std::unique_ptr<Device>>& registry() {
   static auto* r = new std::vector<std::unique_ptr<Device>>();
   return *r;
@@ -142,6 +149,7 @@ void register_device(std::unique_ptr<Device> d) {
   std::lock_guard lk(g_mu);
   // the first stays: compiled programs and buffers refer to their device for the process's life
   if (!find_locked(d->name())) registry().push_back(std::move(d));
+  memory_owners().clear();
 }
 
 void register_device_alias(const std::string& alias, const std::string& name) {
@@ -187,14 +195,19 @@ Device& get_device(const std::string& name) {
 Device& memory_device(const std::string& memory) {
   if (memory != "CPU" && memory != "PYTHON") run_providers();
   std::lock_guard lk(g_mu);
+  if (auto it = memory_owners().find(memory); it != memory_owners().end()) return *it->second;
+  Device* found = nullptr;
   if (memory == "CPU" || memory == "PYTHON" || memory.empty()) {
     for (auto& d : registry())
-      if (d->host_memory()) return *d;
-    throw Error("no host device is registered");
+      if (!found && d->host_memory()) found = d.get();
+    if (!found) throw Error("no host device is registered");
+  } else {
+    for (auto& d : registry())
+      if (!found && d->memory() == memory) found = d.get();
+    if (!found) throw Error("no device owns memory '" + memory + "': the devices are " + join_names());
   }
-  for (auto& d : registry())
-    if (d->memory() == memory) return *d;
-  throw Error("no device owns memory '" + memory + "': the devices are " + join_names());
+  memory_owners().emplace(memory, found);
+  return *found;
 }
 
 void ensure_host_devices() {

@@ -64,9 +64,11 @@ class Device {
   // end_batch, launch records and returns -1; end_batch submits them at once and returns each one's own time, in
   // order. Nothing may read or write the batch's buffers from the host before end_batch.
   virtual bool batches() const { return false; }
-  virtual void begin_batch() {}
+  // timed: each kernel's own time is measured (else end_batch gives each its share of the batch's wall time)
+  virtual void begin_batch(bool timed) { (void)timed; }
   virtual std::vector<double> end_batch() { return {}; }
-  // where the last end_batch's host time went: recording the command buffer, and from its submit to the fence
+  // where the last batch's host time went: recording and submitting its command buffers (a long batch is submitted
+  // in pieces while it is recorded), and from the last submit to the last fence
   struct BatchHostTimes {
     double record_s = 0, submit_to_fence_s = 0;
   };

@@ -320,7 +320,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       check_cancel(cfg, rep.kernel);
       const size_t e = std::min(cs.size(), b + kChunk);
       std::vector<std::pair<Candidate*, double>> launched;
-      if (dev.batches()) dev.begin_batch();
+      if (dev.batches()) dev.begin_batch(true);
       try {
         for (size_t i = b; i < e; ++i) {
           const auto vars = scratch.vars_for(cs[i]->spec);

@@ -256,6 +256,9 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   // finished in order like every other call
   Device* batch_dev = nullptr;
   std::vector<std::pair<size_t, CallRecord>> pending;
+  // whether a batch measures each kernel's own time: only when something shows it
+  const RealizeConfig& rc = realize_config();
+  const bool timed = rc.time_kernels || rc.debug >= 2 || rc.repeat > 1 || trace::recording_calls();
   auto finish = [&](size_t i, CallRecord rec) {
     const ScheduleItem& it = sched.items[i];
     g_time_sum += rec.seconds;
@@ -284,6 +287,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     if (times.size() != pending.size()) throw Error("device " + d->name() + " returned " + std::to_string(times.size()) + " times for " + std::to_string(pending.size()) + " kernels");
     for (size_t k = 0; k < pending.size(); ++k) {
       pending[k].second.seconds = times[k];
+      pending[k].second.timed = timed;
       if (update_stats) finish(pending[k].first, std::move(pending[k].second));
     }
     pending.clear();
@@ -294,15 +298,16 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       if (f) try { f(); } catch (...) {}
     }
   } guard{flush};
+  std::vector<Buffer*> bufs;  // (one item's, its storage reused)
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& it = sched.items[i];
-    std::vector<Buffer*> bufs;
+    bufs.clear();
     CallRecord rec;
     const bool repeats = update_stats && realize_config().repeat > 1;
     Device* runner = it.kind == ScheduleItem::Kind::Kernel ? progs[i]->device : nullptr;
     if (batch_dev && (runner != batch_dev || repeats)) flush();
     if (!batch_dev && runner && runner->batches() && !repeats) {
-      runner->begin_batch();
+      runner->begin_batch(timed);
       batch_dev = runner;
     }
     for (auto& b : it.bufs) {

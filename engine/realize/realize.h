@@ -28,6 +28,9 @@ struct CallRecord {
   bool first_run = false;
   std::string program_key;   // equal keys = same compiled program
   double seconds = 0;
+  // seconds is the kernel's own time; false when nothing asked for it (RealizeConfig::time_kernels off, on a device
+  // that batches): the kernel then ran without timestamps and seconds is its share of the batch's wall time
+  bool timed = true;
   std::vector<double> repeat_seconds;  // every timing of a kernel run several times (RealizeConfig::repeat), first included
   // how the repeats ran: "rerun" (the kernel reads nothing it writes), "restored" (it writes memory it reads: each
   // repeat ran on a copy of the inputs the first run saw, so no buffer changes); empty when it ran once
@@ -42,6 +45,10 @@ struct RealizeConfig {
   std::string device = "CPU";   // DEV: a name of device_names(), runs every kernel on host memory (and new tensors)
   int debug = 0;                // DEBUG
   int repeat = 1;               // times each kernel runs, for the spread of its timings
+  // Each kernel's own time measured (GPU timestamps around every dispatch, which cost the GPU about 2.4 us a kernel
+  // on an H200). DEBUG>=2, a trace that records calls, and timing repeats measure it regardless; `tinyscope run`
+  // without them turns it off, as the reference times kernels only at DEBUG>=2.
+  bool time_kernels = true;
   // BEAM=N: each kernel's opts are searched by timing candidates on its device (engine/device/search.h) instead of
   // the hand-coded heuristics; found opts are kept in beam_cache_dir/beam (empty: not kept) unless IGNORE_BEAM_CACHE
   int beam = 0;

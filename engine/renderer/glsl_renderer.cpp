@@ -152,6 +152,14 @@ class GlslLanguage final : public CStyleLanguage {
       for (size_t p = l.find(from); p != std::string::npos; p = l.find(from, p + to.size())) l.replace(p, from.size(), to);
     return l;
   }
+  // a body line with lidx0 and lidx1 read from the other components
+  static std::string swapped(std::string l) {
+    for (size_t p = l.find("gl_LocalInvocationID."); p != std::string::npos; p = l.find("gl_LocalInvocationID.", p + 1)) {
+      char& c = l[p + 21];
+      c = c == 'x' ? 'y' : c == 'y' ? 'x' : c;
+    }
+    return l;
+  }
   static std::string vec4_view(const std::string& buf) { return buf.substr(0, buf.find('_')) + "_v4"; }
   // idx / 4 of an index that is a multiple of 4: a constant folded, else a shift
   static std::string quarter(const std::string& idx) {
@@ -182,7 +190,12 @@ class GlslLanguage final : public CStyleLanguage {
     if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
     const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
     const int pack = glsl_group_packing(spec);
-    o << "layout(local_size_x = " << ls[0] * pack << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
+    const bool swap = glsl_swaps_lanes(spec);
+    if (swap)
+      o << "// lidx1 is gl_LocalInvocationID.x: consecutive lanes of a subgroup take consecutive lidx1\n"
+        << "layout(local_size_x = " << ls[1] << ", local_size_y = " << ls[0] << ", local_size_z = 1) in;\n";
+    else
+      o << "layout(local_size_x = " << ls[0] * pack << ", local_size_y = " << ls[1] << ", local_size_z = " << ls[2] << ") in;\n";
     const std::set<int> outs(spec.outs.begin(), spec.outs.end());
     std::vector<std::string> vars;
     for (auto& p : params) {
@@ -222,13 +235,19 @@ class GlslLanguage final : public CStyleLanguage {
       o << "  if (ts_group >= " << spec.global_size[0] << "u) return;\n";
       o << "  const uint ts_lane = gl_LocalInvocationID.x % " << lx << ";\n";
     }
-    for (auto& l : body) o << (pack > 1 ? packed(l) : l) << "\n";
+    for (auto& l : body) o << (pack > 1 ? packed(l) : swap ? swapped(l) : l) << "\n";
     o << "}\n";
     return o.str();
   }
 };
 
 }  // namespace
+
+bool glsl_swaps_lanes(const ProgramSpec& spec) {
+  if (!spec.local_size || codegen_option("GLSL_LANES_SWAP", 1) == 0) return false;
+  const auto& ls = *spec.local_size;
+  return ls[0] > 1 && ls[1] > 1 && ls[2] == 1;
+}
 
 int glsl_group_packing(const ProgramSpec& spec) {
   if (!spec.local_size || !spec.vars.empty() || !spec.lowered) return 1;
@@ -281,15 +300,20 @@ std::string digits_sum(const std::vector<TcRange>& rs, const std::string& var, F
 }
 
 // an operand's tile: rows x cols of the matrix, staged in shared memory along its contiguous dimension
+// The staged tile holds `stage` K blocks one after the other along its k dimension (A's columns, B's rows).
 struct Operand {
   std::string name;  // "a" / "b"
   TileDim rows, cols;
+  bool k_rows = false;     // k runs along the rows (B) rather than the columns (A)
+  int64_t stage = 1;       // K blocks in the staged tile
   bool col_major = false;  // contiguous along rows (smem [cols][rows + 8]) rather than cols (smem [rows][cols + 8])
-  int vec = 1;             // elements per global load
+  int vec = 1;             // elements per global load (8: uvec4 in global and shared memory)
   int64_t slot = 0;
   std::string origin;      // GLSL: the tile's first element for the block `kn`
-  int64_t stride() const { return (col_major ? rows.size() : cols.size()) + 8; }
-  int64_t units() const { return rows.size() * cols.size() / vec; }
+  int64_t staged_rows() const { return rows.size() * (k_rows ? stage : 1); }
+  int64_t staged_cols() const { return cols.size() * (k_rows ? 1 : stage); }
+  int64_t stride() const { return (col_major ? staged_rows() : staged_cols()) + 8; }
+  int64_t units() const { return staged_rows() * staged_cols() / vec; }
 };
 
 }  // namespace
@@ -318,24 +342,35 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   Operand A{"a", dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), dim(none, L.unrolls, L.rk, &TcRange::ca)};
   Operand B{"b", dim(none, L.unrolls, L.rk, &TcRange::cb), dim(locals_n, L.upcast_n, L.rn, &TcRange::cb)};
   A.col_major = L.rk.ca != 1, B.col_major = L.rn.cb != 1;
+  B.k_rows = true;
+  A.stage = B.stage = L.stage;
   A.slot = L.slot_a, B.slot = L.slot_b;
-  // 4-element loads when every coefficient and the start are multiples of 4 and the contiguous range holds whole vec4s
-  auto vectorizable = [&](int64_t base, int64_t TcRange::*coef, const TcRange& contiguous) {
-    if (base % 4 || contiguous.size % 4) return false;
+  // w-element loads when every coefficient and the start are multiples of w and the contiguous range holds whole
+  // vectors: 8 halves (16 bytes, one uvec4 load, one shared store, fragments loaded from a uvec4 array), else 4
+  auto vectorizable = [&](int64_t w, int64_t base, int64_t TcRange::*coef, const TcRange& contiguous) {
+    if (base % w || contiguous.size % w) return false;
     for (auto* v : {&L.globals, &L.locals, &L.upcast_m, &L.upcast_n, &L.reduces, &L.unrolls})
       for (auto& r : *v)
-        if (r.*coef % 4) return false;
+        if (r.*coef % w) return false;
     for (const TcRange* r : {&L.rm, &L.rn, &L.rk})
-      if (r != &contiguous && r->*coef % 4) return false;
+      if (r != &contiguous && r->*coef % w) return false;
     return true;
   };
-  A.vec = vectorizable(L.base_a, &TcRange::ca, A.col_major ? L.rm : L.rk) ? 4 : 1;
-  B.vec = vectorizable(L.base_b, &TcRange::cb, B.col_major ? L.rk : L.rn) ? 4 : 1;
+  auto width = [&](int64_t base, int64_t TcRange::*coef, const TcRange& contiguous) {
+    if (L.dtype_in->itemsize() == 2 && codegen_option("TC_VEC8", 1) != 0 && vectorizable(8, base, coef, contiguous)) return 8;
+    return vectorizable(4, base, coef, contiguous) ? 4 : 1;
+  };
+  A.vec = width(L.base_a, &TcRange::ca, A.col_major ? L.rm : L.rk);
+  B.vec = width(L.base_b, &TcRange::cb, B.col_major ? L.rk : L.rn);
   const std::string k_a = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.ca; });
   const std::string k_b = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.cb; });
   A.origin = "oa + " + k_a, B.origin = "ob + " + k_b;
 
   const std::string T = glsl_type(L.dtype_in), TV = L.dtype_in == dtypes::float16 ? "f16vec4" : "";
+  // an operand's element type in global memory and registers; in shared memory the uvec4 ones stay uvec4
+  auto elem_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : x.vec == 4 ? TV : T; };
+  auto shared_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : T; };
+  auto shift = [](const Operand& x) { return x.vec == 8 ? std::string(" >> 3u") : x.vec == 4 ? std::string(" >> 2u") : std::string(); };
   const std::string acc_t = "fcoopmatNV<" + std::to_string(L.dtype_acc->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
   const std::string fa_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tk) + ">";
   const std::string fb_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tk) + ", " + u(L.tn) + ">";
@@ -350,11 +385,12 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
   for (Operand* x : {&A, &B}) {
     const std::string nm = x->name + std::to_string(x->vec);
-    o << "layout(std430, set = 0, binding = " << x->slot << ") " << restrict << "readonly buffer buf_" << nm << " { " << (x->vec == 4 ? TV : T) << " " << nm
+    o << "layout(std430, set = 0, binding = " << x->slot << ") " << restrict << "readonly buffer buf_" << nm << " { " << elem_t(*x) << " " << nm
       << "[]; };\n";
   }
-  o << "shared " << T << " sa[" << (A.col_major ? A.cols.size() : A.rows.size()) * A.stride() << "];\n";
-  o << "shared " << T << " sb[" << (B.col_major ? B.cols.size() : B.rows.size()) * B.stride() << "];\n";
+  for (const Operand* x : {&A, &B})
+    o << "shared " << shared_t(*x) << " s" << x->name << "[" << (x->col_major ? x->staged_cols() : x->staged_rows()) * x->stride() / (x->vec == 8 ? 8 : 1)
+      << "];\n";
   o << "void main() {\n";
   o << "  const uint lane = gl_LocalInvocationID.x, sg = lane / " << u(L.threads) << ", wg = gl_WorkGroupID.x;\n";
   o << "  // the tile's first element in A, B and the output (work group), the subgroup's first row and column in the tile\n";
@@ -391,22 +427,29 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   o << "  const uint m0 = " << local_start(locals_m, fm * L.tm) << ", n0 = " << local_start(locals_n, fn * L.tn) << ";\n";
 
   // each lane's share of a tile: unit q = lane + lanes * i, its (row, col), global index and shared-memory index
-  auto unit_pos = [&](const Operand& x, const std::string& q) {
-    const int64_t along = (x.col_major ? x.rows.size() : x.cols.size()) / x.vec;
+  auto unit_pos = [&](const Operand& x, const std::string& q) {  // in the staged tile
+    const int64_t along = (x.col_major ? x.staged_rows() : x.staged_cols()) / x.vec;
     std::string inner = "(" + q + " % " + u(along) + ") * " + u(x.vec), outer = "(" + q + " / " + u(along) + ")";
     return x.col_major ? std::make_pair(inner, outer) : std::make_pair(outer, inner);  // (row, col)
   };
   auto regs = [&](const Operand& x) { return (x.units() + lanes - 1) / lanes; };
+  // the staged fill `kb`: K blocks kb * stage + d, the block d along the tile's k dimension
   auto global_load = [&](const Operand& x, const std::string& kb, const std::string& indent) {
     std::ostringstream s;
     const std::string nm = x.name + std::to_string(x.vec);
     s << indent << "for (uint i = 0u; i < " << u(regs(x)) << "; ++i) {\n";
-    s << indent << "  const uint q = lane + " << u(lanes) << " * i, kn = " << kb << ";\n";
+    s << indent << "  const uint q = lane + " << u(lanes) << " * i;\n";
     if (x.units() % lanes) s << indent << "  if (q >= " << u(x.units()) << ") break;\n";
     auto [row, col] = unit_pos(x, "q");
-    s << indent << "  const uint r = " << row << ", c = " << col << ";\n";
+    if (x.stage == 1) {
+      s << indent << "  const uint kn = " << kb << ", r = " << row << ", c = " << col << ";\n";
+    } else {
+      const std::string bk = u(x.k_rows ? x.rows.size() : x.cols.size()), staged = x.k_rows ? row : col;
+      s << indent << "  const uint ks = " << staged << ", kn = (" << kb << ") * " << u(x.stage) << " + ks / " << bk << ";\n";
+      s << indent << "  const uint r = " << (x.k_rows ? "ks % " + bk : row) << ", c = " << (x.k_rows ? col : "ks % " + bk) << ";\n";
+    }
     s << indent << "  const uint at = " << x.origin << " + " << tile_offset(x.rows, "r") << " + " << tile_offset(x.cols, "c") << ";\n";
-    s << indent << "  r" << x.name << "[i] = " << nm << "[" << (x.vec == 4 ? "at >> 2u" : "at") << "];\n";
+    s << indent << "  r" << x.name << "[i] = " << nm << "[at" << shift(x) << "];\n";
     s << indent << "}\n";
     return s.str();
   };
@@ -417,32 +460,37 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
     if (x.units() % lanes) s << indent << "  if (q >= " << u(x.units()) << ") break;\n";
     auto [row, col] = unit_pos(x, "q");
     s << indent << "  const uint r = " << row << ", c = " << col << ", at = " << (x.col_major ? "c * " + u(x.stride()) + " + r" : "r * " + u(x.stride()) + " + c") << ";\n";
-    if (x.vec == 4)
+    if (x.vec == 8)
+      s << indent << "  s" << x.name << "[at >> 3u] = r" << x.name << "[i];\n";
+    else if (x.vec == 4)
       for (int e = 0; e < 4; ++e) s << indent << "  s" << x.name << "[at + " << e << "u] = r" << x.name << "[i]." << "xyzw"[e] << ";\n";
     else
       s << indent << "  s" << x.name << "[at] = r" << x.name << "[i];\n";
     s << indent << "}\n";
     return s.str();
   };
-  for (const Operand* x : {&A, &B}) o << "  " << (x->vec == 4 ? TV : T) << " r" << x->name << "[" << regs(*x) << "];\n";
+  for (const Operand* x : {&A, &B}) o << "  " << elem_t(*x) << " r" << x->name << "[" << regs(*x) << "];\n";
   o << global_load(A, "0u", "  ") << global_load(B, "0u", "  ");
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j) o << "  " << acc_t << " acc" << i << "_" << j << " = " << acc_t << "(0.0);\n";
-  o << "  for (uint kb = 0u; kb < " << u(L.k_blocks()) << "; ++kb) {\n";
+  const int64_t fills = L.k_blocks() / L.stage;
+  o << "  for (uint kb = 0u; kb < " << u(fills) << "; ++kb) {\n";
   o << "    barrier();\n" << shared_store(A, "    ") << shared_store(B, "    ") << "    barrier();\n";
-  if (L.k_blocks() > 1) o << "    if (kb + 1u < " << u(L.k_blocks()) << ") {\n" << global_load(A, "kb + 1u", "      ") << global_load(B, "kb + 1u", "      ") << "    }\n";
-  o << "    for (uint kk = 0u; kk < " << u(L.block_k()) << "; kk += " << u(L.tk) << ") {\n";
+  if (fills > 1) o << "    if (kb + 1u < " << u(fills) << ") {\n" << global_load(A, "kb + 1u", "      ") << global_load(B, "kb + 1u", "      ") << "    }\n";
+  o << "    for (uint kk = 0u; kk < " << u(L.staged_k()) << "; kk += " << u(L.tk) << ") {\n";
+  // (a uvec4 array counts its start and stride in 8-element units: every fragment starts on one)
+  auto in_units = [&](const Operand& x, const std::string& at) { return x.vec == 8 ? "(" + at + ") >> 3u" : at; };
   for (int64_t i = 0; i < fm; ++i) {
     const std::string r0 = "m0 + " + u(i * L.tm);
     o << "      " << fa_t << " fa" << i << "; coopMatLoadNV(fa" << i << ", sa, "
-      << (A.col_major ? "kk * " + u(A.stride()) + " + " + r0 : "(" + r0 + ") * " + u(A.stride()) + " + kk") << ", " << u(A.stride()) << ", "
-      << (A.col_major ? "true" : "false") << ");\n";
+      << in_units(A, A.col_major ? "kk * " + u(A.stride()) + " + " + r0 : "(" + r0 + ") * " + u(A.stride()) + " + kk") << ", "
+      << u(A.stride() / (A.vec == 8 ? 8 : 1)) << ", " << (A.col_major ? "true" : "false") << ");\n";
   }
   for (int64_t j = 0; j < fn; ++j) {
     const std::string c0 = "n0 + " + u(j * L.tn);
     o << "      " << fb_t << " fb" << j << "; coopMatLoadNV(fb" << j << ", sb, "
-      << (B.col_major ? "(" + c0 + ") * " + u(B.stride()) + " + kk" : "kk * " + u(B.stride()) + " + " + c0) << ", " << u(B.stride()) << ", "
-      << (B.col_major ? "true" : "false") << ");\n";
+      << in_units(B, B.col_major ? "(" + c0 + ") * " + u(B.stride()) + " + kk" : "kk * " + u(B.stride()) + " + " + c0) << ", "
+      << u(B.stride() / (B.vec == 8 ? 8 : 1)) << ", " << (B.col_major ? "true" : "false") << ");\n";
   }
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j)

@@ -1,12 +1,14 @@
 // create_schedule: callify (which nodes get buffers), earliest rewrites (split_reduceop), rangeify, stage to
 // store, split kernels, and the Kahn toposort that orders the calls.
 #include "engine/schedule/schedule.h"
+#include "engine/uop/uop_hash.h"
 
 #include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "engine/schedule/rangeify.h"
@@ -676,10 +678,74 @@ Normalized normalize(const UOps& outputs) {
 struct Cache {
   std::mutex mu;
   std::unordered_map<const UOp*, std::pair<UOpRef, std::shared_ptr<const Schedule>>> entries;
+  std::unordered_multimap<size_t, UOpRef> by_hash;  // the normalized sinks of `entries`, by their hash
 };
 Cache& cache() {
   static Cache* c = new Cache();
   return *c;
+}
+
+// The normalized form of `outputs` when the cache holds it, found without making it: the normalized graph's hashes
+// are computed as UOp::make would make them (each buffer a placeholder numbered by first use), and a cached graph of
+// the sink's hash is compared with `outputs` node by node, which also pairs each normalized node with its original.
+// nullopt when no cached graph is equal, or when the graph binds Variables (normalize handles those).
+std::optional<Normalized> find_normalized(const UOps& outputs) {
+  Normalized n;
+  UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
+  const UOps topo = sink->toposort();
+  std::unordered_map<const UOp*, size_t> hash_of;  // original -> its normalized node's hash
+  std::unordered_map<const UOp*, Arg> buffer_arg;  // original buffer -> its placeholder's arg
+  hash_of.reserve(topo.size());
+  std::vector<size_t> sh;
+  for (auto& u : topo) {
+    if (u->op == Ops::AFTER && u->src[0]->is_variable()) return std::nullopt;
+    if (u->op == Ops::BUFFER && !u->is_variable()) {
+      ParamArg pa = u->as<ParamArg>();
+      pa.slot = -2 - static_cast<int64_t>(n.actual.size());
+      n.actual.push_back(u);
+      Arg a = pa;
+      hash_of[u.get()] = uop_key_hash(Ops::BUFFER, u->dtype, {}, a, -1);
+      buffer_arg.emplace(u.get(), std::move(a));
+      continue;
+    }
+    sh.clear();
+    for (auto& x : u->src) sh.push_back(hash_of.at(x.get()));
+    hash_of[u.get()] = uop_key_hash(u->op, u->dtype, sh, u->arg, u->tag);
+  }
+  std::vector<UOpRef> candidates;
+  {
+    std::lock_guard lk(cache().mu);
+    auto [b, e] = cache().by_hash.equal_range(hash_of.at(sink.get()));
+    for (auto it = b; it != e; ++it) candidates.push_back(it->second);
+  }
+  for (const UOpRef& cand : candidates) {
+    std::unordered_map<const UOp*, const UOp*> norm_of;  // original -> cached normalized node
+    norm_of.reserve(topo.size());
+    std::vector<std::pair<const UOp*, const UOp*>> todo{{sink.get(), cand.get()}};
+    bool equal = true;
+    while (equal && !todo.empty()) {
+      auto [o, m] = todo.back();
+      todo.pop_back();
+      auto [it, fresh] = norm_of.emplace(o, m);
+      if (!fresh) {
+        equal = it->second == m;
+        continue;
+      }
+      if (auto b = buffer_arg.find(o); b != buffer_arg.end()) {
+        equal = m->op == Ops::BUFFER && m->dtype == o->dtype && m->tag == -1 && m->src.empty() && arg_equal(m->arg, b->second);
+        continue;
+      }
+      equal = m->op == o->op && m->dtype == o->dtype && m->tag == o->tag && m->src.size() == o->src.size() && arg_equal(m->arg, o->arg);
+      for (size_t i = 0; equal && i < o->src.size(); ++i) todo.emplace_back(o->src[i].get(), m->src[i].get());
+    }
+    if (!equal) continue;
+    n.sink = cand;
+    n.to_original.reserve(norm_of.size());
+    for (auto& [o, m] : norm_of) n.to_original.emplace(m, o);
+    n.keep = topo;
+    return n;
+  }
+  return std::nullopt;
 }
 
 // the cached schedule with this realize's buffers: placeholders -> actual buffers, created buffers -> fresh ones
@@ -722,7 +788,8 @@ Schedule instantiate(const Schedule& cached, const Normalized& n) {
 }  // namespace
 
 Schedule create_schedule(const UOps& outputs) {
-  Normalized n = normalize(outputs);
+  std::optional<Normalized> found = find_normalized(outputs);
+  Normalized n = found ? std::move(*found) : normalize(outputs);
   std::shared_ptr<const Schedule> cached;
   bool hit = false;
   {
@@ -733,8 +800,12 @@ Schedule create_schedule(const UOps& outputs) {
   if (!cached) {
     auto fresh = std::make_shared<Schedule>(build_schedule(n.sink->src));
     std::lock_guard lk(cache().mu);
-    if (cache().entries.size() >= 512) cache().entries.clear();  // bounded: graphs stay alive while cached
-    cache().entries[n.sink.get()] = std::make_pair(n.sink, std::shared_ptr<const Schedule>(fresh));
+    if (cache().entries.size() >= 512) {  // bounded: graphs stay alive while cached
+      cache().entries.clear();
+      cache().by_hash.clear();
+    }
+    if (cache().entries.emplace(n.sink.get(), std::make_pair(n.sink, std::shared_ptr<const Schedule>(fresh))).second)
+      cache().by_hash.emplace(n.sink->hash, n.sink);
     cached = fresh;
   }
   Schedule out = instantiate(*cached, n);

@@ -116,6 +116,7 @@ size_t g_dropped_contexts = 0, g_dropped_calls = 0;
 
 void set_level(Level l) { g_level = l; }
 void record_calls(bool on) { g_calls_wanted = on; }
+bool recording_calls() { return g_calls_wanted; }
 Level level() { return g_level; }
 
 ContextScope::ContextScope(ContextKind kind, std::string name) {

@@ -12,6 +12,7 @@ void set_level(Level l);
 Level level();
 // Whether executed calls are recorded (default on; off when nothing will read the trace).
 void record_calls(bool on);
+bool recording_calls();
 // A trace keeps its first kMaxContexts contexts and kMaxCalls calls; later ones are only counted, in the trace's
 // "truncated": {"contexts": N, "calls": M}, so memory stays bounded however long a script runs.
 constexpr size_t kMaxContexts = 5000;

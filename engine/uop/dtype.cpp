@@ -3,6 +3,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace ts {
@@ -69,8 +70,7 @@ void ancestors(DType d, std::set<DType>& out) {
 }
 }  // namespace
 
-DType least_upper(DType a, DType b) {
-  if (a == b) return a;
+static DType least_upper_uncached(DType a, DType b) {
   std::set<DType> sa, sb;
   ancestors(a, sa);
   ancestors(b, sb);
@@ -93,6 +93,18 @@ DType least_upper(DType a, DType b) {
     if (minimal) return c;
   }
   return best ? best : dtypes::float64;
+}
+
+DType least_upper(DType a, DType b) {
+  if (a == b) return a;
+  // every binary op of a graph asks this; the answer for a pair never changes (dtypes live as long as the process)
+  struct PairHash {
+    size_t operator()(const std::pair<DType, DType>& p) const { return std::hash<DType>()(p.first) * 31 + std::hash<DType>()(p.second); }
+  };
+  thread_local std::unordered_map<std::pair<DType, DType>, DType, PairHash> cache;
+  auto [it, fresh] = cache.try_emplace({a, b}, nullptr);
+  if (fresh) it->second = least_upper_uncached(a, b);
+  return it->second;
 }
 
 DType sum_acc(DType d) {

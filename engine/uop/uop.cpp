@@ -1,4 +1,5 @@
 #include "engine/uop/uop.h"
+#include "engine/uop/uop_hash.h"
 
 #include <algorithm>
 #include <atomic>
@@ -294,11 +295,20 @@ size_t live_uop_count() {
   return t.map.size();
 }
 
-UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
+size_t uop_key_hash(Ops op, DType dtype, std::span<const size_t> src_hashes, const Arg& arg, int64_t tag) {
   size_t h = mix(static_cast<size_t>(op) * 31 + 7, reinterpret_cast<size_t>(dtype));
-  for (auto& s : src) h = mix(h, s->hash);
+  for (size_t s : src_hashes) h = mix(h, s);
   h = mix(h, arg_hash(arg));
-  h = mix(h, static_cast<size_t>(tag));
+  return mix(h, static_cast<size_t>(tag));
+}
+
+UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
+  size_t hs[8];
+  std::vector<size_t> more;
+  if (src.size() > 8) more.resize(src.size());
+  size_t* sh = src.size() > 8 ? more.data() : hs;
+  for (size_t i = 0; i < src.size(); ++i) sh[i] = src[i]->hash;
+  const size_t h = uop_key_hash(op, dtype, std::span<const size_t>(sh, src.size()), arg, tag);
   auto& t = table();
   {
     std::lock_guard lk(t.mu);

@@ -1132,10 +1132,17 @@ struct BatchImpl {
   std::vector<Op> ops;
   uint32_t barriers = 0;
   // byte ranges [lo, hi) of each buffer written and read since the last barrier
-  using Ranges = std::unordered_map<const BufferImpl*, std::vector<std::pair<uint64_t, uint64_t>>>;
+  // (flat lists: few operations come between two barriers, and clearing one keeps its storage for the next)
+  struct Range {
+    const BufferImpl* buf;
+    uint64_t lo, hi;
+  };
+  using Ranges = std::vector<Range>;
   Ranges written, read;
   std::unique_ptr<Frame> frame;
   bool recorded = false;
+  bool in_flight = false;  // submitted, not yet waited for
+  std::chrono::steady_clock::time_point submitted_at;
 
   Context::Impl& I() { return *ctx->impl_; }
   struct Use {
@@ -1153,14 +1160,14 @@ struct BatchImpl {
 };
 
 void BatchImpl::add(Op op, const std::vector<Use>& uses) {
+  if (in_flight) I().fail("operation '" + op.name + "' added to a batch that is running (wait for it first)");
   auto overlaps = [](const Ranges& m, const Use& u) {
-    auto it = m.find(u.buf);
-    if (it == m.end()) return false;
-    for (auto& [lo, hi] : it->second)
-      if (lo < u.hi && u.lo < hi) return true;
+    for (const Range& r : m)
+      if (r.buf == u.buf && r.lo < u.hi && u.lo < r.hi) return true;
     return false;
   };
-  bool hazard = opts.serialize && !ops.empty();
+  // (a batch that continues earlier submissions starts with a barrier: it orders everything submitted before it)
+  bool hazard = (opts.serialize && !ops.empty()) || (opts.after_previous && ops.empty());
   for (const Use& u : uses) {
     if (overlaps(written, u)) hazard = true;                         // read after write, write after write
     if (u.access != Access::Read && overlaps(read, u)) hazard = true;  // write after read
@@ -1172,8 +1179,8 @@ void BatchImpl::add(Op op, const std::vector<Use>& uses) {
     read.clear();
   }
   for (const Use& u : uses) {
-    if (u.access != Access::Write) read[u.buf].push_back({u.lo, u.hi});
-    if (u.access != Access::Read) written[u.buf].push_back({u.lo, u.hi});
+    if (u.access != Access::Write) read.push_back({u.buf, u.lo, u.hi});
+    if (u.access != Access::Read) written.push_back({u.buf, u.lo, u.hi});
   }
   ops.push_back(std::move(op));
   recorded = false;
@@ -1307,17 +1314,17 @@ void Batch::dispatch(const Program& program, const std::vector<DeviceBuffer>& bu
   if (!program) throw Error("dispatch of an empty Program");
   Context::Impl& C = impl_->I();
   const ProgramImpl& p = *program.impl_;
-  const std::string who = "kernel '" + (name.empty() ? p.name : name) + "'";
-  if (p.owner != impl_->ctx.get()) C.fail(who + ": the program belongs to another Vulkan context");
+  auto who = [&] { return "kernel '" + (name.empty() ? p.name : name) + "'"; };  // (built only for an error)
+  if (p.owner != impl_->ctx.get()) C.fail(who() + ": the program belongs to another Vulkan context");
   if (buffers.size() != p.num_buffers)
-    C.fail(who + ": " + std::to_string(buffers.size()) + " buffers given, the program takes " +
+    C.fail(who() + ": " + std::to_string(buffers.size()) + " buffers given, the program takes " +
            std::to_string(p.num_buffers));
   if (push.size() != p.push_bytes)
-    C.fail(who + ": " + std::to_string(push.size()) + " push-constant bytes given, the program takes " +
+    C.fail(who() + ": " + std::to_string(push.size()) + " push-constant bytes given, the program takes " +
            std::to_string(p.push_bytes));
   for (int i = 0; i < 3; i++)
     if (groups[i] < 1 || groups[i] > C.info.max_workgroup_count[i])
-      C.fail(who + ": group count " + std::to_string(groups[0]) + "x" + std::to_string(groups[1]) + "x" +
+      C.fail(who() + ": group count " + std::to_string(groups[0]) + "x" + std::to_string(groups[1]) + "x" +
              std::to_string(groups[2]) + " is outside 1.." + std::to_string(C.info.max_workgroup_count[0]) + "x" +
              std::to_string(C.info.max_workgroup_count[1]) + "x" + std::to_string(C.info.max_workgroup_count[2]));
   Op op;
@@ -1328,9 +1335,9 @@ void Batch::dispatch(const Program& program, const std::vector<DeviceBuffer>& bu
   op.name = name.empty() ? p.name : name;
   std::vector<BatchImpl::Use> uses;
   for (size_t i = 0; i < buffers.size(); i++) {
-    if (!buffers[i]) C.fail(who + ": buffer " + std::to_string(i) + " is empty");
+    if (!buffers[i]) C.fail(who() + ": buffer " + std::to_string(i) + " is empty");
     if (buffers[i].impl_->ctx.get() != impl_->ctx.get())
-      C.fail(who + ": buffer " + std::to_string(i) + " belongs to another Vulkan context");
+      C.fail(who() + ": buffer " + std::to_string(i) + " belongs to another Vulkan context");
     op.buffers.push_back(buffers[i].impl_);
     if (p.used[i]) uses.push_back({buffers[i].impl_.get(), p.access[i], 0, buffers[i].impl_->vk_size});
   }
@@ -1383,16 +1390,13 @@ void Batch::copy(const DeviceBuffer& dst, uint64_t dst_offset, const DeviceBuffe
                              {src.impl_.get(), Access::Read, src_lo, src_offset + bytes}});
 }
 
-BatchResult Batch::submit_and_wait(double timeout_s) {
+void Batch::submit() {
   if (!impl_) throw Error("submit of an empty Batch (make one with Context::batch())");
   BatchImpl& B = *impl_;
   Context::Impl& C = B.I();
-  checked_timeout(timeout_s, "submit_and_wait");
+  if (B.in_flight) C.fail("the batch was submitted and not waited for (Batch::wait) before its next submit");
   C.check_alive();
-  BatchResult res;
-  res.barriers = B.barriers;
-  for (const Op& op : B.ops) res.names.push_back(op.name);
-  if (B.ops.empty()) return res;
+  if (B.ops.empty()) return;
   if (!B.recorded) B.record();
   std::vector<BufferImpl*> bufs;
   {
@@ -1401,8 +1405,22 @@ BatchResult Batch::submit_and_wait(double timeout_s) {
       for (auto& b : op.buffers)
         if (seen.insert(b.get()).second) bufs.push_back(b.get());
   }
-  auto t0 = std::chrono::steady_clock::now();
+  B.submitted_at = std::chrono::steady_clock::now();
   C.submit(*B.frame, bufs);
+  B.in_flight = true;
+}
+
+BatchResult Batch::wait(double timeout_s) {
+  if (!impl_) throw Error("wait for an empty Batch (make one with Context::batch())");
+  BatchImpl& B = *impl_;
+  Context::Impl& C = B.I();
+  checked_timeout(timeout_s, "wait");
+  BatchResult res;
+  res.barriers = B.barriers;
+  for (const Op& op : B.ops) res.names.push_back(op.name);
+  if (B.ops.empty()) return res;
+  if (!B.in_flight) C.fail("wait for a batch that was not submitted");
+  B.in_flight = false;
   const Context::Impl::Wait w = C.wait(*B.frame, timeout_s);
   auto what = [&] {
     size_t n = B.ops.size();
@@ -1415,7 +1433,7 @@ BatchResult Batch::submit_and_wait(double timeout_s) {
     C.fail(what() + " did not finish within " + seconds_text(timeout_s) +
            "; it is still running on the device and its buffers stay in use until it ends (Context::wait_idle)");
   }
-  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - B.submitted_at).count();
   if (B.opts.timestamps && C.info.compute_timestamps) {
     const uint32_t n = static_cast<uint32_t>(B.ops.size());
     std::vector<uint64_t> q(2 * n);
@@ -1428,6 +1446,12 @@ BatchResult Batch::submit_and_wait(double timeout_s) {
       res.gpu_seconds.push_back(double((q[2 * i + 1] - q[2 * i]) & mask) * C.info.timestamp_period_ns * 1e-9);
   }
   return res;
+}
+
+BatchResult Batch::submit_and_wait(double timeout_s) {
+  checked_timeout(timeout_s, "submit_and_wait");
+  submit();
+  return wait(timeout_s);
 }
 
 // ---- Context -----------------------------------------------------------------------------------------------------

@@ -243,6 +243,7 @@ class PushConstants {
 struct BatchOptions {
   bool timestamps = true;   // a timestamp before and after every dispatch (when the queue supports them)
   bool serialize = false;   // a barrier before every dispatch after the first, so no two overlap (exact timings)
+  bool after_previous = false;  // a barrier before the first operation too: it runs after everything submitted before
 };
 
 struct BatchResult {
@@ -279,6 +280,11 @@ class Batch {
   // Submits and waits at most timeout_s (> 0). Throws an Error naming the batch's kernels when the fence does not
   // signal in time (the batch keeps running; see Context::wait_idle) and "device lost" when the device is lost.
   BatchResult submit_and_wait(double timeout_s);
+  // The same in two steps: submit() returns at once, so the host can record the next batch (with after_previous)
+  // while this one runs; wait() then waits for it as submit_and_wait does. A batch is waited for before it is
+  // submitted again; wall_seconds counts from submit().
+  void submit();
+  BatchResult wait(double timeout_s);
 
  private:
   friend class Context;

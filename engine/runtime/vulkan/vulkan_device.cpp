@@ -169,7 +169,8 @@ class VulkanDevice final : public Device {
 
   double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
     auto& vx = static_cast<VkExecutable&>(exe);
-    std::vector<DeviceBuffer> dbs;
+    thread_local std::vector<DeviceBuffer> dbs;  // (its storage is kept between launches: no allocation per kernel)
+    dbs.clear();
     for (Buffer* b : bufs) dbs.push_back(device_buffer(*b));
     std::vector<uint8_t> push(vx.push_bytes);
     for (size_t k = 0; k < spec.vars.size() && k < vars.size(); ++k) {
@@ -188,29 +189,65 @@ class VulkanDevice final : public Device {
       groups[d] = static_cast<uint32_t>(dims.global_size[d]);
     }
     groups[0] = static_cast<uint32_t>((groups[0] + vx.group_packing - 1) / vx.group_packing);
-    if (batch_) {  // recorded: end_batch submits the schedule's kernels as one command buffer
+    if (batch_) {  // recorded into the open batch
       batch_->dispatch(vx.program, dbs, push, groups, spec.name);
+      dbs.clear();  // (the batch holds the buffers now)
+      // a long schedule is submitted in growing pieces as it is recorded, so the device starts on its first kernels
+      // while the host records the rest (each piece begins with a barrier that orders it after the earlier ones)
+      if (batch_->size() >= chunk_) {
+        const auto t0 = std::chrono::steady_clock::now();
+        batch_->submit();
+        submit_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        running_.push_back(std::move(batch_));
+        chunk_ = std::min(2 * chunk_, kLastChunk);
+        BatchOptions o;
+        o.after_previous = true;
+        o.timestamps = timed_;
+        batch_ = std::make_unique<Batch>(ctx().batch(o));
+      }
       return -1;
     }
     Batch batch = ctx().batch();
     batch.dispatch(vx.program, dbs, push, groups, spec.name);
+    dbs.clear();
     BatchResult r = batch.submit_and_wait(options_.timeout_s);
     return r.gpu_seconds.empty() ? r.wall_seconds : r.gpu_seconds[0];
   }
 
   bool batches() const override { return true; }
   BatchHostTimes last_batch_host_times() const override { return host_times_; }
-  void begin_batch() override { batch_ = std::make_unique<Batch>(ctx().batch()); }
+  void begin_batch(bool timed) override {
+    running_.clear();
+    timed_ = timed;
+    BatchOptions o;
+    o.timestamps = timed;
+    batch_ = std::make_unique<Batch>(ctx().batch(o));
+    chunk_ = kFirstChunk;
+    submit_s_ = 0;
+  }
   std::vector<double> end_batch() override {
-    std::unique_ptr<Batch> b = std::move(batch_);
-    if (!b || b->size() == 0) return {};
-    const auto t0 = std::chrono::steady_clock::now();
-    BatchResult r = b->submit_and_wait(options_.timeout_s);
-    host_times_.submit_to_fence_s = r.wall_seconds;
-    host_times_.record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.wall_seconds;
-    // without timestamps each kernel is shown an equal share of the batch's wall time
-    if (r.gpu_seconds.size() != b->size()) return std::vector<double>(b->size(), r.wall_seconds / static_cast<double>(b->size()));
-    return r.gpu_seconds;
+    std::vector<std::unique_ptr<Batch>> parts = std::move(running_);
+    running_.clear();
+    if (batch_ && batch_->size()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      batch_->submit();
+      submit_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      parts.push_back(std::move(batch_));
+    }
+    batch_.reset();
+    if (parts.empty()) return {};
+    const auto submitted = std::chrono::steady_clock::now();
+    std::vector<double> times;
+    for (auto& b : parts) {
+      const size_t n = b->size();
+      BatchResult r = b->wait(options_.timeout_s);
+      // without timestamps each kernel is shown an equal share of its piece's wall time
+      if (r.gpu_seconds.size() != n) r.gpu_seconds.assign(n, r.wall_seconds / static_cast<double>(n));
+      times.insert(times.end(), r.gpu_seconds.begin(), r.gpu_seconds.end());
+    }
+    host_times_.record_s = submit_s_;
+    host_times_.submit_to_fence_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+    return times;
   }
 
  private:
@@ -269,6 +306,11 @@ class VulkanDevice final : public Device {
   std::shared_ptr<Context> ctx_;
   std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
   std::unique_ptr<Batch> batch_;                      // the open batch (begin_batch .. end_batch)
+  std::vector<std::unique_ptr<Batch>> running_;       // its pieces submitted so far, in order
+  static constexpr size_t kFirstChunk = 8, kLastChunk = 256;
+  size_t chunk_ = kFirstChunk;                        // the open piece is submitted at this many operations
+  double submit_s_ = 0;                               // host time recording and submitting the pieces
+  bool timed_ = true;                                 // the open batch records timestamps
   BatchHostTimes host_times_;
 };
 

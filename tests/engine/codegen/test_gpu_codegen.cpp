@@ -198,6 +198,21 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(glsl_group_packing(gpu(k::transpose_3x2())), 1);
     const std::string tr = render_glsl(gpu(k::transpose_3x2()));
     QVERIFY2(tr.find("vec4") == std::string::npos && tr.find("restrict") != std::string::npos, tr.c_str());
+    // a 2-D work group orders its lanes by lidx1 first: local_size_x is lidx1's size and lidx0 reads .y (the same
+    // lowered program; test_corpus runs such kernels on lavapipe)
+    QVERIFY(glsl_swaps_lanes(gpu(k::transpose_3x2())));
+    QVERIFY2(tr.find("layout(local_size_x = 2, local_size_y = 3, local_size_z = 1) in;") != std::string::npos, tr.c_str());
+    QVERIFY2(tr.find("gl_LocalInvocationID.x") != std::string::npos && tr.find("gl_LocalInvocationID.y") != std::string::npos, tr.c_str());
+    QVERIFY(!glsl_swaps_lanes(gpu(k::split_sum_256())));  // one dimension: as it is
+    codegen_options()["GLSL_LANES_SWAP"] = "0";
+    const std::string plain = render_glsl(gpu(k::transpose_3x2()));
+    codegen_options().erase("GLSL_LANES_SWAP");
+    QVERIFY2(plain.find("layout(local_size_x = 3, local_size_y = 2, local_size_z = 1) in;") != std::string::npos, plain.c_str());
+    // the swap exchanges exactly .x and .y
+    std::string back = tr;
+    for (size_t q = back.find("gl_LocalInvocationID."); q != std::string::npos; q = back.find("gl_LocalInvocationID.", q + 1))
+      back[q + 21] = back[q + 21] == 'x' ? 'y' : back[q + 21] == 'y' ? 'x' : back[q + 21];
+    QCOMPARE(back.substr(back.find("void main")), plain.substr(plain.find("void main")));
   }
 
   // corpus-gpu 16: the 64^3 matmul

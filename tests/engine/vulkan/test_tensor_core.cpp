@@ -79,10 +79,32 @@ class TestTensorCore : public QObject {
     QCOMPARE(p.outs, std::vector<int>{0});
     QCOMPARE(p.ins, (std::vector<int>{1, 2}));
     QVERIFY(p.src.find("coopMatMulAddNV") != std::string::npos);
-    QVERIFY(p.src.find("f16vec4 a4[]") != std::string::npos);  // vec4 loads of both row-major operands
-    QVERIFY(p.src.find("f16vec4 b4[]") != std::string::npos);
+    QVERIFY(p.src.find("uvec4 a8[]") != std::string::npos);  // 16-byte loads of both row-major operands
+    QVERIFY(p.src.find("uvec4 b8[]") != std::string::npos);
+    QVERIFY(p.src.find("shared uvec4 sa[") != std::string::npos);  // and 16-byte tiles in shared memory
     QVERIFY(p.src.find("float16_t c[]") != std::string::npos);  // converted to the output's half
+    // 16 K blocks of 16, two staged per fill (64 accumulator + 24 prefetch registers a lane, within the budget)
+    QVERIFY2(p.src.find("K blocks of 16, 2 staged at a time") != std::string::npos, p.src.c_str());
+    QVERIFY(p.src.find("kb < 8u;") != std::string::npos);
     compiles(p);
+    // 8-byte loads (TC_VEC8=0), one K block a fill (TC_STAGE=1): the same opts and launch
+    codegen_options()["TC_VEC8"] = "0";
+    codegen_options()["TC_STAGE"] = "1";
+    ProgramSpec narrow = program(half_matmul(256, 256, 256), t);
+    codegen_options().erase("TC_VEC8");
+    codegen_options().erase("TC_STAGE");
+    QCOMPARE(narrow.applied_opts, p.applied_opts);
+    QCOMPARE(narrow.global_size, p.global_size);
+    QVERIFY(narrow.src.find("f16vec4 a4[]") != std::string::npos);
+    QVERIFY(narrow.src.find("f16vec4 b4[]") != std::string::npos);
+    QVERIFY(narrow.src.find("staged at a time") == std::string::npos);
+    QVERIFY(narrow.src.find("kb < 16u;") != std::string::npos);
+    compiles(narrow);
+    // a staging depth that does not divide the K blocks refuses TC: the kernel keeps the ordinary opts
+    codegen_options()["TC_STAGE"] = "3";
+    ProgramSpec odd = program(half_matmul(256, 256, 256), t);
+    codegen_options().erase("TC_STAGE");
+    QVERIFY(!has_tc(odd));
   }
 
   // every layout the matmul can take compiles: B transposed (column-major fragments), a float output, the second

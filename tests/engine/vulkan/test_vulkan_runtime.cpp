@@ -401,6 +401,39 @@ class TestVulkanRuntime : public QObject {
     QCOMPARE(ctx_->batch().submit_and_wait(1).names.size(), size_t(0));  // an empty batch submits nothing
   }
 
+  // a long schedule in pieces (as the VULKAN device submits one while it records the next): the first is submitted
+  // and not waited for while the second is recorded; the second begins with a barrier (after_previous) that orders it
+  // after the first, so it sees the first's writes
+  void pieces_submitted_while_recording() {
+    const size_t n = 100000;
+    std::vector<uint32_t> x(n);
+    for (size_t i = 0; i < n; i++) x[i] = static_cast<uint32_t>(i * 3);
+    DeviceBuffer dx = upload(x);
+    Program inc = program(kIncrement, "inc", 1);
+    const std::array<uint32_t, 3> g{groups_for(n), 1, 1};
+    Batch first = ctx_->batch();
+    for (int k = 0; k < 8; k++) first.dispatch(inc, {dx}, {}, g);
+    first.submit();
+    EXPECT_ERROR(first.dispatch(inc, {dx}, {}, g), "added to a batch that is running");
+    EXPECT_ERROR(first.submit(), "not waited for");
+    Batch second = ctx_->batch({.timestamps = true, .serialize = false, .after_previous = true});
+    second.dispatch(inc, {dx}, {}, g);
+    second.dispatch(inc, {dx}, {}, g);
+    QCOMPARE(second.barrier_count(), 2u);  // the first operation waits for the earlier piece, the second for the first
+    second.submit();
+    BatchResult r1 = first.wait(60), r2 = second.wait(60);
+    QCOMPARE(r1.names.size(), size_t(8));
+    QCOMPARE(r2.gpu_seconds.size(), size_t(2));
+    std::vector<uint32_t> out = download<uint32_t>(dx);
+    for (size_t i = 0; i < n; i++) QCOMPARE(out[i], x[i] + 10u);
+    EXPECT_ERROR(second.wait(60), "not submitted");
+    // waited for, a piece is submitted again as it is
+    first.submit();
+    first.wait(60);
+    out = download<uint32_t>(dx);
+    QCOMPARE(out[n - 1], x[n - 1] + 18u);
+  }
+
   void push_constants() {
     const size_t n = 300;
     DeviceBuffer out = ctx_->alloc(n * 8);
