@@ -327,7 +327,8 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
 // after a barrier, ping-ponging two 1024-float buffers. Per dispatch: the wall time from submit to fence, with and
 // without a timestamp pair around each dispatch (what the engine records to show kernel times).
 struct ChainFloor {
-  Stats wall_ts, wall_plain;
+  Stats wall_ts, wall_plain, wall_distinct;  // the last: each link its own pipeline (its constant compiled in), as the engine's
+  Stats wall_buffers;                          // untimed, each link writing a buffer of its own (as the engine's intermediates)
   std::string check;
 };
 ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
@@ -336,11 +337,24 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
   for (int i = 0; i < 1024; ++i) h[i] = static_cast<float>(i % 16) * 0.0625f;
   auto X = ctx.alloc(4096), Y = ctx.alloc(4096);
   auto prog = ctx.program(ctx.compile_glsl(kChainLink, "chain_link"), "chain_link", 2, 4);
+  // the engine's chain bakes each link's constant into its kernel: 200 pipelines, bound one after the other
+  std::vector<ts::vk::Program> distinct;
+  for (int k = 0; k < kLinks; ++k) {
+    std::string src = kChainLink;
+    char c[48];
+    std::snprintf(c, sizeof c, "%.9g", 1.0 + k / 4096.0);
+    src.replace(src.find("a[i] * p.c"), 10, std::string("a[i] * ") + c);
+    distinct.push_back(ctx.program(ctx.compile_glsl(src, "chain_link_" + std::to_string(k)), "chain_link_" + std::to_string(k), 2, 4));
+  }
+  std::vector<ts::vk::DeviceBuffer> own;  // variant 3: link k reads own[k] and writes own[k + 1]
+  for (int k = 0; k <= kLinks; ++k) own.push_back(ctx.alloc(4096));
   ChainFloor out;
-  for (bool ts_on : {true, false}) {
+  out.check = "ok";
+  for (int variant = 0; variant < 4; ++variant) {  // timestamps, none, none with a pipeline per link, none with a buffer per link
+    if (variant == 3) ctx.copy_in(own[0], h.data(), 4096);
     ctx.copy_in(X, h.data(), 4096);
     ts::vk::BatchOptions o;
-    o.timestamps = ts_on;
+    o.timestamps = variant == 0;
     auto batch = ctx.batch(o);
     float f = 1;
     for (int k = 0; k < kLinks; ++k) {
@@ -348,18 +362,21 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
       f *= c;
       ts::vk::PushConstants pc;
       pc.f32(c);
-      batch.dispatch(prog, k % 2 ? std::vector<ts::vk::DeviceBuffer>{X, Y} : std::vector<ts::vk::DeviceBuffer>{Y, X}, pc.bytes(), {4, 1, 1});
+      const std::vector<ts::vk::DeviceBuffer> io = variant == 3 ? std::vector<ts::vk::DeviceBuffer>{own[k + 1], own[k]}
+                                                 : k % 2                ? std::vector<ts::vk::DeviceBuffer>{X, Y}
+                                                                        : std::vector<ts::vk::DeviceBuffer>{Y, X};
+      batch.dispatch(variant == 2 ? distinct[k] : prog, io, pc.bytes(), {4, 1, 1});
     }
     batch.submit_and_wait(60);
     std::vector<float> got(1024);
-    ctx.copy_out(got.data(), X, 4096);  // (200 links: the result is back in X)
-    out.check = "ok";
-    for (int i = 0; i < 1024; ++i)
-      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f)) { out.check = "WRONG at [" + std::to_string(i) + "]"; break; }
+    ctx.copy_out(got.data(), variant == 3 ? own[kLinks] : X, 4096);  // (200 links: the result is back in X)
+    for (int i = 0; i < 1024 && out.check == "ok"; ++i)
+      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f))
+        out.check = "WRONG at [" + std::to_string(i) + "] (variant " + std::to_string(variant) + ")";
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) batch.submit_and_wait(60);
     std::vector<double> wall;
     for (int r = 0; r < reps; ++r) wall.push_back(batch.submit_and_wait(60).wall_seconds / kLinks);
-    (ts_on ? out.wall_ts : out.wall_plain) = stats(wall);
+    (variant == 0 ? out.wall_ts : variant == 1 ? out.wall_plain : variant == 2 ? out.wall_distinct : out.wall_buffers) = stats(wall);
   }
   return out;
 }
@@ -835,8 +852,10 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
     ts::realize_config().time_kernels = true;
     const double m_run = stats(run).median, m_rec = stats(rec).median, m_fence = stats(fence).median;
     ChainFloor fl = hand_chain(*ctx, reps);
-    std::printf("  %-28s hand-written chain of 200 dependent dispatches, submit to fence: %s per dispatch with timestamps, %s without  output %s\n", "",
-                spread(fl.wall_ts, 1e6, "us").c_str(), spread(fl.wall_plain, 1e6, "us").c_str(), fl.check.c_str());
+    std::printf("  %-28s hand-written chain of 200 dependent dispatches, submit to fence: %s per dispatch with timestamps, %s without, "
+                "%s without and each its own pipeline, %s without and each its own output buffer (as the engine's)  output %s\n", "",
+                spread(fl.wall_ts, 1e6, "us").c_str(), spread(fl.wall_plain, 1e6, "us").c_str(), spread(fl.wall_distinct, 1e6, "us").c_str(),
+                spread(fl.wall_buffers, 1e6, "us").c_str(), fl.check.c_str());
     std::printf("  %-28s host per kernel: build %.2f us, schedule %.2f us, run %.2f us (command buffers recorded and submitted %.2f us, "
                 "last submit to fence %.2f us, the rest %.2f us)\n",
                 "", stats(build).median * 1e6, stats(sched).median * 1e6, m_run * 1e6, m_rec * 1e6, m_fence * 1e6,
