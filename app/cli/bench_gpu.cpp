@@ -329,6 +329,8 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
 struct ChainFloor {
   Stats wall_ts, wall_plain, wall_distinct;  // the last: each link its own pipeline (its constant compiled in), as the engine's
   Stats wall_buffers;                          // untimed, each link writing a buffer of its own (as the engine's intermediates)
+  Stats wall_pieces;                           // untimed, in command buffers of 8, 16, then 32 links (as the engine submits them)
+  Stats own;                                   // the timed variant's per-dispatch times from its timestamps, summed / 200
   std::string check;
 };
 ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
@@ -374,9 +376,49 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
       if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f))
         out.check = "WRONG at [" + std::to_string(i) + "] (variant " + std::to_string(variant) + ")";
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) batch.submit_and_wait(60);
-    std::vector<double> wall;
-    for (int r = 0; r < reps; ++r) wall.push_back(batch.submit_and_wait(60).wall_seconds / kLinks);
+    std::vector<double> wall, own;
+    for (int r = 0; r < reps; ++r) {
+      ts::vk::BatchResult res = batch.submit_and_wait(60);
+      wall.push_back(res.wall_seconds / kLinks);
+      double sum = 0;
+      for (double g : res.gpu_seconds) sum += g;
+      own.push_back(sum / kLinks);
+    }
+    if (variant == 0) out.own = stats(own);
     (variant == 0 ? out.wall_ts : variant == 1 ? out.wall_plain : variant == 2 ? out.wall_distinct : out.wall_buffers) = stats(wall);
+  }
+  // the ping-pong chain in pieces, each after the earlier ones (a barrier first), all submitted before the first wait
+  {
+    std::vector<ts::vk::Batch> pieces;
+    for (int k = 0, size = 8; k < kLinks; size = std::min(2 * size, 32)) {
+      ts::vk::BatchOptions o;
+      o.timestamps = false;
+      o.after_previous = !pieces.empty();
+      pieces.push_back(ctx.batch(o));
+      for (int end = std::min(kLinks, k + size); k < end; ++k) {
+        ts::vk::PushConstants pc;
+        pc.f32(static_cast<float>(1.0 + k / 4096.0));
+        pieces.back().dispatch(prog, k % 2 ? std::vector<ts::vk::DeviceBuffer>{X, Y} : std::vector<ts::vk::DeviceBuffer>{Y, X}, pc.bytes(), {4, 1, 1});
+      }
+    }
+    auto run = [&] {
+      auto t0 = clk::now();
+      for (auto& b : pieces) b.submit();
+      for (auto& b : pieces) b.wait(60);
+      return seconds_since(t0) / kLinks;
+    };
+    ctx.copy_in(X, h.data(), 4096);
+    run();
+    std::vector<float> got(1024);
+    ctx.copy_out(got.data(), X, 4096);
+    float f = 1;
+    for (int k = 0; k < kLinks; ++k) f *= static_cast<float>(1.0 + k / 4096.0);
+    for (int i = 0; i < 1024 && out.check == "ok"; ++i)
+      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f)) out.check = "WRONG at [" + std::to_string(i) + "] (pieces)";
+    for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) run();
+    std::vector<double> wall;
+    for (int r = 0; r < reps; ++r) wall.push_back(run());
+    out.wall_pieces = stats(wall);
   }
   return out;
 }
@@ -853,9 +895,10 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
     const double m_run = stats(run).median, m_rec = stats(rec).median, m_fence = stats(fence).median;
     ChainFloor fl = hand_chain(*ctx, reps);
     std::printf("  %-28s hand-written chain of 200 dependent dispatches, submit to fence: %s per dispatch with timestamps, %s without, "
-                "%s without and each its own pipeline, %s without and each its own output buffer (as the engine's)  output %s\n", "",
+                "%s without and each its own pipeline, %s without and each its own output buffer, %s without in pieces of 8, 16, 32 "
+                "(the timed dispatches' own time %.2f us)  output %s\n", "",
                 spread(fl.wall_ts, 1e6, "us").c_str(), spread(fl.wall_plain, 1e6, "us").c_str(), spread(fl.wall_distinct, 1e6, "us").c_str(),
-                spread(fl.wall_buffers, 1e6, "us").c_str(), fl.check.c_str());
+                spread(fl.wall_buffers, 1e6, "us").c_str(), spread(fl.wall_pieces, 1e6, "us").c_str(), fl.own.median * 1e6, fl.check.c_str());
     std::printf("  %-28s host per kernel: build %.2f us, schedule %.2f us, run %.2f us (command buffers recorded and submitted %.2f us, "
                 "last submit to fence %.2f us, the rest %.2f us)\n",
                 "", stats(build).median * 1e6, stats(sched).median * 1e6, m_run * 1e6, m_rec * 1e6, m_fence * 1e6,
