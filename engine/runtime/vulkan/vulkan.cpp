@@ -305,6 +305,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDevicePushDescriptorPropertiesKHR pushd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -313,9 +314,11 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   const bool v11 = api >= VK_API_VERSION_1_1, v12 = api >= VK_API_VERSION_1_2;
   const bool coop_ext = v12 && has_extension(exts, kCoopMatrixExt) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
   const bool coop_nv_ext = v12 && has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
+  const bool push_ext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (v11) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
+    if (push_ext) (v12 ? drv.pNext : m3.pNext) = &pushd;
     p2.pNext = &sub;
     F.vkGetPhysicalDeviceProperties2(pd, &p2);
     if (v12) {
@@ -394,6 +397,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     d.compute_timestamps = d.timestamp_valid_bits > 0 && d.timestamp_period_ns > 0;
   }
 
+  if (v11 && push_ext) d.max_push_descriptors = pushd.maxPushDescriptors;
   d.int64 = f2.features.shaderInt64;
   d.float64 = f2.features.shaderFloat64;
   d.int16 = f2.features.shaderInt16;
@@ -529,6 +533,7 @@ struct ProgramImpl {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  bool push_descriptors = false;  // its buffers are pushed into the command buffer (no descriptor set to allocate)
 };
 
 struct Context::Impl {
@@ -567,6 +572,9 @@ struct Context::Impl {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   std::string pipeline_cache_file;
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts;
+  // VK_KHR_push_descriptor where the device has it: a program of at most max_push_descriptors buffers pushes them
+  PFN_vkCmdPushDescriptorSetKHR push_descriptors = nullptr;
+  bool pushes(uint32_t n) const { return push_descriptors && n <= info.max_push_descriptors; }
   std::map<std::pair<uint32_t, uint32_t>, VkPipelineLayout> layouts;
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<ProgramImpl>>> programs;
   std::shared_ptr<ProgramImpl> copy_words, copy_vec4;
@@ -913,6 +921,7 @@ VkDescriptorSetLayout Context::Impl::set_layout(uint32_t n) {
     b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  if (pushes(n)) ci.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   ci.bindingCount = n;
   ci.pBindings = b.data();
   VkDescriptorSetLayout l = VK_NULL_HANDLE;
@@ -1027,6 +1036,7 @@ std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spir
   {
     std::lock_guard lock(program_mu);
     prog->set_layout = set_layout(n);
+    prog->push_descriptors = pushes(n);
     prog->layout = pipeline_layout(n, k);
   }
   // the pipeline is compiled outside the lock (the cache is internally synchronised), so threads compile in parallel
@@ -1218,7 +1228,7 @@ void BatchImpl::record() {
   }
   uint32_t sets = 0, descs = 0;
   for (const Op& op : ops)
-    if (op.kind == Op::Dispatch && op.program->num_buffers) {
+    if (op.kind == Op::Dispatch && op.program->num_buffers && !op.program->push_descriptors) {
       sets++;
       descs += op.program->num_buffers;
     }
@@ -1263,12 +1273,14 @@ void BatchImpl::record() {
         bound = p.pipeline;
       }
       if (p.num_buffers) {
-        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-        ai.descriptorPool = f.descs;
-        ai.descriptorSetCount = 1;
-        ai.pSetLayouts = &p.set_layout;
         VkDescriptorSet set = VK_NULL_HANDLE;
-        C.check(fn.vkAllocateDescriptorSets(C.device, &ai, &set), "vkAllocateDescriptorSets");
+        if (!p.push_descriptors) {
+          VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+          ai.descriptorPool = f.descs;
+          ai.descriptorSetCount = 1;
+          ai.pSetLayouts = &p.set_layout;
+          C.check(fn.vkAllocateDescriptorSets(C.device, &ai, &set), "vkAllocateDescriptorSets");
+        }
         infos.assign(p.num_buffers, {});
         writes.assign(p.num_buffers, {});
         for (uint32_t b = 0; b < p.num_buffers; b++) {
@@ -1282,8 +1294,12 @@ void BatchImpl::record() {
           writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
           writes[b].pBufferInfo = &infos[b];
         }
-        fn.vkUpdateDescriptorSets(C.device, p.num_buffers, writes.data(), 0, nullptr);
-        fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+        if (p.push_descriptors) {
+          C.push_descriptors(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, p.num_buffers, writes.data());
+        } else {
+          fn.vkUpdateDescriptorSets(C.device, p.num_buffers, writes.data(), 0, nullptr);
+          fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+        }
       }
       if (p.push_bytes)
         fn.vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes, op.push.data());
@@ -1799,6 +1815,7 @@ std::shared_ptr<Context> open_device(int index, const OpenOptions& options) {
     enable.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   if (has_extension(exts, "VK_KHR_portability_subset")) enable.push_back("VK_KHR_portability_subset");
+  if (d.max_push_descriptors) enable.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qi.queueFamilyIndex = d.compute_queue_family;
@@ -1816,6 +1833,8 @@ std::shared_ptr<Context> open_device(int index, const OpenOptions& options) {
     I.fail("vkCreateDevice failed: " + result_text(r));
   }
   I.fn = load_device_fns(I.inst.fns, I.device);
+  if (d.max_push_descriptors)
+    I.push_descriptors = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(I.inst.fns.vkGetDeviceProcAddr(I.device, "vkCmdPushDescriptorSetKHR"));
   I.fn.vkGetDeviceQueue(I.device, d.compute_queue_family, 0, &I.queue);
 
   // memory types: device buffers are mapped directly where device-local memory is host-visible on a device that

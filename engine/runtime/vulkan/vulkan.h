@@ -84,6 +84,7 @@ struct DeviceInfo {
   bool storage_buffer_8bit = false, storage_buffer_16bit = false;
   bool cooperative_matrix = false;            // VK_KHR_cooperative_matrix with its feature
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  uint32_t max_push_descriptors = 0;          // VK_KHR_push_descriptor's maxPushDescriptors (0: no push descriptors)
   bool cooperative_matrix_nv = false;         // VK_NV_cooperative_matrix (GLSL's GL_NV_cooperative_matrix) with its feature
   std::vector<CooperativeMatrixShape> cooperative_matrix_nv_shapes;
 };
