@@ -242,7 +242,7 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   lin.push_back(l);
   const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
                            L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
-                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
+                           " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
                            (L.stage > 1 ? ", " + std::to_string(L.stage) + " staged at a time" : "");
   lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);

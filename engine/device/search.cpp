@@ -100,7 +100,12 @@ struct DiskCache {
 
   DiskCache(const BeamConfig& c, const Device& dev, const UOpRef& ast) {
     if (c.cache_dir.empty()) return;
-    key = "tinyscope beam 1\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\n" + render_graph(ast);
+    // the codegen options set (NOOPT, TC_STAGE, GLSL_LANES_SWAP, ...) change what opts make of a kernel, so opts
+    // found under some are kept apart from those found under others; version 2: lanes ordered lidx1 first
+    std::string options;
+    for (auto& [k, v] : codegen_options()) options += " " + k + "=" + v;
+    key = "tinyscope beam 2\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\noptions:" + options + "\n" +
+          render_graph(ast);
     char name[40];
     std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));
     file = std::filesystem::path(c.cache_dir) / "beam" / name;

@@ -183,6 +183,14 @@ class TestBeam : public QObject {
     QCOMPARE(again.final.timed, size_t{0});
     QCOMPARE(QString::fromStdString(format_opts(again.opts)), QString::fromStdString(format_opts(r.opts)));
     QVERIFY(!fresh.final.cached && fresh.final.timed > 1);
+    // opts found under other codegen options are not taken from the cache (the kernel renders differently)
+    cfg.ignore_cache = false;
+    codegen_options()["NOOPT"] = "1";
+    codegen_options()["GLSL_LANES_SWAP"] = "0";
+    const BeamResult other = beam_search(ast, dev, cfg);
+    codegen_options().erase("GLSL_LANES_SWAP");
+    codegen_options().erase("NOOPT");
+    QVERIFY(!other.final.cached && other.final.timed > 1);
 
     std::string last;
     QVERIFY2(vk::validation_message_count(&last) == 0, last.c_str());
