@@ -135,6 +135,18 @@ void main() {
 }
 )";
 
+// the same link in the engine's shape (E_8_32_4: 8 work groups of 32 lanes, a vec4 each, the output read-write)
+const char* kChainLinkEngine = R"(#version 450
+layout(local_size_x = 32) in;
+layout(push_constant) uniform P { float c; } p;
+layout(set = 0, binding = 0) restrict buffer O { vec4 o[]; };
+layout(set = 0, binding = 1) restrict readonly buffer A { vec4 a[]; };
+void main() {
+  uint i = gl_WorkGroupID.x * 32u + gl_LocalInvocationID.x;
+  o[i] = a[i] * p.c;
+}
+)";
+
 const char* kSumFinal = R"(#version 450
 layout(local_size_x = 1024) in;
 layout(set = 0, binding = 0) writeonly buffer O { float o[]; };
@@ -331,6 +343,7 @@ struct ChainFloor {
   Stats wall_buffers;                          // untimed, each link writing a buffer of its own (as the engine's intermediates)
   Stats wall_pieces;                           // untimed, in command buffers of 8, 16, then 32 links (as the engine submits them)
   Stats own;                                   // the timed variant's per-dispatch times from its timestamps, summed / 200
+  Stats wall_engine, own_engine;               // the link in the engine's shape: untimed wall, and timed own time
   std::string check;
 };
 ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
@@ -339,6 +352,7 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
   for (int i = 0; i < 1024; ++i) h[i] = static_cast<float>(i % 16) * 0.0625f;
   auto X = ctx.alloc(4096), Y = ctx.alloc(4096);
   auto prog = ctx.program(ctx.compile_glsl(kChainLink, "chain_link"), "chain_link", 2, 4);
+  auto prog_e = ctx.program(ctx.compile_glsl(kChainLinkEngine, "chain_link_engine"), "chain_link_engine", 2, 4);
   // the engine's chain bakes each link's constant into its kernel: 200 pipelines, bound one after the other
   std::vector<ts::vk::Program> distinct;
   for (int k = 0; k < kLinks; ++k) {
@@ -352,11 +366,12 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
   for (int k = 0; k <= kLinks; ++k) own.push_back(ctx.alloc(4096));
   ChainFloor out;
   out.check = "ok";
-  for (int variant = 0; variant < 4; ++variant) {  // timestamps, none, none with a pipeline per link, none with a buffer per link
+  // timestamps, none, none with a pipeline per link, none with a buffer per link, the engine's shape untimed and timed
+  for (int variant = 0; variant < 6; ++variant) {
     if (variant == 3) ctx.copy_in(own[0], h.data(), 4096);
     ctx.copy_in(X, h.data(), 4096);
     ts::vk::BatchOptions o;
-    o.timestamps = variant == 0;
+    o.timestamps = variant == 0 || variant == 5;
     auto batch = ctx.batch(o);
     float f = 1;
     for (int k = 0; k < kLinks; ++k) {
@@ -367,7 +382,8 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
       const std::vector<ts::vk::DeviceBuffer> io = variant == 3 ? std::vector<ts::vk::DeviceBuffer>{own[k + 1], own[k]}
                                                  : k % 2                ? std::vector<ts::vk::DeviceBuffer>{X, Y}
                                                                         : std::vector<ts::vk::DeviceBuffer>{Y, X};
-      batch.dispatch(variant == 2 ? distinct[k] : prog, io, pc.bytes(), {4, 1, 1});
+      if (variant >= 4) batch.dispatch(prog_e, io, pc.bytes(), {8, 1, 1});
+      else batch.dispatch(variant == 2 ? distinct[k] : prog, io, pc.bytes(), {4, 1, 1});
     }
     batch.submit_and_wait(60);
     std::vector<float> got(1024);
@@ -385,7 +401,9 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
       own.push_back(sum / kLinks);
     }
     if (variant == 0) out.own = stats(own);
-    (variant == 0 ? out.wall_ts : variant == 1 ? out.wall_plain : variant == 2 ? out.wall_distinct : out.wall_buffers) = stats(wall);
+    if (variant == 5) out.own_engine = stats(own);
+    if (variant == 4) out.wall_engine = stats(wall);
+    if (variant < 4) (variant == 0 ? out.wall_ts : variant == 1 ? out.wall_plain : variant == 2 ? out.wall_distinct : out.wall_buffers) = stats(wall);
   }
   // the ping-pong chain in pieces, each after the earlier ones (a barrier first), all submitted before the first wait
   {
@@ -900,6 +918,8 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
                 "(the timed dispatches' own time %.2f us)  output %s\n", "",
                 spread(fl.wall_ts, 1e6, "us").c_str(), spread(fl.wall_plain, 1e6, "us").c_str(), spread(fl.wall_distinct, 1e6, "us").c_str(),
                 spread(fl.wall_buffers, 1e6, "us").c_str(), spread(fl.wall_pieces, 1e6, "us").c_str(), fl.own.median * 1e6, fl.check.c_str());
+    std::printf("  %-28s the same link in the engine's shape (8 groups of 32 lanes, vec4): %s per dispatch untimed, its own time %.2f us timed\n", "",
+                spread(fl.wall_engine, 1e6, "us").c_str(), fl.own_engine.median * 1e6);
     std::printf("  %-28s host per kernel: build %.2f us, schedule %.2f us, run %.2f us (command buffers recorded and submitted %.2f us, "
                 "last submit to fence %.2f us, the rest %.2f us)\n",
                 "", stats(build).median * 1e6, stats(sched).median * 1e6, m_run * 1e6, m_rec * 1e6, m_fence * 1e6,
