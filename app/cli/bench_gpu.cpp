@@ -336,8 +336,9 @@ Limit hand_add(ts::vk::Context& ctx, const std::vector<float>& ha, const std::ve
 }
 
 // The floor of the engine's 200-kernel chain: 200 dependent dispatches of a hand-written shader, recorded once, each
-// after a barrier, ping-ponging two 1024-float buffers. Per dispatch: the wall time from submit to fence, with and
-// without a timestamp pair around each dispatch (what the engine records to show kernel times).
+// after a barrier, ping-ponging two 1024-float buffers. Per dispatch, the wall time from submit to fence: with a
+// timestamp pair around each dispatch (what the engine records to show kernel times) and without, with a pipeline or
+// an output buffer per link, in pieces, and in the engine's shape.
 struct ChainFloor {
   Stats wall_ts, wall_plain, wall_distinct;  // the last: each link its own pipeline (its constant compiled in), as the engine's
   Stats wall_buffers;                          // untimed, each link writing a buffer of its own (as the engine's intermediates)
@@ -351,6 +352,19 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
   std::vector<float> h(1024);
   for (int i = 0; i < 1024; ++i) h[i] = static_cast<float>(i % 16) * 0.0625f;
   auto X = ctx.alloc(4096), Y = ctx.alloc(4096);
+  auto link_c = [](int k) { return static_cast<float>(1.0 + k / 4096.0); };  // link k multiplies by this
+  float f = 1;
+  for (int k = 0; k < kLinks; ++k) f *= link_c(k);
+  // link k of the ping-pong chain writes Y from X (k even) or X from Y: after 200 links the result is in X
+  auto pingpong = [&](int k) { return k % 2 ? std::vector<ts::vk::DeviceBuffer>{X, Y} : std::vector<ts::vk::DeviceBuffer>{Y, X}; };
+  ChainFloor out;
+  out.check = "ok";
+  auto check = [&](const ts::vk::DeviceBuffer& result, const std::string& what) {
+    std::vector<float> got(1024);
+    ctx.copy_out(got.data(), result, 4096);
+    for (int i = 0; i < 1024 && out.check == "ok"; ++i)
+      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f)) out.check = "WRONG at [" + std::to_string(i) + "] (" + what + ")";
+  };
   auto prog = ctx.program(ctx.compile_glsl(kChainLink, "chain_link"), "chain_link", 2, 4);
   auto prog_e = ctx.program(ctx.compile_glsl(kChainLinkEngine, "chain_link_engine"), "chain_link_engine", 2, 4);
   // the engine's chain bakes each link's constant into its kernel: 200 pipelines, bound one after the other
@@ -364,46 +378,34 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
   }
   std::vector<ts::vk::DeviceBuffer> own;  // variant 3: link k reads own[k] and writes own[k + 1]
   for (int k = 0; k <= kLinks; ++k) own.push_back(ctx.alloc(4096));
-  ChainFloor out;
-  out.check = "ok";
   // timestamps, none, none with a pipeline per link, none with a buffer per link, the engine's shape untimed and timed
+  Stats* const wall_of[] = {&out.wall_ts, &out.wall_plain, &out.wall_distinct, &out.wall_buffers, &out.wall_engine, nullptr};
+  Stats* const own_of[] = {&out.own, nullptr, nullptr, nullptr, nullptr, &out.own_engine};
   for (int variant = 0; variant < 6; ++variant) {
-    if (variant == 3) ctx.copy_in(own[0], h.data(), 4096);
-    ctx.copy_in(X, h.data(), 4096);
+    ctx.copy_in(variant == 3 ? own[0] : X, h.data(), 4096);
     ts::vk::BatchOptions o;
-    o.timestamps = variant == 0 || variant == 5;
+    o.timestamps = own_of[variant] != nullptr;
     auto batch = ctx.batch(o);
-    float f = 1;
     for (int k = 0; k < kLinks; ++k) {
-      const float c = static_cast<float>(1.0 + k / 4096.0);
-      f *= c;
       ts::vk::PushConstants pc;
-      pc.f32(c);
-      const std::vector<ts::vk::DeviceBuffer> io = variant == 3 ? std::vector<ts::vk::DeviceBuffer>{own[k + 1], own[k]}
-                                                 : k % 2                ? std::vector<ts::vk::DeviceBuffer>{X, Y}
-                                                                        : std::vector<ts::vk::DeviceBuffer>{Y, X};
+      pc.f32(link_c(k));
+      const std::vector<ts::vk::DeviceBuffer> io = variant == 3 ? std::vector<ts::vk::DeviceBuffer>{own[k + 1], own[k]} : pingpong(k);
       if (variant >= 4) batch.dispatch(prog_e, io, pc.bytes(), {8, 1, 1});
       else batch.dispatch(variant == 2 ? distinct[k] : prog, io, pc.bytes(), {4, 1, 1});
     }
     batch.submit_and_wait(60);
-    std::vector<float> got(1024);
-    ctx.copy_out(got.data(), variant == 3 ? own[kLinks] : X, 4096);  // (200 links: the result is back in X)
-    for (int i = 0; i < 1024 && out.check == "ok"; ++i)
-      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f))
-        out.check = "WRONG at [" + std::to_string(i) + "] (variant " + std::to_string(variant) + ")";
+    check(variant == 3 ? own[kLinks] : X, "variant " + std::to_string(variant));
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) batch.submit_and_wait(60);
-    std::vector<double> wall, own;
+    std::vector<double> wall, self;
     for (int r = 0; r < reps; ++r) {
       ts::vk::BatchResult res = batch.submit_and_wait(60);
       wall.push_back(res.wall_seconds / kLinks);
       double sum = 0;
       for (double g : res.gpu_seconds) sum += g;
-      own.push_back(sum / kLinks);
+      self.push_back(sum / kLinks);
     }
-    if (variant == 0) out.own = stats(own);
-    if (variant == 5) out.own_engine = stats(own);
-    if (variant == 4) out.wall_engine = stats(wall);
-    if (variant < 4) (variant == 0 ? out.wall_ts : variant == 1 ? out.wall_plain : variant == 2 ? out.wall_distinct : out.wall_buffers) = stats(wall);
+    if (wall_of[variant]) *wall_of[variant] = stats(wall);
+    if (own_of[variant]) *own_of[variant] = stats(self);
   }
   // the ping-pong chain in pieces, each after the earlier ones (a barrier first), all submitted before the first wait
   {
@@ -415,8 +417,8 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
       pieces.push_back(ctx.batch(o));
       for (int end = std::min(kLinks, k + size); k < end; ++k) {
         ts::vk::PushConstants pc;
-        pc.f32(static_cast<float>(1.0 + k / 4096.0));
-        pieces.back().dispatch(prog, k % 2 ? std::vector<ts::vk::DeviceBuffer>{X, Y} : std::vector<ts::vk::DeviceBuffer>{Y, X}, pc.bytes(), {4, 1, 1});
+        pc.f32(link_c(k));
+        pieces.back().dispatch(prog, pingpong(k), pc.bytes(), {4, 1, 1});
       }
     }
     auto run = [&] {
@@ -427,12 +429,7 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
     };
     ctx.copy_in(X, h.data(), 4096);
     run();
-    std::vector<float> got(1024);
-    ctx.copy_out(got.data(), X, 4096);
-    float f = 1;
-    for (int k = 0; k < kLinks; ++k) f *= static_cast<float>(1.0 + k / 4096.0);
-    for (int i = 0; i < 1024 && out.check == "ok"; ++i)
-      if (std::fabs(got[i] - h[i] * f) > 1e-4 * std::max(1.0f, h[i] * f)) out.check = "WRONG at [" + std::to_string(i) + "] (pieces)";
+    check(X, "pieces");
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) run();
     std::vector<double> wall;
     for (int r = 0; r < reps; ++r) wall.push_back(run());
@@ -619,19 +616,21 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps, 
     std::vector<float> ma(m * m), mb(m * m);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t k = 0; k < m; ++k) { ma[i * m + k] = mat_a(i, k); mb[i * m + k] = mat_b(i, k); }
-    auto MA = ctx.alloc(4 * m * m), MB = ctx.alloc(4 * m * m), MC = ctx.alloc(4 * m * m);
-    ctx.copy_in(MA, ma.data(), 4 * m * m);
-    ctx.copy_in(MB, mb.data(), 4 * m * m);
-    // the better of two tilings is the limit
-    std::optional<Limit> best;
-    for (auto [src, nm] : {std::pair{kMatmul, "matmul_tiled"}, std::pair{kMatmul2, "matmul_tiled_prefetch"}}) {
-      if (!wanted("matmul " + std::to_string(m) + " fp32")) break;
-      Limit l = time_matmul_shader(ctx, src, nm, "matmul " + std::to_string(m) + " fp32", MC, MA, MB, m, reps);
-      if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
+    const std::string fp32 = "matmul " + std::to_string(m) + " fp32";
+    if (!wanted(fp32)) {
+      out.push_back(skipped(fp32));
+    } else {
+      auto MA = ctx.alloc(4 * m * m), MB = ctx.alloc(4 * m * m), MC = ctx.alloc(4 * m * m);
+      ctx.copy_in(MA, ma.data(), 4 * m * m);
+      ctx.copy_in(MB, mb.data(), 4 * m * m);
+      // the better of two tilings is the limit
+      std::optional<Limit> best;
+      for (auto [src, nm] : {std::pair{kMatmul, "matmul_tiled"}, std::pair{kMatmul2, "matmul_tiled_prefetch"}}) {
+        Limit l = time_matmul_shader(ctx, src, nm, fp32, MC, MA, MB, m, reps);
+        if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
+      }
+      out.push_back(best ? *best : Limit{fp32, std::nullopt, "no tiling gave the right result"});
     }
-    if (!wanted("matmul " + std::to_string(m) + " fp32")) out.push_back(skipped("matmul " + std::to_string(m) + " fp32"));
-    else if (best) out.push_back(*best);
-    else out.push_back({"matmul " + std::to_string(m) + " fp32", std::nullopt, "no tiling gave the right result"});
     // [3]: tensor cores, where the device has cooperative matrices GLSL can reach
     std::optional<Limit> tc;
     try {
@@ -709,8 +708,8 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
   const int64_t n = z.n_vec, m = z.n_mat;
   std::vector<Work> works;
   auto section = [&](const std::string& what, const std::function<void()>& fn) {
-    // ("inputs" and "matmul fp32/fp16" hold rows, each filtered by its own name)
-    if (what == "inputs" ? !wanted("add") && !wanted("sum") : !what.starts_with("matmul ") && !wanted(what)) return;
+    // ("inputs" holds the add and sum rows, each filtered by its own name)
+    if (what == "inputs" ? !wanted("add") && !wanted("sum") : !wanted(what)) return;
     try {
       fn();
     } catch (const std::exception& e) {
@@ -792,8 +791,7 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
     };
     for (ts::DType dt : {ts::dtypes::float32, ts::dtypes::float16}) {
       const std::string dn = dt == ts::dtypes::float32 ? "fp32" : "fp16";
-      section("matmul " + dn, [&] {
-        if (!wanted("matmul " + std::to_string(m) + " " + dn)) return;  // (no inputs for a row --only leaves out)
+      section("matmul " + std::to_string(m) + " " + dn, [&] {
         // A[i,k] = ((i + 2k) % 9 - 4) / 4, B[k,j] = ((3k + j) % 7 - 3) / 4, from 2-D aranges
         auto idx = [&](int64_t ci, int64_t cj, int64_t mod) {
           ts::Tensor r = iota(dev, m);

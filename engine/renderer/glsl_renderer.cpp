@@ -314,6 +314,9 @@ struct Operand {
   int64_t staged_cols() const { return cols.size() * (k_rows ? 1 : stage); }
   int64_t stride() const { return (col_major ? staged_rows() : staged_cols()) + 8; }
   int64_t units() const { return staged_rows() * staged_cols() / vec; }
+  // elements per entry of its shared-memory array (a uvec4 array holds 8 halves: index >> 3), which counts the
+  // array's size and the fragments' starts and strides
+  int64_t shared_unit() const { return vec == 8 ? 8 : 1; }
 };
 
 }  // namespace
@@ -389,7 +392,7 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
       << "[]; };\n";
   }
   for (const Operand* x : {&A, &B})
-    o << "shared " << shared_t(*x) << " s" << x->name << "[" << (x->col_major ? x->staged_cols() : x->staged_rows()) * x->stride() / (x->vec == 8 ? 8 : 1)
+    o << "shared " << shared_t(*x) << " s" << x->name << "[" << (x->col_major ? x->staged_cols() : x->staged_rows()) * x->stride() / x->shared_unit()
       << "];\n";
   o << "void main() {\n";
   o << "  const uint lane = gl_LocalInvocationID.x, sg = lane / " << u(L.threads) << ", wg = gl_WorkGroupID.x;\n";
@@ -479,18 +482,18 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   if (fills > 1) o << "    if (kb + 1u < " << u(fills) << ") {\n" << global_load(A, "kb + 1u", "      ") << global_load(B, "kb + 1u", "      ") << "    }\n";
   o << "    for (uint kk = 0u; kk < " << u(L.staged_k()) << "; kk += " << u(L.tk) << ") {\n";
   // (a uvec4 array counts its start and stride in 8-element units: every fragment starts on one)
-  auto in_units = [&](const Operand& x, const std::string& at) { return x.vec == 8 ? "(" + at + ") >> 3u" : at; };
+  auto in_units = [&](const Operand& x, const std::string& at) { return x.shared_unit() > 1 ? "(" + at + ") >> 3u" : at; };
   for (int64_t i = 0; i < fm; ++i) {
     const std::string r0 = "m0 + " + u(i * L.tm);
     o << "      " << fa_t << " fa" << i << "; coopMatLoadNV(fa" << i << ", sa, "
       << in_units(A, A.col_major ? "kk * " + u(A.stride()) + " + " + r0 : "(" + r0 + ") * " + u(A.stride()) + " + kk") << ", "
-      << u(A.stride() / (A.vec == 8 ? 8 : 1)) << ", " << (A.col_major ? "true" : "false") << ");\n";
+      << u(A.stride() / A.shared_unit()) << ", " << (A.col_major ? "true" : "false") << ");\n";
   }
   for (int64_t j = 0; j < fn; ++j) {
     const std::string c0 = "n0 + " + u(j * L.tn);
     o << "      " << fb_t << " fb" << j << "; coopMatLoadNV(fb" << j << ", sb, "
       << in_units(B, B.col_major ? "(" + c0 + ") * " + u(B.stride()) + " + kk" : "kk * " + u(B.stride()) + " + " + c0) << ", "
-      << u(B.stride() / (B.vec == 8 ? 8 : 1)) << ", " << (B.col_major ? "true" : "false") << ");\n";
+      << u(B.stride() / B.shared_unit()) << ", " << (B.col_major ? "true" : "false") << ");\n";
   }
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j)

@@ -18,9 +18,9 @@ namespace ts {
 std::string render_glsl(const ProgramSpec& spec);
 
 // A kernel under the TC opt (engine/codegen/tensor_core.h) as a GL_NV_cooperative_matrix shader: each work group
-// stages its A and B tiles for TcLayout::stage K blocks at a time in shared memory (rows padded by 8 elements; the next block's tiles are
-// read into registers while the current one is multiplied), each subgroup multiplies its fragments and stores its
-// accumulators straight to the output (converted to the output's dtype).
+// stages its A and B tiles for TcLayout::stage K blocks at a time in shared memory (rows padded by 8 elements; the
+// next fill's tiles are read into registers while the current one is multiplied), each subgroup multiplies its
+// fragments and stores its accumulators straight to the output (converted to the output's dtype).
 struct TcLayout;
 std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& layout);
 
