@@ -48,6 +48,10 @@ struct OptTarget {
   std::array<int64_t, 3> global_max{8, 0, 0};  // CPU: max threads in [0] (NUM_CPU_THREADS); GPU: work-groups per dim
   std::array<int64_t, 3> local_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};  // lanes per work-group, per dim
   int64_t shared_max = 32768;    // bytes of local memory a GROUP/GROUPTOP may use
+  // bytes of local memory the tensor-core shader's tiles may use: the device's whole limit (the reference has no such
+  // shader, so no name depends on it); 0: shared_max
+  int64_t tc_shared_max = 0;
+  int64_t tc_shared_limit() const { return tc_shared_max > 0 ? tc_shared_max : shared_max; }
   bool supports_float4 = true;
   int max_upcast = 16;
   std::vector<TensorCore> tensor_cores;  // in the order the TC opt tries them (tc_select indexes it)

@@ -192,8 +192,9 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   const int64_t lanes = L.subgroups() * L.threads;
   if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
   if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
-  if (L.shared_bytes() > target.shared_max)
-    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(target.shared_max));
+  const int64_t shared_limit = target.tc_shared_limit();
+  if (L.shared_bytes() > shared_limit)
+    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
   const int64_t fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
   if (fm * fn > 64) refuse("more than 64 accumulators per subgroup");
   // the staging depth: K blocks per shared-memory fill. Deeper fills take half as many barriers per multiply-add, as
@@ -203,13 +204,13 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   if (want > 0) {
     if (L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
     L.stage = want;
-    if (L.shared_bytes() > target.shared_max) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+    if (L.shared_bytes() > shared_limit) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
   } else {
     const int64_t acc_words = fm * fn * L.tm * L.tn / L.threads;
     for (int64_t d = 2; L.k_blocks() % d == 0; d *= 2) {
       TcLayout deeper = L;
       deeper.stage = d;
-      if (deeper.staged_k() > kTcStagedKMax || deeper.shared_bytes() > target.shared_max || acc_words + deeper.prefetch_words() > kTcRegisterBudget) break;
+      if (deeper.staged_k() > kTcStagedKMax || deeper.shared_bytes() > shared_limit || acc_words + deeper.prefetch_words() > kTcRegisterBudget) break;
       L.stage = d;
     }
   }

@@ -244,6 +244,7 @@ std::string describe_devices(bool json) {
     j["global_max"] = t.global_max;
     j["local_max"] = t.local_max;
     j["shared_max"] = t.shared_max;
+    if (!t.tensor_cores.empty()) j["tc_shared_max"] = t.tc_shared_limit();
     j["supports_float4"] = t.supports_float4;
     j["max_upcast"] = t.max_upcast;
     nlohmann::json dts = nlohmann::json::array();
@@ -258,7 +259,8 @@ std::string describe_devices(bool json) {
     };
     text += d->name() + std::string(d->name().size() < 12 ? 12 - d->name().size() : 1, ' ') + "renderer " + d->renderer() +
             ", memory " + d->memory() + ", has_local " + (t.has_local ? "yes" : "no") + ", has_threads " + (t.has_threads ? "yes" : "no") +
-            (t.has_local ? ", global_max " + dims(t.global_max) + ", local_max " + dims(t.local_max) + ", shared_max " + std::to_string(t.shared_max)
+            (t.has_local ? ", global_max " + dims(t.global_max) + ", local_max " + dims(t.local_max) + ", shared_max " + std::to_string(t.shared_max) +
+                               (t.tensor_cores.empty() ? "" : " (tensor-core tiles " + std::to_string(t.tc_shared_limit()) + ")")
                          : ", threads " + std::to_string(t.global_max[0])) +
             "\n";
     for (auto& [k, v] : d->properties()) text += "            " + k + ": " + v + "\n";

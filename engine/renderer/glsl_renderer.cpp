@@ -342,8 +342,9 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
     return d;
   };
   const std::vector<TcRange> none;
-  Operand A{"a", dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), dim(none, L.unrolls, L.rk, &TcRange::ca)};
-  Operand B{"b", dim(none, L.unrolls, L.rk, &TcRange::cb), dim(locals_n, L.upcast_n, L.rn, &TcRange::cb)};
+  Operand A, B;
+  A.name = "a", A.rows = dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), A.cols = dim(none, L.unrolls, L.rk, &TcRange::ca);
+  B.name = "b", B.rows = dim(none, L.unrolls, L.rk, &TcRange::cb), B.cols = dim(locals_n, L.upcast_n, L.rn, &TcRange::cb);
   A.col_major = L.rk.ca != 1, B.col_major = L.rn.cb != 1;
   B.k_rows = true;
   A.stage = B.stage = L.stage;

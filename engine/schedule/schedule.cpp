@@ -1,6 +1,7 @@
 // create_schedule: callify (which nodes get buffers), earliest rewrites (split_reduceop), rangeify, stage to
 // store, split kernels, and the Kahn toposort that orders the calls.
 #include "engine/schedule/schedule.h"
+#include "engine/uop/ptr_map.h"
 #include "engine/uop/uop_hash.h"
 
 #include <algorithm>
@@ -638,7 +639,7 @@ namespace {
 
 struct Normalized {
   UOpRef sink;
-  std::unordered_map<const UOp*, const UOp*> to_original;  // normalized node -> original node
+  PtrMap<const UOp*> to_original;  // normalized node -> original node
   UOps actual;  // placeholder i -> the buffer it stands for
   std::map<std::string, int64_t> var_vals;
   UOps keep;
@@ -668,7 +669,7 @@ Normalized normalize(const UOps& outputs) {
       out = u->replace_src(std::move(ns));
     }
     memo[u.get()] = out;
-    n.to_original.emplace(out.get(), u.get());
+    *n.to_original.try_emplace(out.get()).first = u.get();
     n.keep.push_back(u);
   }
   n.sink = memo.at(sink.get());
@@ -693,9 +694,8 @@ std::optional<Normalized> find_normalized(const UOps& outputs) {
   Normalized n;
   UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, outputs);
   const UOps topo = sink->toposort();
-  std::unordered_map<const UOp*, size_t> hash_of;  // original -> its normalized node's hash
+  PtrMap<size_t> hash_of(topo.size());  // original -> its normalized node's hash
   std::unordered_map<const UOp*, Arg> buffer_arg;  // original buffer -> its placeholder's arg
-  hash_of.reserve(topo.size());
   std::vector<size_t> sh;
   for (auto& u : topo) {
     if (u->op == Ops::AFTER && u->src[0]->is_variable()) return std::nullopt;
@@ -704,33 +704,33 @@ std::optional<Normalized> find_normalized(const UOps& outputs) {
       pa.slot = -2 - static_cast<int64_t>(n.actual.size());
       n.actual.push_back(u);
       Arg a = pa;
-      hash_of[u.get()] = uop_key_hash(Ops::BUFFER, u->dtype, {}, a, -1);
+      *hash_of.try_emplace(u.get()).first = uop_key_hash(Ops::BUFFER, u->dtype, {}, a, -1);
       buffer_arg.emplace(u.get(), std::move(a));
       continue;
     }
     sh.clear();
-    for (auto& x : u->src) sh.push_back(hash_of.at(x.get()));
-    hash_of[u.get()] = uop_key_hash(u->op, u->dtype, sh, u->arg, u->tag);
+    for (auto& x : u->src) sh.push_back(*hash_of.find(x.get()));
+    *hash_of.try_emplace(u.get()).first = uop_key_hash(u->op, u->dtype, sh, u->arg, u->tag);
   }
   std::vector<UOpRef> candidates;
   {
     std::lock_guard lk(cache().mu);
-    auto [b, e] = cache().by_hash.equal_range(hash_of.at(sink.get()));
+    auto [b, e] = cache().by_hash.equal_range(*hash_of.find(sink.get()));
     for (auto it = b; it != e; ++it) candidates.push_back(it->second);
   }
   for (const UOpRef& cand : candidates) {
-    std::unordered_map<const UOp*, const UOp*> norm_of;  // original -> cached normalized node
-    norm_of.reserve(topo.size());
+    PtrMap<const UOp*> norm_of(topo.size());  // original -> cached normalized node
     std::vector<std::pair<const UOp*, const UOp*>> todo{{sink.get(), cand.get()}};
     bool equal = true;
     while (equal && !todo.empty()) {
       auto [o, m] = todo.back();
       todo.pop_back();
-      auto [it, fresh] = norm_of.emplace(o, m);
+      auto [v, fresh] = norm_of.try_emplace(o);
       if (!fresh) {
-        equal = it->second == m;
+        equal = *v == m;
         continue;
       }
+      *v = m;
       if (auto b = buffer_arg.find(o); b != buffer_arg.end()) {
         equal = m->op == Ops::BUFFER && m->dtype == o->dtype && m->tag == -1 && m->src.empty() && arg_equal(m->arg, b->second);
         continue;
@@ -740,8 +740,7 @@ std::optional<Normalized> find_normalized(const UOps& outputs) {
     }
     if (!equal) continue;
     n.sink = cand;
-    n.to_original.reserve(norm_of.size());
-    for (auto& [o, m] : norm_of) n.to_original.emplace(m, o);
+    for (auto& u : topo) *n.to_original.try_emplace(*norm_of.find(u.get())).first = u.get();
     n.keep = topo;
     return n;
   }
@@ -750,22 +749,25 @@ std::optional<Normalized> find_normalized(const UOps& outputs) {
 
 // the cached schedule with this realize's buffers: placeholders -> actual buffers, created buffers -> fresh ones
 Schedule instantiate(const Schedule& cached, const Normalized& n) {
-  std::unordered_map<const UOp*, UOpRef> map;
+  std::unordered_map<const UOp*, UOpRef> map;  // the cached schedule's buffers -> this realize's
   auto buffer = [&](const UOpRef& b) -> UOpRef {
     if (b->op != Ops::BUFFER || b->is_variable()) return b;
-    if (auto it = map.find(b.get()); it != map.end()) return it->second;
     const ParamArg& pa = b->as<ParamArg>();
-    UOpRef r = pa.slot <= -2 ? n.actual.at(static_cast<size_t>(-2 - pa.slot)) : new_buffer(pa.device, pa.size, b->dtype);
-    map.emplace(b.get(), r);
-    return r;
+    if (pa.slot <= -2) return n.actual.at(static_cast<size_t>(-2 - pa.slot));
+    auto [it, fresh] = map.try_emplace(b.get());
+    if (fresh) it->second = new_buffer(pa.device, pa.size, b->dtype);
+    return it->second;
   };
   auto rebind = [&](const UOpRef& x) {
-    for (auto& u : x->toposort()) buffer(u);
-    return substitute(x, map);
+    if (x->op == Ops::BUFFER) return buffer(x);
+    std::unordered_map<const UOp*, UOpRef> sub;
+    for (auto& u : x->toposort())
+      if (UOpRef b = buffer(u); b != u) sub.emplace(u.get(), b);
+    return substitute(x, sub);
   };
   auto original = [&](const UOpRef& x) -> UOpRef {
-    auto it = n.to_original.find(x.get());
-    return it == n.to_original.end() ? x : it->second->ref();
+    const UOp* const* o = n.to_original.find(x.get());
+    return o ? (*o)->ref() : x;
   };
   Schedule out;
   for (auto& it : cached.items) {
@@ -781,7 +783,6 @@ Schedule instantiate(const Schedule& cached, const Normalized& n) {
   }
   for (auto& b : cached.intermediates) out.intermediates.push_back(buffer(b));
   out.var_vals = n.var_vals;
-  for (auto& k : n.keep) out.keep_alive.push_back(k);
   return out;
 }
 

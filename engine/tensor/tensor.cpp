@@ -18,11 +18,10 @@ namespace ts {
 
 // ---- registry -----------------------------------------------------------------------------------
 namespace {
+// every TensorData alive, linked in creation order (a link and an unlink per tensor, nothing allocated)
 std::mutex g_reg_mu;
-std::unordered_map<TensorData*, std::weak_ptr<TensorData>>& registry() {
-  static auto* r = new std::unordered_map<TensorData*, std::weak_ptr<TensorData>>();
-  return *r;
-}
+TensorData* g_live_first = nullptr;
+TensorData* g_live_last = nullptr;
 std::string& default_device_ref() {
   static std::string d = "CPU";  // install_realize sets the run's
   return d;
@@ -37,7 +36,9 @@ std::shared_ptr<TensorData> make_data(UOpRef u) {
   static std::atomic<uint64_t> serial{0};
   d->serial = ++serial;
   std::lock_guard lk(g_reg_mu);
-  registry()[d.get()] = d;
+  d->prev_live = g_live_last;
+  (g_live_last ? g_live_last->next_live : g_live_first) = d.get();
+  g_live_last = d.get();
   return d;
 }
 DType weak_of(DType dt) {
@@ -50,14 +51,16 @@ DType weak_of(DType dt) {
 TensorData::TensorData(UOpRef u) : uop(std::move(u)) {}
 TensorData::~TensorData() {
   std::lock_guard lk(g_reg_mu);
-  registry().erase(this);
+  if (!prev_live && g_live_first != this) return;  // never linked (make_data links every tensor it makes)
+  (prev_live ? prev_live->next_live : g_live_first) = next_live;
+  (next_live ? next_live->prev_live : g_live_last) = prev_live;
 }
 
 std::vector<std::shared_ptr<TensorData>> live_tensors() {
   std::lock_guard lk(g_reg_mu);
   std::vector<std::shared_ptr<TensorData>> out;
-  for (auto& [p, w] : registry())
-    if (auto s = w.lock()) out.push_back(std::move(s));
+  for (TensorData* p = g_live_first; p; p = p->next_live)
+    if (auto s = p->weak_from_this().lock()) out.push_back(std::move(s));
   return out;
 }
 

@@ -13,11 +13,13 @@ namespace ts {
 
 // The state behind a Tensor handle. Every live TensorData is registered so realize can re-point tensors at
 // the buffers that now hold their values (the reference's _apply_map_to_tensors).
-struct TensorData {
+struct TensorData : std::enable_shared_from_this<TensorData> {
   UOpRef uop;
   std::shared_ptr<TensorData> grad;  // filled by backward()
   bool is_param = true;              // optimizers update params; buffers (running stats, step counts) are not
   uint64_t serial = 0;               // creation order
+  TensorData* prev_live = nullptr;   // the list of live tensors, in creation order (live_tensors())
+  TensorData* next_live = nullptr;
   TensorData(UOpRef u);
   ~TensorData();
 };

@@ -1,4 +1,5 @@
 #include "engine/uop/uop.h"
+#include "engine/uop/ptr_map.h"
 #include "engine/uop/uop_hash.h"
 
 #include <algorithm>
@@ -424,14 +425,14 @@ const UOp* UOp::base() const {
 
 std::vector<UOpRef> UOp::toposort() const {
   std::vector<UOpRef> out;
-  std::unordered_set<const UOp*> seen;
+  PtrMap<char> seen;
   std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
-  seen.insert(this);
+  seen.try_emplace(this);
   while (!stack.empty()) {
     auto& [u, i] = stack.back();
     if (i < u->src.size()) {
       const UOp* s = u->src[i++].get();
-      if (seen.insert(s).second) stack.push_back({s, 0});
+      if (seen.try_emplace(s).second) stack.push_back({s, 0});
     } else {
       out.push_back(u->ref());
       stack.pop_back();

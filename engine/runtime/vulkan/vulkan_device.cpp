@@ -56,6 +56,7 @@ class VulkanDevice final : public Device {
       t.local_max[d] = std::min<int64_t>(t.local_max[d], std::min(info_.max_workgroup_size[d], info_.max_workgroup_invocations));
     }
     t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
+    t.tc_shared_max = info_.max_shared_memory;
     // tensor cores: the device's fp16 x fp16 + fp32 subgroup shapes of GL_NV_cooperative_matrix (what the GLSL
     // compiler has; the KHR extension's shapes, bf16 among them, have no GLSL extension in glslang 12), in its order
     if (info_.cooperative_matrix_nv)

@@ -2,7 +2,8 @@
 // scripts against the reference's output in tests/regress/codegen_*.py; here are the checks a script cannot make:
 // every buffer access of the pad reproducer's kernels is inside its buffer wherever its gate holds (a static check
 // of the lowered program), and divisors / shift counts known only at run time (where the reference's CPU device
-// traps) behave as the constant ones, whose results the reference gives.
+// traps) behave as the constant ones, whose results the reference gives. Also the host-side structures the cached
+// path goes through: the pointer map of the graph walks, the schedule cache's instantiation, the live-tensor list.
 #include <QtTest/QtTest>
 
 #include <map>
@@ -14,6 +15,7 @@
 #include "engine/runtime/cpu/install.h"
 #include "engine/schedule/schedule.h"
 #include "engine/tensor/tensor.h"
+#include "engine/uop/ptr_map.h"
 #include "engine/uop/symbolic.h"
 
 using namespace ts;
@@ -180,6 +182,68 @@ class TestCodegenRegressions : public QObject {
         QVERIFY2(a.alu(Ops::SHR, s).data().i == want_r, qPrintable(where));
       }
     }
+  }
+
+  // the pointer map the graph walks use: every key found with its value after the table has doubled many times,
+  // an absent key not found, a second insert of a key not a new entry
+  void ptr_map_keeps_every_key() {
+    std::vector<int> keys(5000);
+    PtrMap<int> m(4);
+    for (int i = 0; i < 5000; ++i) {
+      auto [v, fresh] = m.try_emplace(&keys[i]);
+      QVERIFY(fresh);
+      *v = i * 3;
+    }
+    QCOMPARE(m.size(), size_t{5000});
+    for (int i = 0; i < 5000; ++i) {
+      const int* v = m.find(&keys[i]);
+      QVERIFY(v != nullptr);
+      QCOMPARE(*v, i * 3);
+    }
+    int absent = 0;
+    QVERIFY(m.find(&absent) == nullptr);
+    auto [v, fresh] = m.try_emplace(&keys[17]);
+    QVERIFY(!fresh);
+    QCOMPARE(*v, 51);
+    QCOMPARE(m.size(), size_t{5000});
+  }
+
+  // The schedule cache: a graph equal to a scheduled one but on other buffers is a hit, and the instantiated schedule
+  // reads and writes this realize's buffers (the values prove it); a graph differing only in a constant is a miss.
+  // Live tensors are listed in creation order, and a dead one is not listed.
+  void schedule_cache_instantiates_with_the_new_buffers() {
+    realize_config().device = "INTERP";
+    auto chain = [](const Tensor& x, double c) {
+      Tensor y = x;
+      for (int k = 0; k < 3; ++k) y = y.mul(Tensor::scalar(c, dtypes::weakfloat)).add(Tensor::scalar(1.0, dtypes::weakfloat)).contiguous();
+      return y;
+    };
+    Tensor a = floats({1, 2, 3}).realize(), b = floats({10, 20, 30}).realize();
+    auto first = schedule_linear({chain(a, 2.0)});
+    QCOMPARE(first->items.size(), size_t{3});
+    Tensor yb = chain(b, 2.0);
+    auto second = schedule_linear({yb});
+    QVERIFY(second->cache_hit);
+    QCOMPARE(second->items.size(), size_t{3});
+    QCOMPARE(second->items[0].bufs[1].get(), b.uop().get());
+    run_linear(*second);
+    HostData h = yb.data();
+    QCOMPARE(h.f, (std::vector<double>{87, 167, 247}));  // ((x*2+1)*2+1)*2+1
+    Tensor yc = chain(b, 3.0);
+    auto third = schedule_linear({yc});
+    QVERIFY(!third->cache_hit);
+    run_linear(*third);
+    QCOMPARE(yc.data().f, (std::vector<double>{283, 553, 823}));  // ((x*3+1)*3+1)*3+1
+    std::vector<const TensorData*> order;
+    {
+      Tensor dead = floats({5});
+      for (auto& t : live_tensors()) order.push_back(t.get());
+    }
+    auto pos = [&](const Tensor& t) { return std::find(order.begin(), order.end(), t.data_ptr().get()) - order.begin(); };
+    QVERIFY(pos(a) < pos(b) && pos(b) < pos(yb) && pos(yb) < pos(yc) && pos(yc) < static_cast<long>(order.size()));
+    const size_t n = order.size();
+    QCOMPARE(live_tensors().size(), n - 1);
+    realize_config().device = "CPU";
   }
 };
 
