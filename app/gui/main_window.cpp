@@ -159,6 +159,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   timings_ = new tsv::TimingsPane(selection_, this);
   tensor_graph_ = new tsv::GraphPane(tsv::GraphPane::Kind::TensorGraph, selection_, this);
   kernel_graph_ = new tsv::GraphPane(tsv::GraphPane::Kind::KernelAst, selection_, this);
+  calls_graph_ = new tsv::GraphPane(tsv::GraphPane::Kind::KernelGraph, selection_, this);
 
   // the centre: the tensor graph, under a banner that says why a trace could not be opened (hidden otherwise)
   auto* central = new QWidget(this);
@@ -182,6 +183,9 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   auto* d_sched = add_dock(tr("Schedule"), QStringLiteral("schedule"), schedule_, Qt::BottomDockWidgetArea);
   auto* d_time = add_dock(tr("Timings"), QStringLiteral("timings"), timings_, Qt::BottomDockWidgetArea);
   splitDockWidget(d_sched, d_time, Qt::Horizontal);
+  // the kernel split drawn: a tab over the schedule's table, shown first
+  auto* d_kgraph = add_dock(tr("Kernel graph"), QStringLiteral("kernel_graph"), calls_graph_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(d_sched, d_kgraph);
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
   build_compare_dock();
   default_layout();
@@ -189,6 +193,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   auto* d_step = add_dock(tr("Rewrite stepper"), QStringLiteral("stepper"), new tsv::StepperPane(selection_, this), Qt::RightDockWidgetArea);
   tabifyDockWidget(d_ast, d_step);
   d_step->raise();
+  d_kgraph->raise();
 
   // ---- menus
   build_file_menu();
@@ -247,7 +252,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   connect(source_, &tsv::SourcePane::assembly_wanted, this, &MainWindow::disassemble);
   if (qEnvironmentVariableIntValue("TINYSCOPE_PERF") > 0) set_measuring(true, true);
   connect(tsv::LayoutEngine::instance(), &tsv::LayoutEngine::idle, this, &MainWindow::check_settled);
-  for (auto* g : {tensor_graph_, kernel_graph_}) connect(g, &tsv::GraphPane::layout_done, this, &MainWindow::check_settled);
+  for (auto* g : {tensor_graph_, kernel_graph_, calls_graph_}) connect(g, &tsv::GraphPane::layout_done, this, &MainWindow::check_settled);
 
   QSettings settings;
   if (!restore_layout_ || !restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1500, 950);
@@ -306,12 +311,12 @@ void MainWindow::build_file_menu() {
     tb->insertSeparator(first);
   }
   auto* exp = file->addMenu(QIcon(QStringLiteral(":/icons/export.svg")), tr("Export graph"));
-  for (auto* pane : {tensor_graph_, kernel_graph_}) {
+  for (auto* pane : {tensor_graph_, calls_graph_, kernel_graph_}) {
     for (const char* fmt : {"SVG", "PNG", "DOT"}) {
       auto* a = exp->addAction(tr("%1 as %2…").arg(pane->kind_name(), fmt), pane, [pane, fmt] { pane->export_dialog(fmt); });
       connect(exp, &QMenu::aboutToShow, a, [a, pane] { a->setEnabled(pane->has_graph()); });
     }
-    if (pane == tensor_graph_) exp->addSeparator();
+    if (pane != kernel_graph_) exp->addSeparator();
   }
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -666,7 +671,7 @@ bool MainWindow::settled() const {
 }
 
 bool MainWindow::main_settled() const {
-  return !controller_->running() && !session_->loading() && !tensor_graph_->busy() && !kernel_graph_->busy() &&
+  return !controller_->running() && !session_->loading() && !tensor_graph_->busy() && !kernel_graph_->busy() && !calls_graph_->busy() &&
          tsv::LayoutEngine::instance()->pending() == 0;
 }
 

@@ -77,6 +77,8 @@ class MainWindow : public QMainWindow {
   int error_line() const { return error_line_; }
   tsv::GraphPane* tensor_graph() const { return tensor_graph_; }
   tsv::GraphPane* kernel_graph() const { return kernel_graph_; }
+  // the schedule's calls and the buffers between them (the reference's "View Kernel Graph")
+  tsv::GraphPane* calls_graph() const { return calls_graph_; }
   // true when no run and no graph layout is in progress (and no Compare run waits for its turn)
   bool settled() const;
   // the run's progress while it runs, then a partial trace's label (hidden for a whole trace)
@@ -145,6 +147,7 @@ class MainWindow : public QMainWindow {
   tsv::TimingsPane* timings_;
   tsv::GraphPane* tensor_graph_;
   tsv::GraphPane* kernel_graph_;
+  tsv::GraphPane* calls_graph_;
   // Compare with…: a second device in its own child, its schedule and timings in the Compare dock
   QComboBox* compare_combo_ = nullptr;
   RunController* compare_controller_ = nullptr;

@@ -6,6 +6,8 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QGraphicsItem>
+#include <QGraphicsSimpleTextItem>
+#include <QMap>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -69,6 +71,33 @@ QByteArray chain_of_kernels_trace() {
   QJsonObject ctx{{"id", 0}, {"kind", "schedule"}, {"name", "chain"}, {"passes", QJsonArray{}},
                   {"tensor_graph", QJsonArray{1499}}};
   QJsonObject root{{"version", 1}, {"contexts", QJsonArray{ctx}}, {"calls", QJsonArray{}}, {"uops", uops}};
+  return QJsonDocument(root).toJson();
+}
+// A synthetic trace of one schedule: a copy from PYTHON into buffer 11, E_4 writes 12 from 11, r_4 writes 13 from
+// 12 and 11; a second schedule's kernel reads 13 (written by the first schedule) and writes 14.
+QByteArray kernel_graph_trace() {
+  QJsonObject uops;
+  auto buffer = [&](int id, const QString& dev, int n) {
+    uops[QString::number(id)] = QJsonObject{{"op", "BUFFER"}, {"dtype", "dtypes.float"}, {"src", QJsonArray{}},
+                                            {"arg", QString("ParamArg(%1, device='%2')").arg(id).arg(dev)},
+                                            {"shape", QJsonArray{n}}, {"device", dev}};
+  };
+  buffer(10, "PYTHON", 4), buffer(11, "CPU", 4), buffer(12, "CPU", 4), buffer(13, "CPU", 1), buffer(14, "CPU", 1);
+  auto item = [](const QString& kind, QJsonArray bufs) { return QJsonObject{{"kind", kind}, {"bufs", bufs}}; };
+  QJsonObject s0{{"id", 0}, {"kind", "schedule"}, {"name", "Schedule 2 Kernels"}, {"passes", QJsonArray{}},
+                 {"linear", QJsonArray{item("copy", {11, 10}), item("kernel", {12, 11}), item("kernel", {13, 12, 11})}}};
+  QJsonObject s1{{"id", 1}, {"kind", "schedule"}, {"name", "Schedule 1 Kernel"}, {"passes", QJsonArray{}},
+                 {"linear", QJsonArray{item("kernel", {14, 13})}}};
+  auto call = [](const QString& kind, const QString& colored, const QString& key, int counter, int sched) {
+    return QJsonObject{{"kind", kind}, {"name", tsv::strip_ansi(colored)}, {"colored_name", colored}, {"device", "CPU"},
+                       {"counter", counter}, {"num_args", 2}, {"arg_sizes", QJsonArray{QJsonArray{4, "float"}, QJsonArray{4, "float"}}},
+                       {"global_size", QJsonArray{1, 1, 1}}, {"applied_opts", QJsonArray{}}, {"first_run", true},
+                       {"program_key", key}, {"seconds", 1e-6}, {"estimates", QJsonObject{{"ops", 0}, {"lds", 0}, {"mem", 0}}},
+                       {"schedule_index", sched}};
+  };
+  QJsonArray calls{call("copy", "copy 16 B, CPU <- PYTHON", "", 1, 0), call("kernel", "E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m", "ka", 2, 0),
+                   call("kernel", "r\x1b[90m_\x1b[0m\x1b[35m4\x1b[0m", "kb", 3, 0), call("kernel", "r_1", "kc", 4, 1)};
+  QJsonObject root{{"version", 1}, {"contexts", QJsonArray{s0, s1}}, {"calls", calls}, {"uops", uops}};
   return QJsonDocument(root).toJson();
 }
 }  // namespace
@@ -323,6 +352,62 @@ class TestViewer : public QObject {
     sel.select_pass(3, last);
     QVERIFY(pane_done.count() > 0 || pane_done.wait(20000));
     QVERIFY(pane.scene()->items().size() > 2);
+  }
+
+  // The kernel graph: a node per call of the selected schedule, an edge from the call that last wrote a buffer to
+  // each later reader (labelled with its elements and dtype), buffers read before the schedule wrote them as nodes
+  // of their own (named by the earlier schedule's call that wrote them); clicking a call's node selects the call,
+  // selecting a call outlines its node and draws its own schedule's graph.
+  void kernel_graph_draws_calls_and_buffers() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(kernel_graph_trace(), &err), qPrintable(err));
+    QCOMPARE(s.calls_of_schedule(0), (QList<int>{0, 1, 2}));
+    QCOMPARE(s.calls_of_schedule(1), (QList<int>{3}));
+    QList<int> calls;
+    tsv::GraphInput g = tsv::GraphPane::build_kernel_graph(s, 0, &calls);
+    QCOMPARE(calls, (QList<int>{0, 1, 2}));
+    QMap<int, QString> label;
+    for (const auto& n : g.nodes) label.insert(n.id, n.label);
+    const int py = tsv::GraphPane::kBufferNode;
+    QCOMPARE(label, (QMap<int, QString>{{0, "copy 16 B, CPU <- PYTHON\ncopy #1"}, {1, "E_4\nkernel #2"}, {2, "r_4\nkernel #3"},
+                                        {py, "buffer 4×float"}}));  // three calls and the PYTHON buffer
+    QMap<QPair<int, int>, QString> edges;
+    for (int i = 0; i < g.edges.size(); ++i) edges.insert(g.edges[i], g.edge_labels.value(i));
+    const QMap<QPair<int, int>, QString> want{{{py, 0}, ""}, {{0, 1}, "4×float"}, {{1, 2}, "4×float"}, {{0, 2}, "4×float"}};
+    QCOMPARE(edges, want);
+    QCOMPARE(g.edges.size(), 4);
+    // the second schedule reads buffer 13, which r_4 (call 3) of the first wrote
+    tsv::GraphInput g1 = tsv::GraphPane::build_kernel_graph(s, 1);
+    QCOMPARE(g1.nodes.size(), 2);
+    QCOMPARE(g1.nodes[1].id, py);
+    QCOMPARE(g1.nodes[1].label, QStringLiteral("buffer 1×float\nfrom r_4"));
+    QCOMPARE(g1.edges, (QList<QPair<int, int>>{{py, 0}}));
+    // the pane: selecting a call draws its schedule, outlines its node; clicking another node selects that call
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::KernelGraph, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    sel.select_call(1);
+    QVERIFY(done.count() > 0 || done.wait(20000));
+    QGraphicsItem* e4 = nullptr;
+    QGraphicsItem* r4 = nullptr;
+    int labels = 0;
+    for (auto* it : pane.scene()->items()) {
+      if (it->data(0).isValid() && it->data(0).toInt() == 1) e4 = it;
+      if (it->data(0).isValid() && it->data(0).toInt() == 2) r4 = it;
+      if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(it); t && !t->parentItem() && t->text() == QStringLiteral("4×float")) ++labels;
+    }
+    QVERIFY(e4 && r4);
+    QCOMPARE(labels, 3);
+    QCOMPARE(static_cast<QAbstractGraphicsShapeItem*>(e4)->pen().color(), QColor(0xe0, 0x20, 0x20));
+    r4->setSelected(true);
+    QCOMPARE(sel.current().call, 2);
+    QCOMPARE(sel.current().program_key, QStringLiteral("kb"));
+    QCOMPARE(static_cast<QAbstractGraphicsShapeItem*>(r4)->pen().color(), QColor(0xe0, 0x20, 0x20));
+    done.clear();
+    sel.select_call(3);
+    QVERIFY(done.count() > 0 || done.wait(20000));
+    QCOMPARE(pane.shown_node_count(), 2);
   }
 
   // A 290-node graph (just under the layout limit): dot runs in its child process while the event loop keeps

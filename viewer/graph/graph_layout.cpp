@@ -28,14 +28,19 @@ QPointF point(const QString& s, double height) {
 }  // namespace
 
 QByteArray GraphInput::to_dot() const {
-  QByteArray d = "digraph G {\n  rankdir=TB; nodesep=0.2; ranksep=0.3;\n"
+  QByteArray d = QByteArray("digraph G {\n  rankdir=") + (left_to_right ? "LR" : "TB") + "; nodesep=0.2; ranksep=0.3;\n"
                  "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=10, margin=\"0.08,0.03\"];\n";
   for (const auto& n : nodes)
     d += "  \"n" + QByteArray::number(n.id) + "\" [label=" + quote(n.label) + ", fillcolor=\"" +
          n.fill.name().toLatin1() + "\"];\n";
   // names are quoted: collapsed clusters have negative ids
-  for (const auto& [a, b] : edges)
-    d += "  \"n" + QByteArray::number(a) + "\" -> \"n" + QByteArray::number(b) + "\";\n";
+  for (int i = 0; i < edges.size(); ++i) {
+    const auto& [a, b] = edges[i];
+    d += "  \"n" + QByteArray::number(a) + "\" -> \"n" + QByteArray::number(b) + "\"";
+    const QString label = edge_labels.value(i);
+    if (!label.isEmpty()) d += " [label=" + quote(label) + ", fontname=\"DejaVu Sans\", fontsize=9]";
+    d += ";\n";
+  }
   d += "}\n";
   return d;
 }
@@ -70,7 +75,10 @@ bool parse_dot_json(const QByteArray& json, GraphLayout* out, QString* error) {
     l.nodes.insert(id, QRectF(c.x() - w / 2, c.y() - hh / 2, w, hh));
   }
   for (const auto& ev : root["edges"].toArray()) {
-    auto parts = ev.toObject()["pos"].toString().split(' ', Qt::SkipEmptyParts);
+    const QJsonObject eo = ev.toObject();
+    if (eo.contains("lp") && !eo["label"].toString().isEmpty())
+      l.edge_labels.push_back({point(eo["lp"].toString(), h), eo["label"].toString()});
+    auto parts = eo["pos"].toString().split(' ', Qt::SkipEmptyParts);
     QPointF end;
     bool has_end = false;
     QList<QPointF> pts;

@@ -7,6 +7,7 @@
 #include <QPainterPath>
 #include <QRectF>
 #include <QString>
+#include <QStringList>
 
 class QProcess;
 
@@ -21,6 +22,8 @@ struct GraphInput {
   };
   QList<Node> nodes;
   QList<QPair<int, int>> edges;
+  QStringList edge_labels;  // empty, or one per edge (an empty string: no label)
+  bool left_to_right = false;  // ranks from left to right (a wide, short pane) rather than top to bottom
   QByteArray to_dot() const;
   QByteArray hash() const;  // of the DOT text: the layout cache key
 };
@@ -30,6 +33,7 @@ struct GraphLayout {
   QHash<int, QRectF> nodes;
   QList<QPainterPath> edges;
   QList<QPolygonF> arrows;
+  QList<QPair<QPointF, QString>> edge_labels;  // each label's centre and text
   QRectF bounds;
 };
 

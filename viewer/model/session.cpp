@@ -76,6 +76,15 @@ QList<int> Session::calls_of(const QString& program_key) const {
   return out;
 }
 
+QList<int> Session::calls_of_schedule(int schedule_context) const {
+  QList<int> out;
+  const int k = schedules_.indexOf(schedule_context);
+  if (k < 0) return out;
+  for (int i = 0; i < calls_.size(); ++i)
+    if (calls_[i].schedule_index == k) out.push_back(i);
+  return out;
+}
+
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), kernel_by_key_.clear(), schedules_.clear();
@@ -165,8 +174,10 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       p.estimates = estimates(po["estimates"]);
       p.ast = po["ast"].toInt(-1);
     }
-    if (c.is_schedule()) schedules.push_back(contexts.size());
-    else c.schedule = schedules.isEmpty() ? -1 : schedules.back();
+    // the n-th schedule that ran (calls' schedule_index): a schedule context with a LINEAR; a context the script
+    // opened for a scope of its own (a "Gradient" one) has none and ran nothing
+    if (c.is_schedule() && o.contains("linear")) schedules.push_back(contexts.size());
+    else if (!c.is_schedule()) c.schedule = schedules.isEmpty() ? -1 : schedules.back();
     if (c.has_program && !c.program.program_key.isEmpty() && !by_key.contains(c.program.program_key))
       by_key.insert(c.program.program_key, contexts.size());
     contexts.push_back(c);

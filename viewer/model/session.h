@@ -108,6 +108,8 @@ class Session : public QObject {
   // the n-th schedule context (calls' schedule_index), or -1
   int schedule_context(int schedule_index) const;
   QList<int> calls_of(const QString& program_key) const;
+  // the calls a schedule context ran, in order (one per item of its linear), or none
+  QList<int> calls_of_schedule(int schedule_context) const;
 
  signals:
   void loaded();

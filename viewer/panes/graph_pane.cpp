@@ -25,6 +25,7 @@
 
 #include "viewer/graph/graph_view.h"
 #include "viewer/graph/minimap.h"
+#include "viewer/model/ansi.h"
 #include "viewer/model/session.h"
 
 namespace tsv {
@@ -81,6 +82,82 @@ GraphInput GraphPane::build_graph(const Session& s, const QList<int>& roots, int
   g.edges.erase(std::remove_if(g.edges.begin(), g.edges.end(),
                                [&](const auto& e) { return !have.contains(e.first) || !have.contains(e.second); }),
                 g.edges.end());
+  return g;
+}
+
+namespace {
+// a light fill of a name's color (the schedule's colors are for text)
+QColor tint(const QColor& c, const QColor& fallback) {
+  if (!c.isValid()) return fallback;
+  return QColor((c.red() + 2 * 255) / 3, (c.green() + 2 * 255) / 3, (c.blue() + 2 * 255) / 3);
+}
+QString buffer_text(const Uop& b) {
+  qint64 n = 1;
+  for (qint64 d : b.shape) n *= d;
+  return QStringLiteral("%1×%2").arg(n).arg(QString(b.dtype).remove(QStringLiteral("dtypes.")));
+}
+}  // namespace
+
+GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context, QList<int>* calls) {
+  GraphInput g;
+  g.left_to_right = true;
+  if (calls) calls->clear();
+  if (schedule_context < 0 || schedule_context >= s.contexts().size()) return g;
+  const QList<LinearItem>& items = s.contexts()[schedule_context].linear;
+  const QList<int> ran = s.calls_of_schedule(schedule_context);
+  // a buffer an earlier schedule wrote: its item's call (the last writer before this schedule)
+  auto earlier_writer = [&](int buf) -> QString {
+    for (int c = schedule_context - 1; c >= 0; --c) {
+      const Context& ctx = s.contexts()[c];
+      if (!ctx.is_schedule()) continue;
+      for (int i = ctx.linear.size() - 1; i >= 0; --i)
+        if (!ctx.linear[i].bufs.isEmpty() && ctx.linear[i].bufs[0] == buf) {
+          const QList<int> cr = s.calls_of_schedule(c);
+          if (i < cr.size()) return strip_ansi(s.calls()[cr[i]].colored_name).simplified();
+          return ctx.linear[i].kind;
+        }
+    }
+    return {};
+  };
+  QHash<int, int> writer;  // buffer uop -> the item that last wrote it in this schedule
+  QHash<int, int> input_node;
+  for (int i = 0; i < items.size(); ++i) {
+    const LinearItem& it = items[i];
+    const int call = i < ran.size() ? ran[i] : -1;
+    if (calls) calls->push_back(call);
+    QString label;
+    QColor fill;
+    if (call >= 0) {
+      const Call& c = s.calls()[call];
+      label = strip_ansi(c.colored_name).simplified() + QStringLiteral("\n%1 #%2").arg(c.kind).arg(c.counter);
+      fill = tint(main_ansi_color(c.colored_name), c.kind == "copy" ? QColor(0xf7, 0xe8, 0xa4) : QColor(0xe6, 0xe6, 0xf2));
+    } else {
+      label = it.kind + QStringLiteral("\n(not run)");
+      fill = QColor(0xee, 0xee, 0xee);
+    }
+    g.nodes.push_back({i, label, fill});
+    // what it reads: a kernel's inputs are bufs[1..], a copy's source is bufs[1]
+    for (int k = 1; k < it.bufs.size(); ++k) {
+      const int b = it.bufs[k];
+      const Uop* bu = s.uop(b);
+      const QString what = bu ? buffer_text(*bu) : QStringLiteral("buffer");
+      if (auto w = writer.constFind(b); w != writer.constEnd()) {
+        if (w.value() != i) g.edges.push_back({w.value(), i}), g.edge_labels.push_back(what);
+        continue;
+      }
+      auto in = input_node.constFind(b);
+      if (in == input_node.constEnd()) {
+        const int id = kBufferNode + static_cast<int>(input_node.size());
+        in = input_node.insert(b, id);
+        const QString from = earlier_writer(b);
+        g.nodes.push_back({id, QStringLiteral("buffer %1").arg(what) + (from.isEmpty() ? QString() : QStringLiteral("\nfrom ") + from),
+                           op_color(QStringLiteral("BUFFER"))});
+      }
+      g.edges.push_back({in.value(), i});
+      g.edge_labels.push_back(QString());
+    }
+    if (!it.bufs.isEmpty()) writer.insert(it.bufs[0], i);
+  }
   return g;
 }
 
@@ -145,8 +222,9 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   lay->setSpacing(0);
   lay->addLayout(bar);
   lay->addWidget(stack_, 1);
-  show_notice(kind_ == Kind::TensorGraph ? tr("Select a schedule to see its tensor graph")
-                                         : tr("Select a kernel to see its AST"));
+  show_notice(kind_ == Kind::TensorGraph   ? tr("Select a schedule to see its tensor graph")
+              : kind_ == Kind::KernelGraph ? tr("Select a schedule or a call to see its kernel graph")
+                                           : tr("Select a kernel to see its AST"));
 
   auto* engine = LayoutEngine::instance();
   connect(engine, &LayoutEngine::finished, this, [this](const QByteArray& key, const GraphLayout& l) {
@@ -166,7 +244,11 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   });
   connect(scene_, &QGraphicsScene::selectionChanged, this, [this] {
     auto items = scene_->selectedItems();
-    if (items.size() == 1 && items.front()->data(0).toInt() >= 0) selection_->select_node(items.front()->data(0).toInt());
+    if (items.size() != 1 || items.front()->data(0).toInt() < 0) return;
+    const int id = items.front()->data(0).toInt();
+    if (kind_ != Kind::KernelGraph) return selection_->select_node(id);
+    // a call's node selects that call everywhere (a buffer's node selects nothing)
+    if (id < item_calls_.size() && item_calls_[id] >= 0 && item_calls_[id] != selection_->current().call) selection_->select_call(item_calls_[id]);
   });
   connect(view_, &GraphView::node_activated, this, [this](int id) {
     if (id < 0) return expand_cluster(-1 - id);
@@ -177,7 +259,9 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   connect(view_, &QWidget::customContextMenuRequested, this, &GraphPane::context_menu);
 }
 
-QString GraphPane::kind_name() const { return kind_ == Kind::TensorGraph ? tr("Tensor graph") : tr("Kernel AST"); }
+QString GraphPane::kind_name() const {
+  return kind_ == Kind::TensorGraph ? tr("Tensor graph") : kind_ == Kind::KernelGraph ? tr("Kernel graph") : tr("Kernel AST");
+}
 
 void GraphPane::context_menu(const QPoint& pos) {
   QMenu menu(this);
@@ -194,7 +278,7 @@ void GraphPane::export_dialog(const QString& format) {
   const QString ext = format.toLower();
   QString base = title_->text().section(':', -1).trimmed();
   base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]+")), QStringLiteral("_"));
-  if (base.isEmpty()) base = kind_ == Kind::TensorGraph ? QStringLiteral("tensor_graph") : QStringLiteral("kernel_ast");
+  if (base.isEmpty()) base = kind_name().toLower().replace(' ', '_');
   QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as %2").arg(kind_name(), format), base + "." + ext,
                                               tr("%1 files (*.%2)").arg(format, ext));
   if (path.isEmpty()) return;
@@ -294,11 +378,14 @@ void GraphPane::on_selection(const Selection& sel) {
     clusters_ = {};
     input_ = {};
     node_count_ = 0;
+    kernel_graph_of_ = -1;
+    item_calls_.clear();
     return show_notice(!s.path().isEmpty() && s.contexts().isEmpty() ? tr("The run recorded no schedules")
                        : s.contexts().isEmpty()                     ? tr("No trace loaded")
                                                                     : tr("Nothing selected"));
   }
   const Context* c = &s.contexts()[sel.context];
+  if (kind_ == Kind::KernelGraph) return show_kernel_graph(sel);
   const Pass* pass = sel.pass >= 0 && sel.pass < c->passes.size() ? &c->passes[sel.pass] : nullptr;
   marked_.clear();
   if (pass)
@@ -320,6 +407,37 @@ void GraphPane::on_selection(const Selection& sel) {
     highlighted_ = sel.node;
     restyle(old);
     restyle(sel.node);
+  }
+}
+
+void GraphPane::show_kernel_graph(const Selection& sel) {
+  const Session& s = *selection_->session();
+  // the schedule of the selection: a schedule context itself, a kernel's, or the selected call's
+  int sc = -1;
+  if (sel.call >= 0 && sel.call < s.calls().size()) sc = s.schedule_context(s.calls()[sel.call].schedule_index);
+  if (sc < 0) sc = s.contexts()[sel.context].is_schedule() ? sel.context : s.contexts()[sel.context].schedule;
+  if (sc < 0) return show_notice(tr("Select a schedule or a call to see its kernel graph"));
+  const Context& c = s.contexts()[sc];
+  if (c.linear.isEmpty()) return show_notice(tr("%1 has no calls").arg(c.plain_name));
+  QList<int> calls;
+  GraphInput g = build_kernel_graph(s, sc, &calls);
+  if (const QByteArray key = g.hash(); key != full_key_ || sc != kernel_graph_of_) {
+    kernel_graph_of_ = sc;
+    full_ = std::move(g);
+    item_calls_ = std::move(calls);
+    full_key_ = key;
+    node_count_ = full_.nodes.size();
+    clusters_ = {}, expanded_.clear();
+    title_text_ = tr("Kernel graph: %1 (%n call(s))", "", c.linear.size()).arg(c.plain_name);
+    show_input();
+  }
+  // the selected call's node is outlined
+  const int node = sel.call >= 0 ? item_calls_.indexOf(sel.call) : -1;
+  if (highlighted_ != node) {
+    const int old = highlighted_;
+    highlighted_ = node;
+    restyle(old);
+    restyle(node);
   }
 }
 
@@ -540,7 +658,9 @@ void GraphPane::draw(const GraphLayout& l) {
     box->setZValue(1);
     box->setData(0, n.id);
     box->setFlag(QGraphicsItem::ItemIsSelectable);
-    box->setToolTip(n.id < 0 ? tr("%1\ndouble-click to expand").arg(n.label) : QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
+    box->setToolTip(n.id < 0                     ? tr("%1\ndouble-click to expand").arg(n.label)
+                    : kind_ == Kind::KernelGraph ? n.label
+                                                 : QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
     auto* text = new QGraphicsSimpleTextItem(n.label.trimmed(), box);
     text->setFont(font);
     text->setBrush(Qt::black);
@@ -548,7 +668,15 @@ void GraphPane::draw(const GraphLayout& l) {
     text->setPos(r.center() - QPointF(tb.width() / 2, tb.height() / 2));
     items_.insert(n.id, box);
   }
-  highlighted_ = selection_->current().node;
+  for (const auto& [pos, text] : l.edge_labels) {
+    auto* t = scene_->addSimpleText(text, font);
+    t->setBrush(palette().color(QPalette::Text));
+    QRectF tb = t->boundingRect();
+    t->setPos(pos - QPointF(tb.width() / 2, tb.height() / 2));
+    t->setZValue(2);
+  }
+  highlighted_ = kind_ == Kind::KernelGraph ? item_calls_.indexOf(selection_->current().call) : selection_->current().node;
+  if (kind_ == Kind::KernelGraph && selection_->current().call < 0) highlighted_ = -1;
   search(search_->text());  // re-highlights the matches and the marked and selected nodes
   for (auto it = items_.begin(); it != items_.end(); ++it) restyle(it.key());
   scene_->setSceneRect(l.bounds.adjusted(-20, -20, 20, 20));

@@ -24,7 +24,8 @@ class Minimap;
 class GraphPane : public QWidget {
   Q_OBJECT
  public:
-  enum class Kind { TensorGraph, KernelAst };
+  // KernelGraph: the reference's "View Kernel Graph": one node per call of a schedule's LINEAR, buffers as edges
+  enum class Kind { TensorGraph, KernelAst, KernelGraph };
   static constexpr int kCollapseAbove = 1000;  // larger graphs open collapsed to kernel clusters
   static constexpr int kMaxNodes = 2000;       // the most nodes handed to dot at once
   static constexpr int kMaxBuild = 200000;     // larger graphs are not drawn at all
@@ -83,6 +84,13 @@ class GraphPane : public QWidget {
   // the graph under roots (uop ids), colored by op family; at most max_nodes + 1 nodes
   static GraphInput build_graph(const class Session& s, const QList<int>& roots, int max_nodes);
   static QColor op_color(const QString& op);
+  // A schedule context's kernel graph: node i is item i of its LINEAR (a kernel or copy, named as the schedule pane
+  // names its call), an edge from the item that last wrote a buffer to each later item reading it (labelled with the
+  // buffer's elements and dtype), and a node per buffer read before anything in the schedule wrote it (id
+  // kBufferNode + its position among them; named by the earlier call that wrote it, if one did). *calls gets the
+  // call of each item (-1 where the run recorded none).
+  static constexpr int kBufferNode = 1000000;
+  static GraphInput build_kernel_graph(const Session& s, int schedule_context, QList<int>* calls = nullptr);
   // a node's box text: op, arg (shortened), dtype
   static QString node_label(const struct Uop& u);
 
@@ -95,6 +103,7 @@ class GraphPane : public QWidget {
  private:
   void on_selection(const Selection& s);
   void show_roots(const QList<int>& roots, const QString& title);
+  void show_kernel_graph(const Selection& sel);
   void show_input();
   void draw(const GraphLayout& l);
   void show_notice(const QString& text);
@@ -127,6 +136,8 @@ class GraphPane : public QWidget {
   int node_count_ = 0;
   int highlighted_ = -1;
   QSet<int> marked_;  // nodes a selected pass's rules produced
+  int kernel_graph_of_ = -1;  // KernelGraph: the schedule context drawn
+  QList<int> item_calls_;     // KernelGraph: the call of each node (item)
 };
 
 }  // namespace tsv
