@@ -74,7 +74,7 @@ QByteArray chain_of_kernels_trace() {
   return QJsonDocument(root).toJson();
 }
 // A synthetic trace of one schedule: a copy from PYTHON into buffer 11, E_4 writes 12 from 11, r_4 writes 13 from
-// 12 and 11; a second schedule's kernel reads 13 (written by the first schedule) and writes 14.
+// 12 and 11; a Gradient scope; a second schedule's kernel reads 13 (written by the first schedule) and writes 14.
 QByteArray kernel_graph_trace() {
   QJsonObject uops;
   auto buffer = [&](int id, const QString& dev, int n) {
@@ -97,7 +97,9 @@ QByteArray kernel_graph_trace() {
   };
   QJsonArray calls{call("copy", "copy 16 B, CPU <- PYTHON", "", 1, 0), call("kernel", "E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m", "ka", 2, 0),
                    call("kernel", "r\x1b[90m_\x1b[0m\x1b[35m4\x1b[0m", "kb", 3, 0), call("kernel", "r_1", "kc", 4, 1)};
-  QJsonObject root{{"version", 1}, {"contexts", QJsonArray{s0, s1}}, {"calls", calls}, {"uops", uops}};
+  // a scope the script opened (a Gradient one) is a schedule-kind context that ran nothing
+  QJsonObject grad{{"id", 2}, {"kind", "schedule"}, {"name", "Gradient"}, {"passes", QJsonArray{}}};
+  QJsonObject root{{"version", 1}, {"contexts", QJsonArray{s0, grad, s1}}, {"calls", calls}, {"uops", uops}};
   return QJsonDocument(root).toJson();
 }
 }  // namespace
@@ -363,7 +365,9 @@ class TestViewer : public QObject {
     QString err;
     QVERIFY2(s.load_data(kernel_graph_trace(), &err), qPrintable(err));
     QCOMPARE(s.calls_of_schedule(0), (QList<int>{0, 1, 2}));
-    QCOMPARE(s.calls_of_schedule(1), (QList<int>{3}));
+    QCOMPARE(s.calls_of_schedule(1), QList<int>{});  // the Gradient scope
+    QCOMPARE(s.calls_of_schedule(2), (QList<int>{3}));
+    QCOMPARE(s.schedule_context(1), 2);
     QList<int> calls;
     tsv::GraphInput g = tsv::GraphPane::build_kernel_graph(s, 0, &calls);
     QCOMPARE(calls, (QList<int>{0, 1, 2}));
@@ -378,7 +382,7 @@ class TestViewer : public QObject {
     QCOMPARE(edges, want);
     QCOMPARE(g.edges.size(), 4);
     // the second schedule reads buffer 13, which r_4 (call 3) of the first wrote
-    tsv::GraphInput g1 = tsv::GraphPane::build_kernel_graph(s, 1);
+    tsv::GraphInput g1 = tsv::GraphPane::build_kernel_graph(s, 2);
     QCOMPARE(g1.nodes.size(), 2);
     QCOMPARE(g1.nodes[1].id, py);
     QCOMPARE(g1.nodes[1].label, QStringLiteral("buffer 1×float\nfrom r_4"));
