@@ -416,7 +416,8 @@ class TestRuns : public QObject {
     tsv::Session s;
     QVERIFY(s.load(dir.filePath("t.json")));
     tsv::TimingsModel m(&s);
-    QCOMPARE(m.headerData(tsv::TimingsModel::kTime, Qt::Horizontal).toString(), QStringLiteral("First run"));
+    QCOMPARE(m.headerData(tsv::TimingsModel::kTime, Qt::Horizontal).toString(), QStringLiteral("Time"));
+    QCOMPARE(m.headerData(tsv::TimingsModel::kFirst, Qt::Horizontal).toString(), QStringLiteral("First run"));
     QCOMPARE(m.headerData(tsv::TimingsModel::kSpread, Qt::Horizontal).toString(), QStringLiteral("Warm runs"));
     int restored = 0, rerun = 0;
     for (int r = 0; r < s.calls().size(); ++r) {
@@ -425,8 +426,11 @@ class TestRuns : public QObject {
       QVERIFY2(tip.contains(QStringLiteral("First run: %1 µs").arg(c.seconds * 1e6, 0, 'f', 2)), qPrintable(tip));
       if (c.kind == "copy") {
         QVERIFY(tip.contains("Ran once"));
+        QVERIFY(tip.contains("its only run"));
         continue;
       }
+      QVERIFY2(tip.contains(QStringLiteral("Time: %1 µs (the bar), the median of the 4 warm runs after the first").arg(m.headline(r) * 1e6, 0, 'f', 2)),
+               qPrintable(tip));
       QCOMPARE(c.times.size(), 5);
       QVERIFY2(tip.contains("Warm runs: the 4 after the first"), qPrintable(tip));
       QCOMPARE(m.restored(r), c.repeat_mode == "restored");

@@ -213,9 +213,11 @@ class TestViewer : public QObject {
     QVERIFY(name.data(tsv::ScheduleModel::kColoredNameRole).toString().contains('\x1b'));
     QVERIFY(name.data(Qt::ForegroundRole).isValid());
     QCOMPARE(schedule.index(2, tsv::ScheduleModel::kKind).data().toString(), QStringLiteral("kernel"));
-    // timings: GFLOP/s = ops / seconds, GB/s = mem / seconds
+    // timings: a call that ran once has its one run as the time; GFLOP/s = ops / seconds, GB/s = mem / seconds
     const auto& c = s.calls()[2];
     QVERIFY(c.seconds > 0);
+    QVERIFY(!timings.headline_is_warm(2));
+    QCOMPARE(timings.headline(2), c.seconds);
     QCOMPARE(timings.gflops(2), c.estimates.ops / c.seconds / 1e9);
     QCOMPARE(timings.gbs(2), c.estimates.mem / c.seconds / 1e9);
     QCOMPARE(timings.index(2, tsv::TimingsModel::kGbs).data(Qt::UserRole).toDouble(), timings.gbs(2));
@@ -245,7 +247,7 @@ class TestViewer : public QObject {
       }
       ++kernels;
       QCOMPARE(c.times.size(), 4);
-      QCOMPARE(c.times.first(), c.seconds);  // the headline time is the first run, as DEBUG=2 prints it
+      QCOMPARE(c.times.first(), c.seconds);  // the first run, as DEBUG=2 prints it
       QCOMPARE(sp.n, 3);  // the warm runs: the first pays one-off costs
       QVERIFY(sp.min <= sp.median && sp.median <= sp.max);
       QCOMPARE(sp.min, *std::min_element(c.times.begin() + 1, c.times.end()));
@@ -253,6 +255,13 @@ class TestViewer : public QObject {
       QList<double> warm = c.times.mid(1);
       std::sort(warm.begin(), warm.end());
       QCOMPARE(sp.median, warm[1]);
+      // the headline is the warm median (the bar, GFLOP/s, GB/s), the first run beside it
+      QVERIFY(timings.headline_is_warm(r));
+      QCOMPARE(timings.headline(r), warm[1]);
+      QCOMPARE(timings.index(r, tsv::TimingsModel::kTime).data(Qt::UserRole).toDouble(), warm[1]);
+      QCOMPARE(timings.index(r, tsv::TimingsModel::kFirst).data(Qt::UserRole).toDouble(), c.seconds);
+      QCOMPARE(timings.gbs(r), c.estimates.mem / warm[1] / 1e9);
+      QVERIFY(timings.index(r, tsv::TimingsModel::kTime).data(Qt::ToolTipRole).toString().contains("the median of the 3 warm runs after the first"));
       QCOMPARE(timings.index(r, tsv::TimingsModel::kSpread).data(Qt::UserRole).toDouble(), (sp.max - sp.min) / sp.median);
       QVERIFY(timings.index(r, tsv::TimingsModel::kSpread).data().toString().contains("3 warm runs"));
     }

@@ -18,13 +18,22 @@ int TimingsModel::rowCount(const QModelIndex& parent) const { return parent.isVa
 int TimingsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumns; }
 
 double TimingsModel::seconds(int row) const { return session_->calls().value(row).seconds; }
-double TimingsModel::gflops(int row) const {
+int TimingsModel::warm_runs(int row) const { return std::max<int>(0, session_->calls().value(row).times.size() - 1); }
+bool TimingsModel::headline_is_warm(int row) const { return warm_runs(row) >= 1; }
+double TimingsModel::headline(int row) const {
   const auto& c = session_->calls().value(row);
-  return c.seconds > 0 ? c.estimates.ops / c.seconds / 1e9 : 0.0;
+  if (c.times.size() < 2) return c.seconds;
+  QList<double> w = c.times.mid(1);
+  std::sort(w.begin(), w.end());
+  return w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
+}
+double TimingsModel::gflops(int row) const {
+  const double t = headline(row);
+  return t > 0 ? session_->calls().value(row).estimates.ops / t / 1e9 : 0.0;
 }
 double TimingsModel::gbs(int row) const {
-  const auto& c = session_->calls().value(row);
-  return c.seconds > 0 ? c.estimates.mem / c.seconds / 1e9 : 0.0;
+  const double t = headline(row);
+  return t > 0 ? session_->calls().value(row).estimates.mem / t / 1e9 : 0.0;
 }
 TimingsModel::Spread TimingsModel::spread(int row) const { return spread_of(session_->calls().value(row).times); }
 
@@ -50,10 +59,16 @@ QString TimingsModel::describe(int row) const {
   const Call& c = session_->calls()[row];
   QStringList lines;
   lines << strip_ansi(c.colored_name).trimmed();
-  QString first = tr("First run: %1 µs (the bar; the time DEBUG=2 prints)").arg(c.seconds * 1e6, 0, 'f', 2);
-  if (c.first_run && c.kind == "kernel") first += tr(", the first run of its program (*): it may include one-off costs");
+  const int warm = warm_runs(row);
+  if (warm >= 1)
+    lines << (warm == 1 ? tr("Time: %1 µs (the bar), the one warm run after the first").arg(headline(row) * 1e6, 0, 'f', 2)
+                        : tr("Time: %1 µs (the bar), the median of the %2 warm runs after the first").arg(headline(row) * 1e6, 0, 'f', 2).arg(warm));
+  else
+    lines << tr("Time: %1 µs (the bar), its only run: Timing 1× gives no warm runs").arg(headline(row) * 1e6, 0, 'f', 2);
+  QString first = tr("First run: %1 µs (the time DEBUG=2 prints; it pays one-off costs such as cold caches)").arg(c.seconds * 1e6, 0, 'f', 2);
+  if (c.first_run && c.kind == "kernel") first += tr(", the first run of its program (*)");
   lines << first;
-  lines << tr("GFLOP/s %1, GB/s %2: of the first run").arg(gflops(row), 0, 'f', 3).arg(gbs(row), 0, 'f', 3);
+  lines << tr("GFLOP/s %1, GB/s %2: of the time").arg(gflops(row), 0, 'f', 3).arg(gbs(row), 0, 'f', 3);
   const Spread sp = spread(row);
   if (sp.n >= 2)
     lines << tr("Warm runs: the %1 after the first, %2–%3 µs (the whisker), median %4 µs (the tick); ±%5% is half "
@@ -75,7 +90,11 @@ QString TimingsModel::describe(int row) const {
 
 double TimingsModel::max_seconds() const {
   double m = 0;
-  for (const auto& c : session_->calls()) m = std::max(m, c.seconds);
+  for (int r = 0; r < session_->calls().size(); ++r) {
+    m = std::max(m, headline(r));
+    const QList<double>& t = session_->calls()[r].times;
+    for (int i = 1; i < t.size(); ++i) m = std::max(m, t[i]);
+  }
   return m;
 }
 
@@ -84,7 +103,8 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
   int r = index.row();
   if (role == Qt::UserRole) {
     switch (index.column()) {
-      case kTime: return seconds(r);
+      case kTime: return headline(r);
+      case kFirst: return seconds(r);
       case kGflops: return gflops(r);
       case kGbs: return gbs(r);
       case kSpread: {
@@ -99,7 +119,8 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case kName: return strip_ansi(session_->calls()[r].colored_name).trimmed();
-    case kTime: return QString::number(seconds(r) * 1e6, 'f', 2) + " µs";
+    case kTime: return QString::number(headline(r) * 1e6, 'f', 2) + " µs";
+    case kFirst: return QString::number(seconds(r) * 1e6, 'f', 2) + " µs";
     case kGflops: return QString::number(gflops(r), 'f', 3);
     case kGbs: return QString::number(gbs(r), 'f', 3);
     case kSpread: return spread_text(spread(r));
@@ -109,7 +130,7 @@ QVariant TimingsModel::data(const QModelIndex& index, int role) const {
 
 QVariant TimingsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Name", "First run", "GFLOP/s", "GB/s", "Warm runs"};
+  static const char* names[] = {"Name", "Time", "First run", "GFLOP/s", "GB/s", "Warm runs"};
   return section >= 0 && section < kColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -4,14 +4,15 @@
 namespace tsv {
 class Session;
 
-// Per call: name, time (its first run: the time DEBUG=2 prints), GFLOP/s and GB/s of that first run (estimated ops
-// or memory / seconds), and the spread of its timings when the kernel was run N >= 3 times (min, median, max of the
-// N - 1 warm runs after the first). Qt::UserRole gives the raw number of a numeric column (Spread: (max - min) /
-// median); Qt::ToolTipRole says what each number measured (describe()).
+// Per call: name; time, the headline: the median of the warm runs after the first when the call was timed more than
+// once (Timing N×), else its one run; the first run beside it (the time DEBUG=2 prints, which pays one-off costs:
+// cold caches, waking threads); GFLOP/s and GB/s of the headline time (estimated ops or memory / seconds); and the
+// spread of the warm runs when there are two or more (min, median, max). Qt::UserRole gives the raw number of a
+// numeric column (Spread: (max - min) / median); Qt::ToolTipRole says what each number measured (describe()).
 class TimingsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { kName, kTime, kGflops, kGbs, kSpread, kColumns };
+  enum Column { kName, kTime, kFirst, kGflops, kGbs, kSpread, kColumns };
   struct Spread {
     int n = 0;  // timings (0: the call ran once)
     double min = 0, median = 0, max = 0;
@@ -22,10 +23,14 @@ class TimingsModel : public QAbstractTableModel {
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
-  double seconds(int row) const;
-  double gflops(int row) const;
+  // the headline time: the warm median (headline_is_warm), else the call's one run
+  double headline(int row) const;
+  bool headline_is_warm(int row) const;
+  int warm_runs(int row) const;  // timings after the first
+  double seconds(int row) const;  // the first run
+  double gflops(int row) const;   // of the headline time
   double gbs(int row) const;
-  double max_seconds() const;
+  double max_seconds() const;  // the longest headline or warm run: the bars' scale
   Spread spread(int row) const;
   // the spread of one call's timings: of the warm runs after the first (n = 0 with fewer than 3 timings)
   static Spread spread_of(QList<double> times);

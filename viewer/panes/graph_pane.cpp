@@ -428,7 +428,7 @@ void GraphPane::show_kernel_graph(const Selection& sel) {
     full_key_ = key;
     node_count_ = full_.nodes.size();
     clusters_ = {}, expanded_.clear();
-    title_text_ = tr("Kernel graph: %1 (%n call(s))", "", c.linear.size()).arg(c.plain_name);
+    title_text_ = (c.linear.size() == 1 ? tr("Kernel graph: %1 (1 call)") : tr("Kernel graph: %1 (%2 calls)").arg("%1").arg(c.linear.size())).arg(c.plain_name);
     show_input();
   }
   // the selected call's node is outlined

@@ -47,30 +47,32 @@ class Bars : public QWidget {
     p.setRenderHint(QPainter::Antialiasing);
     const auto& calls = sel_->session()->calls();
     const Selection& s = sel_->current();
-    const int h = row_h(), name_w = 170, stats_w = 380;
+    const int h = row_h(), name_w = 170, stats_w = 480;
     const int bar_x = name_w + 8, bar_w = std::max(40, width() - bar_x - stats_w - 8);
     QColor text = palette().color(QPalette::Text), mid = palette().color(QPalette::Mid);
     p.setPen(mid);
     p.drawText(QRect(4, 0, name_w, h), Qt::AlignVCenter, tr("call"));
     double max_s = model_->max_seconds();
     p.drawText(QRect(bar_x, 0, bar_w, h), Qt::AlignVCenter,
-               max_s > 0 ? tr("first run (bar: 0 … %1 µs)").arg(max_s * 1e6, 0, 'f', 1) : tr("first run"));
+               max_s > 0 ? tr("time (bar: 0 … %1 µs)").arg(max_s * 1e6, 0, 'f', 1) : tr("time"));
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     const QFont normal = p.font();
     p.setFont(mono);
     p.drawText(QRect(bar_x + bar_w + 8, 0, stats_w, h), Qt::AlignVCenter,
-               QStringLiteral("%1 %2 %3 %4").arg(tr("first run"), 12).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10).arg(tr("warm")));
+               QStringLiteral("%1 %2 %3 %4 %5").arg(tr("time"), 12).arg(tr("first run"), 13).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10).arg(tr("warm")));
     p.setFont(normal);
     p.setPen(mid);
     // what each number measured (the tooltip of a row says it for that call)
     int warm = 0;
     bool any_restored = false;
     for (int r = 0; r < calls.size(); ++r) {
-      warm = std::max(warm, model_->spread(r).n);
+      warm = std::max(warm, model_->warm_runs(r));
       any_restored = any_restored || model_->restored(r);
     }
-    QString legend = tr("bar, time, GFLOP/s, GB/s: the first run (DEBUG=2's time) · * the first run of its program");
-    if (warm >= 2) legend += tr(" · whisker: fastest–slowest of the %1 warm runs after the first, tick: their median, ±: half their spread").arg(warm);
+    QString legend = warm >= 1 ? tr("bar, time, GFLOP/s, GB/s: the median of the warm runs after the first (a call that ran once: its one run)")
+                               : tr("bar, time, GFLOP/s, GB/s: each call's one run (Timing 1×: no warm runs)");
+    legend += tr(" · first run: DEBUG=2's time, * the first run of its program");
+    if (warm >= 2) legend += tr(" · whisker: fastest–slowest of the %1 warm runs, ±: half their spread over the median").arg(warm);
     if (any_restored) legend += tr(" · ↺ timed on restored inputs (the kernel writes memory it reads)");
     p.drawText(QRect(4, height() - 2 * h, width() - 8, 2 * h), Qt::AlignVCenter | Qt::AlignRight | Qt::TextWordWrap, legend);
     if (calls.isEmpty()) {
@@ -86,7 +88,7 @@ class Bars : public QWidget {
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : (name_color.isValid() ? name_color : text));
       p.drawText(QRect(4, y, name_w, h), Qt::AlignVCenter | Qt::AlignLeft,
                  fontMetrics().elidedText(strip_ansi(c.colored_name).trimmed(), Qt::ElideRight, name_w));
-      double frac = max_s > 0 ? c.seconds / max_s : 0;
+      double frac = max_s > 0 ? model_->headline(r) / max_s : 0;
       QRectF bar(bar_x, y + 3, std::max(2.0, frac * bar_w), h - 6);
       QColor fill = c.kind == "copy" ? QColor(0x8a, 0xb4, 0xe8) : QColor(0xf0, 0x9a, 0x3e);
       if (marked) fill = fill.darker(130);
@@ -102,16 +104,19 @@ class Bars : public QWidget {
         p.drawLine(QPointF(x_of(sp.min), cy), QPointF(x_of(sp.max), cy));
         p.drawLine(QPointF(x_of(sp.min), cy - 3), QPointF(x_of(sp.min), cy + 3));
         p.drawLine(QPointF(x_of(sp.max), cy - 3), QPointF(x_of(sp.max), cy + 3));
-        p.drawLine(QPointF(x_of(sp.median), y + 3), QPointF(x_of(sp.median), y + h - 3));
       }
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : text);
-      QString stats = QStringLiteral("%1 µs%4%2 %3 %5%6")
+      const int warm_n = model_->warm_runs(r);
+      const QString warm_text = sp.n >= 2 && sp.median > 0 ? QStringLiteral("±%1%").arg(50.0 * (sp.max - sp.min) / sp.median, 0, 'f', 1)
+                                : warm_n == 1           ? tr("1 run")
+                                                        : tr("once");
+      QString stats = QStringLiteral("%1 µs %2 µs%3%4 %5 %6%7")
+                          .arg(model_->headline(r) * 1e6, 9, 'f', 2)
                           .arg(c.seconds * 1e6, 9, 'f', 2)
+                          .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "))
                           .arg(model_->gflops(r), 10, 'f', 3)
                           .arg(model_->gbs(r), 10, 'f', 3)
-                          .arg(c.first_run && c.kind == "kernel" ? QStringLiteral("*") : QStringLiteral(" "))
-                          .arg(sp.n >= 2 && sp.median > 0 ? QStringLiteral("±%1%").arg(50.0 * (sp.max - sp.min) / sp.median, 0, 'f', 1)
-                                                           : QString())
+                          .arg(warm_text)
                           .arg(model_->restored(r) ? QStringLiteral(" ↺") : QString());
       p.setFont(mono);
       p.drawText(QRect(bar_x + bar_w + 8, y, stats_w, h), Qt::AlignVCenter | Qt::AlignLeft, stats);
