@@ -179,6 +179,13 @@ struct RangeifyCtx {
   std::unordered_set<const UOp*> realize_pending;            // in realize map, axes not decided yet
   std::unordered_set<const UOp*> non_removable;
   std::unordered_map<const UOp*, std::pair<UOps, UOps>> range_map;
+  std::unordered_map<const UOp*, int64_t> origin;  // a realized value -> its index in `staged`
+  UOps staged;
+  int64_t origin_of(const UOpRef& s) {
+    auto [it, fresh] = origin.emplace(s.get(), static_cast<int64_t>(staged.size()));
+    if (fresh) staged.push_back(s);
+    return it->second;
+  }
   int64_t next_range = 0;
   UOpRef new_range(const UOpRef& s, AxisType t = AxisType::WEAK) {
     if (s->op == Ops::CONST && s->const_int() == 1) return iconst(0);
@@ -342,7 +349,7 @@ struct Applier {
           UOps st{s};
           st.insert(st.end(), closed.begin(), closed.end());
           bool removable = !always_contiguous(s->op) && !ctx.non_removable.count(s.get());
-          ns = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, removable});
+          ns = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, removable, ctx.origin_of(s)});
           if (rm != ctx.range_map.end()) {
             UOps idx{ns};
             for (int a : rz->second) idx.push_back(src_rngs.at(a));
@@ -495,7 +502,7 @@ UOpRef limit_bufs(const UOpRef& root, void* c) {
 
 }  // namespace
 
-UOpRef rangeify(const UOpRef& sink) {
+UOpRef rangeify(const UOpRef& sink, UOps* staged) {
   RangeifyCtx ctx;
   graph_rewrite(sink, PatternMatcher{}, nullptr, "get realize");
   run_walk(ctx, sink);
@@ -515,7 +522,9 @@ UOpRef rangeify(const UOpRef& sink) {
                                              [](const UOpRef& x, void* c) -> UOpRef {
                                                return broadcastable(x->op) ? limit_bufs(x, c) : nullptr;
                                              })});
-  return graph_rewrite(debuf, pm_limit, &lb, "limit buffers");
+  UOpRef out = graph_rewrite(debuf, pm_limit, &lb, "limit buffers");
+  if (staged) *staged = std::move(ctx.staged);
+  return out;
 }
 
 }  // namespace ts

@@ -9,7 +9,8 @@ namespace ts {
 // Turns a SINK of STOREs over the tensor graph into the same SINK with movement ops replaced by index math:
 // END(STORE(INDEX(buf, idx), value), ranges), values reading INDEX(BUFFER, idx), staged (realized)
 // intermediates as INDEX(STAGE(value, ranges), idx). Cheap stages are already inlined by the cost model.
-UOpRef rangeify(const UOpRef& sink);
+// staged: the realized values, indexed by the origin of the STAGE that holds each (StageArg::origin)
+UOpRef rangeify(const UOpRef& sink, UOps* staged = nullptr);
 
 bool is_invalid(const UOpRef& x);
 UOpRef get_idx(const UOpRef& r);

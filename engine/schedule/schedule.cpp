@@ -180,6 +180,7 @@ struct Callify {
   std::unordered_set<const UOp*> tagged;
   std::map<std::string, int64_t> var_vals;
   UOps keep;
+  std::unordered_map<const UOp*, const UOp*> origin;  // a node of a kernel's value -> the tensor node it stands for
 
   // rewrite a value: tagged nodes -> their buffer views; record dependencies
   UOpRef subst(const UOpRef& v, std::vector<int>& deps, std::unordered_set<const UOp*>& raw_bufs) {
@@ -211,6 +212,7 @@ struct Callify {
         UOps ns;
         for (auto& s : x->src) ns.push_back(go(s));
         out = x->replace_src(ns);
+        origin.emplace(out.get(), x.get());
       }
       return memo[x.get()] = out;
     };
@@ -480,13 +482,30 @@ Schedule build_schedule(const UOps& outputs) {
   if (!stores.empty()) {
     UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, stores);
     snapshot("View Call", sink);
-    sink = graph_rewrite(sink, earliest_rewrites(), nullptr, "earliest rewrites", true);
-    UOpRef rsink = rangeify(sink);
+    std::unordered_map<const UOp*, UOpRef> early;
+    const UOpRef called = sink;
+    sink = graph_rewrite(sink, earliest_rewrites(), nullptr, "earliest rewrites", true, &early);
+    UOps staged;
+    UOpRef rsink = rangeify(sink, &staged);
     snapshot("View Rangeify", rsink);
+    // provenance: the tensor node a stage's value stands for, back through the earliest rewrites (the highest node
+    // rewritten to it) and callify's substitutions; null for a value the rewrites made (a split reduce's partials)
+    std::unordered_map<const UOp*, const UOp*> early_from;
+    for (auto& u : called->toposort())
+      if (auto it = early.find(u.get()); it != early.end()) early_from[it->second.get()] = u.get();
+    auto tensor_node_of = [&](const UOpRef& stage) -> UOpRef {
+      const int64_t o = stage->as<StageArg>().origin;
+      if (o < 0 || o >= static_cast<int64_t>(staged.size())) return nullptr;
+      const UOp* x = staged[o].get();
+      if (auto it = early_from.find(x); it != early_from.end()) x = it->second;
+      auto t = cf.origin.find(x);
+      return t != cf.origin.end() ? t->second->ref() : nullptr;
+    };
 
     // stage to store: each remaining STAGE gets a buffer and a kernel
     std::unordered_map<const UOp*, UOpRef> stage_buf;
-    std::vector<std::pair<UOpRef, UOpRef>> stage_kernels;  // (store_end, buffer) in discovery order
+    struct StageKernel { UOpRef end, buffer, computes; };
+    std::vector<StageKernel> stage_kernels;  // in discovery order
     std::unordered_map<const UOp*, UOpRef> memo;
     std::function<UOpRef(const UOpRef&)> lower = [&](const UOpRef& x) -> UOpRef {
       if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
@@ -506,7 +525,7 @@ Schedule build_schedule(const UOps& outputs) {
           UOps e{store};
           for (auto& r : rng) if (r->op == Ops::RANGE) e.push_back(r);
           UOpRef end = e.size() > 1 ? UOp::make(Ops::END, dtypes::void_, e) : store;
-          stage_kernels.push_back({end, buf});
+          stage_kernels.push_back({end, buf, tensor_node_of(st)});
           sb = stage_buf.emplace(st.get(), buf).first;
         }
         std::vector<int64_t> sizes;
@@ -533,8 +552,8 @@ Schedule build_schedule(const UOps& outputs) {
           built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get(), d, true});
         }
       for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
-        out.intermediates.push_back(stage_kernels[s].second);
-        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].first, {}}, {}, stage_kernels[s].second.get(), ci, false};
+        out.intermediates.push_back(stage_kernels[s].buffer);
+        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].end, {}, stage_kernels[s].computes}, {}, stage_kernels[s].buffer.get(), ci, false};
         built.push_back(std::move(b));
       }
       item_to_built[ci] = built.size();

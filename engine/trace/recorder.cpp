@@ -172,13 +172,34 @@ void record_schedule(const Schedule& s) {
   std::lock_guard lk(g_mu);
   json* c = current_context();
   if (!c) return;
+  // the tensor nodes each call computes: from the node it realizes down to the nodes other calls realize and the
+  // buffers (a node some calls recompute is in each of them)
+  std::unordered_set<const UOp*> realized;
+  for (auto& it : s.items)
+    if (it.computes) realized.insert(it.computes.get());
+  auto members = [&](const UOpRef& top) {
+    json out = json::array();
+    std::unordered_set<const UOp*> seen{top.get()};
+    std::vector<const UOp*> todo{top.get()};
+    while (!todo.empty()) {
+      const UOp* u = todo.back();
+      todo.pop_back();
+      out.push_back(intern(u->ref()));
+      for (auto& x : u->src)
+        if (!realized.count(x.get()) && x->op != Ops::BUFFER && seen.insert(x.get()).second) todo.push_back(x.get());
+    }
+    return out;
+  };
   json items = json::array();
   for (auto& it : s.items) {
     json bufs = json::array();
     for (auto& b : it.bufs) bufs.push_back(intern(b));
     json j = {{"kind", it.kind == ScheduleItem::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
     if (it.ast) j["ast"] = intern(it.ast);
-    if (it.computes) j["computes"] = intern(it.computes);  // provenance: kernel -> the tensor node it computes
+    if (it.computes) {
+      j["computes"] = intern(it.computes);  // provenance: the tensor node whose value the call produces
+      j["members"] = members(it.computes);
+    }
     items.push_back(std::move(j));
   }
   (*c)["linear"] = items;

@@ -128,13 +128,15 @@ struct Rewriter {
 };
 }  // namespace
 
-UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up) {
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up,
+                     std::unordered_map<const UOp*, UOpRef>* node_map) {
   RewriteListener* l = rewrite_listener();
   if (l) l->on_pass_begin(name, root);
   Rewriter rw{pm, ctx, l, {}, {}};
   rw.pass = name;
   UOpRef out = bottom_up ? rw.node_first(root) : rw.sources_first(root);
   if (l) l->on_pass_end(name, out);
+  if (node_map) *node_map = std::move(rw.memo);
   return out;
 }
 

@@ -66,7 +66,8 @@ struct RewriteCache {
 
 // Rewrites `root` to a fixed point. Default: sources first, then the node (repeated on each replacement).
 // bottom_up: the node is matched before its sources (the reference's bottom_up=True).
-UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up = false);
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up = false,
+                     std::unordered_map<const UOp*, UOpRef>* node_map = nullptr);  // node_map: each node walked -> its rewrite
 // Sources first, with results reused from and added to `cache` (ctx nullptr, no listener)
 UOpRef graph_rewrite_cached(const UOpRef& root, const PatternMatcher& pm, RewriteCache& cache, std::string_view name);
 // Replace nodes by identity, everywhere below root.

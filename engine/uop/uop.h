@@ -46,7 +46,10 @@ struct ReduceArg {
 struct StageArg {
   std::string device;
   bool removable = true;
-  bool operator==(const StageArg&) const = default;
+  // which realized value this stage holds, for provenance only: an index into rangeify's list of them (-1: a stage of
+  // its own, limit_bufs'). Not part of the node's identity: stages equal otherwise are one node, as the reference's.
+  int64_t origin = -1;
+  bool operator==(const StageArg& o) const { return device == o.device && removable == o.removable; }
 };
 // arg of a kernel SINK: filled in by codegen's optimizer
 struct KernelInfo {

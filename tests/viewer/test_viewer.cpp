@@ -423,6 +423,75 @@ class TestViewer : public QObject {
     QCOMPARE(pane.shown_node_count(), 2);
   }
 
+  // The tensor graph shows the kernel split the engine recorded: softmax is a max reduce, a sum of exps and the
+  // normalising elementwise kernel (the reference's r_3_4, r_3_4, E_3_4). Each call's members are the tensor nodes it
+  // computes: the max REDUCE only in the first kernel, the EXP2 recomputed in the second and third; every node is
+  // tinted by the first call computing it, a kernel's stored node outlined, and selecting a call lights its nodes.
+  void tensor_graph_shows_the_kernel_split() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("softmax.json");
+    QProcess p;
+    p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/softmax.py", "--json", out});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    tsv::Session s;
+    QVERIFY(s.load(out));
+    int sc = -1;
+    for (int c = 0; c < s.contexts().size(); ++c)
+      if (s.contexts()[c].linear.size() == 4) sc = c;
+    QVERIFY(sc >= 0);
+    const auto& items = s.contexts()[sc].linear;
+    QCOMPARE(items[0].kind, QStringLiteral("copy"));
+    auto op_of = [&](int id) { return s.uop(id) ? s.uop(id)->op : QString(); };
+    auto members_with = [&](int item, const QString& op) {
+      QList<int> out;
+      for (int m : items[item].members)
+        if (op_of(m) == op) out << m;
+      return out;
+    };
+    for (int i = 0; i < 4; ++i) {
+      QVERIFY(items[i].computes >= 0);
+      QCOMPARE(items[i].members.value(0), items[i].computes);
+    }
+    QCOMPARE(op_of(items[1].computes), QStringLiteral("REDUCE"));
+    QVERIFY(s.uop(items[1].computes)->arg.contains("MAX"));
+    QCOMPARE(op_of(items[2].computes), QStringLiteral("REDUCE"));
+    QVERIFY(s.uop(items[2].computes)->arg.contains("ADD"));
+    QCOMPARE(op_of(items[3].computes), QStringLiteral("CONTIGUOUS"));
+    QVERIFY(members_with(1, "EXP2").isEmpty());
+    QCOMPARE(members_with(2, "EXP2").size(), 1);
+    QCOMPARE(members_with(3, "EXP2"), members_with(2, "EXP2"));  // recomputed by the last kernel
+    QVERIFY(!items[3].members.contains(items[1].computes));      // it reads the max from its buffer
+    QVERIFY(members_with(3, "RECIPROCAL").size() == 1 && members_with(2, "RECIPROCAL").isEmpty());
+    const int exp2 = members_with(2, "EXP2").front(), max = items[1].computes;
+    // the pane
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    const QList<int> calls = s.calls_of_schedule(sc);
+    QCOMPARE(calls.size(), 4);
+    sel.select_call(calls[1]);
+    QVERIFY(done.count() > 0 || done.wait(20000));
+    auto box = [&](int id) -> QAbstractGraphicsShapeItem* {
+      for (auto* it : pane.scene()->items())
+        if (it->data(0).isValid() && it->data(0).toInt() == id) return static_cast<QAbstractGraphicsShapeItem*>(it);
+      return nullptr;
+    };
+    QVERIFY(box(max) && box(exp2));
+    QCOMPARE(box(max)->brush().color(), tsv::GraphPane::kernel_tint(1));
+    QCOMPARE(box(exp2)->brush().color(), tsv::GraphPane::kernel_tint(2));
+    const QColor lit(0x10, 0x50, 0xe0);
+    QCOMPARE(box(max)->pen().color(), lit);
+    QVERIFY(box(exp2)->pen().color() != lit);
+    QVERIFY(box(max)->toolTip().contains("computed by r_3_4 (#2)"));
+    sel.select_call(calls[3]);
+    QCOMPARE(box(exp2)->pen().color(), lit);
+    QVERIFY(box(max)->pen().color() != lit);
+    QCOMPARE(box(items[3].computes)->pen().color(), lit);
+    sel.select_call(calls[0]);
+    QCOMPARE(box(items[3].computes)->pen().widthF(), 2.2);  // a kernel's output, outlined
+  }
+
   // A 290-node graph (just under the layout limit): dot runs in its child process while the event loop keeps
   // turning; prints the longest event-loop gap and the UI thread's parse+draw time.
   void big_graph_layout_does_not_stall_the_ui() {

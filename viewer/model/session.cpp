@@ -157,7 +157,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.tensor_graph = ints(o["tensor_graph"]);
     for (const auto& lv : o["linear"].toArray()) {
       const QJsonObject lo = lv.toObject();
-      c.linear.push_back({lo["kind"].toString(), ints(lo["bufs"]), lo["ast"].toInt(-1), lo["computes"].toInt(-1)});
+      c.linear.push_back({lo["kind"].toString(), ints(lo["bufs"]), lo["ast"].toInt(-1), lo["computes"].toInt(-1), ints(lo["members"])});
     }
     if (o.contains("program")) {
       const QJsonObject po = o["program"].toObject();

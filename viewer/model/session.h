@@ -34,6 +34,7 @@ struct LinearItem {
   QString kind;
   QList<int> bufs;
   int ast = -1, computes = -1;
+  QList<int> members;  // the tensor nodes the call computes (computes first); empty in older traces
   bool operator==(const LinearItem&) const = default;
 };
 struct Program {

@@ -355,7 +355,7 @@ class Checker {
     if (!object(v, w)) return false;
     const QJsonObject o = v.toObject();
     return req(o, "kind", w, &Checker::item_kind) && req(o, "bufs", w, &Checker::refs) &&
-           opt(o, "ast", w, &Checker::ref) && opt(o, "computes", w, &Checker::ref);
+           opt(o, "ast", w, &Checker::ref) && opt(o, "computes", w, &Checker::ref) && opt(o, "members", w, &Checker::refs);
   }
   bool program(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;

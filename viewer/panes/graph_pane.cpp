@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QEvent>
 #include <algorithm>
+#include <utility>
 #include <climits>
 #include <QRegularExpression>
 #include <QSet>
@@ -159,6 +160,29 @@ GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context,
     if (!it.bufs.isEmpty()) writer.insert(it.bufs[0], i);
   }
   return g;
+}
+
+QColor GraphPane::kernel_tint(int item) {
+  // pastels far enough apart that neighbouring kernels read apart; they repeat after twelve
+  static const QColor palette[] = {QColor(0xff, 0xd6, 0xa5), QColor(0xca, 0xff, 0xbf), QColor(0x9b, 0xf6, 0xff),
+                                   QColor(0xff, 0xad, 0xad), QColor(0xbd, 0xb2, 0xff), QColor(0xfd, 0xff, 0xb6),
+                                   QColor(0xa0, 0xc4, 0xff), QColor(0xff, 0xc6, 0xff), QColor(0xd4, 0xe0, 0x9b),
+                                   QColor(0xf1, 0xc0, 0xe8), QColor(0xb9, 0xfb, 0xc0), QColor(0xe9, 0xd5, 0xc5)};
+  return palette[item % 12];
+}
+
+GraphPane::Split GraphPane::kernel_split(const Session& s, int schedule_context) {
+  Split out;
+  if (schedule_context < 0 || schedule_context >= s.contexts().size()) return out;
+  const QList<LinearItem>& items = s.contexts()[schedule_context].linear;
+  const QList<int> ran = s.calls_of_schedule(schedule_context);
+  for (int i = 0; i < items.size(); ++i) {
+    out.fill.push_back(kernel_tint(i));
+    out.calls.push_back(i < ran.size() ? ran[i] : -1);
+    if (items[i].computes >= 0) out.realized.insert(items[i].computes);
+    for (int m : items[i].members) out.items_of[m].push_back(i);
+  }
+  return out;
 }
 
 GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
@@ -386,6 +410,8 @@ void GraphPane::on_selection(const Selection& sel) {
   }
   const Context* c = &s.contexts()[sel.context];
   if (kind_ == Kind::KernelGraph) return show_kernel_graph(sel);
+  const QSet<int> old_lit = std::exchange(lit_, {});
+  split_ = {};
   const Pass* pass = sel.pass >= 0 && sel.pass < c->passes.size() ? &c->passes[sel.pass] : nullptr;
   marked_.clear();
   if (pass)
@@ -394,13 +420,28 @@ void GraphPane::on_selection(const Selection& sel) {
     // a pass of this pane's kind of context: show what the pass produced, the rewritten nodes outlined
     show_roots({pass->after}, tr("%1 after \"%2\" (%n rewrite(s))", "", pass->match_count).arg(c->plain_name, pass->name));
   } else if (kind_ == Kind::TensorGraph) {
-    if (!c->is_schedule() && c->schedule >= 0) c = &s.contexts()[c->schedule];
+    // the selected call's own schedule (a kernel's program may have been compiled under an earlier one)
+    int sc = sel.context;
+    if (sel.call >= 0 && sel.call < s.calls().size() && s.schedule_context(s.calls()[sel.call].schedule_index) >= 0)
+      sc = s.schedule_context(s.calls()[sel.call].schedule_index);
+    else if (!c->is_schedule() && c->schedule >= 0)
+      sc = c->schedule;
+    c = &s.contexts()[sc];
     if (c->tensor_graph.isEmpty()) return show_notice(tr("%1 has no tensor graph").arg(c->plain_name));
-    show_roots(c->tensor_graph, tr("Tensor graph: %1").arg(c->plain_name));
+    split_ = kernel_split(s, sc);
+    QSet<int> lit;
+    if (const int item = split_.calls.indexOf(sel.call); sel.call >= 0 && item >= 0)
+      for (auto it = split_.items_of.constBegin(); it != split_.items_of.constEnd(); ++it)
+        if (it.value().contains(item)) lit.insert(it.key());
+    lit_ = lit;
+    show_roots(c->tensor_graph, tr("Tensor graph: %1").arg(c->plain_name) +
+                                    (split_.items_of.isEmpty() ? QString() : tr(" · colour: the call computing each node")));
   } else {
     if (!c->has_program || c->program.ast < 0) return show_notice(tr("Select a kernel to see its AST"));
     show_roots({c->program.ast}, tr("Kernel AST: %1").arg(c->plain_name));
   }
+  for (int id : old_lit) restyle(id);
+  for (int id : lit_) restyle(id);
   // highlight the selected node, if it is drawn here
   if (highlighted_ != sel.node) {
     int old = highlighted_;
@@ -428,7 +469,8 @@ void GraphPane::show_kernel_graph(const Selection& sel) {
     full_key_ = key;
     node_count_ = full_.nodes.size();
     clusters_ = {}, expanded_.clear();
-    title_text_ = (c.linear.size() == 1 ? tr("Kernel graph: %1 (1 call)") : tr("Kernel graph: %1 (%2 calls)").arg("%1").arg(c.linear.size())).arg(c.plain_name);
+    title_text_ = c.linear.size() == 1 ? tr("Kernel graph: %1 (1 call)").arg(c.plain_name)
+                                       : tr("Kernel graph: %1 (%2 calls)").arg(c.plain_name, QString::number(c.linear.size()));
     show_input();
   }
   // the selected call's node is outlined
@@ -445,6 +487,9 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
   const Session& s = *selection_->session();
   GraphInput g = build_graph(s, roots, kMaxBuild);
   node_count_ = g.nodes.size();
+  if (kind_ == Kind::TensorGraph && !split_.items_of.isEmpty())
+    for (auto& n : g.nodes)
+      if (auto it = split_.items_of.constFind(n.id); it != split_.items_of.constEnd()) n.fill = split_.fill.value(it.value().front());
   if (g.nodes.size() > kMaxBuild) {
     cancel_layout();
     shown_.clear(), full_key_.clear();
@@ -633,6 +678,8 @@ void GraphPane::restyle(int id) {
   QGraphicsRectItem* r = items_.value(id);
   if (!r) return;
   QPen pen(Qt::black, 0.8);
+  if (kind_ == Kind::TensorGraph && split_.realized.contains(id)) pen = QPen(Qt::black, 2.2);  // a kernel's output
+  if (lit_.contains(id)) pen = QPen(QColor(0x10, 0x50, 0xe0), 3);  // computed by the selected call
   if (marked_.contains(id)) pen = QPen(QColor(0xe0, 0x60, 0x00), 3);
   if (matches_.contains(id)) pen = QPen(QColor(0xff, 0xb0, 0x00), 4);
   if (current_match_ >= 0 && matches_.value(current_match_) == id) pen = QPen(QColor(0xd0, 0x00, 0xd0), 5);
@@ -658,9 +705,21 @@ void GraphPane::draw(const GraphLayout& l) {
     box->setZValue(1);
     box->setData(0, n.id);
     box->setFlag(QGraphicsItem::ItemIsSelectable);
-    box->setToolTip(n.id < 0                     ? tr("%1\ndouble-click to expand").arg(n.label)
-                    : kind_ == Kind::KernelGraph ? n.label
-                                                 : QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label));
+    QString tip = n.id < 0                     ? tr("%1\ndouble-click to expand").arg(n.label)
+                  : kind_ == Kind::KernelGraph ? n.label
+                                               : QStringLiteral("uop %1\n%2").arg(n.id).arg(n.label);
+    if (kind_ == Kind::TensorGraph)
+      if (auto it = split_.items_of.constFind(n.id); it != split_.items_of.constEnd()) {
+        QStringList by;
+        for (int item : it.value()) {
+          const int call = split_.calls.value(item, -1);
+          by << (call >= 0 ? QStringLiteral("%1 (#%2)").arg(strip_ansi(selection_->session()->calls()[call].colored_name).simplified())
+                                 .arg(selection_->session()->calls()[call].counter)
+                           : tr("item %1").arg(item));
+        }
+        tip += tr("\ncomputed by %1").arg(by.join(", ")) + (split_.realized.contains(n.id) ? tr("\n(stored: a kernel's output)") : QString());
+      }
+    box->setToolTip(tip);
     auto* text = new QGraphicsSimpleTextItem(n.label.trimmed(), box);
     text->setFont(font);
     text->setBrush(Qt::black);

@@ -90,6 +90,16 @@ class GraphPane : public QWidget {
   // kBufferNode + its position among them; named by the earlier call that wrote it, if one did). *calls gets the
   // call of each item (-1 where the run recorded none).
   static constexpr int kBufferNode = 1000000;
+  // Which call computes each tensor node of a schedule: item i's members (the trace's), a fill per item, the nodes
+  // the items realize (their boundaries), and each node's items in order (a node some calls recompute has several)
+  struct Split {
+    QHash<int, QList<int>> items_of;  // node -> the LINEAR items computing it
+    QSet<int> realized;               // the items' computes nodes
+    QList<QColor> fill;               // per item
+    QList<int> calls;                 // per item, -1 where none ran
+  };
+  static Split kernel_split(const Session& s, int schedule_context);
+  static QColor kernel_tint(int item);
   static GraphInput build_kernel_graph(const Session& s, int schedule_context, QList<int>* calls = nullptr);
   // a node's box text: op, arg (shortened), dtype
   static QString node_label(const struct Uop& u);
@@ -138,6 +148,9 @@ class GraphPane : public QWidget {
   QSet<int> marked_;  // nodes a selected pass's rules produced
   int kernel_graph_of_ = -1;  // KernelGraph: the schedule context drawn
   QList<int> item_calls_;     // KernelGraph: the call of each node (item)
+  // TensorGraph: the kernel split of the schedule drawn, from the trace's members of each LINEAR item
+  Split split_;
+  QSet<int> lit_;  // the nodes the selected call computes
 };
 
 }  // namespace tsv

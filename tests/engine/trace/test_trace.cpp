@@ -76,6 +76,7 @@ json normalize(json t) {
         for (auto& b : it["bufs"]) b = n.id(b);
         if (it.contains("ast")) it["ast"] = n.id(it["ast"]);
         if (it.contains("computes")) it["computes"] = n.id(it["computes"]);
+        if (it.contains("members")) for (auto& m : it["members"]) m = n.id(m);
       }
     if (c.contains("program")) {
       c["program"]["ast"] = n.id(c["program"]["ast"]);
