@@ -684,6 +684,58 @@ class TestViewer : public QObject {
     QCOMPARE(engine->cache_hits(), hits + 1);
   }
 
+  // With the split recorded, a big graph collapses by call: the chain's kernels 0-13 are calls E_k whose members are
+  // their 100 nodes (kernel 0's less its BUFFER), each cluster named by its call and filled with its colour; the rest
+  // (the input BUFFER, kernel 14 under the SINK, which no call computes) clusters as the op heuristic has it
+  void big_graphs_collapse_by_call() {
+    QJsonDocument doc = QJsonDocument::fromJson(chain_of_kernels_trace());
+    QJsonObject root = doc.object();
+    QJsonArray linear, calls;
+    for (int k = 0; k < 14; ++k) {
+      QJsonArray members{100 * k + 99};
+      for (int j = k == 0 ? 1 : 0; j < 99; ++j) members.push_back(100 * k + j);
+      linear.push_back(QJsonObject{{"kind", "kernel"}, {"bufs", QJsonArray{0}}, {"computes", 100 * k + 99}, {"members", members}});
+      calls.push_back(QJsonObject{{"kind", "kernel"}, {"name", QString("E_%1").arg(k)}, {"colored_name", QString("E_%1").arg(k)},
+                                  {"device", "CPU"}, {"counter", k + 1}, {"num_args", 1}, {"arg_sizes", QJsonArray{QJsonArray{4, "float"}}},
+                                  {"global_size", QJsonArray{1, 1, 1}}, {"applied_opts", QJsonArray{}}, {"first_run", true},
+                                  {"program_key", QString("k%1").arg(k)}, {"estimates", QJsonObject{{"ops", 0}, {"lds", 0}, {"mem", 0}}},
+                                  {"schedule_index", 0}});
+    }
+    QJsonArray ctxs = root["contexts"].toArray();
+    QJsonObject ctx = ctxs[0].toObject();
+    ctx["linear"] = linear;
+    ctxs[0] = ctx;
+    root["contexts"] = ctxs;
+    root["calls"] = calls;
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(QJsonDocument(root).toJson(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    sel.select_context(0);
+    QVERIFY(pane.collapsed());
+    const auto& c = pane.clustering();
+    QCOMPARE(c.heads.size(), 16);
+    for (int k = 0; k < 14; ++k) {
+      QCOMPARE(c.labels[k], QStringLiteral("E_%1 #%2").arg(k).arg(k + 1));
+      QCOMPARE(c.heads[k], 100 * k + 99);  // the node it stores
+      QCOMPARE(c.members[k].size(), k == 0 ? 99 : 100);
+      for (int id : c.members[k]) QCOMPARE(id / 100, k);
+    }
+    QVERIFY(c.labels[14].isEmpty() && c.labels[15].isEmpty());
+    QCOMPARE(c.members[c.of.value(0)], QList<int>{0});  // the input buffer
+    QCOMPARE(c.members[c.of.value(1499)].size(), 100);  // kernel 14, under the SINK
+    QVERIFY(done.wait(30000));
+    bool named = false;
+    for (auto* it : pane.scene()->items())
+      if (it->data(0).isValid() && it->data(0).toInt() == -1 - 3) {
+        named = it->toolTip().contains("E_3 #4");
+        QCOMPARE(static_cast<QAbstractGraphicsShapeItem*>(it)->brush().color(), tsv::GraphPane::kernel_tint(3));
+      }
+    QVERIFY(named);
+  }
+
   // the search field highlights nodes by op; Enter cycles through them and centres each; the minimap moves the view
   void graph_search_cycles_and_minimap_moves() {
     tsv::Session s;

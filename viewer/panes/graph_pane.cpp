@@ -506,7 +506,9 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
     full_key_ = key;
     full_ = std::move(g);
     expanded_.clear();
-    clusters_ = full_.nodes.size() > kCollapseAbove ? cluster_by_kernel(s, full_, roots) : Clustering{};
+    clusters_ = full_.nodes.size() <= kCollapseAbove ? Clustering{}
+                : kind_ == Kind::TensorGraph && !split_.items_of.isEmpty() ? cluster_by_split(s, full_, roots, split_)
+                                                                            : cluster_by_kernel(s, full_, roots);
   }
   title_text_ = title;
   show_input();
@@ -584,6 +586,41 @@ GraphPane::Clustering GraphPane::cluster_by_kernel(const Session& s, const Graph
   return c;
 }
 
+GraphPane::Clustering GraphPane::cluster_by_split(const Session& s, const GraphInput& g, const QList<int>& roots, const Split& split) {
+  const Clustering by_op = cluster_by_kernel(s, g, roots);
+  Clustering c;
+  QSet<int> in_graph;
+  for (const auto& n : g.nodes) in_graph.insert(n.id);
+  // a cluster per item, in the LINEAR's order: the node it stores first, then the rest in drawing order
+  QList<QList<int>> of_item(split.fill.size());
+  for (const auto& n : g.nodes)
+    if (auto it = split.items_of.constFind(n.id); it != split.items_of.constEnd()) of_item[it.value().front()].push_back(n.id);
+  for (int i = 0; i < of_item.size(); ++i) {
+    QList<int>& m = of_item[i];
+    if (m.isEmpty()) continue;
+    for (int k = 0; k < m.size(); ++k)
+      if (split.realized.contains(m[k])) { m.move(k, 0); break; }
+    const int call = split.calls.value(i, -1);
+    c.labels.push_back(call >= 0 ? QStringLiteral("%1 #%2").arg(strip_ansi(s.calls()[call].colored_name).simplified()).arg(s.calls()[call].counter)
+                                 : tr("item %1").arg(i));
+    for (int id : m) c.of.insert(id, c.heads.size());
+    c.heads.push_back(m.front());
+    c.members.push_back(m);
+  }
+  // the rest (inputs, and nodes of calls not in this schedule) as the op heuristic groups them
+  for (int k = 0; k < by_op.heads.size(); ++k) {
+    QList<int> m;
+    for (int id : by_op.members[k])
+      if (!c.of.contains(id) && in_graph.contains(id)) m.push_back(id);
+    if (m.isEmpty()) continue;
+    for (int id : m) c.of.insert(id, c.heads.size());
+    c.heads.push_back(m.front());
+    c.members.push_back(m);
+    c.labels.push_back(QString());
+  }
+  return c;
+}
+
 GraphInput GraphPane::collapse(const Session& s, const GraphInput& g, const Clustering& c, const QSet<int>& expanded) {
   GraphInput out;
   auto shown_id = [&](int id) {
@@ -603,7 +640,10 @@ GraphInput GraphPane::collapse(const Session& s, const GraphInput& g, const Clus
     const Uop* head = s.uop(c.heads[k]);
     QString what = head ? head->op : QStringLiteral("?");
     if (head && !head->arg.isEmpty() && head->arg != "None") what += " " + head->arg.left(24);
-    out.nodes.push_back({id, QStringLiteral("▸ %1\n%2 nodes").arg(what).arg(c.members[k].size()), QColor(0xe6, 0xe6, 0xf2)});
+    if (!c.labels.value(k).isEmpty()) what = c.labels[k];
+    // a call's cluster keeps its call's colour
+    const QColor fill = c.labels.value(k).isEmpty() ? QColor(0xe6, 0xe6, 0xf2) : n.fill;
+    out.nodes.push_back({id, QStringLiteral("▸ %1\n%2 nodes").arg(what).arg(c.members[k].size()), fill});
   }
   // a constant every kernel reads would tie every cluster to the one that reached it first: no such edges
   static const QSet<QString> shared_leaves = {"CONST", "VCONST", "DEVICE", "UNIQUE", "LUNIQUE", "DEFINE_VAR"};

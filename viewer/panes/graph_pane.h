@@ -42,6 +42,14 @@ class GraphPane : public QWidget {
   Minimap* minimap() const { return minimap_; }
   QLineEdit* search_field() const { return search_; }
 
+  // Which call computes each tensor node of a schedule: item i's members (the trace's), a fill per item, the nodes
+  // the items realize (their boundaries), and each node's items in order (a node some calls recompute has several)
+  struct Split {
+    QHash<int, QList<int>> items_of;  // node -> the LINEAR items computing it
+    QSet<int> realized;               // the items' computes nodes
+    QList<QColor> fill;               // per item
+    QList<int> calls;                 // per item, -1 where none ran
+  };
   // ---- collapsing (graphs over kCollapseAbove nodes)
   // A partition of a graph into kernel clusters: each cluster has a head (a root, or a node where a kernel's
   // output is stored: SINK, KERNEL, STORE, CONTIGUOUS, COPY, ...) and the nodes first reached from it.
@@ -49,8 +57,13 @@ class GraphPane : public QWidget {
     QList<int> heads;
     QList<QList<int>> members;  // per cluster, the head first
     QHash<int, int> of;         // node id -> cluster index
+    QStringList labels;         // per cluster, the call it is (empty: named by its head's op)
   };
+  // without a recorded split: by op (a head is a node where a kernel's result is stored or a new kernel starts)
   static Clustering cluster_by_kernel(const Session& s, const GraphInput& g, const QList<int>& roots);
+  // with one: a cluster per call, its nodes those the call computes (a node several compute goes to the first), named
+  // by the call; the nodes no call computes (inputs) clustered as cluster_by_kernel would
+  static Clustering cluster_by_split(const Session& s, const GraphInput& g, const QList<int>& roots, const Split& split);
   // the graph with every cluster not in `expanded` replaced by one node (id -1 - cluster index)
   static GraphInput collapse(const Session& s, const GraphInput& g, const Clustering& c, const QSet<int>& expanded);
   bool collapsed() const { return !clusters_.heads.isEmpty(); }
@@ -90,14 +103,6 @@ class GraphPane : public QWidget {
   // kBufferNode + its position among them; named by the earlier call that wrote it, if one did). *calls gets the
   // call of each item (-1 where the run recorded none).
   static constexpr int kBufferNode = 1000000;
-  // Which call computes each tensor node of a schedule: item i's members (the trace's), a fill per item, the nodes
-  // the items realize (their boundaries), and each node's items in order (a node some calls recompute has several)
-  struct Split {
-    QHash<int, QList<int>> items_of;  // node -> the LINEAR items computing it
-    QSet<int> realized;               // the items' computes nodes
-    QList<QColor> fill;               // per item
-    QList<int> calls;                 // per item, -1 where none ran
-  };
   static Split kernel_split(const Session& s, int schedule_context);
   static QColor kernel_tint(int item);
   static GraphInput build_kernel_graph(const Session& s, int schedule_context, QList<int>* calls = nullptr);
