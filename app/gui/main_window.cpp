@@ -39,6 +39,7 @@
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/panes/code_editor.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
@@ -146,7 +147,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
 
   // ---- panes
-  editor_ = new QPlainTextEdit(this);
+  editor_ = new tsv::CodeEditor(this);
   editor_->setFont(fixed_font());
   editor_->setLineWrapMode(QPlainTextEdit::NoWrap);
   console_ = new QPlainTextEdit(this);
@@ -203,9 +204,17 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   connect(dark_act_, &QAction::toggled, this, &MainWindow::set_dark);
   view->addSeparator();
   for (auto* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  large_act_ = view->addAction(tr("Larger text (projector)"));
+  large_act_->setCheckable(true);
+  large_act_->setToolTip(tr("Every pane's text 1.4 times as large, for a projector or a talk"));
+  connect(large_act_, &QAction::toggled, this, &MainWindow::set_large_text);
   auto* run_menu = menuBar()->addMenu(tr("&Run"));
   run_menu->addAction(run_act_);
   run_menu->addAction(stop_act_);
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("Keyboard shortcuts…"), QKeySequence::HelpContents, this,
+                  [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
+  help->addAction(tr("Legend…"), this, [this] { QMessageBox::information(this, tr("Legend"), legend_text()); });
 
   status_ = new QLabel(tr("Ready"), this);
   statusBar()->addWidget(status_, 1);
@@ -277,6 +286,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   bool dark = restore_layout_ && settings.value("view/dark", false).toBool();
   dark_act_->setChecked(dark);
   set_dark(dark);
+  if (restore_layout_ && settings.value("view/large_text", false).toBool()) large_act_->setChecked(true);
 
   int tut = script_combo_->findText(QStringLiteral("tutorial.py"));
   if (tut >= 0) {
@@ -320,6 +330,64 @@ void MainWindow::build_file_menu() {
   }
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+QString MainWindow::shortcuts_text() const {
+  QString rows;
+  auto row = [&](const QString& keys, const QString& what) {
+    rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(keys.toHtmlEscaped(), what.toHtmlEscaped());
+  };
+  QStringList seen;
+  for (auto* a : findChildren<QAction*>()) {
+    const QString keys = a->shortcut().toString(QKeySequence::NativeText);
+    if (keys.isEmpty() || seen.contains(keys)) continue;
+    seen << keys;
+    row(keys, QString(a->text()).remove('&').remove(QStringLiteral("…")));
+  }
+  row(tr("F, or a double-click on the background"), tr("a graph: fit it in its pane"));
+  row(tr("+ / −, the wheel"), tr("a graph: zoom"));
+  row(tr("Enter in a graph's search field"), tr("the next matching node, centred"));
+  row(tr("double-click a cluster / one of its nodes"), tr("a collapsed graph: open the cluster / close it again"));
+  row(tr("← / →, Home / End"), tr("the rewrite stepper: the previous / next rule match, the first / last"));
+  row(tr("Space"), tr("the rewrite stepper: before / after the match"));
+  return QStringLiteral("<table cellspacing=6>%1</table>").arg(rows);
+}
+
+QString MainWindow::legend_text() const {
+  auto swatch = [](const QColor& c) {
+    return QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>").arg(c.name());
+  };
+  QString t = tr("<b>Graph nodes</b> (the kernel AST, a pass's graph, a tensor graph without a recorded split) by op family:<br>");
+  const std::pair<const char*, QString> families[] = {
+      {"BUFFER", tr("memory: buffers, loads, stores, copies")}, {"RESHAPE", tr("movement: reshape, permute, expand, pad, shrink")},
+      {"REDUCE", tr("reductions")}, {"CONST", tr("constants, variables")}, {"RANGE", tr("loops and control")},
+      {"CONTIGUOUS", tr("kernels, sinks, contiguous")}, {"ADD", tr("ALU and the rest")}};
+  for (const auto& [op, what] : families) t += swatch(tsv::GraphPane::op_color(QString::fromLatin1(op))) + " " + what + "<br>";
+  t += tr("<br><b>Tensor graph</b>: each node in the colour of the call that computes it (");
+  for (int i = 0; i < 6; ++i) t += swatch(tsv::GraphPane::kernel_tint(i));
+  t += tr(" …, one per call in order); a thick outline: the node a kernel stores; blue: the selected call's nodes; "
+          "orange: the nodes a selected rewrite pass produced; red: the selected node.<br>");
+  t += tr("<br><b>Names</b> are coloured as the reference prints them: the letters by kind (r: reduce, E: elementwise), "
+          "each dimension by its axis type (blue: global, cyan: local, red: reduce, yellow/purple: upcast/unroll).<br>");
+  t += tr("<br><b>Timings</b>: the bar and <i>time</i> are the median of the warm runs after the first; the whisker spans "
+          "the fastest to the slowest of them; ± is half that spread over the median; <i>first run</i> is DEBUG=2's time; "
+          "* marks a program's first run; ↺ a kernel timed on restored inputs; <i>once</i> a call that ran once.");
+  return t;
+}
+
+void MainWindow::set_large_text(bool on) {
+  // every widget's own font, from the size it had before the preset first applied (kept as a property)
+  QList<QWidget*> widgets = findChildren<QWidget*>();
+  widgets.push_front(this);
+  for (QWidget* w : widgets) {
+    QFont f = w->font();
+    if (f.pointSizeF() <= 0) continue;
+    if (!w->property("ts_base_pt").isValid()) w->setProperty("ts_base_pt", f.pointSizeF());
+    const double base = w->property("ts_base_pt").toDouble();
+    f.setPointSizeF(on ? base * 1.4 : base);
+    w->setFont(f);
+  }
+  if (restore_layout_) QSettings().setValue("view/large_text", on);
 }
 
 bool MainWindow::save_trace(const QString& path) {

@@ -73,6 +73,12 @@ class MainWindow : public QMainWindow {
   tsv::Session* compare_session() const { return compare_session_; }
   tsv::SourcePane* source_pane() const { return source_; }
   QPlainTextEdit* editor() const { return editor_; }
+  // Help > Keyboard shortcuts and Help > Legend: what each shows (HTML)
+  QString shortcuts_text() const;
+  QString legend_text() const;
+  // View > Larger text: every pane's text 1.4 times as large (kept in the settings)
+  void set_large_text(bool on);
+  QAction* large_text_action() const { return large_act_; }
   QPlainTextEdit* console() const { return console_; }
   int error_line() const { return error_line_; }
   tsv::GraphPane* tensor_graph() const { return tensor_graph_; }
@@ -137,6 +143,7 @@ class MainWindow : public QMainWindow {
   QAction* dark_act_;
   QAction* save_act_ = nullptr;
   QPlainTextEdit* editor_;
+  QAction* large_act_ = nullptr;
   QPlainTextEdit* console_;
   QLabel* status_;
   QLabel* run_label_ = nullptr;

@@ -39,6 +39,7 @@
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/panes/code_editor.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
@@ -1058,6 +1059,31 @@ class TestViewer : public QObject {
     QVERIFY(w.open_trace(fixture()));
     QVERIFY(save->isEnabled());
     for (auto* a : {run, stop, open, save}) QVERIFY(!a->icon().isNull());  // from resources/tinyscope.qrc
+  }
+
+  // Help > Keyboard shortcuts lists every action's keys and the panes' own; Help > Legend every colour the panes use;
+  // the script pane numbers its lines; View > Larger text scales every pane's text by 1.4 and back
+  void help_legend_line_numbers_and_larger_text() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    const QString keys = w.shortcuts_text();
+    for (const char* k : {"Ctrl+R", "Ctrl+O", "Ctrl+S", "Ctrl+.", "Space"}) QVERIFY2(keys.contains(k), k);
+    QVERIFY(keys.contains("Run") && keys.contains("fit it in its pane"));
+    const QString legend = w.legend_text();
+    for (const char* op : {"BUFFER", "RESHAPE", "REDUCE", "CONST", "RANGE", "CONTIGUOUS", "ADD"})
+      QVERIFY2(legend.contains(tsv::GraphPane::op_color(op).name()), op);
+    QVERIFY(legend.contains(tsv::GraphPane::kernel_tint(0).name()) && legend.contains("median of the warm runs"));
+    auto* ed = qobject_cast<tsv::CodeEditor*>(w.editor());
+    QVERIFY(ed);
+    ed->setPlainText("a\nb\nc");
+    const int narrow = ed->line_number_width();
+    QVERIFY(narrow > 0);
+    ed->setPlainText(QString("x\n").repeated(1200));
+    QVERIFY(ed->line_number_width() > narrow);  // four digits
+    const double before = ed->font().pointSizeF();
+    w.set_large_text(true);
+    QCOMPARE(ed->font().pointSizeF(), before * 1.4);
+    w.set_large_text(false);
+    QCOMPARE(ed->font().pointSizeF(), before);
   }
 
   void error_line_is_parsed() {
