@@ -2,6 +2,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QHeaderView>
+#include <QTabWidget>
+#include <QTableView>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
@@ -39,7 +42,9 @@
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/model/compare_model.h"
 #include "viewer/panes/code_editor.h"
+#include "viewer/panes/source_diff.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
@@ -802,16 +807,35 @@ void MainWindow::build_compare_dock() {
   compare_label_->setWordWrap(true);
   compare_label_->setObjectName(QStringLiteral("compare_summary"));
   compare_label_->setContentsMargins(4, 2, 4, 2);
-  auto* split = new QSplitter(Qt::Horizontal, box);
+  // per call: both devices' times and their ratio; the selected kernel's two sources, diffed; the second device's
+  // own schedule and timings
+  auto* tabs = new QTabWidget(box);
+  tabs->setObjectName(QStringLiteral("compare_tabs"));
+  compare_model_ = new tsv::CompareModel(session_, compare_session_, this);
+  compare_table_ = new QTableView(tabs);
+  compare_table_->setModel(compare_model_);
+  compare_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  compare_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  compare_table_->verticalHeader()->hide();
+  compare_table_->horizontalHeader()->setStretchLastSection(true);
+  connect(compare_model_, &QAbstractItemModel::modelReset, compare_table_, &QTableView::resizeColumnsToContents);
+  connect(compare_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (cur.isValid() && cur.row() < session_->calls().size() && cur.row() != selection_->current().call) selection_->select_call(cur.row());
+  });
+  tabs->addTab(compare_table_, tr("Per call"));
+  compare_diff_ = new tsv::SourceDiff(tabs);
+  tabs->addTab(compare_diff_, tr("Sources"));
+  auto* split = new QSplitter(Qt::Horizontal, tabs);
   split->addWidget(new tsv::SchedulePane(compare_selection_, split));
   split->addWidget(new tsv::TimingsPane(compare_selection_, split));
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
+  tabs->addTab(split, tr("Second device's schedule and timings"));
   auto* lay = new QVBoxLayout(box);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addWidget(compare_label_);
-  lay->addWidget(split, 1);
+  lay->addWidget(tabs, 1);
   // below the Schedule and Timings row, the whole width: the two devices' rows line up
   compare_dock_ = new QDockWidget(tr("Compare"), this);
   compare_dock_->setObjectName(QStringLiteral("compare"));
@@ -851,10 +875,33 @@ void MainWindow::build_compare_dock() {
     const auto& theirs = compare_session_->calls();
     if (sel.call >= 0 && sel.call < mine.size() && sel.call < theirs.size() && mine[sel.call].name == theirs[sel.call].name)
       compare_selection_->select_call(sel.call);
+    update_compare_sources();
   });
 }
 
 // the two devices' totals, once both runs are in (either may finish first)
+void MainWindow::update_compare_sources() {
+  const int call = selection_->current().call;
+  if (call >= 0 && call < compare_model_->rowCount() && compare_table_->currentIndex().row() != call)
+    compare_table_->setCurrentIndex(compare_model_->index(call, 0));
+  if (!compare_loaded_) return compare_diff_->clear(tr("Compare with a second device and run"));
+  const auto& mine = session_->calls();
+  const auto& theirs = compare_session_->calls();
+  if (call < 0 || call >= mine.size() || call >= theirs.size() || mine[call].kind != "kernel")
+    return compare_diff_->clear(tr("Select a kernel that ran on both devices"));
+  if (!compare_model_->matched(call))
+    return compare_diff_->clear(tr("Call %1 is %2 on one device and %3 on the other: not the same kernel")
+                                    .arg(call + 1)
+                                    .arg(mine[call].name, theirs[call].name));
+  const int ka = session_->kernel_context(mine[call].program_key), kb = compare_session_->kernel_context(theirs[call].program_key);
+  if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
+  const tsv::Program& pa = session_->contexts()[ka].program;
+  const tsv::Program& pb = compare_session_->contexts()[kb].program;
+  const QString a = session_->device().isEmpty() ? device_combo_->currentText() : session_->device();
+  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, a, pa.lang), pa.src,
+                             tr("%1 on %2 (%3)").arg(pb.name, compare_device(), pb.lang), pb.src);
+}
+
 void MainWindow::update_compare_summary() {
   if (!compare_loaded_ || controller_->running() || compare_controller_->running()) return;
   // per device: the first runs' total (the bars, DEBUG=2's times) and, when kernels were timed several times, the
@@ -925,7 +972,9 @@ void MainWindow::on_compare_loaded(bool ok, const QString& err) {
     compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
   } else {
     compare_loaded_ = true;
+    compare_model_->set_devices(session_->device().isEmpty() ? device_combo_->currentText() : session_->device(), compare_device());
     update_compare_summary();
+    update_compare_sources();
     const int call = selection_->current().call;
     if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
   }

@@ -14,6 +14,7 @@ class QDockWidget;
 class QPlainTextEdit;
 class QAction;
 class QLabel;
+class QTableView;
 
 namespace tsv {
 class Session;
@@ -23,6 +24,8 @@ class SchedulePane;
 class SourcePane;
 class TimingsPane;
 class GraphPane;
+class CompareModel;
+class SourceDiff;
 }  // namespace tsv
 
 namespace tsgui {
@@ -71,6 +74,8 @@ class MainWindow : public QMainWindow {
   RunController* controller() const { return controller_; }
   RunController* compare_controller() const { return compare_controller_; }
   tsv::Session* compare_session() const { return compare_session_; }
+  tsv::CompareModel* compare_model() const { return compare_model_; }
+  tsv::SourceDiff* compare_diff() const { return compare_diff_; }
   tsv::SourcePane* source_pane() const { return source_; }
   QPlainTextEdit* editor() const { return editor_; }
   // Help > Keyboard shortcuts and Help > Legend: what each shows (HTML)
@@ -123,6 +128,7 @@ class MainWindow : public QMainWindow {
   void build_file_menu();
   void build_compare_dock();
   void update_compare_summary();
+  void update_compare_sources();
   void on_trace_loaded(bool ok, const QString& error);
   void on_compare_loaded(bool ok, const QString& error);
   void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
@@ -162,6 +168,9 @@ class MainWindow : public QMainWindow {
   tsv::SelectionModel* compare_selection_ = nullptr;
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
+  tsv::CompareModel* compare_model_ = nullptr;
+  QTableView* compare_table_ = nullptr;
+  tsv::SourceDiff* compare_diff_ = nullptr;
   bool compare_loaded_ = false;
   bool compare_pending_ = false;
   bool superseding_ = false;  // run() is stopping the last run to start a new one  // the compare run starts once the first device's run is over

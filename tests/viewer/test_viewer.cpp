@@ -34,6 +34,7 @@
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/ansi.h"
+#include "viewer/model/compare_model.h"
 #include "viewer/model/contexts_model.h"
 #include "viewer/model/schedule_model.h"
 #include "viewer/model/selection_model.h"
@@ -43,6 +44,7 @@
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
+#include "viewer/panes/source_diff.h"
 #include "viewer/panes/source_pane.h"
 
 #include "test_env.h"
@@ -961,9 +963,60 @@ class TestViewer : public QObject {
     QVERIFY2(summary->text().contains("one device at a time"), qPrintable(summary->text()));
     QVERIFY2(summary->text().contains(QString("INTERP: %1 calls").arg(b.size())), qPrintable(summary->text()));
     QVERIFY2(summary->text().contains(QString("CPU: %1 calls").arg(a.size())), qPrintable(summary->text()));
+    // per call: both times (each the warm median the Timings pane shows) and their ratio
+    tsv::CompareModel* cm = w.compare_model();
+    QCOMPARE(cm->rowCount(), a.size());
+    QCOMPARE(cm->headerData(tsv::CompareModel::kRatio, Qt::Horizontal).toString(), QStringLiteral("INTERP / CPU"));
+    int kernel = -1;
+    for (int r = 0; r < a.size(); ++r) {
+      QVERIFY(cm->matched(r));
+      const double ta = tsv::TimingsModel::headline_of(w.session()->calls()[r]), tb = tsv::TimingsModel::headline_of(w.compare_session()->calls()[r]);
+      QCOMPARE(cm->index(r, tsv::CompareModel::kTimeA).data(Qt::UserRole).toDouble(), ta);
+      QCOMPARE(cm->ratio(r), tb / ta);
+      if (w.session()->calls()[r].kind == "kernel") kernel = r;
+    }
+    // the selected kernel's two sources side by side: C on the CPU, the interpreter's listing on INTERP
+    QVERIFY(kernel >= 0);
+    w.selection()->select_call(kernel);
+    tsv::SourceDiff* diff = w.compare_diff();
+    QVERIFY2(diff->summary().contains("only on the left"), qPrintable(diff->summary()));
+    QVERIFY(diff->left()->toPlainText().contains("E_4") && !diff->right()->toPlainText().isEmpty());
+    QVERIFY(!diff->left()->extraSelections().isEmpty());
     w.set_compare_device("none");
     QVERIFY(w.compare_device().isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
+  // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ
+  // at a position are not compared; the line diff keeps the longest common run of lines
+  void compare_model_and_line_diff() {
+    QJsonDocument da = QJsonDocument::fromJson(kernel_graph_trace()), db = da;
+    QJsonObject rb = db.object();
+    QJsonArray calls = rb["calls"].toArray();
+    for (int i = 0; i < calls.size(); ++i) {
+      QJsonObject c = calls[i].toObject();
+      c["times"] = QJsonArray{9e-6, 3e-6, 5e-6, 4e-6};  // warm median 4 us
+      if (i == 3) c["name"] = "r_2", c["colored_name"] = "r_2";
+      calls[i] = c;
+    }
+    rb["calls"] = calls;
+    tsv::Session a, b;
+    QVERIFY(a.load_data(da.toJson()));
+    QVERIFY(b.load_data(QJsonDocument(rb).toJson()));
+    tsv::CompareModel m(&a, &b);
+    QAbstractItemModelTester t(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.set_devices("CPU", "VULKAN");
+    QCOMPARE(m.rowCount(), 4);
+    QCOMPARE(m.ratio(1), 4.0);  // 4 us over the 1 us the first trace's one run took
+    QCOMPARE(m.index(1, tsv::CompareModel::kRatio).data().toString(), QStringLiteral("4.00×"));
+    QVERIFY(!m.matched(3));
+    QCOMPARE(m.index(3, tsv::CompareModel::kRatio).data().toString(), QStringLiteral("differs"));
+    QCOMPARE(m.headerData(tsv::CompareModel::kTimeB, Qt::Horizontal).toString(), QStringLiteral("Time on VULKAN"));
+    const tsv::LineDiff d = tsv::diff_lines({"a", "b", "c", "d"}, {"a", "x", "c", "d", "e"});
+    QCOMPARE(d.a_kept, (QList<bool>{true, false, true, true}));
+    QCOMPARE(d.b_kept, (QList<bool>{true, false, true, true, false}));
+    QCOMPARE(d.removed, 1);
+    QCOMPARE(d.added, 2);
   }
 
   // Source > Assembly: the kernel's host assembly from `tinyscope asm`, a click away

@@ -25,6 +25,7 @@ class TimingsModel : public QAbstractTableModel {
 
   // the headline time: the warm median (headline_is_warm), else the call's one run
   double headline(int row) const;
+  static double headline_of(const struct Call& c);
   bool headline_is_warm(int row) const;
   int warm_runs(int row) const;  // timings after the first
   double seconds(int row) const;  // the first run

@@ -1,0 +1,119 @@
+#include "viewer/model/compare_model.h"
+
+#include <QColor>
+#include <algorithm>
+#include <vector>
+
+#include "viewer/model/ansi.h"
+#include "viewer/model/session.h"
+#include "viewer/model/timings_model.h"
+
+namespace tsv {
+
+CompareModel::CompareModel(Session* a, Session* b, QObject* parent) : QAbstractTableModel(parent), a_(a), b_(b) {
+  for (Session* s : {a, b})
+    connect(s, &Session::loaded, this, [this] {
+      beginResetModel();
+      endResetModel();
+    });
+}
+
+void CompareModel::set_devices(const QString& a, const QString& b) {
+  dev_a_ = a, dev_b_ = b;
+  emit headerDataChanged(Qt::Horizontal, 0, kColumns - 1);
+}
+
+int CompareModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : std::max(a_->calls().size(), b_->calls().size());
+}
+int CompareModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumns; }
+
+bool CompareModel::matched(int row) const {
+  if (row >= a_->calls().size() || row >= b_->calls().size()) return false;
+  const Call &ca = a_->calls()[row], &cb = b_->calls()[row];
+  // a copy's name says which device it copies to: two copies at one position are the same step
+  return ca.kind == cb.kind && (ca.kind == "copy" || ca.name == cb.name);
+}
+
+double CompareModel::ratio(int row) const {
+  if (!matched(row)) return 0;
+  const double ta = TimingsModel::headline_of(a_->calls()[row]), tb = TimingsModel::headline_of(b_->calls()[row]);
+  return ta > 0 ? tb / ta : 0;
+}
+
+QVariant CompareModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid()) return {};
+  const int r = index.row();
+  const Call* ca = r < a_->calls().size() ? &a_->calls()[r] : nullptr;
+  const Call* cb = r < b_->calls().size() ? &b_->calls()[r] : nullptr;
+  if (role == Qt::UserRole) {
+    switch (index.column()) {
+      case kTimeA: return ca ? QVariant(TimingsModel::headline_of(*ca)) : QVariant();
+      case kTimeB: return cb ? QVariant(TimingsModel::headline_of(*cb)) : QVariant();
+      case kRatio: return matched(r) ? QVariant(ratio(r)) : QVariant();
+      default: return {};
+    }
+  }
+  if (role == Qt::ForegroundRole && index.column() == kRatio && matched(r) && ratio(r) > 0)
+    return ratio(r) < 1 ? QColor(0x1a, 0x7f, 0x37) : QColor(0xb0, 0x30, 0x20);  // faster / slower on the second
+  if (role == Qt::TextAlignmentRole && (index.column() == kTimeA || index.column() == kTimeB || index.column() == kRatio))
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == kRatio)
+    return matched(r) ? tr("%1's time over %2's, each the median of its warm runs (its one run if it ran once)").arg(dev_b_, dev_a_)
+                      : tr("different calls at this position: not compared");
+  if (role != Qt::DisplayRole) return {};
+  auto time = [](const Call* c) { return c ? QString::number(TimingsModel::headline_of(*c) * 1e6, 'f', 2) + " µs" : QString("—"); };
+  switch (index.column()) {
+    case kIndex: return r + 1;
+    case kNameA: return ca ? strip_ansi(ca->colored_name).simplified() : QString("—");
+    case kTimeA: return time(ca);
+    case kNameB: return cb ? strip_ansi(cb->colored_name).simplified() : QString("—");
+    case kTimeB: return time(cb);
+    case kRatio:
+      if (!matched(r)) return tr("differs");
+      return ratio(r) > 0 ? QStringLiteral("%1×").arg(ratio(r), 0, 'f', ratio(r) < 10 ? 2 : 1) : QString("—");
+  }
+  return {};
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  const QString a = dev_a_.isEmpty() ? tr("first") : dev_a_, b = dev_b_.isEmpty() ? tr("second") : dev_b_;
+  switch (section) {
+    case kIndex: return QStringLiteral("#");
+    case kNameA: return tr("Call on %1").arg(a);
+    case kTimeA: return tr("Time on %1").arg(a);
+    case kNameB: return tr("Call on %1").arg(b);
+    case kTimeB: return tr("Time on %1").arg(b);
+    case kRatio: return tr("%1 / %2").arg(b, a);
+  }
+  return {};
+}
+
+LineDiff diff_lines(const QStringList& a, const QStringList& b) {
+  const int n = a.size(), m = b.size();
+  LineDiff d;
+  if (static_cast<qint64>(n) * m > 4'000'000) {  // too big for the table: line by line
+    for (int i = 0; i < n; ++i) d.a_kept.push_back(i < m && a[i] == b[i]);
+    for (int j = 0; j < m; ++j) d.b_kept.push_back(j < n && a[j] == b[j]);
+    d.removed = static_cast<int>(std::count(d.a_kept.begin(), d.a_kept.end(), false));
+    d.added = static_cast<int>(std::count(d.b_kept.begin(), d.b_kept.end(), false));
+    return d;
+  }
+  // lcs[i][j]: the longest common subsequence of a[i..] and b[j..]
+  std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));
+  for (int i = n - 1; i >= 0; --i)
+    for (int j = m - 1; j >= 0; --j) lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  d.a_kept = QList<bool>(n, false);
+  d.b_kept = QList<bool>(m, false);
+  for (int i = 0, j = 0; i < n && j < m;) {
+    if (a[i] == b[j]) d.a_kept[i++] = true, d.b_kept[j++] = true;
+    else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
+    else ++j;
+  }
+  d.removed = static_cast<int>(std::count(d.a_kept.begin(), d.a_kept.end(), false));
+  d.added = static_cast<int>(std::count(d.b_kept.begin(), d.b_kept.end(), false));
+  return d;
+}
+
+}  // namespace tsv
