@@ -737,6 +737,18 @@ class TestViewer : public QObject {
         QCOMPARE(static_cast<QAbstractGraphicsShapeItem*>(it)->brush().color(), tsv::GraphPane::kernel_tint(3));
       }
     QVERIFY(named);
+    // opening a cluster keeps the zoom and centres the view on it (no refit)
+    pane.resize(600, 400);
+    pane.view()->setTransform(QTransform::fromScale(1.7, 1.7));
+    pane.expand_cluster(3);
+    QVERIFY(done.wait(30000));
+    QCOMPARE(pane.view()->transform().m11(), 1.7);
+    QGraphicsItem* head = nullptr;
+    for (auto* it : pane.scene()->items())
+      if (it->data(0).isValid() && it->data(0).toInt() == 399) head = it;
+    QVERIFY(head);
+    const QPoint at = pane.view()->mapFromScene(head->sceneBoundingRect().center());
+    QVERIFY2(pane.view()->viewport()->rect().contains(at), qPrintable(QString("%1,%2").arg(at.x()).arg(at.y())));
   }
 
   // the search field highlights nodes by op; Enter cycles through them and centres each; the minimap moves the view

@@ -665,11 +665,13 @@ GraphInput GraphPane::collapse(const Session& s, const GraphInput& g, const Clus
 void GraphPane::expand_cluster(int cluster) {
   if (!collapsed() || cluster < 0 || cluster >= clusters_.heads.size() || expanded_.contains(cluster)) return;
   expanded_.insert(cluster);
+  focus_ = clusters_.heads[cluster];  // the view stays at its zoom, centred on what was opened
   show_input();
 }
 
 void GraphPane::collapse_cluster(int cluster) {
   if (!expanded_.remove(cluster)) return;
+  focus_ = -1 - cluster;
   show_input();
 }
 
@@ -780,7 +782,10 @@ void GraphPane::draw(const GraphLayout& l) {
   for (auto it = items_.begin(); it != items_.end(); ++it) restyle(it.key());
   scene_->setSceneRect(l.bounds.adjusted(-20, -20, 20, 20));
   stack_->setCurrentWidget(view_);
-  view_->fit();
+  // opening or closing a cluster keeps the zoom and centres on it; any other new graph is fitted
+  if (focus_ != INT_MIN && items_.contains(focus_)) view_->centerOn(items_.value(focus_));
+  else view_->fit();
+  focus_ = INT_MIN;
   place_minimap();
   minimap_->set_enabled(map_btn_->isChecked());
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);

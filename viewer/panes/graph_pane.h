@@ -1,4 +1,5 @@
 #pragma once
+#include <climits>
 #include <QHash>
 #include <QSet>
 #include <QWidget>
@@ -156,6 +157,7 @@ class GraphPane : public QWidget {
   // TensorGraph: the kernel split of the schedule drawn, from the trace's members of each LINEAR item
   Split split_;
   QSet<int> lit_;  // the nodes the selected call computes
+  int focus_ = INT_MIN;  // the node to centre on in the next drawing (a cluster just opened or closed)
 };
 
 }  // namespace tsv
