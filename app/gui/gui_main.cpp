@@ -1,6 +1,7 @@
 #include "app/gui/gui_main.h"
 
 #include <QApplication>
+#include <QScreen>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -91,7 +92,14 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("tinyscope"));
   const bool screenshot = !shot.isEmpty();
   MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
-  if (screenshot) w.resize(1600, 1000);
+  // a screenshot is 1600 x 1000, or the display's size where that is smaller (Xvfb at 1280 x 720 shows what a
+  // projector shows); offscreen, with no display, 1600 x 1000
+  if (screenshot) {
+    QSize size(1600, 1000);
+    if (display_available())
+      if (const QScreen* sc = QGuiApplication::primaryScreen()) size = size.boundedTo(sc->availableGeometry().size());
+    w.resize(size);
+  }
   // an unknown --dev / --compare (or DEV) is an error naming it and the devices that exist, on stderr and in the
   // window, and nothing runs: never another device in its place
   QString device_error;
