@@ -196,10 +196,11 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
   build_compare_dock();
   default_layout();
-  // the rewrite stepper: a tab over the kernel AST, shown first
+  // the rewrite stepper under the kernel AST (both in view: the AST a kernel's rewrites produce, and the steps)
   auto* d_step = add_dock(tr("Rewrite stepper"), QStringLiteral("stepper"), new tsv::StepperPane(selection_, this), Qt::RightDockWidgetArea);
-  tabifyDockWidget(d_ast, d_step);
-  d_step->raise();
+  splitDockWidget(d_ast, d_step, Qt::Vertical);
+  default_docks_.push_back(d_step);
+  default_layout();
   d_kgraph->raise();
 
   // ---- menus
@@ -413,12 +414,14 @@ bool MainWindow::save_trace(const QString& path) {
 }
 
 void MainWindow::default_layout() {
-  if (default_docks_.size() != 7) return;
+  if (default_docks_.size() < 7) return;
   auto d = default_docks_;
   const int w = std::max(width(), 1200), h = std::max(height(), 800);
   resizeDocks({d[0], d[1], d[2]}, {h * 28 / 100, h * 30 / 100, h * 20 / 100}, Qt::Vertical);
   resizeDocks({d[0], d[3]}, {w * 26 / 100, w * 36 / 100}, Qt::Horizontal);
-  resizeDocks({d[3], d[4]}, {h * 38 / 100, h * 34 / 100}, Qt::Vertical);
+  // the right column: the kernel AST, the rewrite stepper under it (once added), the source
+  if (d.size() > 7) resizeDocks({d[3], d[7], d[4]}, {h * 24 / 100, h * 30 / 100, h * 20 / 100}, Qt::Vertical);
+  else resizeDocks({d[3], d[4]}, {h * 38 / 100, h * 34 / 100}, Qt::Vertical);
   resizeDocks({d[5]}, {h * 23 / 100}, Qt::Vertical);
   resizeDocks({d[5], d[6]}, {w / 2, w / 2}, Qt::Horizontal);
 }

@@ -22,6 +22,7 @@
 #include <QTest>
 
 #include "app/gui/main_window.h"
+#include "viewer/graph/graph_view.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/model/stepper_model.h"
@@ -418,6 +419,14 @@ class TestStepper : public QObject {
     QCOMPARE(pane->current_step(), 0);
     w.selection()->select_pass(3, 7);
     QCOMPARE(pane->current_step(), 2);
+    // beside the kernel AST, not a tab over it
+    auto* ast = w.findChild<QDockWidget*>("kernel_ast");
+    QVERIFY(ast);
+    QVERIFY(!w.tabifiedDockWidgets(dock).contains(ast));
+    // its canvas is refitted on every resize, so it has no scrollbars to come and go with each fit (a layout that
+    // never settled in a short dock)
+    QCOMPARE(pane->view()->horizontalScrollBarPolicy(), Qt::ScrollBarAlwaysOff);
+    QCOMPARE(pane->view()->verticalScrollBarPolicy(), Qt::ScrollBarAlwaysOff);
   }
 };
 

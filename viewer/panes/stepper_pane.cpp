@@ -46,6 +46,10 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
 
   scene_ = new QGraphicsScene(this);
   view_ = new GraphView(this);
+  // the picture is refitted whenever the canvas resizes: scrollbars that came and went with each fit would resize it
+  // again, forever (panning by drag needs none)
+  view_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  view_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   view_->setScene(scene_);
   view_->installEventFilter(this);
   view_->viewport()->installEventFilter(this);

@@ -30,6 +30,7 @@ class StepperPane : public QWidget {
   StepperModel* model() const { return model_; }
   QTableView* list() const { return list_; }
   QGraphicsScene* scene() const { return scene_; }
+  GraphView* view() const { return view_; }
   int current_step() const { return step_; }
   bool showing_after() const { return after_; }
   // the line naming the current step's pass, rule and source location
