@@ -870,7 +870,7 @@ void MainWindow::build_compare_dock() {
     if (!compare_controller_->running()) return;
     const TraceStream& st = compare_controller_->stream();
     compare_label_->setText(tr("Running on %1 (after %2 finished)… %3 s · %4 calls so far")
-                                .arg(compare_device(), session_->device().isEmpty() ? device_combo_->currentText() : session_->device())
+                                .arg(compare_device(), first_device())
                                 .arg(compare_controller_->elapsed_ms() / 1000.0, 0, 'f', 1)
                                 .arg(st.calls()));
   });
@@ -906,7 +906,7 @@ void MainWindow::update_compare_sources() {
   if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
   const tsv::Program& pa = session_->contexts()[ka].program;
   const tsv::Program& pb = compare_session_->contexts()[kb].program;
-  const QString a = session_->device().isEmpty() ? device_combo_->currentText() : session_->device();
+  const QString a = first_device();
   compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, a, pa.lang), pa.src,
                              tr("%1 on %2 (%3)").arg(pb.name, compare_device(), pb.lang), pb.src);
 }
@@ -920,15 +920,14 @@ void MainWindow::update_compare_summary() {
     double first = 0, warm = 0;
     for (const auto& c : s.calls()) {
       first += c.seconds;
-      const auto sp = tsv::TimingsModel::spread_of(c.times);
-      warm += sp.n >= 2 ? sp.median : c.seconds;
+      warm += tsv::TimingsModel::headline_of(c);
       repeats = std::max(repeats, int(c.times.size()));
     }
     return std::pair{first * 1e6, warm * 1e6};
   };
   const auto [mine_first, mine_warm] = totals(*session_);
   const auto [theirs_first, theirs_warm] = totals(*compare_session_);
-  const QString mine = session_->device().isEmpty() ? device_combo_->currentText() : session_->device();
+  const QString mine = first_device();
   const QString theirs = compare_session_->device();
   auto line = [repeats](const QString& dev, qsizetype calls, double first, double warm) {
     QString t = tr("%1: %2 calls, first runs %3 µs").arg(dev).arg(calls).arg(first, 0, 'f', 1);
@@ -942,6 +941,8 @@ void MainWindow::update_compare_summary() {
   if (!compare_session_->partial().isEmpty()) text += tr("\n%1: PARTIAL TRACE (%2)").arg(theirs, compare_session_->partial());
   compare_label_->setText(text);
 }
+
+QString MainWindow::first_device() const { return session_->device().isEmpty() ? device_combo_->currentText() : session_->device(); }
 
 QString MainWindow::compare_device() const {
   return compare_combo_->currentIndex() > 0 ? compare_combo_->currentText() : QString();
@@ -981,7 +982,7 @@ void MainWindow::on_compare_loaded(bool ok, const QString& err) {
     compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
   } else {
     compare_loaded_ = true;
-    compare_model_->set_devices(session_->device().isEmpty() ? device_combo_->currentText() : session_->device(), compare_device());
+    compare_model_->set_devices(first_device(), compare_device());
     update_compare_summary();
     update_compare_sources();
     const int call = selection_->current().call;

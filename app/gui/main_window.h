@@ -66,6 +66,8 @@ class MainWindow : public QMainWindow {
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
+  // the device the trace in the panes ran on (the chooser's while nothing ran yet)
+  QString first_device() const;
   // the docks' default sizes for the current window size
   void default_layout();
 

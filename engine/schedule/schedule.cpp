@@ -490,12 +490,14 @@ Schedule build_schedule(const UOps& outputs) {
     snapshot("View Rangeify", rsink);
     // provenance: the tensor node a stage's value stands for, back through the earliest rewrites (the highest node
     // rewritten to it) and callify's substitutions; null for a value the rewrites made (a split reduce's partials)
+    // (the inverse of the earliest rewrites is built on the first intermediate kernel: most schedules have none)
     std::unordered_map<const UOp*, const UOp*> early_from;
-    for (auto& u : called->toposort())
-      if (auto it = early.find(u.get()); it != early.end()) early_from[it->second.get()] = u.get();
     auto tensor_node_of = [&](const UOpRef& stage) -> UOpRef {
       const int64_t o = stage->as<StageArg>().origin;
       if (o < 0 || o >= static_cast<int64_t>(staged.size())) return nullptr;
+      if (early_from.empty())
+        for (auto& u : called->toposort())
+          if (auto it = early.find(u.get()); it != early.end()) early_from[it->second.get()] = u.get();
       const UOp* x = staged[o].get();
       if (auto it = early_from.find(x); it != early_from.end()) x = it->second;
       auto t = cf.origin.find(x);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "viewer/model/ansi.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
 
@@ -65,9 +64,9 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   auto time = [](const Call* c) { return c ? QString::number(TimingsModel::headline_of(*c) * 1e6, 'f', 2) + " µs" : QString("—"); };
   switch (index.column()) {
     case kIndex: return r + 1;
-    case kNameA: return ca ? strip_ansi(ca->colored_name).simplified() : QString("—");
+    case kNameA: return ca ? ca->display_name() : QString("—");
     case kTimeA: return time(ca);
-    case kNameB: return cb ? strip_ansi(cb->colored_name).simplified() : QString("—");
+    case kNameB: return cb ? cb->display_name() : QString("—");
     case kTimeB: return time(cb);
     case kRatio:
       if (!matched(r)) return tr("differs");

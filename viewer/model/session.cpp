@@ -76,6 +76,8 @@ QList<int> Session::calls_of(const QString& program_key) const {
   return out;
 }
 
+QString Call::display_name() const { return strip_ansi(colored_name).simplified(); }
+
 QList<int> Session::calls_of_schedule(int schedule_context) const {
   QList<int> out;
   const int k = schedules_.indexOf(schedule_context);

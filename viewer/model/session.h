@@ -69,6 +69,8 @@ struct Call {
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
   QString repeat_mode;     // "rerun", or "restored": each repeat ran on a restored copy of its inputs; "" ran once
   Estimates estimates;
+  // the name as the schedule prints it, without colours and runs of spaces ("copy 16 B, CPU <- PYTHON")
+  QString display_name() const;
   bool operator==(const Call&) const = default;
 };
 

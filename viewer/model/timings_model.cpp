@@ -22,10 +22,7 @@ int TimingsModel::warm_runs(int row) const { return std::max<int>(0, session_->c
 bool TimingsModel::headline_is_warm(int row) const { return warm_runs(row) >= 1; }
 double TimingsModel::headline(int row) const { return headline_of(session_->calls().value(row)); }
 double TimingsModel::headline_of(const Call& c) {
-  if (c.times.size() < 2) return c.seconds;
-  QList<double> w = c.times.mid(1);
-  std::sort(w.begin(), w.end());
-  return w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
+  return c.times.size() < 2 ? c.seconds : warm_runs_of(c.times).median;
 }
 double TimingsModel::gflops(int row) const {
   const double t = headline(row);
@@ -37,10 +34,10 @@ double TimingsModel::gbs(int row) const {
 }
 TimingsModel::Spread TimingsModel::spread(int row) const { return spread_of(session_->calls().value(row).times); }
 
-TimingsModel::Spread TimingsModel::spread_of(QList<double> t) {
+TimingsModel::Spread TimingsModel::warm_runs_of(QList<double> t) {
   Spread s;
-  if (t.size() < 3) return s;
-  t.removeFirst();  // the first run pays one-off costs (caches, waking the threads): the spread is of the warm runs
+  if (t.size() < 2) return s;
+  t.removeFirst();  // the first run pays one-off costs (caches, waking the threads): these are the warm runs
   std::sort(t.begin(), t.end());
   s.n = t.size();
   s.min = t.front();
@@ -48,6 +45,7 @@ TimingsModel::Spread TimingsModel::spread_of(QList<double> t) {
   s.median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
   return s;
 }
+TimingsModel::Spread TimingsModel::spread_of(QList<double> t) { return t.size() < 3 ? Spread{} : warm_runs_of(std::move(t)); }
 QString TimingsModel::spread_text(const Spread& s) {
   if (s.n < 2) return {};
   return tr("%1–%2 µs, median %3 (%4 warm runs)").arg(s.min * 1e6, 0, 'f', 2).arg(s.max * 1e6, 0, 'f', 2).arg(s.median * 1e6, 0, 'f', 2).arg(s.n);

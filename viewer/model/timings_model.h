@@ -35,6 +35,8 @@ class TimingsModel : public QAbstractTableModel {
   Spread spread(int row) const;
   // the spread of one call's timings: of the warm runs after the first (n = 0 with fewer than 3 timings)
   static Spread spread_of(QList<double> times);
+  // min, median, max of the timings after the first (n = 0 with fewer than 2 timings)
+  static Spread warm_runs_of(QList<double> times);
   static QString spread_text(const Spread& s);  // "33.9–34.2 µs, median 34.1 (4 warm runs)"
   // what each number of the row measured: the first run, the warm runs, and whether the repeats ran on restored inputs
   QString describe(int row) const;

@@ -114,7 +114,7 @@ GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context,
       for (int i = ctx.linear.size() - 1; i >= 0; --i)
         if (!ctx.linear[i].bufs.isEmpty() && ctx.linear[i].bufs[0] == buf) {
           const QList<int> cr = s.calls_of_schedule(c);
-          if (i < cr.size()) return strip_ansi(s.calls()[cr[i]].colored_name).simplified();
+          if (i < cr.size()) return s.calls()[cr[i]].display_name();
           return ctx.linear[i].kind;
         }
     }
@@ -130,7 +130,7 @@ GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context,
     QColor fill;
     if (call >= 0) {
       const Call& c = s.calls()[call];
-      label = strip_ansi(c.colored_name).simplified() + QStringLiteral("\n%1 #%2").arg(c.kind).arg(c.counter);
+      label = c.display_name() + QStringLiteral("\n%1 #%2").arg(c.kind).arg(c.counter);
       fill = tint(main_ansi_color(c.colored_name), c.kind == "copy" ? QColor(0xf7, 0xe8, 0xa4) : QColor(0xe6, 0xe6, 0xf2));
     } else {
       label = it.kind + QStringLiteral("\n(not run)");
@@ -601,7 +601,7 @@ GraphPane::Clustering GraphPane::cluster_by_split(const Session& s, const GraphI
     for (int k = 0; k < m.size(); ++k)
       if (split.realized.contains(m[k])) { m.move(k, 0); break; }
     const int call = split.calls.value(i, -1);
-    c.labels.push_back(call >= 0 ? QStringLiteral("%1 #%2").arg(strip_ansi(s.calls()[call].colored_name).simplified()).arg(s.calls()[call].counter)
+    c.labels.push_back(call >= 0 ? QStringLiteral("%1 #%2").arg(s.calls()[call].display_name()).arg(s.calls()[call].counter)
                                  : tr("item %1").arg(i));
     for (int id : m) c.of.insert(id, c.heads.size());
     c.heads.push_back(m.front());
@@ -755,7 +755,7 @@ void GraphPane::draw(const GraphLayout& l) {
         QStringList by;
         for (int item : it.value()) {
           const int call = split_.calls.value(item, -1);
-          by << (call >= 0 ? QStringLiteral("%1 (#%2)").arg(strip_ansi(selection_->session()->calls()[call].colored_name).simplified())
+          by << (call >= 0 ? QStringLiteral("%1 (#%2)").arg(selection_->session()->calls()[call].display_name())
                                  .arg(selection_->session()->calls()[call].counter)
                            : tr("item %1").arg(item));
         }
