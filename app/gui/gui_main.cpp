@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "app/gui/main_window.h"
+#include "app/gui/tour.h"
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
@@ -51,7 +52,7 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select;
+  QString file, dev, shot, compare, select, tour;
   bool run = false, measure = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
     QString n;
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select)) continue;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select) || value("--tour", &tour)) continue;
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -117,6 +118,15 @@ int main(int argc, char** argv) {
     run = false;
   }
   if (!select.isEmpty()) w.set_initial_context(select);
+  if (!tour.isEmpty()) {
+    bool ok = false;
+    const int stop = tour.toInt(&ok);
+    if (!ok || stop < 1 || stop > w.tour()->stops()) {
+      std::fprintf(stderr, "tinyscope: --tour needs a stop from 1 to %d, not '%s'\n", w.tour()->stops(), qPrintable(tour));
+      return 2;
+    }
+    w.set_initial_tour(stop);
+  }
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
   int exit_code = device_error.isEmpty() ? 0 : 2;

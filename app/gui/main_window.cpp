@@ -39,11 +39,13 @@
 
 #include "app/gui/devices.h"
 #include "app/gui/run_controller.h"
+#include "app/gui/tour.h"
 #include "app/gui/stall_probe.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
 #include "viewer/model/compare_model.h"
+#include "viewer/model/output_compare.h"
 #include "viewer/panes/code_editor.h"
 #include "viewer/panes/source_diff.h"
 #include "viewer/panes/contexts_pane.h"
@@ -53,6 +55,7 @@
 #include "viewer/panes/source_highlighter.h"
 #include "viewer/panes/stepper_pane.h"
 #include "viewer/panes/timings_pane.h"
+#include "viewer/panes/values_pane.h"
 
 namespace tsgui {
 
@@ -193,6 +196,10 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   // the kernel split drawn: a tab over the schedule's table, shown first
   auto* d_kgraph = add_dock(tr("Kernel graph"), QStringLiteral("kernel_graph"), calls_graph_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(d_sched, d_kgraph);
+  // the buffer viewer: the values the script read back, a tab beside the timings
+  values_ = new tsv::ValuesPane(selection_, this);
+  auto* d_values = add_dock(tr("Values"), QStringLiteral("values"), values_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(d_time, d_values);
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
   build_compare_dock();
   default_layout();
@@ -202,6 +209,12 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   default_docks_.push_back(d_step);
   default_layout();
   d_kgraph->raise();
+  d_time->raise();
+  // the tour: a tab beside the console, shown when Help > Tour starts it
+  tour_ = new Tour(this);
+  tour_dock_ = add_dock(tr("Tour"), QStringLiteral("tour"), tour_, Qt::LeftDockWidgetArea);
+  tabifyDockWidget(d_console, tour_dock_);
+  tour_dock_->hide();
 
   // ---- menus
   build_file_menu();
@@ -222,6 +235,7 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   help->addAction(tr("Keyboard shortcuts…"), QKeySequence::HelpContents, this,
                   [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
   help->addAction(tr("Legend…"), this, [this] { QMessageBox::information(this, tr("Legend"), legend_text()); });
+  help->addAction(tr("Tour of the pipeline"), QKeySequence(Qt::Key_F2), this, &MainWindow::start_tour);
 
   status_ = new QLabel(tr("Ready"), this);
   statusBar()->addWidget(status_, 1);
@@ -533,6 +547,7 @@ void MainWindow::show_trace_error(const QString& what, const QString& err) {
 QString MainWindow::trace_error() const { return !trace_error_->isHidden() ? trace_error_->text() : QString(); }
 
 void MainWindow::select_first_kernel() {
+  if (initial_tour_ > 0) return show_tour(initial_tour_ - 1);  // --tour N: the tour at stop N instead
   if (!initial_context_.isEmpty())
     for (int i = 0; i < session_->contexts().size(); ++i)
       if (session_->contexts()[i].name.contains(initial_context_)) return selection_->select_context(i);
@@ -615,6 +630,7 @@ void MainWindow::start_compare() {
   compare_controller_->set_program(controller_->program());
   compare_controller_->set_repeat(controller_->repeat());  // the same warm repeats for both
   compare_controller_->set_beam(controller_->beam());
+  compare_console_->clear();
   controller_->hold_warm_up(true);  // the first device's next child starts once this run is over
   compare_controller_->start(compare_name_, compare_source_, other);
 }
@@ -832,6 +848,16 @@ void MainWindow::build_compare_dock() {
     if (cur.isValid() && cur.row() < session_->calls().size() && cur.row() != selection_->current().call) selection_->select_call(cur.row());
   });
   tabs->addTab(compare_table_, tr("Per call"));
+  // every value the script read back, element by element: what the two devices computed, not only how fast
+  output_model_ = new tsv::OutputCompareModel(session_, compare_session_, this);
+  auto* outputs = new QTableView(tabs);
+  outputs->setObjectName(QStringLiteral("compare_outputs"));
+  outputs->setModel(output_model_);
+  outputs->setSelectionBehavior(QAbstractItemView::SelectRows);
+  outputs->verticalHeader()->hide();
+  outputs->horizontalHeader()->setStretchLastSection(true);
+  connect(output_model_, &QAbstractItemModel::modelReset, outputs, &QTableView::resizeColumnsToContents);
+  tabs->addTab(outputs, tr("Outputs"));
   compare_diff_ = new tsv::SourceDiff(tabs);
   tabs->addTab(compare_diff_, tr("Sources"));
   auto* split = new QSplitter(Qt::Horizontal, tabs);
@@ -840,6 +866,11 @@ void MainWindow::build_compare_dock() {
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
   tabs->addTab(split, tr("Second device's schedule and timings"));
+  compare_console_ = new QPlainTextEdit(tabs);
+  compare_console_->setObjectName(QStringLiteral("compare_console"));
+  compare_console_->setReadOnly(true);
+  compare_console_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  tabs->addTab(compare_console_, tr("Second device's console"));
   auto* lay = new QVBoxLayout(box);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
@@ -863,7 +894,9 @@ void MainWindow::build_compare_dock() {
     tb->insertSeparator(before);
   }
   connect(compare_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    if (i == 0) compare_dock_->hide();
+    if (i != 0) return;
+    compare_dock_->hide();
+    values_->set_compare(nullptr, {});
   });
   connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
   connect(compare_controller_, &RunController::progress, this, [this] {
@@ -876,6 +909,8 @@ void MainWindow::build_compare_dock() {
   });
   connect(compare_session_, &tsv::Session::load_finished, this, &MainWindow::on_compare_loaded);
   connect(compare_controller_, &RunController::output, this, [this](const QString& text, bool is_err) {
+    compare_console_->moveCursor(QTextCursor::End);
+    compare_console_->insertPlainText(text);
     if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
   });
   // the main window's selected call selects the same call on the other device (same position, same name)
@@ -938,8 +973,24 @@ void MainWindow::update_compare_summary() {
   if (repeats > 2) how += tr("; Timing %1×: warm medians are of the %2 runs after the first").arg(repeats).arg(repeats - 1);
   QString text = line(mine, session_->calls().size(), mine_first, mine_warm) + "   |   " +
                  line(theirs, compare_session_->calls().size(), theirs_first, theirs_warm) + "\n" + how;
+  if (const int n = output_model_->rowCount(); n > 0) {
+    const int bad = output_model_->differing_rows();
+    text += bad ? tr("\nOutputs: %1 of the %2 values the script read differ (the Outputs tab)").arg(bad).arg(n)
+           : n == 1 ? tr("\nOutputs: the one value the script read is equal, element by element")
+                    : tr("\nOutputs: the %1 values the script read are equal, element by element").arg(n);
+  }
   if (!compare_session_->partial().isEmpty()) text += tr("\n%1: PARTIAL TRACE (%2)").arg(theirs, compare_session_->partial());
   compare_label_->setText(text);
+}
+
+void MainWindow::start_tour() { show_tour(0); }
+
+void MainWindow::show_tour(int stop) {
+  tour_dock_->show();
+  tour_dock_->raise();
+  // tall enough for a stop's text at 1280 x 720
+  resizeDocks({tour_dock_}, {std::max(height() * 36 / 100, 220)}, Qt::Vertical);
+  tour_->go(stop);
 }
 
 QString MainWindow::first_device() const { return session_->device().isEmpty() ? device_combo_->currentText() : session_->device(); }
@@ -983,6 +1034,7 @@ void MainWindow::on_compare_loaded(bool ok, const QString& err) {
   } else {
     compare_loaded_ = true;
     compare_model_->set_devices(first_device(), compare_device());
+    values_->set_compare(compare_session_, compare_device());
     update_compare_summary();
     update_compare_sources();
     const int call = selection_->current().call;

@@ -25,11 +25,14 @@ class SourcePane;
 class TimingsPane;
 class GraphPane;
 class CompareModel;
+class OutputCompareModel;
+class ValuesPane;
 class SourceDiff;
 }  // namespace tsv
 
 namespace tsgui {
 class RunController;
+class Tour;
 class StallProbe;
 
 // The inspector: a script editor and console, the run toolbar, and dock panes over the last run's trace.
@@ -63,6 +66,8 @@ class MainWindow : public QMainWindow {
   void set_dark(bool dark);
   // after a run or an opened trace, select the first context whose name contains `text` (else the first kernel)
   void set_initial_context(const QString& text) { initial_context_ = text; }
+  // after a run or an opened trace, show the tour at stop n (1-based; 0: no tour)
+  void set_initial_tour(int n) { initial_tour_ = n; }
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
@@ -77,6 +82,13 @@ class MainWindow : public QMainWindow {
   RunController* compare_controller() const { return compare_controller_; }
   tsv::Session* compare_session() const { return compare_session_; }
   tsv::CompareModel* compare_model() const { return compare_model_; }
+  tsv::OutputCompareModel* output_compare_model() const { return output_model_; }
+  QPlainTextEdit* compare_console() const { return compare_console_; }
+  tsv::ValuesPane* values() const { return values_; }
+  // Help > Tour of the pipeline: shows the Tour dock at its first stop
+  void start_tour();
+  void show_tour(int stop);  // 0-based
+  Tour* tour() const { return tour_; }
   tsv::SourceDiff* compare_diff() const { return compare_diff_; }
   tsv::SourcePane* source_pane() const { return source_; }
   QPlainTextEdit* editor() const { return editor_; }
@@ -171,6 +183,12 @@ class MainWindow : public QMainWindow {
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
   tsv::CompareModel* compare_model_ = nullptr;
+  tsv::OutputCompareModel* output_model_ = nullptr;
+  QPlainTextEdit* compare_console_ = nullptr;
+  tsv::ValuesPane* values_ = nullptr;
+  Tour* tour_ = nullptr;
+  int initial_tour_ = 0;
+  QDockWidget* tour_dock_ = nullptr;
   QTableView* compare_table_ = nullptr;
   tsv::SourceDiff* compare_diff_ = nullptr;
   bool compare_loaded_ = false;

@@ -11,6 +11,7 @@ constexpr char kCall[] = "{\"call\":";
 constexpr char kContext[] = "{\"context\":";
 constexpr char kUops[] = "{\"uops\":";
 constexpr char kBeam[] = "{\"beam\":";
+constexpr char kOutput[] = "{\"output\":";
 
 // the value of a one-key line `{"key":VALUE}`, or an empty view when the line is not of that kind
 QByteArrayView value_of(QByteArrayView line, QByteArrayView prefix) {
@@ -79,7 +80,7 @@ QByteArray TraceStream::rebuild(const QString& path, const QJsonObject& fields, 
     return {};
   }
   const QByteArray data = f.readAll();
-  QByteArray calls = "[", contexts = "[", uops = "{";
+  QByteArray calls = "[", contexts = "[", uops = "{", outputs = "[";
   int n = 0;
   qsizetype from = 0;
   for (qsizetype nl; (nl = data.indexOf('\n', from)) >= 0; from = nl + 1) {
@@ -92,9 +93,10 @@ QByteArray TraceStream::rebuild(const QString& path, const QJsonObject& fields, 
     if (QByteArrayView v = value_of(line, kCall); !v.isEmpty()) add(calls, v);
     else if (QByteArrayView v = value_of(line, kContext); !v.isEmpty()) add(contexts, v);
     else if (QByteArrayView v = value_of(line, kUops); v.size() > 2) add(uops, v.sliced(1, v.size() - 2));  // {"ID":..}
+    else if (QByteArrayView v = value_of(line, kOutput); !v.isEmpty()) add(outputs, v);
   }
   if (records) *records = n;
-  QByteArray doc = "{\"version\":1,\"calls\":" + calls + "],\"contexts\":" + contexts + "],\"uops\":" + uops + "}";
+  QByteArray doc = "{\"version\":1,\"calls\":" + calls + "],\"contexts\":" + contexts + "],\"uops\":" + uops + "},\"outputs\":" + outputs + "]";
   const QByteArray extra = QJsonDocument(fields).toJson(QJsonDocument::Compact);  // {"k":v,...}
   if (extra.size() > 2) doc += ',' + extra.sliced(1, extra.size() - 2);
   return doc + "}";

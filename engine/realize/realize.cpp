@@ -506,7 +506,10 @@ void install_realize(RealizeConfig config) {
   trace_graph_hook() = [](const UOps& graph) { trace::snapshot_tensor_graph(graph); };
   read_hook() = [](const UOpRef& v) {
     std::lock_guard lk(g_mu);
-    return read_buffer(v);
+    HostData h = read_buffer(v);
+    // what the script reads is what a comparison of two devices compares
+    if (trace::recording_calls()) trace::record_output(h, caller_location_hook() ? caller_location_hook()() : std::string());
+    return h;
   };
 }
 

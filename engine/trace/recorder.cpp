@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "engine/tensor/tensor.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
 
@@ -112,7 +114,36 @@ struct Recorder : RewriteListener {
 }  // namespace
 
 bool g_calls_wanted = true;
-size_t g_dropped_contexts = 0, g_dropped_calls = 0;
+size_t g_dropped_contexts = 0, g_dropped_calls = 0, g_dropped_outputs = 0;
+json g_outputs = json::array();
+size_t g_output_values = 0;  // values kept in g_outputs so far
+
+std::string base64(const unsigned char* p, size_t n) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((n + 2) / 3 * 4);
+  for (size_t i = 0; i < n; i += 3) {
+    const uint32_t v = uint32_t(p[i]) << 16 | (i + 1 < n ? uint32_t(p[i + 1]) << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += i + 1 < n ? kAlphabet[v >> 6 & 63] : '=';
+    out += i + 2 < n ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+// the first n elements of v as little-endian bytes, base64
+template <typename T>
+std::string values_base64(const std::vector<T>& v, size_t n) {
+  static_assert(sizeof(T) == 8);
+  std::string bytes(n * 8, '\0');
+  for (size_t k = 0; k < n; ++k) {
+    uint64_t bits;
+    std::memcpy(&bits, &v[k], 8);
+    for (int b = 0; b < 8; ++b) bytes[k * 8 + b] = char(bits >> (8 * b) & 0xff);
+  }
+  return base64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+}
 
 void set_level(Level l) { g_level = l; }
 void record_calls(bool on) { g_calls_wanted = on; }
@@ -255,6 +286,28 @@ void record_call(const CallRecord& r) {
   if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 
+void record_output(const HostData& h, const std::string& where) {
+  if (!g_calls_wanted) return;
+  std::lock_guard lk(g_mu);
+  if (g_outputs.size() >= kMaxOutputs) {
+    ++g_dropped_outputs;
+    return;
+  }
+  const bool floats = is_float(h.dtype);
+  const size_t count = floats ? h.f.size() : h.i.size();
+  const size_t stored = std::min(count, kMaxOutputValues - g_output_values);
+  g_output_values += stored;
+  g_outputs.push_back({{"where", where},
+                       {"after_call", g_calls.size() + g_dropped_calls},
+                       {"dtype", h.dtype->name},
+                       {"bits", h.dtype->bitsize},
+                       {"shape", h.shape},
+                       {"count", count},
+                       {"stored", stored},
+                       {"values", floats ? values_base64(h.f, stored) : values_base64(h.i, stored)}});
+  if (g_stream) stream_line({{"output", g_outputs.back()}});
+}
+
 json to_json() {
   std::lock_guard lk(g_mu);
   json j = g_fields;
@@ -262,8 +315,9 @@ json to_json() {
   j["contexts"] = g_contexts;
   j["calls"] = g_calls;
   j["uops"] = g_uops;
-  if (g_dropped_contexts || g_dropped_calls)
-    j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}};
+  if (!g_outputs.empty()) j["outputs"] = g_outputs;
+  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs)
+    j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
   return j;
 }
 
@@ -302,6 +356,7 @@ void stream_to(const std::string& path) {
   if (g_unstreamed_uops.empty() && g_contexts.empty() && g_calls.empty()) return;
   stream_finished_contexts();
   for (const auto& c : g_calls) stream_line({{"call", c}});
+  for (const auto& o : g_outputs) stream_line({{"output", o}});
 }
 
 void stream_progress(const BeamProgress& p) {

@@ -7,6 +7,10 @@
 #include "engine/trace/trace.h"
 #include "engine/uop/uop.h"
 
+namespace ts {
+struct HostData;
+}
+
 namespace ts::trace {
 
 enum class ContextKind { Schedule, Kernel };
@@ -30,6 +34,15 @@ void snapshot_tensor_graph(const UOps& outputs);
 void record_schedule(const Schedule& s);
 void record_program(const ProgramSpec& p, const std::string& program_key);  // CALL -> program via the key
 void record_call(const CallRecord& c);
+// A value the script read back to the host (tolist, numpy, item, print): what a comparison of two devices compares.
+//   {"where": the script line, "after_call": calls recorded before it, "dtype", "bits", "shape", "count": elements,
+//    "stored": elements kept (the first ones), "values": base64 of `stored` little-endian float64 (float dtypes) or
+//    int64 (int and bool dtypes)}
+// A trace keeps kMaxOutputValues values in all (later outputs keep their shape and none of their values) and its first
+// kMaxOutputs outputs (the rest are counted in "truncated": {"outputs": N}).
+constexpr size_t kMaxOutputValues = size_t(1) << 22;
+constexpr size_t kMaxOutputs = 100000;
+void record_output(const HostData& h, const std::string& where);
 // A BEAM search's progress, to the trace stream only (not kept in the trace):
 //   {"beam": {"kernel", "round", "done", "total", "timed", "best_s" (-1: none yet), "default_s", "elapsed_s",
 //             "opts", "finished", "cached"}}

@@ -121,13 +121,15 @@ void collect_keys(const QJsonValue& v, Path& at, QList<Path>* out) {
 
 // The schema's contract, as engine/trace/recorder.cpp writes it: the members it may leave out (a pass cut short by
 // an error has no "after"; the trace test's golden file has no timings; traces written before programs said where
-// their opts came from have no "opts_source", nor older ones a call's "members"), every other member is required.
+// their opts came from have no "opts_source", nor older ones a call's "members"; a script that read nothing back has no
+// "outputs"), every other member is required.
 bool optional_member(const QString& shape) {
   static const QSet<QString> optional = {
       ".script", ".device", ".result", ".error", ".uops[*].shape", ".uops[*].tag", ".uops[*].device",
       ".contexts[*].tensor_graph", ".contexts[*].linear", ".contexts[*].program", ".contexts[*].passes[*].after",
       ".contexts[*].passes[*].match_count", ".contexts[*].linear[*].ast", ".contexts[*].linear[*].computes",
-      ".contexts[*].linear[*].members", ".contexts[*].program.opts_source", ".calls[*].seconds", ".calls[*].times", ".calls[*].repeat_mode", ".partial"};
+      ".contexts[*].linear[*].members", ".contexts[*].program.opts_source", ".calls[*].seconds", ".calls[*].times", ".calls[*].repeat_mode", ".partial",
+      ".outputs"};  // a run that read nothing back has none
   return optional.contains(shape);
 }
 // the members that name uops

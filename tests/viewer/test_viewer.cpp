@@ -1,6 +1,8 @@
 // The viewer over a checked-in trace (tests/viewer/data/seed_add.trace.json: tests/corpus/00_seed_add.py run with
 // --trace passes) and the window's run controller running the real executable.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDockWidget>
@@ -32,14 +34,17 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
+#include "app/gui/tour.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/ansi.h"
 #include "viewer/model/compare_model.h"
+#include "viewer/model/output_compare.h"
 #include "viewer/model/contexts_model.h"
 #include "viewer/model/schedule_model.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/panes/values_pane.h"
 #include "viewer/panes/code_editor.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
@@ -103,6 +108,23 @@ QByteArray kernel_graph_trace() {
   // a scope the script opened (a Gradient one) is a schedule-kind context that ran nothing
   QJsonObject grad{{"id", 2}, {"kind", "schedule"}, {"name", "Gradient"}, {"passes", QJsonArray{}}};
   QJsonObject root{{"version", 1}, {"contexts", QJsonArray{s0, grad, s1}}, {"calls", calls}, {"uops", uops}};
+  return QJsonDocument(root).toJson();
+}
+
+// the kernel graph trace with one read-back value (an output) of this dtype, shape and values
+QByteArray trace_with_output(const QString& dtype, int bits, const QList<qint64>& shape, const QList<double>& values) {
+  QJsonDocument d = QJsonDocument::fromJson(kernel_graph_trace());
+  QJsonObject root = d.object();
+  QByteArray bytes;
+  for (double v : values) {
+    quint64 w = dtype == "float" ? std::bit_cast<quint64>(v) : quint64(qint64(v));
+    for (int b = 0; b < 8; ++b) bytes.append(char(w >> (8 * b) & 0xff));
+  }
+  QJsonArray dims;
+  for (qint64 x : shape) dims.append(x);
+  root["outputs"] = QJsonArray{QJsonObject{{"where", "t.py:3"}, {"after_call", 2}, {"dtype", dtype}, {"bits", bits},
+                                           {"shape", dims}, {"count", values.size()}, {"stored", values.size()},
+                                           {"values", QString::fromLatin1(bytes.toBase64())}}};
   return QJsonDocument(root).toJson();
 }
 }  // namespace
@@ -994,9 +1016,190 @@ class TestViewer : public QObject {
     QVERIFY2(diff->summary().contains("only on the left"), qPrintable(diff->summary()));
     QVERIFY(diff->left()->toPlainText().contains("E_4") && !diff->right()->toPlainText().isEmpty());
     QVERIFY(!diff->left()->extraSelections().isEmpty());
+    // every value the script read back, on both devices, element by element: tutorial.py reads c = a + b twice
+    for (const tsv::Session* s : {w.session(), w.compare_session()}) {
+      QCOMPARE(s->outputs().size(), 2);
+      for (const tsv::Output& o : s->outputs()) {
+        QCOMPARE(o.f, (QVector<double>{11, 22, 33, 44}));
+        QCOMPARE(o.shape, QList<qint64>{4});
+      }
+      QCOMPARE(s->outputs()[0].where, QStringLiteral("tutorial.py:7"));
+      QCOMPARE(s->outputs()[1].where, QStringLiteral("tutorial.py:8"));
+    }
+    tsv::OutputCompareModel* om = w.output_compare_model();
+    QCOMPARE(om->rowCount(), 2);
+    QCOMPARE(om->differing_rows(), 0);
+    QCOMPARE(om->diff(1).compared, 4);
+    QCOMPARE(om->index(1, tsv::OutputCompareModel::kVerdict).data().toString(), QStringLiteral("equal"));
+    QVERIFY2(summary->text().contains("the 2 values the script read are equal"), qPrintable(summary->text()));
+    // the second device's console: what its run printed
+    QVERIFY2(w.compare_console()->toPlainText().contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(w.compare_console()->toPlainText()));
     w.set_compare_device("none");
     QVERIFY(w.compare_device().isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
+  // two runs' read-back values, element by element: ULPs counted in the value's own float width, NaN equal to NaN,
+  // the first difference's index per axis; values that cannot be compared say why
+  void output_compare_counts_ulps() {
+    QCOMPARE(tsv::ulp_distance(1.0, double(std::nextafter(1.0f, 2.0f)), 32), 1.0);
+    QCOMPARE(tsv::ulp_distance(-0.0, 0.0, 32), 0.0);
+    QCOMPARE(tsv::ulp_distance(double(std::nextafter(0.0f, -1.0f)), double(std::nextafter(0.0f, 1.0f)), 32), 2.0);  // across zero
+    QCOMPARE(tsv::ulp_distance(1.0, std::nextafter(std::nextafter(1.0, 2.0), 2.0), 64), 2.0);
+    QCOMPARE(tsv::ulp_distance(NAN, NAN, 32), 0.0);
+    QVERIFY(std::isinf(tsv::ulp_distance(1.0, NAN, 32)));
+    QCOMPARE(tsv::index_text(5, {2, 3}), QStringLiteral("[1, 2]"));
+    QCOMPARE(tsv::index_text(0, {}), QStringLiteral("[]"));
+    auto trace_with = [](const QString& dtype, int bits, const QList<double>& values) { return trace_with_output(dtype, bits, {2, 2}, values); };
+    tsv::Session a, b;
+    QString err;
+    const float next = std::nextafter(3.0f, 4.0f);  // with the next one: 2 ULPs of float32 above 3
+    QVERIFY2(a.load_data(trace_with("float", 32, {1.0, 2.0, 3.0, NAN}), &err), qPrintable(err));
+    tsv::OutputCompareModel m(&a, &b);
+    QCOMPARE(m.rowCount(), 0);  // one run alone compares with nothing
+    QVERIFY2(b.load_data(trace_with("float", 32, {1.0, 2.5, double(std::nextafter(next, 4.0f)), NAN}), &err), qPrintable(err));
+    QCOMPARE(m.rowCount(), 1);
+    const tsv::OutputDiff& d = m.diff(0);
+    QCOMPARE(int(d.verdict), int(tsv::OutputDiff::Verdict::Differ));
+    QCOMPARE(d.compared, 4);
+    QCOMPARE(d.differing, 2);
+    QCOMPARE(d.max_abs, 0.5);
+    QCOMPARE(d.max_ulp, double(1 << 21));  // 2.0 -> 2.5: a quarter of the binade [2, 4), 2^23 / 4 steps
+    QCOMPARE(d.first, 1);
+    QCOMPARE(m.index(0, tsv::OutputCompareModel::kFirst).data().toString(), QStringLiteral("[0, 1]: 2 vs 2.5"));
+    QCOMPARE(m.index(0, tsv::OutputCompareModel::kVerdict).data().toString(), QStringLiteral("2 of 4 differ"));
+    QCOMPARE(m.index(0, tsv::OutputCompareModel::kWhere).data().toString(), QStringLiteral("t.py:3"));
+    // the same values as ints, and a dtype that differs
+    QVERIFY(a.load_data(trace_with("int", 32, {1, 2, 3, 4}), &err));
+    QVERIFY(b.load_data(trace_with("int", 32, {1, 2, 3, 4}), &err));
+    QCOMPARE(int(m.diff(0).verdict), int(tsv::OutputDiff::Verdict::Equal));
+    QCOMPARE(m.diff(0).max_ulp, -1.0);
+    QCOMPARE(m.differing_rows(), 0);
+    QVERIFY(b.load_data(trace_with("float", 32, {1, 2, 3, 4}), &err));
+    QCOMPARE(int(m.diff(0).verdict), int(tsv::OutputDiff::Verdict::Mismatch));
+    QVERIFY2(m.diff(0).problem.contains("(2, 2) int against (2, 2) float"), qPrintable(m.diff(0).problem));
+    // stats for the buffer viewer: NaN and inf counted, min/max/mean over the finite values
+    QVERIFY(a.load_data(trace_with("float", 32, {1.0, NAN, INFINITY, 3.0}), &err));
+    const tsv::OutputStats st = tsv::output_stats(a.outputs()[0]);
+    QCOMPARE(st.nan, 1);
+    QCOMPARE(st.inf, 1);
+    QCOMPARE(st.min, 1.0);
+    QCOMPARE(st.max, 3.0);
+    QCOMPARE(st.mean, 2.0);
+    // the checker refuses values that are not what "stored" says
+    QJsonObject bad = QJsonDocument::fromJson(trace_with("float", 32, {1, 2, 3, 4})).object();
+    QJsonArray outs = bad["outputs"].toArray();
+    QJsonObject o = outs[0].toObject();
+    o["stored"] = 5;
+    o["count"] = 5;
+    outs[0] = o;
+    bad["outputs"] = outs;
+    QVERIFY(!a.load_data(QJsonDocument(bad).toJson(), &err));
+    QVERIFY2(err.contains("base64 of 5 8-byte values"), qPrintable(err));
+  }
+
+  // Help > Tour on a real run: eight stops in the tutorial's order, each raising the pane of its stage with the item it
+  // talks about selected, its text from resources/ with the run's own names and counts filled in
+  void tour_follows_the_pipeline() {
+    const QList<tsgui::TourStop> parsed = tsgui::parse_tour("# comment\n## a-b | One {x}\nfirst line\nsecond\n\n## c | Two\ntext\n");
+    QCOMPARE(parsed.size(), 2);
+    QCOMPARE(parsed[0].id, QStringLiteral("a-b"));
+    QCOMPARE(parsed[0].title, QStringLiteral("One {x}"));
+    QCOMPARE(parsed[0].text, QStringLiteral("first line second"));
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    auto* tour_dock = w.findChild<QDockWidget*>("tour");
+    QVERIFY(tour_dock && !tour_dock->isVisible());
+    w.start_tour();
+    tsgui::Tour* tour = w.tour();
+    QVERIFY(tour_dock->isVisible());
+    QCOMPARE(tour->stops(), 8);
+    const QStringList ids = {"tensor-graph", "realize", "kernel-graph", "schedule", "run-linear", "to-program", "source", "execution"};
+    const auto& calls = w.session()->calls();
+    int kernel = -1;
+    for (int i = 0; i < calls.size() && kernel < 0; ++i)
+      if (calls[i].kind == "kernel") kernel = i;
+    QVERIFY(kernel >= 0);
+    // the tour follows the schedule of the first kernel (tutorial.py's third realize: c = a + b alone)
+    const int followed = w.session()->schedule_context(calls[kernel].schedule_index);
+    QVERIFY(followed >= 0);
+    int copies = 0, kernels = 0;
+    for (const auto& item : w.session()->contexts()[followed].linear) (item.kind == "copy" ? copies : kernels) += 1;
+    QCOMPARE(kernels, 1);
+    for (int i = 0; i < tour->stops(); ++i) {
+      QCOMPARE(tour->step(), i);
+      QCOMPARE(tour->stop(i).id, ids[i]);
+      const QString text = tour->text_of(i);
+      QVERIFY2(!text.contains('{') && text.size() > 120, qPrintable(text));
+      // the stop's pane is in view: its dock shown and its tab the current one
+      if (const QString pane = tour->pane_of(i); !pane.isEmpty()) {
+        auto* dock = w.findChild<QDockWidget*>(pane);
+        QVERIFY2(dock && dock->isVisible() && dock->widget()->isVisible(), qPrintable(pane));
+      }
+      const tsv::Selection& sel = w.selection()->current();
+      if (i < 2) {
+        QCOMPARE(sel.context, followed);
+      } else {
+        QCOMPARE(sel.call, kernel);
+      }
+      if (ids[i] == "kernel-graph")
+        QVERIFY2(text.contains(QString("split into 1 kernel and %1 %2").arg(copies).arg(copies == 1 ? "copy" : "copies")), qPrintable(text));
+      if (ids[i] == "to-program") QCOMPARE(tour->title_of(i), QStringLiteral("6. to_program: lowering E_4"));
+      if (ids[i] == "source") QVERIFY2(text.contains("as C source"), qPrintable(text));
+      if (ids[i] == "execution") {
+        QVERIFY2(text.contains("2 values, the first read at tutorial.py:7"), qPrintable(text));
+        QCOMPARE(w.values()->entries(), 2);
+      }
+      tour->next();
+    }
+    QCOMPARE(tour->step(), 7);  // the last stop stays
+    tour->back();
+    QCOMPARE(tour->step(), 6);
+  }
+
+  // the buffer viewer: a read-back value's shape, strides and stats, its table (last axis across), a heat map of a
+  // 2-D value, and the element-wise difference to a second device's read of it
+  void values_pane_shows_a_read_back_value() {
+    tsv::Session a, b;
+    QString err;
+    QVERIFY2(a.load_data(trace_with_output("float", 32, {2, 3}, {1, 2, 3, 4, 5, NAN}), &err), qPrintable(err));
+    tsv::SelectionModel sel(&a);
+    tsv::ValuesPane pane(&sel);
+    QCOMPARE(pane.entries(), 1);
+    QCOMPARE(pane.current(), 0);
+    QVERIFY2(pane.summary().contains("(2, 3) float · strides (3, 1) · 6 elements · after call 2"), qPrintable(pane.summary()));
+    QVERIFY2(pane.summary().contains("min 1 · max 5 · mean 3 · NaN 1 · inf 0"), qPrintable(pane.summary()));
+    tsv::ValuesModel* m = pane.values_model();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->columnCount(), 3);
+    QCOMPARE(m->index(1, 0).data().toString(), QStringLiteral("4"));
+    QCOMPARE(m->index(1, 2).data().toString(), QStringLiteral("nan"));
+    QCOMPARE(m->headerData(1, Qt::Vertical).toString(), QStringLiteral("1"));
+    const QImage& h = pane.heat_map();
+    QCOMPARE(h.size(), QSize(3, 2));
+    QColor lo = h.pixelColor(0, 0), hi = h.pixelColor(1, 1), nan = h.pixelColor(2, 1);
+    QVERIFY(lo.blue() > lo.red());   // the lowest value is blue
+    QVERIFY(hi.red() > hi.blue());   // the highest red
+    QCOMPARE(nan, QColor(0xff, 0x00, 0xff));
+    // a second device read 1 2 3 4 6 nan: one element differs by 1
+    QVERIFY(b.load_data(trace_with_output("float", 32, {2, 3}, {1, 2, 3, 4, 6, NAN}), &err));
+    pane.set_compare(&b, "INTERP");
+    QVERIFY2(pane.summary().contains("against INTERP: 1 of 6 differ · max abs 1"), qPrintable(pane.summary()));
+    pane.set_difference(true);
+    QCOMPARE(m->index(1, 1).data(Qt::UserRole).toDouble(), -1.0);
+    QCOMPARE(m->index(0, 0).data(Qt::UserRole).toDouble(), 0.0);
+    // a script that read nothing says so
+    QVERIFY(a.load_data(kernel_graph_trace(), &err));
+    QCOMPARE(pane.entries(), 0);
+    QVERIFY(pane.summary().contains("read no value back"));
   }
 
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ

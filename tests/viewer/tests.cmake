@@ -7,7 +7,8 @@ function(ts_add_window_test name source)
             ${CMAKE_SOURCE_DIR}/app/gui/main_window.cpp ${CMAKE_SOURCE_DIR}/app/gui/main_window.h
             ${CMAKE_SOURCE_DIR}/app/gui/stall_probe.h ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.cpp
             ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.h ${CMAKE_SOURCE_DIR}/app/gui/devices.cpp
-            ${CMAKE_SOURCE_DIR}/app/gui/devices.h ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
+            ${CMAKE_SOURCE_DIR}/app/gui/devices.h ${CMAKE_SOURCE_DIR}/app/gui/tour.cpp ${CMAKE_SOURCE_DIR}/app/gui/tour.h
+            ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
     LIBS tinyscope_viewer tinyscope_engine Qt6::Widgets TIMEOUT 180)
   set_target_properties(${name} PROPERTIES AUTORCC ON)
   add_dependencies(${name} tinyscope)

@@ -9,6 +9,7 @@
 #include <QPointer>
 #include <QSaveFile>
 #include <QThreadPool>
+#include <bit>
 #include <memory>
 
 #include "viewer/model/ansi.h"
@@ -89,7 +90,7 @@ QList<int> Session::calls_of_schedule(int schedule_context) const {
 
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
-  contexts_.clear(), calls_.clear(), uops_.clear(), kernel_by_key_.clear(), schedules_.clear();
+  contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), kernel_by_key_.clear(), schedules_.clear();
   emit loaded();
 }
 
@@ -207,6 +208,32 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);
   }
+  for (const auto& ov : root["outputs"].toArray()) {
+    const QJsonObject o = ov.toObject();
+    Output v;
+    v.where = o["where"].toString();
+    v.dtype = o["dtype"].toString();
+    v.bits = o["bits"].toInt();
+    v.after_call = o["after_call"].toInt();
+    v.shape = int64s(o["shape"]);
+    v.count = o["count"].toInteger();
+    // little-endian 8-byte values (check_trace has checked the length)
+    const QByteArray bytes = QByteArray::fromBase64(o["values"].toString().toLatin1());
+    const qsizetype n = bytes.size() / 8;
+    auto word = [&bytes](qsizetype k) {
+      quint64 w = 0;
+      for (int b = 7; b >= 0; --b) w = w << 8 | quint8(bytes[k * 8 + b]);
+      return w;
+    };
+    if (v.is_float()) {
+      v.f.resize(n);
+      for (qsizetype k = 0; k < n; ++k) v.f[k] = std::bit_cast<double>(word(k));
+    } else {
+      v.i.resize(n);
+      for (qsizetype k = 0; k < n; ++k) v.i[k] = qint64(word(k));
+    }
+    out->outputs.push_back(std::move(v));
+  }
   out->script = root["script"].toString();
   out->device = root["device"].toString();
   out->result = any_text(root["result"]);
@@ -223,6 +250,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   contexts_ = std::move(p.contexts);
   calls_ = std::move(p.calls);
   uops_ = std::move(p.uops);
+  outputs_ = std::move(p.outputs);
   kernel_by_key_ = std::move(p.by_key);
   schedules_ = std::move(p.schedules);
   raw_ = std::move(p.raw);

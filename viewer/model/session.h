@@ -4,6 +4,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QVector>
 
 namespace tsv {
 
@@ -74,6 +75,22 @@ struct Call {
   bool operator==(const Call&) const = default;
 };
 
+// A value the script read back to the host (tolist, numpy, item, print), in the order it read them.
+struct Output {
+  QString where;  // the script line that read it ("softmax.py:12"; empty when no script line was running)
+  QString dtype;  // as the engine names it ("float", "int", "bool"); float values are doubles, the others integers
+  int bits = 0;   // the dtype's width: a float's ULPs are counted in it
+  int after_call = 0;  // calls the run had made when the script read it
+  QList<qint64> shape;
+  qint64 count = 0;       // elements of the value
+  QVector<double> f;      // the first stored elements (float dtypes)
+  QVector<qint64> i;      // the first stored elements (int and bool dtypes)
+  bool is_float() const { return dtype == "float" || dtype == "double" || dtype == "half" || dtype == "bfloat16"; }
+  qint64 stored() const { return is_float() ? f.size() : i.size(); }  // fewer than count when the trace's cap was reached
+  double value(qint64 k) const { return is_float() ? f[k] : double(i[k]); }
+  bool operator==(const Output&) const = default;
+};
+
 // One loaded trace: what a run produced. Emits loaded() after load() replaced the data.
 class Session : public QObject {
   Q_OBJECT
@@ -104,6 +121,7 @@ class Session : public QObject {
   const QList<Context>& contexts() const { return contexts_; }
   const QList<Call>& calls() const { return calls_; }
   const QHash<int, Uop>& uops() const { return uops_; }
+  const QList<Output>& outputs() const { return outputs_; }
   const Uop* uop(int id) const;
 
   // the kernel context whose program has this key, or -1
@@ -125,6 +143,7 @@ class Session : public QObject {
     QList<Context> contexts;
     QList<Call> calls;
     QHash<int, Uop> uops;
+    QList<Output> outputs;
     QHash<QString, int> by_key;
     QList<int> schedules;
   };
@@ -137,6 +156,7 @@ class Session : public QObject {
   QList<Context> contexts_;
   QList<Call> calls_;
   QHash<int, Uop> uops_;
+  QList<Output> outputs_;
   QHash<QString, int> kernel_by_key_;
   QList<int> schedules_;
 };

@@ -6,6 +6,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QStringList>
+#include <QRegularExpression>
 #include <climits>
 #include <cmath>
 
@@ -149,7 +150,8 @@ class Checker {
       return fail(w, QStringLiteral("trace schema version %1, this viewer reads version 1").arg(QString::fromLatin1(version_token)));
     return uops(o, top) && contexts(o, top) && calls(o, top) && opt(o, "script", top, &Checker::name) &&
            opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
-           opt(o, "partial", top, &Checker::name);  // a trace rebuilt from a run's stream: how the run ended
+           opt(o, "partial", top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
+           opt(o, "outputs", top, &Checker::outputs);
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -385,6 +387,24 @@ class Checker {
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
            opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name);
+  }
+  // ---- outputs: [{where, after_call, dtype, bits, shape, count, stored, values}] (engine/trace/recorder.h)
+  bool outputs(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::output); }
+  bool output(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    if (!req(o, "where", w, &Checker::name) || !req(o, "after_call", w, &Checker::count) || !req(o, "dtype", w, &Checker::name) ||
+        !req(o, "bits", w, &Checker::count) || !req(o, "shape", w, &Checker::sizes) || !req(o, "count", w, &Checker::size) ||
+        !req(o, "stored", w, &Checker::size) || !req(o, "values", w, &Checker::text))
+      return false;
+    const qint64 count = o.value(QLatin1StringView("count")).toInteger(), stored = o.value(QLatin1StringView("stored")).toInteger();
+    if (stored > count) return fail(Where{&w, "stored"}, QStringLiteral("%1 values stored of a value with %2").arg(stored).arg(count));
+    // base64 of `stored` 8-byte values, nothing else
+    const QString values = o.value(QLatin1StringView("values")).toString();
+    static const QRegularExpression kBase64(QStringLiteral("^[A-Za-z0-9+/]*={0,2}$"));
+    if (values.size() != (stored * 8 + 2) / 3 * 4 || !kBase64.match(values).hasMatch())
+      return fail(Where{&w, "values"}, QStringLiteral("not the base64 of %1 8-byte values").arg(stored));
+    return true;
   }
   bool arg_sizes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::arg_size); }
   bool arg_size(const QJsonValue& v, const Where& w) {  // [elements, dtype]
