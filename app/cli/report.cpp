@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSet>
 #include <QString>
@@ -244,6 +245,8 @@ figure { margin: 8px 0 18px; }
 figcaption { font-weight: 600; margin-bottom: 4px; }
 .graph { overflow: auto; max-height: 1400px; border: 1px solid #ececf2; border-radius: 4px; background: #fff; padding: 4px; }
 .graph svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+label.zoom { font-size: 12px; color: #555; display: block; margin: 2px 0; }
+label.zoom:has(input:checked) + .graph svg { max-width: none; }
 .legend { font-size: 12px; margin: 2px 0 6px; }
 .legend span.sw { display: inline-block; width: 11px; height: 11px; border: 1px solid #999; border-radius: 2px; vertical-align: -1px; margin: 0 4px 0 10px; }
 .bar { position: relative; width: 160px; height: 10px; background: #eef0f6; border-radius: 2px; }
@@ -293,7 +296,13 @@ QString Page::graph(const tsv::GraphInput& g, const QString& id) {
     warnings << QStringLiteral("%1: %2").arg(id, error);
     return QStringLiteral("<p class=\"note\">Not drawn: %1</p>").arg(esc(error));
   }
-  return QStringLiteral("<div class=\"graph\" id=\"%1\">%2</div>").arg(id, svg);
+  // a graph wider than the page is drawn to fit it; a box (CSS alone, no script) shows it at its own size, scrolled
+  static const QRegularExpression width_re(QStringLiteral("^<svg[^>]*\\swidth=\"([0-9.]+)pt\""));
+  const double width_pt = width_re.match(svg).captured(1).toDouble();
+  const QString zoom = width_pt * 4 / 3 > 1180 ? QStringLiteral("<label class=\"zoom\"><input type=\"checkbox\"> actual size (%1 px wide)</label>")
+                                                      .arg(qRound(width_pt * 4 / 3))
+                                               : QString();
+  return zoom + QStringLiteral("<div class=\"graph\" id=\"%1\">%2</div>").arg(id, svg);
 }
 
 void Page::summary() {
