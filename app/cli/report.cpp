@@ -41,7 +41,12 @@ constexpr int kMaxGraphs = 24;     // schedules drawn in each graph section; the
 // the most nodes of one tensor graph: above this the window opens a graph collapsed to kernel clusters; the page
 // draws the first ones (breadth first from the roots, as build_graph lists them) and says it cut the graph
 constexpr int kMaxGraphNodes = tsv::GraphPane::kCollapseAbove;
-constexpr int kDotTimeoutMs = 60000;
+// dot's crossing minimization grows fast with a graph's size and its shared nodes (a constant a hundred nodes read):
+// graphs over kQuickLayoutAbove nodes are laid out with fewer of its iterations, and a graph dot cannot lay out in
+// kDotTimeoutMs is drawn again cut to its first kRetryNodes
+constexpr int kQuickLayoutAbove = 200;
+constexpr int kRetryNodes = 300;
+constexpr int kDotTimeoutMs = 30000;
 
 struct Options {
   QString input, output, dev, compare, save_trace;
@@ -181,9 +186,12 @@ QList<int> schedules_of(const tsv::Session& s) {
 
 // `dot -Tsvg` in a child process, as the window lays out with `dot -Tjson0` (Graphviz's library is not thread-safe):
 // the <svg> element alone (no XML prolog or doctype), its ids prefixed so several graphs share one page
-QString dot_svg(const tsv::GraphInput& g, const QString& id_prefix, QString* error) {
+QString dot_svg(const tsv::GraphInput& g, const QString& id_prefix, QString* error, bool* timed_out) {
+  *timed_out = false;
   QProcess p;
-  p.start(QStringLiteral("dot"), {QStringLiteral("-Tsvg")});
+  QStringList args = {QStringLiteral("-Tsvg")};
+  if (g.nodes.size() > kQuickLayoutAbove) args << QStringLiteral("-Gmclimit=0.2") << QStringLiteral("-Gnslimit=2");
+  p.start(QStringLiteral("dot"), args);
   if (!p.waitForStarted(10000)) {
     *error = QStringLiteral("Graphviz's dot did not start (%1); `make deps` installs graphviz").arg(p.errorString());
     return {};
@@ -194,6 +202,7 @@ QString dot_svg(const tsv::GraphInput& g, const QString& id_prefix, QString* err
     p.kill();
     p.waitForFinished();
     *error = QStringLiteral("dot took more than %1 s to lay this graph out").arg(kDotTimeoutMs / 1000);
+    *timed_out = true;
     return {};
   }
   QString svg = QString::fromUtf8(p.readAllStandardOutput());
@@ -281,7 +290,7 @@ class Page {
   void sources();
   void timings();
   void compare();
-  QString graph(const tsv::GraphInput& g, const QString& id);
+  QString graph(const tsv::GraphInput& g, const QString& id, bool* timed_out = nullptr);
   const tsv::Session& s() const { return *a_.session; }
   Run a_, b_;
   QString script_, date_;
@@ -289,9 +298,14 @@ class Page {
   int graphs_ = 0;
 };
 
-QString Page::graph(const tsv::GraphInput& g, const QString& id) {
+// the graph as inline SVG, or a note saying why it is not drawn (with *timed_out set when dot ran out of time, the
+// caller may try a smaller graph: the note is then left to it)
+QString Page::graph(const tsv::GraphInput& g, const QString& id, bool* timed_out) {
   QString error;
-  const QString svg = dot_svg(g, QStringLiteral("g%1-").arg(++graphs_), &error);
+  bool late = false;
+  const QString svg = dot_svg(g, QStringLiteral("g%1-").arg(++graphs_), &error, &late);
+  if (timed_out) *timed_out = late;
+  if (svg.isEmpty() && late && timed_out) return {};
   if (svg.isEmpty()) {
     warnings << QStringLiteral("%1: %2").arg(id, error);
     return QStringLiteral("<p class=\"note\">Not drawn: %1</p>").arg(esc(error));
@@ -375,24 +389,39 @@ void Page::tensor_graphs() {
       continue;
     }
     ++drawn;
+    // build_graph lists the nodes breadth first from the roots: a cut graph is its first n
     tsv::GraphInput g = tsv::GraphPane::build_graph(s(), c.tensor_graph, kMaxGraphNodes);
-    const bool cut = g.nodes.size() > kMaxGraphNodes;
-    if (cut) {
-      g.nodes.resize(kMaxGraphNodes);
+    auto cut_to = [&g](int n) {
+      g.nodes.resize(n);
       QSet<int> have;
-      for (const auto& n : g.nodes) have.insert(n.id);
+      for (const auto& node : g.nodes) have.insert(node.id);
       g.edges.erase(std::remove_if(g.edges.begin(), g.edges.end(), [&](const auto& e) { return !have.contains(e.first) || !have.contains(e.second); }),
                     g.edges.end());
+    };
+    QString note;
+    if (g.nodes.size() > kMaxGraphNodes) {
+      cut_to(kMaxGraphNodes);
+      note = QStringLiteral("Cut: this graph has more than %1 nodes (the window opens such a graph collapsed to kernel clusters); "
+                            "drawn are the first %1, breadth first from its roots.").arg(kMaxGraphNodes);
     }
     // the window's colouring: a node takes the tint of the first call computing it
     const tsv::GraphPane::Split split = tsv::GraphPane::kernel_split(s(), scheds[k]);
     for (auto& n : g.nodes)
       if (auto it = split.items_of.constFind(n.id); it != split.items_of.constEnd()) n.fill = split.fill.value(it.value().front());
+    const QString id = QStringLiteral("tensor-graph-%1").arg(k);
+    bool timed_out = false;
+    QString drawing = graph(g, id, g.nodes.size() > kRetryNodes ? &timed_out : nullptr);
+    if (timed_out) {
+      const qsizetype tried = g.nodes.size();
+      cut_to(kRetryNodes);
+      note = QStringLiteral("Cut: dot could not lay out this graph's %1 nodes in %2 s; drawn are the first %3, breadth first from its "
+                            "roots.").arg(tried).arg(kDotTimeoutMs / 1000).arg(kRetryNodes);
+      drawing = graph(g, id);
+    }
     h_ += QStringLiteral("<figure data-schedule=\"%1\"><figcaption>%2 <span class=\"dim\">· schedule %3 of %4 · %5 nodes</span></figcaption>")
-              .arg(QString::number(k), esc(c.plain_name), QString::number(k + 1), QString::number(scheds.size()), QString::number(g.nodes.size()));
-    if (cut)
-      h_ += QStringLiteral("<p class=\"note\">Cut: this graph has more than %1 nodes (the window opens such a graph collapsed to "
-                           "kernel clusters); drawn are the first %1, breadth first from its roots.</p>").arg(kMaxGraphNodes);
+              .arg(QString::number(k), esc(c.plain_name), QString::number(k + 1), QString::number(scheds.size()),
+                   note.isEmpty() ? QString::number(g.nodes.size()) : QStringLiteral("the first %1").arg(g.nodes.size()));
+    if (!note.isEmpty()) h_ += QStringLiteral("<p class=\"note\">%1</p>").arg(esc(note));
     if (!split.items_of.isEmpty()) {
       h_ += "<div class=\"legend\">colour: the call computing each node:";
       for (int i = 0; i < split.fill.size(); ++i) {
@@ -402,7 +431,7 @@ void Page::tensor_graphs() {
       }
       h_ += "</div>";
     }
-    h_ += graph(g, QStringLiteral("tensor-graph-%1").arg(k)) + "</figure>\n";
+    h_ += drawing + "</figure>\n";
   }
   if (!drawn) h_ += "<p class=\"dim\">The run recorded no tensor graphs.</p>";
   if (left) h_ += QStringLiteral("<p class=\"note\">%1 more schedule(s) not drawn: the page draws the first %2.</p>").arg(left).arg(kMaxGraphs);
