@@ -419,6 +419,23 @@ class TestReport : public QObject {
     QCOMPARE(rows(section(QString::fromUtf8(f.readAll()), "compare")).size(), rs.size());
   }
 
+  // what comes from the script or the trace is text on the page, never markup
+  void script_text_is_escaped() {
+    QTemporaryDir d;
+    const QString script = d.filePath("markup.py"), html = d.filePath("markup.html");
+    {
+      QFile f(script);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("from tinygrad import Tensor\n# <b>not bold</b> & <i>not italic</i>\nprint('<script>x</script> & ' + str((Tensor([1.0]) + 1).tolist()))\n");
+    }
+    const Result r = report({script, "-o", html});
+    QVERIFY2(r.code == 0, why(r).constData());
+    const QString dom = render(html);
+    QVERIFY(dom.contains("&lt;b&gt;not bold&lt;/b&gt; &amp; &lt;i&gt;not italic&lt;/i&gt;"));
+    QVERIFY(dom.contains("&lt;script&gt;x&lt;/script&gt; &amp; [2.0]"));
+    QVERIFY(!dom.contains("<b>not bold") && !dom.contains("<script>x"));
+  }
+
   void errors_name_the_problem_and_write_nothing() {
     QTemporaryDir d;
     const QString out = d.filePath("out.html");
