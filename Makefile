@@ -5,7 +5,7 @@ JOBS ?= 2
 PKGS = g++ make cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libgraphviz-dev graphviz \
        llvm-16-dev libclang-16-dev libclang-cpp16-dev libvulkan-dev mesa-vulkan-drivers vulkan-tools \
        glslang-dev glslang-tools spirv-tools xvfb xauth fonts-dejavu-core pybind11-dev python3-dev nlohmann-json3-dev \
-       vulkan-validationlayers
+       vulkan-validationlayers chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 HEADLESS_BUILD ?= build-headless

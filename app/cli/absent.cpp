@@ -1,11 +1,14 @@
-// What a build configured without the window, the embedded Python or the CPU JIT has in their place: each entry
-// point says which part is missing and how to build it (CMakeLists.txt's TINYSCOPE_WINDOW, TINYSCOPE_PYTHON and
-// TINYSCOPE_CPU_JIT options; `make headless` turns all three off).
+// What a build configured without the window (and so without the report), the embedded Python or the CPU JIT has in
+// their place: each entry point says which part is missing and how to build it (CMakeLists.txt's TINYSCOPE_WINDOW,
+// TINYSCOPE_PYTHON and TINYSCOPE_CPU_JIT options; `make headless` turns all three off).
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #if !TINYSCOPE_HAS_WINDOW
+#include <vector>
+
+#include "app/cli/report.h"
 #include "app/gui/gui_main.h"
 #endif
 #if !TINYSCOPE_HAS_PYTHON
@@ -27,6 +30,15 @@ int main(int, char**) {
   return 2;
 }
 }  // namespace tsgui
+
+// the report draws with the window's models and graphs: a build without Qt has none
+namespace tscli {
+int cmd_report(const std::vector<std::string>&) {
+  std::fprintf(stderr, "tinyscope report: this build has no report (configured with -DTINYSCOPE_WINDOW=OFF): the report "
+               "is written by a build with Qt; `tinyscope run SCRIPT.py --json TRACE.json` saves a trace it can read\n");
+  return 2;
+}
+}  // namespace tscli
 #endif
 
 #if !TINYSCOPE_HAS_PYTHON

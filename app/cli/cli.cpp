@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli/bench.h"
+#include "app/cli/report.h"
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
 #include "engine/codegen/opt.h"
@@ -41,6 +42,13 @@ constexpr const char* kUsage =
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
+    "  report (SCRIPT.py | TRACE.json) -o REPORT.html [--dev DEV] [--compare DEV | --compare TRACE2.json]\n"
+    "         [--repeat N] [--save-trace TRACE.json] [-- ARGS...]\n"
+    "                      one self-contained HTML page of a run: summary, script, tensor and kernel graphs,\n"
+    "                      schedule, sources, timings (each call run N times, default 5: the warm median is the\n"
+    "                      headline) and, with --compare, the same calls on a second device side by side; a\n"
+    "                      script runs in a child process on each device in turn; --save-trace T.json keeps\n"
+    "                      the run's trace (and the compared run's in T.DEV.json)\n"
     "  bench [--quick] [--dev DEV] [--beam N]  the benchmark table against this machine's measured limits, each\n"
     "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
     "                      CPU; --beam N: a GPU's rows again with each kernel's opts searched by BEAM=N)\n"
@@ -69,11 +77,12 @@ int no_display(const std::string& hint) {
   return 2;
 }
 
+}  // namespace
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// a positive count from the command line or a request: the whole text is a number in [1, max]
 bool parse_count(const std::string& s, int max, int* out) {
   if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;
   const long v = std::strtol(s.c_str(), nullptr, 10);
@@ -81,9 +90,6 @@ bool parse_count(const std::string& s, int max, int* out) {
   *out = static_cast<int>(v);
   return true;
 }
-constexpr int kMaxRepeat = 10000;
-
-// a script to run must be a readable regular file ("" if it is, else the reason)
 std::string script_problem(const std::string& script) {
   std::error_code ec;
   const auto st = std::filesystem::status(script, ec);
@@ -92,8 +98,6 @@ std::string script_problem(const std::string& script) {
   if (!std::filesystem::is_regular_file(st)) return "'" + script + "' is not a regular file";
   return {};
 }
-
-}  // namespace
 
 namespace {
 bool g_vk_validation = false;
@@ -127,6 +131,8 @@ int vulkan_checked_exit(int code) {
   }
   return code;
 }
+
+const char* usage() { return kUsage; }
 
 ts::RealizeConfig realize_config_from_env() {
   // the reference's codegen tuning variables go to the engine here too
@@ -365,6 +371,7 @@ int main(int argc, char** argv) {
   if (cmd == "serve") return cmd_serve();
   if (cmd == "asm") return cmd_asm({args.begin() + 1, args.end()});
   if (cmd == "devices") return cmd_devices({args.begin() + 1, args.end()});
+  if (cmd == "report") return cmd_report({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
   const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");
