@@ -23,6 +23,7 @@ struct GraphInput {
   QList<Node> nodes;
   QList<QPair<int, int>> edges;
   QStringList edge_labels;  // empty, or one per edge (an empty string: no label)
+  static constexpr int kQuickLayoutAbove = 300;  // nodes: above this, dot gets its quick settings (to_dot)
   bool left_to_right = false;  // ranks from left to right (a wide, short pane) rather than top to bottom
   QByteArray to_dot() const;
   QByteArray hash() const;  // of the DOT text: the layout cache key
