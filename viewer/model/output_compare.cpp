@@ -50,6 +50,12 @@ double ulp_distance(double a, double b, int bits) {
   return static_cast<double>(d < 0 ? -d : d);
 }
 
+QString shape_text(const QList<qint64>& shape) {
+  QStringList dims;
+  for (qint64 s : shape) dims << QString::number(s);
+  return QLatin1Char('(') + dims.join(QStringLiteral(", ")) + (shape.size() == 1 ? QStringLiteral(",)") : QStringLiteral(")"));
+}
+
 QString index_text(qint64 flat, const QList<qint64>& shape) {
   QStringList parts;
   for (qsizetype d = shape.size() - 1; d >= 0; --d) {
@@ -64,11 +70,7 @@ OutputDiff compare_outputs(const Output& a, const Output& b) {
   OutputDiff d;
   if (a.dtype != b.dtype || a.shape != b.shape) {
     d.verdict = OutputDiff::Verdict::Mismatch;
-    auto what = [](const Output& o) {
-      QStringList dims;
-      for (qint64 s : o.shape) dims << QString::number(s);
-      return QStringLiteral("(%1) %2").arg(dims.join(QStringLiteral(", ")), o.dtype);
-    };
+    auto what = [](const Output& o) { return shape_text(o.shape) + QLatin1Char(' ') + o.dtype; };
     d.problem = QStringLiteral("%1 against %2").arg(what(a), what(b));
     return d;
   }
@@ -152,10 +154,7 @@ QVariant OutputCompareModel::data(const QModelIndex& index, int role) const {
     case kIndex: return r + 1;
     case kWhere: return o ? o->where : QString();
     case kShape: {
-      if (!o) return {};
-      QStringList dims;
-      for (qint64 s : o->shape) dims << QString::number(s);
-      return QStringLiteral("(%1) %2").arg(dims.join(QStringLiteral(", ")), o->dtype);
+      return o ? shape_text(o->shape) + QLatin1Char(' ') + o->dtype : QVariant();
     }
     case kVerdict:
       switch (d.verdict) {

@@ -19,6 +19,8 @@ OutputStats output_stats(const Output& o);
 // many representable values lie between them. 0 for equal values (+0 and -0 too) and for two NaNs; infinite when
 // exactly one is NaN.
 double ulp_distance(double a, double b, int bits);
+// a shape as python prints a tuple: "(2, 3)", "(4,)", "()"
+QString shape_text(const QList<qint64>& shape);
 // a flat index as the index of each axis, "[1, 2]"
 QString index_text(qint64 flat, const QList<qint64>& shape);
 

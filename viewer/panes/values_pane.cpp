@@ -15,11 +15,6 @@
 namespace tsv {
 
 namespace {
-QString shape_text(const QList<qint64>& shape) {
-  QStringList dims;
-  for (qint64 s : shape) dims << QString::number(s);
-  return QLatin1Char('(') + dims.join(QStringLiteral(", ")) + (shape.size() == 1 ? QStringLiteral(",)") : QStringLiteral(")"));
-}
 // C-contiguous strides, in elements
 QList<qint64> strides_of(const QList<qint64>& shape) {
   QList<qint64> st(shape.size(), 1);
