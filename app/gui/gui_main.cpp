@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "app/gui/main_window.h"
 #include "app/gui/tour.h"
@@ -52,7 +53,7 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour;
+  QString file, dev, shot, compare, select, tour, compare_trace;
   bool run = false, measure = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
     QString n;
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select) || value("--tour", &tour)) continue;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) || value("--select", &select) || value("--tour", &tour)) continue;
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -142,6 +143,25 @@ int main(int argc, char** argv) {
       return 2;
     }
     w.open_script(file);
+  }
+  // --compare-trace T.json: the trace opened (or the first run's, once it is in) beside a saved one
+  if (!compare_trace.isEmpty()) {
+    auto compare_now = [&w, compare_trace] {
+      QString e;
+      if (!w.compare_with_trace(compare_trace, &e)) std::fprintf(stderr, "tinyscope: --compare-trace %s: %s\n", qPrintable(compare_trace), qPrintable(e));
+    };
+    if (run) {
+      auto once = std::make_shared<QMetaObject::Connection>();
+      *once = QObject::connect(&w, &MainWindow::run_finished, &w, [once, compare_now](bool ok) {
+        QObject::disconnect(*once);
+        if (ok) compare_now();
+      });
+    } else if (!w.session()->raw().isEmpty()) {
+      compare_now();
+    } else {
+      std::fprintf(stderr, "tinyscope: --compare-trace needs a trace to open or --run\n");
+      return 2;
+    }
   }
   w.show();
   if (screenshot) {

@@ -25,6 +25,7 @@
 #include <QToolButton>
 #include <QJsonObject>
 #include <QScrollBar>
+#include <QSaveFile>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -44,6 +45,7 @@
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/model/compare_file.h"
 #include "viewer/model/compare_model.h"
 #include "viewer/model/output_compare.h"
 #include "viewer/panes/code_editor.h"
@@ -338,6 +340,20 @@ void MainWindow::build_file_menu() {
   });
   save_act_->setEnabled(false);
   connect(session_, &tsv::Session::loaded, this, [this] { save_act_->setEnabled(!session_->raw().isEmpty()); });
+  file->addSeparator();
+  auto* cmp_act = file->addAction(tr("Compare with a saved trace…"), this, [this] {
+    QString f = QFileDialog::getOpenFileName(this, tr("Compare with a saved trace"), QFileInfo(session_->path()).path(), tr("Traces (*.json)"));
+    if (!f.isEmpty()) compare_with_trace(f);
+  });
+  cmp_act->setToolTip(tr("Put a saved trace beside the one shown, call by call and output by output (two machines, or before and after an edit)"));
+  save_compare_act_ = file->addAction(tr("Save comparison…"), this, [this] {
+    QString base = QFileInfo(script_path_).completeBaseName();
+    QString f = QFileDialog::getSaveFileName(this, tr("Save comparison"), (base.isEmpty() ? QStringLiteral("comparison") : base) + ".compare.json",
+                                             tr("Saved comparisons (*.json)"));
+    if (!f.isEmpty()) save_compare(f);
+  });
+  save_compare_act_->setEnabled(false);
+  save_compare_act_->setToolTip(tr("Save both traces of the comparison in one file; File > Open reopens it"));
   open_act->setToolTip(tr("Open a script, or a saved trace without running it (Ctrl+O)"));
   save_act_->setToolTip(tr("Save this run's trace as JSON (Ctrl+S)"));
   if (auto* tb = findChild<QToolBar*>(QStringLiteral("run_toolbar"))) {
@@ -511,6 +527,10 @@ void MainWindow::open_script(const QString& path) {
 
 bool MainWindow::open_trace(const QString& path, QString* error) {
   QString err;
+  {
+    QFile f(path);
+    if (f.open(QIODevice::ReadOnly) && tsv::is_compare_file(f.read(256))) return open_compare_file(path, error);
+  }
   if (!session_->load(path, &err)) {
     append_console(tr("Cannot open the trace %1\n%2\n").arg(QFileInfo(path).fileName(), err), true);
     status_->setText(tr("Cannot open the trace: %1").arg(err));
@@ -533,11 +553,97 @@ bool MainWindow::open_trace(const QString& path, QString* error) {
   } else if (script.exists()) {
     append_console(tr("The trace names the script %1: not opened (only a .py file of up to 4 MB is)\n").arg(script.filePath()), true);
   }
+  opened_trace_ = path;
   select_first_kernel();
   show_trace_label();
   if (script_from_trace()) setWindowTitle(windowTitle() + tr(" (the script named by the trace %1)").arg(QFileInfo(path).fileName()));
   return true;
 }
+
+bool MainWindow::open_compare_file(const QString& path, QString* error) {
+  tsv::CompareFile c;
+  QString err;
+  const QString name = QFileInfo(path).fileName();
+  auto fail = [&](const QString& e) {
+    append_console(tr("Cannot open the saved comparison %1\n%2\n").arg(name, e), true);
+    status_->setText(tr("Cannot open the saved comparison: %1").arg(e));
+    show_trace_error(tr("Cannot open the saved comparison %1 (nothing of it is shown):").arg(name), e);
+    if (error) *error = e;
+    return false;
+  };
+  if (!tsv::read_compare_file(path, &c, &err)) return fail(err);
+  // both sides are checked before either replaces what the panes show
+  tsv::Session probe;
+  if (!probe.load_data(c.second, &err, path)) return fail(tr("its second trace: %1").arg(err));
+  superseding_ = true;
+  stop();
+  superseding_ = false;
+  if (!session_->load_data(c.first, &err, path)) return fail(tr("its first trace: %1").arg(err));
+  clear_compare();
+  trace_error_->hide();
+  compare_session_->load_data(c.second, &err, path);
+  opened_trace_ = path;
+  first_label_ = c.first_label.isEmpty() ? session_->device() : c.first_label;
+  compare_from_trace_ = c.second_label.isEmpty() ? compare_session_->device() : c.second_label;
+  status_->setText(tr("%1: a saved comparison, %2 (%3 calls) beside %4 (%5 calls)")
+                       .arg(name, first_label_).arg(session_->calls().size()).arg(compare_from_trace_).arg(compare_session_->calls().size()));
+  setWindowTitle(tr("tinyscope — %1 (a saved comparison)").arg(name));
+  select_first_kernel();
+  show_trace_label();
+  show_loaded_compare();
+  return true;
+}
+
+bool MainWindow::compare_with_trace(const QString& path, QString* error) {
+  QString err;
+  const QString name = QFileInfo(path).fileName();
+  auto fail = [&](const QString& e) {
+    append_console(tr("Cannot compare with %1\n%2\n").arg(name, e), true);
+    status_->setText(tr("Cannot compare with %1: %2").arg(name, e));
+    if (error) *error = e;
+    return false;
+  };
+  if (session_->raw().isEmpty()) return fail(tr("run a script or open a trace first: there is nothing to compare it with"));
+  if (controller_->running() || compare_controller_->running()) return fail(tr("a run is in progress (stop it first)"));
+  {
+    QFile f(path);
+    if (f.open(QIODevice::ReadOnly) && tsv::is_compare_file(f.read(256)))
+      return fail(tr("it is a saved comparison, not a trace: open it with File > Open"));
+  }
+  tsv::Session probe;
+  if (!probe.load(path, &err)) return fail(err);
+  QByteArray raw = probe.raw();
+  clear_compare();
+  compare_session_->load_data(raw, &err, path);
+  auto side = [](const tsv::Session& s, const QString& what) { return QStringLiteral("%1 · %2").arg(s.device(), what); };
+  const QString mine = opened_trace_.isEmpty() ? tr("this run") : QFileInfo(opened_trace_).fileName();
+  first_label_ = side(*session_, mine);
+  compare_from_trace_ = side(*compare_session_, name);
+  if (first_label_ == compare_from_trace_) compare_from_trace_ += tr(" (saved)");
+  show_loaded_compare();
+  status_->setText(tr("Comparing with %1: %2 calls beside %3").arg(name).arg(compare_session_->calls().size()).arg(session_->calls().size()));
+  return true;
+}
+
+bool MainWindow::save_compare(const QString& path, QString* error) {
+  auto fail = [&](const QString& e) {
+    append_console(e + "\n", true);
+    status_->setText(e);
+    if (error) *error = e;
+    return false;
+  };
+  if (!compare_loaded_ || session_->raw().isEmpty() || compare_session_->raw().isEmpty())
+    return fail(tr("No comparison to save: choose a device under \"Compare with\" and run, or compare with a saved trace"));
+  QSaveFile f(path);
+  const QByteArray data = tsv::write_compare_file({session_->raw(), compare_session_->raw(), first_label(), second_label()});
+  if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
+    return fail(tr("cannot write %1: %2").arg(path, f.errorString()));
+  status_->setText(tr("Comparison saved to %1").arg(path));
+  return true;
+}
+
+QString MainWindow::first_label() const { return first_label_.isEmpty() ? first_device() : first_label_; }
+QString MainWindow::second_label() const { return compare_from_trace_.isEmpty() ? compare_device() : compare_from_trace_; }
 
 void MainWindow::show_trace_error(const QString& what, const QString& err) {
   trace_error_->setText(QStringLiteral("<b>%1</b><br>%2").arg(what.toHtmlEscaped(), err.left(2000).toHtmlEscaped()));
@@ -585,6 +691,7 @@ void MainWindow::run() {
   superseding_ = true;
   stop();
   superseding_ = false;
+  opened_trace_.clear();
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();
@@ -604,6 +711,9 @@ void MainWindow::run() {
   controller_->start(name, editor_->toPlainText(), device_combo_->currentText());
   const QString other = compare_device();
   compare_pending_ = false;
+  // the last comparison was of the last run: it goes now, not when the new one arrives (a run without a second
+  // device would otherwise keep showing it)
+  clear_compare(other.isEmpty() ? tr("Choose a device under \"Compare with\" and run") : QString());
   if (!other.isEmpty()) {
     // the second device runs once the first one's run is over: never both at once on the same cores
     compare_pending_ = true;
@@ -622,8 +732,25 @@ void MainWindow::run() {
   }
 }
 
+void MainWindow::clear_compare(const QString& why) {
+  compare_loaded_ = false;
+  save_compare_act_->setEnabled(false);
+  first_label_.clear();
+  compare_from_trace_.clear();
+  if (!compare_session_->raw().isEmpty() || !compare_session_->calls().isEmpty()) compare_session_->clear();
+  values_->set_compare(nullptr, {});
+  compare_console_->clear();
+  update_compare_sources();
+  if (!why.isEmpty()) {
+    compare_label_->setText(why);
+    compare_dock_->hide();
+  }
+}
+
 void MainWindow::start_compare() {
   compare_pending_ = false;
+  first_label_.clear();  // (the second side is this device's run, not a saved trace)
+  compare_from_trace_.clear();
   const QString other = compare_device();
   if (other.isEmpty()) return;
   compare_label_->setText(tr("Running on %1 (after %2 finished)…").arg(other, device_combo_->currentText()));
@@ -894,7 +1021,7 @@ void MainWindow::build_compare_dock() {
     tb->insertSeparator(before);
   }
   connect(compare_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    if (i != 0) return;
+    if (i != 0 || !compare_from_trace_.isEmpty()) return;  // (a comparison with a saved trace stays)
     compare_dock_->hide();
     values_->set_compare(nullptr, {});
   });
@@ -941,9 +1068,8 @@ void MainWindow::update_compare_sources() {
   if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
   const tsv::Program& pa = session_->contexts()[ka].program;
   const tsv::Program& pb = compare_session_->contexts()[kb].program;
-  const QString a = first_device();
-  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, a, pa.lang), pa.src,
-                             tr("%1 on %2 (%3)").arg(pb.name, compare_device(), pb.lang), pb.src);
+  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
+                             tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang), pb.src);
 }
 
 void MainWindow::update_compare_summary() {
@@ -962,14 +1088,20 @@ void MainWindow::update_compare_summary() {
   };
   const auto [mine_first, mine_warm] = totals(*session_);
   const auto [theirs_first, theirs_warm] = totals(*compare_session_);
-  const QString mine = first_device();
-  const QString theirs = compare_session_->device();
+  const QString mine = first_label();
+  const QString theirs = second_label();
   auto line = [repeats](const QString& dev, qsizetype calls, double first, double warm) {
     QString t = tr("%1: %2 calls, first runs %3 µs").arg(dev).arg(calls).arg(first, 0, 'f', 1);
     if (repeats > 2) t += tr(", warm medians %1 µs").arg(warm, 0, 'f', 1);
     return t;
   };
   QString how = tr("%1, then %2 once it had finished (one device at a time)").arg(mine, theirs);
+  if (!compare_from_trace_.isEmpty()) {
+    how = tr("Two saved traces, each timed where it ran");
+    const QString sa = QFileInfo(session_->script()).fileName(), sb = QFileInfo(compare_session_->script()).fileName();
+    if (session_->script() != compare_session_->script()) how += tr(" (of different scripts: %1 and %2)").arg(sa, sb);
+    else if (!sa.isEmpty()) how += tr(" (both of %1)").arg(sa);
+  }
   if (repeats > 2) how += tr("; Timing %1×: warm medians are of the %2 runs after the first").arg(repeats).arg(repeats - 1);
   QString text = line(mine, session_->calls().size(), mine_first, mine_warm) + "   |   " +
                  line(theirs, compare_session_->calls().size(), theirs_first, theirs_warm) + "\n" + how;
@@ -1029,19 +1161,35 @@ void MainWindow::on_compare_finished(int code, bool stopped, const QString& trac
 }
 
 void MainWindow::on_compare_loaded(bool ok, const QString& err) {
-  if (!ok) {
-    compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
-  } else {
-    compare_loaded_ = true;
-    compare_model_->set_devices(first_device(), compare_device());
-    values_->set_compare(compare_session_, compare_device());
-    update_compare_summary();
-    update_compare_sources();
-    const int call = selection_->current().call;
-    if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
-  }
+  if (!ok) compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
+  else show_loaded_compare();
   emit compare_finished(ok);
   check_settled();
+}
+
+void MainWindow::show_loaded_compare() {
+  compare_loaded_ = true;
+  save_compare_act_->setEnabled(true);
+  compare_model_->set_devices(first_label(), second_label());
+  values_->set_compare(compare_session_, second_label());
+  compare_dock_->setWindowTitle(tr("Compare: %1").arg(second_label()));
+  compare_table_->resizeColumnsToContents();  // (the headers name the two sides)
+  if (auto* tabs = compare_dock_->findChild<QTabWidget*>(QStringLiteral("compare_tabs")); tabs && tabs->count() >= 5) {
+    const bool saved = !compare_from_trace_.isEmpty();
+    tabs->setTabText(3, saved ? tr("Second trace's schedule and timings") : tr("Second device's schedule and timings"));
+    tabs->setTabText(4, saved ? tr("Second trace's console") : tr("Second device's console"));
+    if (saved) compare_console_->setPlainText(tr("%1 is a saved trace: a trace keeps what the script read back (the Outputs "
+                                                 "tab), not its console.").arg(second_label()));
+  }
+  if (!compare_dock_->isVisible()) {
+    compare_dock_->show();
+    resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
+    if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});
+  }
+  update_compare_summary();
+  update_compare_sources();
+  const int call = selection_->current().call;
+  if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
 }
 
 // ---- Source > Assembly: `tinyscope asm` compiles the kernel's source in a child and prints the host assembly

@@ -68,6 +68,15 @@ class MainWindow : public QMainWindow {
   void set_initial_context(const QString& text) { initial_context_ = text; }
   // after a run or an opened trace, show the tour at stop n (1-based; 0: no tour)
   void set_initial_tour(int n) { initial_tour_ = n; }
+  // File > Compare with a saved trace…: the trace in the panes beside a saved one, call by call, output by output (two
+  // machines, or a script before and after an edit); nothing runs. False with *error (and the console) on failure.
+  bool compare_with_trace(const QString& path, QString* error = nullptr);
+  // File > Save comparison…: both traces of the comparison shown in one file (viewer/model/compare_file.h), reopened
+  // by open_trace as it was; false when no comparison is shown or the file cannot be written
+  bool save_compare(const QString& path, QString* error = nullptr);
+  // what the Compare dock calls the two sides: the devices of a run and its compare run, or the saved traces' names
+  QString first_label() const;
+  QString second_label() const;
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
@@ -139,6 +148,9 @@ class MainWindow : public QMainWindow {
   void show_beam(const QJsonObject& beam_report);
   void show_trace_label();
   void start_compare();
+  // forgets the comparison shown (the second run's trace, its console, the Values diff); with `why`, the Compare dock
+  // hides and its summary says why
+  void clear_compare(const QString& why = {});
   void build_file_menu();
   void build_compare_dock();
   void update_compare_summary();
@@ -195,6 +207,12 @@ class MainWindow : public QMainWindow {
   bool compare_pending_ = false;
   bool superseding_ = false;  // run() is stopping the last run to start a new one  // the compare run starts once the first device's run is over
   QString compare_name_, compare_source_;
+  // the comparison's sides when they came from saved traces ("": the first is this run, the second the compare run)
+  QString first_label_, compare_from_trace_;
+  QString opened_trace_;  // the trace file the panes show ("": a run's)
+  void show_loaded_compare();
+  bool open_compare_file(const QString& path, QString* error);
+  QAction* save_compare_act_ = nullptr;
   QString run_msg_;  // the finished run's status line, completed once its trace is read
   bool run_ok_ = false;  // the current compare run's trace is in compare_session_
   // measuring

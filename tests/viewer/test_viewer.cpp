@@ -1039,6 +1039,100 @@ class TestViewer : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
   }
 
+  // a run beside a saved trace (a script before and after an edit), the comparison saved in one file and reopened as
+  // it was, and a new run dropping the comparison the moment it starts
+  void compare_with_a_saved_trace() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.set_compare_device("none");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    auto run_text = [&](const QString& text) {
+      const int before = done.count();
+      w.editor()->setPlainText(text);
+      w.run();
+      QVERIFY(done.count() > before || done.wait(60000));
+      QVERIFY(done.back().at(0).toBool());
+      QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    };
+    // nothing to compare with yet: an error that says so
+    QString err;
+    QVERIFY(!w.compare_with_trace(dir.filePath("nothing.json"), &err));
+    QVERIFY2(err.contains("nothing to compare"), qPrintable(err));
+    const QString before = "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 2).tolist())\n";
+    const QString after = "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 2 + (a > 3)).tolist())\n";
+    run_text(before);
+    const QString saved = dir.filePath("before.json");
+    QVERIFY(w.save_trace(saved));
+    run_text(after);
+    QVERIFY(w.compare_with_trace(saved, &err));
+    QCOMPARE(w.first_label(), QStringLiteral("CPU · this run"));
+    QCOMPARE(w.second_label(), QStringLiteral("CPU · before.json"));
+    auto* dock = w.findChild<QDockWidget*>("compare");
+    QVERIFY(dock && dock->isVisible());
+    auto* summary = dock->findChild<QLabel*>("compare_summary");
+    QVERIFY2(summary->text().contains("Two saved traces"), qPrintable(summary->text()));
+    QCOMPARE(w.compare_model()->headerData(tsv::CompareModel::kRatio, Qt::Horizontal).toString(),
+             QStringLiteral("CPU · before.json / CPU · this run"));
+    // the one value each read: 2a + (a > 3) against 2a differs in its last element only, by exactly 1
+    tsv::OutputCompareModel* om = w.output_compare_model();
+    QCOMPARE(om->rowCount(), 1);
+    QCOMPARE(om->differing_rows(), 1);
+    QCOMPARE(w.session()->outputs()[0].f, (QVector<double>{2, 4, 6, 9}));
+    QCOMPARE(w.compare_session()->outputs()[0].f, (QVector<double>{2, 4, 6, 8}));
+    QCOMPARE(om->diff(0).differing, 1);
+    QCOMPARE(om->diff(0).max_abs, 1.0);
+    QVERIFY2(summary->text().contains("1 of the 1 values the script read differ"), qPrintable(summary->text()));
+    // saved in one file, reopened in another window as it was
+    const QString both = dir.filePath("edit.compare.json");
+    QVERIFY(w.save_compare(both, &err));
+    {
+      tsgui::MainWindow v(source_dir() + "/resources/examples", /*restore_layout=*/false);
+      QVERIFY2(v.open_trace(both, &err), qPrintable(err));
+      QCOMPARE(v.session()->calls(), w.session()->calls());
+      QCOMPARE(v.compare_session()->calls(), w.compare_session()->calls());
+      QCOMPARE(v.compare_session()->outputs(), w.compare_session()->outputs());
+      QCOMPARE(v.first_label(), w.first_label());
+      QCOMPARE(v.second_label(), w.second_label());
+      QCOMPARE(v.output_compare_model()->differing_rows(), 1);
+      QCOMPARE(v.compare_model()->rowCount(), w.compare_model()->rowCount());
+      // a trace file is not a comparison, and a comparison is not a trace to compare with
+      QVERIFY(!v.compare_with_trace(both, &err));
+      QVERIFY2(err.contains("saved comparison"), qPrintable(err));
+    }
+    // broken comparisons are refused whole, with the reason
+    auto refused = [&](const QByteArray& text, const QString& why) {
+      QFile f(dir.filePath("bad.json"));
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(text);
+      f.close();
+      tsgui::MainWindow v(source_dir() + "/resources/examples", /*restore_layout=*/false);
+      QString e;
+      QVERIFY(!v.open_trace(f.fileName(), &e));
+      QVERIFY2(e.contains(why), qPrintable(e));
+      QVERIFY(v.session()->calls().isEmpty());
+      QVERIFY(v.compare_session()->calls().isEmpty());
+    };
+    QFile tf(saved);
+    QVERIFY(tf.open(QIODevice::ReadOnly));
+    const QByteArray trace = tf.readAll();
+    refused("{\"tinyscope_compare\": 2, \"first\": " + trace + ", \"second\": " + trace + "}", "version 2");
+    refused("{\"tinyscope_compare\": 1, \"first\": " + trace + "}", "no \"second\" trace");
+    refused("{\"tinyscope_compare\": 1, \"first\": " + trace + ", \"second\": {\"version\": 1}}", "second trace");
+    refused("{\"tinyscope_compare\": 1, \"first\": [", "not valid JSON");
+    // a new run: the comparison goes as it starts, not when the run ends
+    const int runs = done.count();
+    w.run();
+    QVERIFY(w.compare_session()->calls().isEmpty());
+    QVERIFY(!dock->isVisible());
+    QCOMPARE(w.output_compare_model()->rowCount(), 0);
+    QVERIFY(done.count() > runs || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
   // two runs' read-back values, element by element: ULPs counted in the value's own float width, NaN equal to NaN,
   // the first difference's index per axis; values that cannot be compared say why
   void output_compare_counts_ulps() {
