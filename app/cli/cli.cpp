@@ -29,13 +29,16 @@ constexpr const char* kUsage =
     "usage: tinyscope <command> [args]\n"
     "\n"
     "commands:\n"
-    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [--repeat N] [-- ARGS...]\n"
+    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [--repeat N] [--snapshots] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
     "                      --trace sets what it records of the rewrites (default: passes with --json, else off);\n"
     "                      --repeat N runs each kernel N times and records every timing (their spread)\n"
-    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV] [--run | --runs N] [--measure] [--select TEXT] [--tour N] [--screenshot OUT.png]\n"
+    "                      --snapshots keeps every call's output buffer in the trace, read back right after the\n"
+    "                      call ran (calls run one at a time)\n"
+    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots] [--measure] [--select TEXT] [--tour N] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
+    "                      --compare-trace puts a saved trace beside the one opened or run (File > Compare);\n"
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"
     "                      --tour N opens the tour of the pipeline at stop N (1-8, Help > Tour);\n"
     "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done\n"
@@ -56,7 +59,7 @@ constexpr const char* kUsage =
     "  asm --lang c|llvm|glsl FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source, or\n"
     "                      the SPIR-V (disassembled) of a Vulkan kernel's GLSL\n"
     "  serve               (the window's warm child) start Python and the JIT, then run the script named by one\n"
-    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\", \"beam\"}\n"
+    "                      JSON line on stdin: {\"script\", \"json\", \"trace\", \"dev\", \"args\", \"repeat\", \"beam\", \"snapshots\"}\n"
     "  --help              this text\n"
     "\n"
     "environment:\n"
@@ -144,6 +147,7 @@ ts::RealizeConfig realize_config_from_env() {
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
   if (const char* d = std::getenv("TINYSCOPE_REPEAT"); d && *d) c.repeat = std::max(1, std::atoi(d));
+  if (const char* d = std::getenv("TINYSCOPE_SNAPSHOTS"); d && *d) c.snapshots = std::atoi(d) != 0;
   if (const char* d = std::getenv("BEAM"); d && *d) c.beam = std::max(0, std::atoi(d));
   if (const char* d = std::getenv("IGNORE_BEAM_CACHE"); d && *d) c.beam_ignore_cache = std::atoi(d) != 0;
   // the reference's CACHELEVEL=0 keeps nothing on disk
@@ -193,6 +197,8 @@ int cmd_run(const std::vector<std::string>& a) {
       }
       setenv("TINYSCOPE_REPEAT", std::to_string(n).c_str(), 1);
       ++i;
+    } else if (!passthrough && a[i] == "--snapshots") {
+      setenv("TINYSCOPE_SNAPSHOTS", "1", 1);
     } else if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
       if (i + 1 >= a.size()) {
         std::fprintf(stderr, "tinyscope run: %s needs a value\n", a[i].c_str());
@@ -248,6 +254,7 @@ int cmd_serve() {
     // the request is untrusted text: every field is checked here, before anything is set
     std::string dev, stream;
     int repeat = 1, beam = -1;
+    bool snapshots = false;
     ts::trace::Level level = ts::trace::Level::Off;
     try {
       const nlohmann::json req = nlohmann::json::parse(line);
@@ -275,6 +282,10 @@ int cmd_serve() {
           throw std::runtime_error("\"repeat\" must be a whole number from 1 to " + std::to_string(kMaxRepeat) + ", not " + r.dump());
         repeat = r.get<int>();
       }
+      if (req.contains("snapshots")) {
+        if (!req["snapshots"].is_boolean()) throw std::runtime_error("\"snapshots\" must be true or false, not " + req["snapshots"].dump());
+        snapshots = req["snapshots"].get<bool>();
+      }
       if (req.contains("beam")) {
         const auto& b = req["beam"];
         if (!b.is_number_integer() || b.get<long long>() < 0 || b.get<long long>() > 16)
@@ -292,6 +303,7 @@ int cmd_serve() {
     }
     if (!dev.empty()) setenv("DEV", dev.c_str(), 1);
     setenv("TINYSCOPE_REPEAT", std::to_string(repeat).c_str(), 1);
+    setenv("TINYSCOPE_SNAPSHOTS", snapshots ? "1" : "0", 1);
     if (beam >= 0) setenv("BEAM", std::to_string(beam).c_str(), 1);
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)

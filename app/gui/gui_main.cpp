@@ -54,7 +54,7 @@ QString examples_dir() {
 
 int main(int argc, char** argv) {
   QString file, dev, shot, compare, select, tour, compare_trace;
-  bool run = false, measure = false;
+  bool run = false, measure = false, snapshots = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
     QString a = QString::fromLocal8Bit(argv[i]);
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     QString n;
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
+    else if (a == "--snapshots") snapshots = true;
     else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) || value("--select", &select) || value("--tour", &tour)) continue;
     else if (value("--runs", &n)) {
       bool ok = false;
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
     w.report_device_error(device_error + QStringLiteral(" (nothing runs)"));
     run = false;
   }
+  if (snapshots) w.set_snapshots(true);
   if (!select.isEmpty()) w.set_initial_context(select);
   if (!tour.isEmpty()) {
     bool ok = false;

@@ -233,6 +233,16 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   auto* run_menu = menuBar()->addMenu(tr("&Run"));
   run_menu->addAction(run_act_);
   run_menu->addAction(stop_act_);
+  run_menu->addSeparator();
+  snapshots_act_ = run_menu->addAction(tr("Record every call's buffers"));
+  snapshots_act_->setCheckable(true);
+  snapshots_act_->setToolTip(tr("Keep each call's output buffer in the trace, read back right after the call ran, so the Values "
+                                "pane shows any buffer after any call (calls then run one at a time: slower)"));
+  connect(snapshots_act_, &QAction::toggled, this, [this](bool on) {
+    controller_->set_snapshots(on);
+    if (restore_layout_) QSettings().setValue("run/snapshots", on);
+  });
+  snapshots_act_->setChecked(restore_layout_ && QSettings().value("run/snapshots", false).toBool());
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("Keyboard shortcuts…"), QKeySequence::HelpContents, this,
                   [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
@@ -642,6 +652,8 @@ bool MainWindow::save_compare(const QString& path, QString* error) {
   return true;
 }
 
+void MainWindow::set_snapshots(bool on) { snapshots_act_->setChecked(on); }
+
 QString MainWindow::first_label() const { return first_label_.isEmpty() ? first_device() : first_label_; }
 QString MainWindow::second_label() const { return compare_from_trace_.isEmpty() ? compare_device() : compare_from_trace_; }
 
@@ -756,6 +768,7 @@ void MainWindow::start_compare() {
   compare_label_->setText(tr("Running on %1 (after %2 finished)…").arg(other, device_combo_->currentText()));
   compare_controller_->set_program(controller_->program());
   compare_controller_->set_repeat(controller_->repeat());  // the same warm repeats for both
+  compare_controller_->set_snapshots(controller_->snapshots());  // and the same buffers kept
   compare_controller_->set_beam(controller_->beam());
   compare_console_->clear();
   controller_->hold_warm_up(true);  // the first device's next child starts once this run is over

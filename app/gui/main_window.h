@@ -77,6 +77,8 @@ class MainWindow : public QMainWindow {
   // what the Compare dock calls the two sides: the devices of a run and its compare run, or the saved traces' names
   QString first_label() const;
   QString second_label() const;
+  // Run > Record every call's buffers: each call's output buffer kept in the trace (`tinyscope run --snapshots`)
+  void set_snapshots(bool on);
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
@@ -213,6 +215,7 @@ class MainWindow : public QMainWindow {
   void show_loaded_compare();
   bool open_compare_file(const QString& path, QString* error);
   QAction* save_compare_act_ = nullptr;
+  QAction* snapshots_act_ = nullptr;
   QString run_msg_;  // the finished run's status line, completed once its trace is read
   bool run_ok_ = false;  // the current compare run's trace is in compare_session_
   // measuring

@@ -31,6 +31,9 @@ class RunController : public QObject {
   // each kernel of a run is timed this many times (the Timings pane shows their spread)
   void set_repeat(int n) { repeat_ = n < 1 ? 1 : n; }
   int repeat() const { return repeat_; }
+  // every call's output buffers kept in the trace (`tinyscope run --snapshots`)
+  void set_snapshots(bool on) { snapshots_ = on; }
+  bool snapshots() const { return snapshots_; }
   // BEAM=n for the runs (0: the default opts)
   void set_beam(int n) { beam_ = n < 0 ? 0 : n; }
   int beam() const { return beam_; }
@@ -94,6 +97,7 @@ class RunController : public QObject {
   QProcess* spare_ = nullptr;
   bool keep_warm_ = true;
   int repeat_ = 1;
+  bool snapshots_ = false;
   int beam_ = 0;
   std::unique_ptr<QTemporaryDir> dir_;
   QString script_path_, trace_path_, stream_path_, stderr_;

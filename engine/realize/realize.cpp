@@ -237,6 +237,49 @@ void copy_buffer(Buffer& dst, const Buffer& src) {
   }
 }
 
+// n elements of h.dtype at p, appended to h.f (float dtypes) or h.i (the others)
+void decode_values(const uint8_t* p, int64_t n, HostData& h) {
+  const DType dt = h.dtype;
+  for (int64_t i = 0; i < n; ++i) {
+    const void* s = p + i * dt->itemsize();
+    if (dt == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }
+    else if (dt == dtypes::float64) { double v; std::memcpy(&v, s, 8); h.f.push_back(v); }
+    else if (dt == dtypes::float16) { _Float16 v; std::memcpy(&v, s, 2); h.f.push_back(static_cast<double>(v)); }
+    else if (dt == dtypes::bfloat16) {
+      uint16_t v;
+      std::memcpy(&v, s, 2);
+      uint32_t bits = uint32_t{v} << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      h.f.push_back(static_cast<double>(f));
+    }
+    else if (dt == dtypes::bool_) { h.i.push_back(*static_cast<const uint8_t*>(s) != 0); }
+    else {
+      int64_t v = 0;
+      switch (dt->itemsize()) {
+        case 1: v = is_unsigned(dt) ? static_cast<int64_t>(*static_cast<const uint8_t*>(s)) : static_cast<int64_t>(*static_cast<const int8_t*>(s)); break;
+        case 2: { int16_t x; uint16_t y; std::memcpy(&x, s, 2); std::memcpy(&y, s, 2); v = is_unsigned(dt) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
+        case 4: { int32_t x; uint32_t y; std::memcpy(&x, s, 4); std::memcpy(&y, s, 4); v = is_unsigned(dt) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
+        default: std::memcpy(&v, s, 8);
+      }
+      h.i.push_back(v);
+    }
+  }
+}
+
+// a buffer's first `max` elements, read back to the host (a snapshot of what a call wrote)
+HostData read_buffer_head(Buffer& b, size_t max) {
+  HostData h;
+  h.shape = {static_cast<int64_t>(b.size)};
+  h.dtype = b.dtype;
+  const size_t n = std::min(static_cast<size_t>(b.size), max);
+  if (n == 0) return h;
+  std::vector<uint8_t> staged;
+  if (!b.ptr) staged = read_bytes(b);
+  decode_values(static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()), static_cast<int64_t>(n), h);
+  return h;
+}
+
 void run_schedule(const Schedule& sched, bool update_stats) {
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
@@ -259,6 +302,9 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   // whether a batch measures each kernel's own time: only when something shows it
   const RealizeConfig& rc = realize_config();
   const bool timed = rc.time_kernels || rc.debug >= 2 || rc.repeat > 1 || trace::recording_calls();
+  // every call's output read back right after it ran (RealizeConfig::snapshots): calls run one at a time, unbatched,
+  // so each one's buffer holds what that call wrote
+  const bool snap = update_stats && rc.snapshots && trace::recording_calls();
   auto finish = [&](size_t i, CallRecord rec) {
     const ScheduleItem& it = sched.items[i];
     g_time_sum += rec.seconds;
@@ -305,8 +351,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     CallRecord rec;
     const bool repeats = update_stats && realize_config().repeat > 1;
     Device* runner = it.kind == ScheduleItem::Kind::Kernel ? progs[i]->device : nullptr;
-    if (batch_dev && (runner != batch_dev || repeats)) flush();
-    if (!batch_dev && runner && runner->batches() && !repeats) {
+    if (batch_dev && (runner != batch_dev || repeats || snap)) flush();
+    if (!batch_dev && runner && runner->batches() && !repeats && !snap) {
       runner->begin_batch(timed);
       batch_dev = runner;
     }
@@ -365,6 +411,23 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.estimates = c.spec.estimates;
       rec.num_args = static_cast<int>(bufs.size());
     }
+    // what the call wrote, before memory planning hands its storage on (a kernel's outputs, a copy's destination)
+    struct Written {
+      int arg;
+      size_t count;
+      HostData head;
+    };
+    std::vector<Written> written;
+    if (snap) {
+      std::vector<int> outs = it.kind == ScheduleItem::Kind::Copy ? std::vector<int>{0} : progs[i]->spec.outs;
+      size_t left = trace::snapshot_values_left();
+      for (int o : outs)
+        if (o >= 0 && static_cast<size_t>(o) < bufs.size()) {
+          const size_t n = static_cast<size_t>(bufs[o]->size);
+          written.push_back({o, n, read_buffer_head(*bufs[o], left)});
+          left -= std::min(left, n);
+        }
+    }
     // (a batch keeps the buffers it recorded alive until it is submitted)
     for (auto& b : it.bufs)
       if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
@@ -373,6 +436,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       continue;
     }
     if (update_stats) finish(i, std::move(rec));
+    for (auto& w : written) trace::record_snapshot(w.head, w.arg, w.count);
   }
   flush();
   guard.f = nullptr;
@@ -436,37 +500,12 @@ HostData read_buffer(const UOpRef& view) {
   HostData h;
   h.shape = view->shape;
   h.dtype = b.dtype;
-  int64_t n = view->numel();
   std::vector<uint8_t> staged;
   if (!b.ptr) staged = read_bytes(b);
-  auto* p = static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()) + offset * b.dtype->itemsize();
-  for (int64_t i = 0; i < n; ++i) {
-    const void* s = p + i * b.dtype->itemsize();
-    if (b.dtype == dtypes::float32) { float v; std::memcpy(&v, s, 4); h.f.push_back(v); }
-    else if (b.dtype == dtypes::float64) { double v; std::memcpy(&v, s, 8); h.f.push_back(v); }
-    else if (b.dtype == dtypes::float16) { _Float16 v; std::memcpy(&v, s, 2); h.f.push_back(static_cast<double>(v)); }
-    else if (b.dtype == dtypes::bfloat16) {
-      uint16_t v;
-      std::memcpy(&v, s, 2);
-      uint32_t bits = uint32_t{v} << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      h.f.push_back(static_cast<double>(f));
-    }
-    else if (b.dtype == dtypes::bool_) { h.i.push_back(*static_cast<const uint8_t*>(s) != 0); }
-    else {
-      int64_t v = 0;
-      switch (b.dtype->itemsize()) {
-        case 1: v = is_unsigned(b.dtype) ? static_cast<int64_t>(*static_cast<const uint8_t*>(s)) : static_cast<int64_t>(*static_cast<const int8_t*>(s)); break;
-        case 2: { int16_t x; uint16_t y; std::memcpy(&x, s, 2); std::memcpy(&y, s, 2); v = is_unsigned(b.dtype) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
-        case 4: { int32_t x; uint32_t y; std::memcpy(&x, s, 4); std::memcpy(&y, s, 4); v = is_unsigned(b.dtype) ? static_cast<int64_t>(y) : static_cast<int64_t>(x); break; }
-        default: std::memcpy(&v, s, 8);
-      }
-      h.i.push_back(v);
-    }
-  }
+  decode_values(static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()) + offset * b.dtype->itemsize(), view->numel(), h);
   return h;
 }
+
 
 }  // namespace
 

@@ -49,6 +49,10 @@ struct RealizeConfig {
   // on an H200). DEBUG>=2, a trace that records calls, and timing repeats measure it regardless; `tinyscope run`
   // without them turns it off, as the reference times kernels only at DEBUG>=2.
   bool time_kernels = true;
+  // every call's output buffers read back right after the call ran and kept in the trace (`snapshots`, when the
+  // trace records calls): the buffer viewer's values after any call. Calls then run one at a time (no batching on
+  // a GPU), and each read-back costs a copy, so a run with snapshots is slower than one without.
+  bool snapshots = false;
   // BEAM=N: each kernel's opts are searched by timing candidates on its device (engine/device/search.h) instead of
   // the hand-coded heuristics; found opts are kept in beam_cache_dir/beam (empty: not kept) unless IGNORE_BEAM_CACHE
   int beam = 0;

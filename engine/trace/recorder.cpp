@@ -114,9 +114,11 @@ struct Recorder : RewriteListener {
 }  // namespace
 
 bool g_calls_wanted = true;
-size_t g_dropped_contexts = 0, g_dropped_calls = 0, g_dropped_outputs = 0;
+size_t g_dropped_contexts = 0, g_dropped_calls = 0, g_dropped_outputs = 0, g_dropped_snapshots = 0;
 json g_outputs = json::array();
 size_t g_output_values = 0;  // values kept in g_outputs so far
+json g_snapshots = json::array();
+size_t g_snapshot_values = 0;
 
 std::string base64(const unsigned char* p, size_t n) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -286,6 +288,23 @@ void record_call(const CallRecord& r) {
   if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 
+namespace {
+// a value's dtype, shape and its first values (up to what the budget has left), as outputs and snapshots keep them
+json host_values(const HostData& h, size_t* budget_left, size_t count = 0) {
+  const bool floats = is_float(h.dtype);
+  const size_t have = floats ? h.f.size() : h.i.size();
+  count = std::max(count, have);
+  const size_t stored = std::min(have, *budget_left);
+  *budget_left -= stored;
+  return {{"dtype", h.dtype->name},
+          {"bits", h.dtype->bitsize},
+          {"shape", h.shape},
+          {"count", count},
+          {"stored", stored},
+          {"values", floats ? values_base64(h.f, stored) : values_base64(h.i, stored)}};
+}
+}  // namespace
+
 void record_output(const HostData& h, const std::string& where) {
   if (!g_calls_wanted) return;
   std::lock_guard lk(g_mu);
@@ -293,19 +312,35 @@ void record_output(const HostData& h, const std::string& where) {
     ++g_dropped_outputs;
     return;
   }
-  const bool floats = is_float(h.dtype);
-  const size_t count = floats ? h.f.size() : h.i.size();
-  const size_t stored = std::min(count, kMaxOutputValues - g_output_values);
-  g_output_values += stored;
-  g_outputs.push_back({{"where", where},
-                       {"after_call", g_calls.size() + g_dropped_calls},
-                       {"dtype", h.dtype->name},
-                       {"bits", h.dtype->bitsize},
-                       {"shape", h.shape},
-                       {"count", count},
-                       {"stored", stored},
-                       {"values", floats ? values_base64(h.f, stored) : values_base64(h.i, stored)}});
+  size_t left = kMaxOutputValues - g_output_values;
+  json o = host_values(h, &left);
+  g_output_values = kMaxOutputValues - left;
+  o["where"] = where;
+  o["after_call"] = g_calls.size() + g_dropped_calls;
+  g_outputs.push_back(std::move(o));
   if (g_stream) stream_line({{"output", g_outputs.back()}});
+}
+
+size_t snapshot_values_left() {
+  std::lock_guard lk(g_mu);
+  return g_calls_wanted && g_snapshots.size() < kMaxSnapshots ? kMaxSnapshotValues - g_snapshot_values : 0;
+}
+
+void record_snapshot(const HostData& h, int arg, size_t count) {
+  if (!g_calls_wanted) return;
+  std::lock_guard lk(g_mu);
+  // a snapshot of a call the trace dropped would name no call of it
+  if (g_snapshots.size() >= kMaxSnapshots || g_dropped_calls || g_calls.empty()) {
+    ++g_dropped_snapshots;
+    return;
+  }
+  size_t left = kMaxSnapshotValues - g_snapshot_values;
+  json o = host_values(h, &left, count);
+  g_snapshot_values = kMaxSnapshotValues - left;
+  o["call"] = g_calls.size() - 1;
+  o["arg"] = arg;
+  g_snapshots.push_back(std::move(o));
+  if (g_stream) stream_line({{"snapshot", g_snapshots.back()}});
 }
 
 json to_json() {
@@ -316,8 +351,11 @@ json to_json() {
   j["calls"] = g_calls;
   j["uops"] = g_uops;
   if (!g_outputs.empty()) j["outputs"] = g_outputs;
-  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs)
+  if (!g_snapshots.empty()) j["snapshots"] = g_snapshots;
+  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots) {
     j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
+    if (g_dropped_snapshots) j["truncated"]["snapshots"] = g_dropped_snapshots;
+  }
   return j;
 }
 
@@ -357,6 +395,7 @@ void stream_to(const std::string& path) {
   stream_finished_contexts();
   for (const auto& c : g_calls) stream_line({{"call", c}});
   for (const auto& o : g_outputs) stream_line({{"output", o}});
+  for (const auto& o : g_snapshots) stream_line({{"snapshot", o}});
 }
 
 void stream_progress(const BeamProgress& p) {

@@ -43,6 +43,18 @@ void record_call(const CallRecord& c);
 constexpr size_t kMaxOutputValues = size_t(1) << 22;
 constexpr size_t kMaxOutputs = 100000;
 void record_output(const HostData& h, const std::string& where);
+// A buffer a call wrote, read back right after that call ran (RealizeConfig::snapshots, `tinyscope run --snapshots`):
+// the buffer viewer's values for any call, not only for what the script read.
+//   {"call": the call's index in "calls" (the last call recorded), "arg": which of its buffers (a kernel's output
+//    argument, a copy's destination 0), "dtype", "bits", "shape": [elements], "count", "stored", "values": as outputs}
+// A trace keeps kMaxSnapshotValues values in all (later snapshots keep their size and none of their values) and its
+// first kMaxSnapshots snapshots (the rest are counted in "truncated": {"snapshots": N}).
+constexpr size_t kMaxSnapshotValues = size_t(1) << 22;
+constexpr size_t kMaxSnapshots = 100000;
+// h holds the buffer's first elements (at most snapshot_values_left() of them: a reader decodes no more than the trace
+// keeps), `count` all of them
+void record_snapshot(const HostData& h, int arg, size_t count);
+size_t snapshot_values_left();
 // A BEAM search's progress, to the trace stream only (not kept in the trace):
 //   {"beam": {"kernel", "round", "done", "total", "timed", "best_s" (-1: none yet), "default_s", "elapsed_s",
 //             "opts", "finished", "cached"}}

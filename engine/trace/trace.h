@@ -27,6 +27,8 @@ void save(const std::string& path);  // throws ts::Error on I/O failure
 //   {"uops": {ID: UOP, ...}}   the nodes interned since the last such line (before the context that needs them)
 //   {"context": CONTEXT}       a context once it and every context before it ended (so contexts come in trace order)
 //   {"call": CALL}             each executed call, as it is recorded
+//   {"output": OUTPUT}         each value the script read back (recorder.h: record_output)
+//   {"snapshot": SNAPSHOT}     a call's output buffer, after that call's line (recorder.h: record_snapshot)
 // The trace of the lines is the same as save()'s, less the extra fields (set_field) and any context still open.
 // "" stops streaming. Throws ts::Error when `path` cannot be written.
 void stream_to(const std::string& path);

@@ -1296,6 +1296,83 @@ class TestViewer : public QObject {
     QVERIFY(pane.summary().contains("read no value back"));
   }
 
+  // `run --snapshots` keeps each call's output buffer as it was right after the call: softmax's input copy, its row
+  // maxima, its sums of exp(x - max) (computed here by hand) and the result the script read; timing repeats change
+  // none of them; the Values pane shows a selected call's buffer in the shape of its tensor, against a second device
+  void snapshots_keep_every_calls_buffer() {
+    QTemporaryDir dir;
+    auto run = [&](const QString& dev, const QString& out, const QString& repeat) {
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("DEV", dev);
+      env.insert("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");  // VULKAN: lavapipe
+      p.setProcessEnvironment(env);
+      p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/softmax.py", "--json", out, "--snapshots", "--repeat", repeat});
+      QVERIFY(p.waitForFinished(60000));
+      QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    };
+    run("CPU", dir.filePath("cpu.json"), "4");
+    run("INTERP", dir.filePath("interp.json"), "1");
+    run("VULKAN", dir.filePath("vulkan.json"), "1");  // a device that batches: each call's buffer read on its own
+    tsv::Session cpu, interp, vulkan;
+    QString err;
+    QVERIFY2(cpu.load(dir.filePath("cpu.json"), &err), qPrintable(err));
+    QVERIFY2(interp.load(dir.filePath("interp.json"), &err), qPrintable(err));
+    QVERIFY2(vulkan.load(dir.filePath("vulkan.json"), &err), qPrintable(err));
+    const QList<QList<double>> x = {{1, 2, 3, 4}, {1, 1, 1, 1}, {-1, 0, 1, 100}};
+    QList<double> flat, maxes, sums;
+    for (const auto& row : x) {
+      flat << row;
+      const double m = *std::max_element(row.begin(), row.end());
+      double e = 0;
+      for (double v : row) e += std::exp(v - m);
+      maxes << m;
+      sums << e;
+    }
+    for (const tsv::Session* s : {&cpu, &interp, &vulkan}) {
+      // one output buffer a call: the copy, the two reductions, the normalizing kernel
+      QCOMPARE(s->calls().size(), 4);
+      QCOMPARE(s->snapshots().size(), 4);
+      for (int k = 0; k < 4; ++k) {
+        QCOMPARE(s->snapshots()[k].call, k);
+        QCOMPARE(s->snapshots()[k].arg, 0);
+        QCOMPARE(s->snapshots_of(k), QList<int>{k});
+      }
+      QCOMPARE(s->snapshots()[0].f, QVector<double>(flat.begin(), flat.end()));
+      QCOMPARE(s->snapshots()[1].f, QVector<double>(maxes.begin(), maxes.end()));
+      QCOMPARE(s->snapshots()[2].count, 3);
+      for (int r = 0; r < 3; ++r) QVERIFY(std::abs(s->snapshots()[2].f[r] - sums[r]) < 1e-6 * sums[r]);
+      QCOMPARE(s->snapshots()[3].f, s->outputs()[0].f);  // the buffer the script then read
+    }
+    // the Values pane: selecting call 2 shows its buffer (3 row maxima), equal on both devices
+    tsv::SelectionModel sel(&cpu);
+    tsv::ValuesPane pane(&sel);
+    QCOMPARE(pane.entries(), 1 + 4);  // the value read, then the four buffers
+    sel.select_call(1);
+    QCOMPARE(pane.current(), 1 + 1);
+    QVERIFY2(pane.summary().contains("3 elements · buffer 0 of call 2, right after it ran"), qPrintable(pane.summary()));
+    QVERIFY2(pane.summary().contains("min 1 · max 100"), qPrintable(pane.summary()));
+    pane.set_compare(&interp, "INTERP");
+    QVERIFY2(pane.summary().contains("equal to INTERP, element by element"), qPrintable(pane.summary()));
+    // the last call's buffer has the shape of the tensor it holds (3, 4), as the value the script read
+    sel.select_call(3);
+    QCOMPARE(pane.values_model()->rowCount(), 3);
+    QCOMPARE(pane.values_model()->columnCount(), 4);
+    QVERIFY2(pane.summary().startsWith("(3, 4) float · strides (4, 1) · 12 elements"), qPrintable(pane.summary()));
+    // a snapshot naming a call the trace lacks is refused whole
+    QFile f(dir.filePath("cpu.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    QJsonArray snaps = root["snapshots"].toArray();
+    QJsonObject bad = snaps[0].toObject();
+    bad["call"] = 4;
+    snaps[0] = bad;
+    root["snapshots"] = snaps;
+    tsv::Session broken;
+    QVERIFY(!broken.load_data(QJsonDocument(root).toJson(), &err));
+    QVERIFY2(err.contains("snapshots[0]") && err.contains("names call 4 of a trace with 4 calls"), qPrintable(err));
+  }
+
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ
   // at a position are not compared; the line diff keeps the longest common run of lines
   void compare_model_and_line_diff() {

@@ -1,5 +1,7 @@
 #include "viewer/model/session.h"
 
+#include <algorithm>
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -60,6 +62,14 @@ bool read_trace(const QString& path, QByteArray* data, QString* error) {
 }
 }  // namespace
 
+QList<int> Session::snapshots_of(int call) const {
+  QList<int> out;
+  // in call order: the first at or after `call`, then those of that call
+  auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), call, [](const Output& o, int c) { return o.call < c; });
+  for (; it != snapshots_.end() && it->call == call; ++it) out << int(it - snapshots_.begin());
+  return out;
+}
+
 const Uop* Session::uop(int id) const {
   auto it = uops_.constFind(id);
   return it == uops_.constEnd() ? nullptr : &it.value();
@@ -90,7 +100,7 @@ QList<int> Session::calls_of_schedule(int schedule_context) const {
 
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
-  contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), kernel_by_key_.clear(), schedules_.clear();
+  contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), kernel_by_key_.clear(), schedules_.clear();
   emit loaded();
 }
 
@@ -208,16 +218,13 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);
   }
-  for (const auto& ov : root["outputs"].toArray()) {
-    const QJsonObject o = ov.toObject();
+  // a value's dtype, shape and stored values: little-endian 8-byte words (check_trace has checked the length)
+  auto values = [](const QJsonObject& o) {
     Output v;
-    v.where = o["where"].toString();
     v.dtype = o["dtype"].toString();
     v.bits = o["bits"].toInt();
-    v.after_call = o["after_call"].toInt();
     v.shape = int64s(o["shape"]);
     v.count = o["count"].toInteger();
-    // little-endian 8-byte values (check_trace has checked the length)
     const QByteArray bytes = QByteArray::fromBase64(o["values"].toString().toLatin1());
     const qsizetype n = bytes.size() / 8;
     auto word = [&bytes](qsizetype k) {
@@ -232,7 +239,22 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       v.i.resize(n);
       for (qsizetype k = 0; k < n; ++k) v.i[k] = qint64(word(k));
     }
+    return v;
+  };
+  for (const auto& ov : root["outputs"].toArray()) {
+    const QJsonObject o = ov.toObject();
+    Output v = values(o);
+    v.where = o["where"].toString();
+    v.after_call = o["after_call"].toInt();
     out->outputs.push_back(std::move(v));
+  }
+  for (const auto& sv : root["snapshots"].toArray()) {
+    const QJsonObject o = sv.toObject();
+    Output v = values(o);
+    v.call = o["call"].toInt();
+    v.arg = o["arg"].toInt();
+    v.after_call = v.call + 1;
+    out->snapshots.push_back(std::move(v));
   }
   out->script = root["script"].toString();
   out->device = root["device"].toString();
@@ -251,6 +273,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   calls_ = std::move(p.calls);
   uops_ = std::move(p.uops);
   outputs_ = std::move(p.outputs);
+  snapshots_ = std::move(p.snapshots);
   kernel_by_key_ = std::move(p.by_key);
   schedules_ = std::move(p.schedules);
   raw_ = std::move(p.raw);

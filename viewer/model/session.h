@@ -75,12 +75,14 @@ struct Call {
   bool operator==(const Call&) const = default;
 };
 
-// A value the script read back to the host (tolist, numpy, item, print), in the order it read them.
+// A value the script read back to the host (tolist, numpy, item, print), in the order it read them; or a snapshot: a
+// buffer a call wrote, read back right after it ran (`tinyscope run --snapshots`), flat (shape: [elements]).
 struct Output {
   QString where;  // the script line that read it ("softmax.py:12"; empty when no script line was running)
   QString dtype;  // as the engine names it ("float", "int", "bool"); float values are doubles, the others integers
   int bits = 0;   // the dtype's width: a float's ULPs are counted in it
   int after_call = 0;  // calls the run had made when the script read it
+  int call = -1, arg = -1;  // a snapshot: the call that wrote it and which of its buffers (-1: a value the script read)
   QList<qint64> shape;
   qint64 count = 0;       // elements of the value
   QVector<double> f;      // the first stored elements (float dtypes)
@@ -122,6 +124,10 @@ class Session : public QObject {
   const QList<Call>& calls() const { return calls_; }
   const QHash<int, Uop>& uops() const { return uops_; }
   const QList<Output>& outputs() const { return outputs_; }
+  // every call's output buffers when the run kept them (in call order), else none
+  const QList<Output>& snapshots() const { return snapshots_; }
+  // the snapshots of one call (indices into snapshots())
+  QList<int> snapshots_of(int call) const;
   const Uop* uop(int id) const;
 
   // the kernel context whose program has this key, or -1
@@ -143,7 +149,7 @@ class Session : public QObject {
     QList<Context> contexts;
     QList<Call> calls;
     QHash<int, Uop> uops;
-    QList<Output> outputs;
+    QList<Output> outputs, snapshots;
     QHash<QString, int> by_key;
     QList<int> schedules;
   };
@@ -156,7 +162,7 @@ class Session : public QObject {
   QList<Context> contexts_;
   QList<Call> calls_;
   QHash<int, Uop> uops_;
-  QList<Output> outputs_;
+  QList<Output> outputs_, snapshots_;
   QHash<QString, int> kernel_by_key_;
   QList<int> schedules_;
 };

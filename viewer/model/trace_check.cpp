@@ -151,7 +151,8 @@ class Checker {
     return uops(o, top) && contexts(o, top) && calls(o, top) && opt(o, "script", top, &Checker::name) &&
            opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
            opt(o, "partial", top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
-           opt(o, "outputs", top, &Checker::outputs);
+           opt(o, "outputs", top, &Checker::outputs) && opt(o, "snapshots", top, &Checker::snapshots) &&
+           snapshot_calls(o, top);
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -393,9 +394,29 @@ class Checker {
   bool output(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
     const QJsonObject o = v.toObject();
-    if (!req(o, "where", w, &Checker::name) || !req(o, "after_call", w, &Checker::count) || !req(o, "dtype", w, &Checker::name) ||
-        !req(o, "bits", w, &Checker::count) || !req(o, "shape", w, &Checker::sizes) || !req(o, "count", w, &Checker::size) ||
-        !req(o, "stored", w, &Checker::size) || !req(o, "values", w, &Checker::text))
+    return req(o, "where", w, &Checker::name) && req(o, "after_call", w, &Checker::count) && host_values(o, w);
+  }
+  // ---- snapshots: [{call, arg, dtype, bits, shape, count, stored, values}]: each call an index into "calls"
+  bool snapshots(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::snapshot); }
+  bool snapshot(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    return req(o, "call", w, &Checker::count) && req(o, "arg", w, &Checker::count) && host_values(o, w);
+  }
+  bool snapshot_calls(const QJsonObject& root, const Where& top) {
+    const qsizetype calls = root.value(QLatin1StringView("calls")).toArray().size();
+    const QJsonArray snaps = root.value(QLatin1StringView("snapshots")).toArray();
+    const Where w{&top, "snapshots"};
+    for (qsizetype k = 0; k < snaps.size(); ++k) {
+      const qint64 call = snaps.at(k).toObject().value(QLatin1StringView("call")).toInteger();
+      if (call >= calls) return fail(Where{&w, nullptr, int(k)}, QStringLiteral("names call %1 of a trace with %2 calls").arg(call).arg(calls));
+    }
+    return true;
+  }
+  // a value's dtype, shape and stored values (outputs and snapshots)
+  bool host_values(const QJsonObject& o, const Where& w) {
+    if (!req(o, "dtype", w, &Checker::name) || !req(o, "bits", w, &Checker::count) || !req(o, "shape", w, &Checker::sizes) ||
+        !req(o, "count", w, &Checker::size) || !req(o, "stored", w, &Checker::size) || !req(o, "values", w, &Checker::text))
       return false;
     const qint64 count = o.value(QLatin1StringView("count")).toInteger(), stored = o.value(QLatin1StringView("stored")).toInteger();
     if (stored > count) return fail(Where{&w, "stored"}, QStringLiteral("%1 values stored of a value with %2").arg(stored).arg(count));

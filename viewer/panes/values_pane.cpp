@@ -32,6 +32,22 @@ QVector<double> as_doubles(const Output& o) {
   for (qsizetype k = 0; k < o.i.size(); ++k) v[k] = double(o.i[k]);
   return v;
 }
+// the shape of the tensor a call's output buffer holds, from the tensor graph (the node its LINEAR item computes),
+// when its elements are the buffer's; else the buffer's flat shape
+QList<qint64> snapshot_shape(const Session& s, const Output& o) {
+  if (o.arg != 0 || o.call < 0 || o.call >= s.calls().size()) return o.shape;
+  const int ctx = s.schedule_context(s.calls()[o.call].schedule_index);
+  if (ctx < 0) return o.shape;
+  const int item = int(s.calls_of_schedule(ctx).indexOf(o.call));
+  const auto& linear = s.contexts()[ctx].linear;
+  if (item < 0 || item >= linear.size()) return o.shape;
+  const Uop* u = s.uop(linear[item].computes);
+  if (!u || u->shape.isEmpty()) return o.shape;
+  qint64 n = 1;
+  for (qint64 d : u->shape) n *= d;
+  return n == o.count ? u->shape : o.shape;
+}
+
 }  // namespace
 
 // ---- ValuesModel
@@ -138,7 +154,9 @@ ValuesPane::ValuesPane(SelectionModel* selection, QWidget* parent) : QWidget(par
   connect(selection_->session(), &Session::loaded, this, &ValuesPane::reload);
   connect(selection_, &SelectionModel::changed, this, [this](const Selection& s) {
     if (s.call < 0) return;
-    // the first value the script read after the selected call ran
+    // what the selected call wrote, when the run kept its buffers; else the first value the script read after it
+    if (const QList<int> mine = selection_->session()->snapshots_of(s.call); !mine.isEmpty())
+      return show_entry(int(selection_->session()->outputs().size()) + mine.front());
     const auto& outs = selection_->session()->outputs();
     for (qsizetype k = 0; k < outs.size(); ++k)
       if (outs[k].after_call > s.call) return show_entry(int(k));
@@ -164,28 +182,60 @@ QString ValuesPane::summary() const { return info_->text(); }
 void ValuesPane::reload() {
   const QSignalBlocker block(entries_);
   entries_->clear();
-  const auto& outs = selection_->session()->outputs();
+  const Session& s = *selection_->session();
+  const auto& outs = s.outputs();
   for (qsizetype k = 0; k < outs.size(); ++k)
     entries_->addItem(tr("#%1 read at %2 · %3 %4").arg(k + 1).arg(outs[k].where.isEmpty() ? tr("(no script line)") : outs[k].where,
                                                              shape_text(outs[k].shape), outs[k].dtype));
-  if (!outs.isEmpty()) entries_->setCurrentIndex(0);
+  // every call's output buffers, when the run kept them, each with the shape of the tensor it holds
+  shaped_.clear();
+  for (const Output& o : s.snapshots()) {
+    Output v = o;
+    v.shape = snapshot_shape(s, o);
+    const QString name = o.call < s.calls().size() ? s.calls()[o.call].display_name() : QString();
+    entries_->addItem(tr("after call %1 %2 · buffer %3 · %4 %5").arg(o.call + 1).arg(name).arg(o.arg).arg(shape_text(v.shape), o.dtype));
+    shaped_.push_back(std::move(v));
+  }
+  if (entries_->count()) entries_->setCurrentIndex(0);
   refresh();
 }
 
+const Output* ValuesPane::entry(const Session& s, int i, const Output* like) const {
+  if (i < 0) return nullptr;
+  if (&s == selection_->session()) {
+    if (i < s.outputs().size()) return &s.outputs()[i];
+    return i - s.outputs().size() < shaped_.size() ? &shaped_[i - s.outputs().size()] : nullptr;
+  }
+  // the other run: the same read (by position), or the same call's same buffer
+  if (!like || like->call < 0) return i < s.outputs().size() ? &s.outputs()[i] : nullptr;
+  for (int k : s.snapshots_of(like->call))
+    if (s.snapshots()[k].arg == like->arg) return &s.snapshots()[k];
+  return nullptr;
+}
+
 void ValuesPane::refresh() {
-  const auto& outs = selection_->session()->outputs();
+  const Session& mine = *selection_->session();
   const int i = entries_->currentIndex();
   heat_ = {};
   heat_label_->clear();
-  if (i < 0 || i >= outs.size()) {
+  const Output* op = entry(mine, i);
+  if (!op) {
     model_->set({}, {}, false);
     difference_->setEnabled(false);
-    info_->setText(outs.isEmpty() ? tr("The script read no value back (tolist, numpy, item, print) in this run")
-                                  : QString());
+    info_->setText(entries_->count() == 0 ? tr("The script read no value back (tolist, numpy, item, print) in this run; "
+                                               "Run > Record every call's buffers keeps what each call wrote")
+                                          : QString());
     return;
   }
-  const Output& o = outs[i];
-  const Output* theirs = other_ && i < other_->outputs().size() ? &other_->outputs()[i] : nullptr;
+  const Output& o = *op;
+  // a snapshot of the other run: flat as recorded, compared with this one's flat values (the same elements)
+  Output their_copy;
+  const Output* theirs = other_ ? entry(*other_, i, &o) : nullptr;
+  if (theirs && o.call >= 0) {
+    their_copy = *theirs;
+    if (their_copy.count == o.count) their_copy.shape = o.shape;
+    theirs = &their_copy;
+  }
   const bool comparable = theirs && theirs->shape == o.shape && theirs->dtype == o.dtype;
   difference_->setEnabled(comparable);
   const bool diff = comparable && difference_->isChecked();
@@ -193,11 +243,12 @@ void ValuesPane::refresh() {
   QStringList lines;
   QStringList strides;
   for (qint64 s : strides_of(o.shape)) strides << QString::number(s);
-  lines << tr("%1 %2 · strides (%3) · %4 elements%5 · after call %6")
+  lines << tr("%1 %2 · strides (%3) · %4 elements%5 · %6")
                .arg(shape_text(o.shape), o.dtype, strides.join(QStringLiteral(", ")))
                .arg(o.count)
                .arg(o.stored() < o.count ? tr(" (the first %1 kept in the trace)").arg(o.stored()) : QString())
-               .arg(o.after_call);
+               .arg(o.call >= 0 ? tr("buffer %1 of call %2, right after it ran").arg(o.arg).arg(o.call + 1)
+                                : tr("after call %1").arg(o.after_call));
   auto stats_line = [](const Output& x, const QString& what) {
     const OutputStats st = output_stats(x);
     return tr("%1: min %2 · max %3 · mean %4 · NaN %5 · inf %6").arg(what, num(st.min), num(st.max), num(st.mean)).arg(st.nan).arg(st.inf);

@@ -14,11 +14,12 @@ class QTableView;
 namespace tsv {
 class ValuesModel;
 
-// The buffer viewer: the values the script read back (tolist, numpy, item, print), one at a time: shape and strides,
+// The buffer viewer: the values the script read back (tolist, numpy, item, print) and, when the run kept them
+// (`--snapshots`), every call's output buffer right after it ran, one at a time: shape and strides,
 // min/max/mean over the finite values, NaN and inf counts, a table of the values (the last axis across) and, for
 // a value with two or more axes, a heat map of its first 2-D slice. With a second device's run it shows the element-
-// wise difference (first device minus second) instead, on demand. Selecting a call picks the first value the script
-// read after it.
+// wise difference (first device minus second) instead, on demand. Selecting a call picks its output buffer, or
+// without snapshots the first value the script read after it.
 class ValuesPane : public QWidget {
   Q_OBJECT
  public:
@@ -36,6 +37,9 @@ class ValuesPane : public QWidget {
  private:
   void reload();
   void refresh();
+  // entry i of this pane's run, or the matching one of `s` (the other run) for this run's entry `like`
+  const Output* entry(const Session& s, int i, const Output* like = nullptr) const;
+  QList<Output> shaped_;  // the run's snapshots, each with the shape of the tensor it holds
   SelectionModel* selection_;
   Session* other_ = nullptr;
   QString other_device_;
