@@ -286,6 +286,11 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
                               u->device.isEmpty() ? QStringLiteral("-") : u->device)
                          .arg(u->src.size()));
   });
+  // the script's lines that ran schedules: a dot in the margin (click: select the schedule's first call; again: the
+  // line's next schedule), and the line of the selected call's schedule lit
+  connect(session_, &tsv::Session::loaded, this, &MainWindow::update_script_marks);
+  connect(editor_, &tsv::CodeEditor::margin_clicked, this, &MainWindow::select_script_line);
+  connect(selection_, &tsv::SelectionModel::changed, this, [this] { update_editor_selections(); });
   connect(controller_, &RunController::output, this, &MainWindow::append_console);
   connect(controller_, &RunController::finished, this, &MainWindow::on_run_finished);
   connect(controller_, &RunController::progress, this, &MainWindow::show_progress);
@@ -533,6 +538,7 @@ void MainWindow::open_script(const QString& path) {
   }
   script_combo_->setCurrentIndex(i);
   setWindowTitle(QStringLiteral("tinyscope — %1").arg(QFileInfo(path).fileName()));
+  update_script_marks();  // (the trace's lines mark this script only when it is the one the trace ran)
 }
 
 bool MainWindow::open_trace(const QString& path, QString* error) {
@@ -840,16 +846,76 @@ void MainWindow::append_console(const QString& text, bool is_err) {
 
 void MainWindow::mark_error_line(int line) {
   error_line_ = line;
-  QList<QTextEdit::ExtraSelection> sels;
   if (line > 0) {
-    QTextEdit::ExtraSelection s;
-    s.cursor = QTextCursor(editor_->document()->findBlockByNumber(line - 1));
-    s.format.setBackground(QColor(0xff, 0x50, 0x50, 110));
-    s.format.setProperty(QTextFormat::FullWidthSelection, true);
-    sels.push_back(s);
-    editor_->setTextCursor(s.cursor);
+    editor_->setTextCursor(QTextCursor(editor_->document()->findBlockByNumber(line - 1)));
     editor_->centerCursor();
   }
+  update_editor_selections();
+}
+
+// the script's file name as the trace's contexts name it ("softmax.py"), when the editor holds that script
+QString MainWindow::script_file() const {
+  const QString mine = QFileInfo(script_path_.isEmpty() ? QStringLiteral("script.py") : script_path_).fileName();
+  const QString traced = QFileInfo(session_->script()).fileName();
+  return traced.isEmpty() || traced == mine ? mine : QString();
+}
+
+void MainWindow::update_script_marks() {
+  script_line_turn_.clear();
+  QHash<int, QString> marks;
+  const QString file = script_file();
+  if (!file.isEmpty()) {
+    const QMap<int, QList<int>> lines = session_->schedules_by_line(file);
+    for (auto it = lines.begin(); it != lines.end(); ++it) {
+      int calls = 0;
+      for (int sc : it.value()) calls += int(session_->calls_of_schedule(sc).size());
+      marks.insert(it.key(), tr("Line %1 realized %n schedule(s), %2 call(s) in all: click to select the first "
+                                "(again: the next)", "", int(it.value().size())).arg(it.key()).arg(calls));
+    }
+  }
+  editor_->set_marks(marks);
+  update_editor_selections();
+}
+
+bool MainWindow::select_script_line(int line) {
+  const QString file = script_file();
+  const QList<int> schedules = file.isEmpty() ? QList<int>{} : session_->schedules_by_line(file).value(line);
+  if (schedules.isEmpty()) {
+    status_->setText(tr("%1:%2 realized nothing in this run").arg(file.isEmpty() ? tr("the script") : file).arg(line));
+    return false;
+  }
+  const int turn = script_line_turn_.value(line, 0) % schedules.size();
+  script_line_turn_[line] = turn + 1;
+  const int sc = schedules[turn];
+  const QList<int> calls = session_->calls_of_schedule(sc);
+  if (!calls.isEmpty()) selection_->select_call(calls.front());
+  else selection_->select_context(sc);
+  double total = 0;
+  for (int c : calls) total += tsv::TimingsModel::headline_of(session_->calls()[c]);
+  status_->setText(tr("%1:%2, schedule %3 of %4 on this line: %5, %n call(s), %6 µs", "", int(calls.size()))
+                       .arg(file).arg(line).arg(turn + 1).arg(schedules.size())
+                       .arg(session_->contexts()[sc].plain_name).arg(total * 1e6, 0, 'f', 1));
+  return true;
+}
+
+void MainWindow::update_editor_selections() {
+  QList<QTextEdit::ExtraSelection> sels;
+  auto band = [&](int line, const QColor& c) {
+    if (line <= 0 || line > editor_->document()->blockCount()) return;
+    QTextEdit::ExtraSelection s;
+    s.cursor = QTextCursor(editor_->document()->findBlockByNumber(line - 1));
+    s.format.setBackground(c);
+    s.format.setProperty(QTextFormat::FullWidthSelection, true);
+    sels.push_back(s);
+  };
+  // the line that asked for the selected call's schedule (or the selected schedule)
+  const tsv::Selection& sel = selection_->current();
+  int sc = sel.call >= 0 && sel.call < session_->calls().size() ? session_->schedule_context(session_->calls()[sel.call].schedule_index) : -1;
+  if (sc < 0 && sel.context >= 0 && sel.context < session_->contexts().size())
+    sc = session_->contexts()[sel.context].is_schedule() ? sel.context : session_->contexts()[sel.context].schedule;
+  const auto [file, line] = session_->script_line_of(sc);
+  if (line > 0 && file == script_file()) band(line, QColor(0x21, 0x6e, 0xd0, 50));
+  band(error_line_, QColor(0xff, 0x50, 0x50, 110));
   editor_->setExtraSelections(sels);
 }
 

@@ -5,6 +5,8 @@
 #include <QString>
 #include <functional>
 
+#include "viewer/panes/code_editor.h"
+
 class QComboBox;
 class QSpinBox;
 class QProgressBar;
@@ -28,6 +30,7 @@ class CompareModel;
 class OutputCompareModel;
 class ValuesPane;
 class SourceDiff;
+
 }  // namespace tsv
 
 namespace tsgui {
@@ -102,7 +105,10 @@ class MainWindow : public QMainWindow {
   Tour* tour() const { return tour_; }
   tsv::SourceDiff* compare_diff() const { return compare_diff_; }
   tsv::SourcePane* source_pane() const { return source_; }
-  QPlainTextEdit* editor() const { return editor_; }
+  tsv::CodeEditor* editor() const { return editor_; }
+  // a click on a script line's number: selects the first call of the schedule that line asked for (the next one on
+  // each further click); false with a status message when the line realized nothing
+  bool select_script_line(int line);
   // Help > Keyboard shortcuts and Help > Legend: what each shows (HTML)
   QString shortcuts_text() const;
   QString legend_text() const;
@@ -141,6 +147,10 @@ class MainWindow : public QMainWindow {
   void on_run_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void append_console(const QString& text, bool is_err);
   void mark_error_line(int line);
+  QString script_file() const;
+  void update_script_marks();
+  void update_editor_selections();
+  QHash<int, int> script_line_turn_;  // per script line: how many times its margin was clicked (cycles its schedules)
   void show_trace_error(const QString& what, const QString& err);
   void select_first_kernel();
   QString initial_context_;
@@ -176,7 +186,7 @@ class MainWindow : public QMainWindow {
   QAction* stop_act_;
   QAction* dark_act_;
   QAction* save_act_ = nullptr;
-  QPlainTextEdit* editor_;
+  tsv::CodeEditor* editor_;
   QAction* large_act_ = nullptr;
   QPlainTextEdit* console_;
   QLabel* status_;

@@ -74,6 +74,8 @@ struct Estimates {
 };
 
 // A kernel after codegen: named, rendered, with everything the runtime needs to launch it.
+using SourceLines = std::vector<std::pair<int, UOpRef>>;
+
 struct ProgramSpec {
   std::string name;          // "r_8_16_2_4_4_16_4" (no colors)
   std::string colored_name;  // with ANSI colors as the reference prints it
@@ -96,6 +98,9 @@ struct ProgramSpec {
   Estimates estimates;
   UOpRef ast;                // the kernel AST it came from
   UOpRef lowered;            // the final linearized program (LINEAR of UOps), for the interpreter and traces
+  // which UOp of `lowered` each line of src renders ({1-based line, uop}, in line order); lines no UOp wrote (the
+  // signature, the entry) are absent, and an expression inlined into a line is that line's through its users
+  SourceLines source_lines;
 };
 
 struct LaunchDims {

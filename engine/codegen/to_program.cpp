@@ -170,20 +170,21 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
     case Lang::C:
       require_cpu_program(lin, "C", spec.name);
       spec.lang = "c";
-      spec.src = render_c(spec);
+      spec.src = render_c(spec, &spec.source_lines);
       break;
     case Lang::LLVM:
       require_cpu_program(lin, "LLVM", spec.name);
       spec.lang = "llvm";
-      spec.src = render_llvm(spec);
+      spec.src = render_llvm(spec, &spec.source_lines);
       break;
     case Lang::GLSL:
       spec.lang = "glsl";
-      spec.src = render_glsl(spec);
+      spec.src = render_glsl(spec, &spec.source_lines);
       break;
     case Lang::INTERP:
       spec.lang = "interp";
       spec.src = print_linear(lin);
+      for (size_t i = 0; i < lin->src.size(); ++i) spec.source_lines.emplace_back(static_cast<int>(i) + 1, lin->src[i]);
       break;
   }
   return spec;

@@ -85,7 +85,7 @@ class CLanguage final : public CStyleLanguage {
   std::string deref(const std::string& access) const override { return "*" + access; }
   bool float4() const override { return true; }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                   const std::vector<std::string>&, bool uses_float4) const override {
+                   const std::vector<std::string>&, bool uses_float4, int* body_line) const override {
     const std::string& name = spec.function_name;
     std::ostringstream o;
     // (aligned(4), not the reference's aligned(16): buffer views may start at any element)
@@ -107,6 +107,7 @@ class CLanguage final : public CStyleLanguage {
       }
     }
     o << ") {\n";
+    *body_line = count_lines(o.str()) + 1;
     for (auto& l : body) o << l << "\n";
     o << "}\n\n";
     o << "void " << name << "_entry(void** bufs, const long long* vars, int core_id) {\n";
@@ -118,9 +119,9 @@ class CLanguage final : public CStyleLanguage {
 
 }  // namespace
 
-std::string render_c(const ProgramSpec& spec) {
+std::string render_c(const ProgramSpec& spec, SourceLines* lines) {
   static const CLanguage lang;
-  return lang.render(spec);
+  return lang.render(spec, lines);
 }
 
 }  // namespace ts

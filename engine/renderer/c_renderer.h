@@ -16,7 +16,8 @@
 namespace ts {
 
 // renders spec.lowered (a LINEAR) under spec.function_name
-std::string render_c(const ProgramSpec& spec);
+// (and which UOp each line renders, into *lines when given)
+std::string render_c(const ProgramSpec& spec, SourceLines* lines = nullptr);
 
 // C spelling of a scalar dtype in kernels ("float", "int", "_Bool", ...)
 std::string c_type(DType dt);

@@ -347,7 +347,7 @@ std::string CStyleLanguage::render_cast(const UOp& u, const std::string& x) cons
 
 // ---- the walk ---------------------------------------------------------------------------------------
 
-std::string CStyleLanguage::render(const ProgramSpec& spec) const {
+std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_lines) const {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error(name() + ": ProgramSpec.lowered is not a LINEAR");
 
@@ -361,7 +361,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     if (it == r.end()) throw Error(name() + ": operand rendered before its definition: " + std::string(op_name(x->op)));
     return it->second;
   };
-  auto line = [&](const std::string& l) { lines.push_back(std::string(2 * depth, ' ') + l); };
+  const UOp* cur = nullptr;             // the UOp being rendered
+  std::vector<const UOp*> line_uops;    // which one each body line renders
+  auto line = [&](const std::string& l) {
+    lines.push_back(std::string(2 * depth, ' ') + l);
+    line_uops.push_back(cur);
+  };
   auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
   std::unordered_map<const UOp*, int> inlined_depth;  // nesting of each ALU expression rendered inline
 
@@ -439,6 +444,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
   for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
     if (!live[pos]) continue;
+    cur = &u;
     if (skip.count(static_cast<int>(pos))) {
       if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
         std::string nm = fresh("val");
@@ -558,7 +564,16 @@ std::string CStyleLanguage::render(const ProgramSpec& spec) const {
     }
   }
   std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.uop->as<ParamArg>().slot < b.uop->as<ParamArg>().slot; });
-  return wrap(spec, params, lines, prologue, uses_float4);
+  int body_line = 1;
+  std::string src = wrap(spec, params, lines, prologue, uses_float4, &body_line);
+  if (source_lines) {
+    source_lines->clear();
+    for (size_t k = 0; k < line_uops.size(); ++k)
+      if (line_uops[k]) source_lines->emplace_back(body_line + static_cast<int>(k), line_uops[k]->ref());
+  }
+  return src;
 }
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace ts

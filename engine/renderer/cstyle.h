@@ -13,10 +13,14 @@
 
 namespace ts {
 
+// the newlines in s (a wrap's line count so far)
+int count_lines(const std::string& s);
+
 class CStyleLanguage {
  public:
   virtual ~CStyleLanguage() = default;
-  std::string render(const ProgramSpec& spec) const;
+  // the source, and when `lines` is given which UOp each body line renders (ProgramSpec::source_lines)
+  std::string render(const ProgramSpec& spec, SourceLines* lines = nullptr) const;
 
   // ---- spelling
   virtual std::string name() const = 0;                     // "C renderer", for errors
@@ -69,13 +73,13 @@ class CStyleLanguage {
   virtual std::string barrier() const;
   // local memory: a declaration of `size` elements of dt named nm; returned for the prologue (or a body line)
   virtual std::string local_decl(DType dt, const std::string& nm, int64_t size) const;
-  // the whole source around the body lines
+  // the whole source around the body lines (one source line each, in order); *body_line: the 1-based line of the first
   struct Param {
     const UOp* uop;
     std::string name;
   };
   virtual std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                           const std::vector<std::string>& prologue, bool uses_float4) const = 0;
+                           const std::vector<std::string>& prologue, bool uses_float4, int* body_line) const = 0;
 
   // ---- the shared C semantics (used by the hooks' callers; built from the spellings above)
   std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;

@@ -171,7 +171,7 @@ class GlslLanguage final : public CStyleLanguage {
     return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
   }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                   const std::vector<std::string>& prologue, bool) const override {
+                   const std::vector<std::string>& prologue, bool, int* body_line) const override {
     // which explicit types the shader names, for its extensions
     bool arith = false, storage8 = false, storage16 = false;
     for (auto& u : spec.lowered->src) {
@@ -235,6 +235,7 @@ class GlslLanguage final : public CStyleLanguage {
       o << "  if (ts_group >= " << spec.global_size[0] << "u) return;\n";
       o << "  const uint ts_lane = gl_LocalInvocationID.x % " << lx << ";\n";
     }
+    *body_line = count_lines(o.str()) + 1;
     for (auto& l : body) o << (pack > 1 ? packed(l) : swap ? swapped(l) : l) << "\n";
     o << "}\n";
     return o.str();
@@ -522,9 +523,9 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   return o.str();
 }
 
-std::string render_glsl(const ProgramSpec& spec) {
+std::string render_glsl(const ProgramSpec& spec, SourceLines* lines) {
   static const GlslLanguage lang;
-  return lang.render(spec);
+  return lang.render(spec, lines);
 }
 
 void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device) {

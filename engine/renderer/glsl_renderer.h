@@ -15,7 +15,8 @@
 
 namespace ts {
 
-std::string render_glsl(const ProgramSpec& spec);
+// (and which UOp each line renders, into *lines when given)
+std::string render_glsl(const ProgramSpec& spec, SourceLines* lines = nullptr);
 
 // A kernel under the TC opt (engine/codegen/tensor_core.h) as a GL_NV_cooperative_matrix shader: each work group
 // stages its A and B tiles for TcLayout::stage K blocks at a time in shared memory (rows padded by 8 elements; the

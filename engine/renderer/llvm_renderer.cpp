@@ -75,8 +75,16 @@ struct Emitter {
     if (it == r.end()) throw Error("LLVM renderer: operand used before its definition: " + std::string(op_name(x->op)));
     return it->second;
   }
-  void ins(const std::string& s) { body << "  " << s << "\n"; }
-  void label(const std::string& l) { body << l << ":\n"; }
+  const UOp* cur = nullptr;           // the UOp being rendered
+  std::vector<const UOp*> line_uops;  // which one each body line renders
+  void ins(const std::string& s) {
+    body << "  " << s << "\n";
+    line_uops.push_back(cur);
+  }
+  void label(const std::string& l) {
+    body << l << ":\n";
+    line_uops.push_back(cur);
+  }
   std::string call_intrinsic(const std::string& name, DType dt, const std::vector<std::string>& args) {
     std::string t = reg_type(dt);
     std::string decl = "declare " + t + " @llvm." + name + "." + fsuffix(dt) + "(";
@@ -270,7 +278,7 @@ struct Emitter {
 
 }  // namespace
 
-std::string render_llvm(const ProgramSpec& spec) {
+std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error("render_llvm: ProgramSpec.lowered is not a LINEAR");
   Emitter e{spec};
@@ -278,6 +286,7 @@ std::string render_llvm(const ProgramSpec& spec) {
   int acc_no = 0, store_no = 0;
   for (auto& up : lin->src) {
     const UOp& u = *up;
+    e.cur = &u;
     switch (u.op) {
       case Ops::CONST: e.r[&u] = const_literal(u); break;
       case Ops::PARAM: {
@@ -421,6 +430,13 @@ std::string render_llvm(const ProgramSpec& spec) {
   o << "define void @" << name << "(" << sig.str() << ") nounwind {\n";
   o << "entry:\n";
   for (auto& a : e.allocas) o << "  " << a << "\n";
+  if (source_lines) {
+    const std::string head = o.str();
+    const int body_line = static_cast<int>(std::count(head.begin(), head.end(), '\n')) + 1;
+    source_lines->clear();
+    for (size_t k = 0; k < e.line_uops.size(); ++k)
+      if (e.line_uops[k]) source_lines->emplace_back(body_line + static_cast<int>(k), e.line_uops[k]->ref());
+  }
   o << e.body.str();
   o << "  ret void\n}\n\n";
   o << "define void @" << name << "_entry(ptr %bufs, ptr %vars, i32 %core_id) nounwind {\n";

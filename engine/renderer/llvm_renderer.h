@@ -9,6 +9,7 @@
 namespace ts {
 
 // renders spec.lowered (a LINEAR) under spec.function_name
-std::string render_llvm(const ProgramSpec& spec);
+// (and which UOp each line renders, into *lines when given)
+std::string render_llvm(const ProgramSpec& spec, SourceLines* lines = nullptr);
 
 }  // namespace ts

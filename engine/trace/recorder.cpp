@@ -258,6 +258,10 @@ void record_program(const ProgramSpec& p, const std::string& program_key) {
                      {"program_key", program_key},
                      {"ast", intern(p.ast)}};
   if (p.local_size) (*c)["program"]["local_size"] = *p.local_size;  // GPU programs: lanes per work-group
+  // which uop each source line renders: [[line, uop id], ...] (the ids of the "View Output AST" pass's graph)
+  json lines = json::array();
+  for (const auto& [line, u] : p.source_lines) lines.push_back({line, intern(u)});
+  (*c)["program"]["lines"] = std::move(lines);
 }
 
 void record_call(const CallRecord& r) {

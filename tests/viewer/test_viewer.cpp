@@ -5,6 +5,7 @@
 #include <cmath>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QGraphicsItem>
@@ -1371,6 +1372,100 @@ class TestViewer : public QObject {
     tsv::Session broken;
     QVERIFY(!broken.load_data(QJsonDocument(root).toJson(), &err));
     QVERIFY2(err.contains("snapshots[0]") && err.contains("names call 4 of a trace with 4 calls"), qPrintable(err));
+  }
+
+  // each line of a kernel's source names the uop it renders (a loop its RANGE, a closing brace its END, a store its
+  // STORE); a source line selects that uop in the program's graph and a uop selects its line, an inlined expression
+  // the line of its user; a click on a script line's number selects the schedule that line realized
+  void source_lines_link_uops_and_script_lines() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("softmax.json");
+    QProcess p;
+    p.setWorkingDirectory(source_dir());
+    p.start(tinyscope_bin(), {"run", "resources/examples/softmax.py", "--json", out});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(out, &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    int kernels = 0;
+    for (int k = 0; k < s.contexts().size(); ++k) {
+      const tsv::Context& c = s.contexts()[k];
+      if (!c.has_program) continue;
+      ++kernels;
+      const QStringList src = c.program.src.split('\n');
+      QVERIFY2(!c.program.lines.isEmpty(), qPrintable(c.plain_name));
+      const int pass = sel.output_pass(k);
+      QVERIFY(pass >= 0);
+      QCOMPARE(c.passes[pass].name, QStringLiteral("View Output AST"));
+      QSet<int> graph;
+      QList<int> todo{c.passes[pass].after};
+      while (!todo.isEmpty()) {
+        const int id = todo.takeLast();
+        if (graph.contains(id)) continue;
+        graph.insert(id);
+        todo += s.uop(id)->src;
+      }
+      int stores = 0, prev = 0;
+      for (const auto& [line, uop] : c.program.lines) {
+        QVERIFY(line > prev && line <= src.size());  // in line order, inside the source
+        prev = line;
+        QVERIFY2(graph.contains(uop), qPrintable(QString("line %1 names uop %2, not in the program's graph").arg(line).arg(uop)));
+        const QString text = src[line - 1].trimmed(), op = s.uop(uop)->op;
+        QCOMPARE(text.startsWith("for ("), op == "RANGE");
+        QCOMPARE(text == "}", op == "END");
+        if (op == "STORE" && text.contains("data0_") && text.contains(" = ")) ++stores;
+      }
+      QVERIFY2(stores >= 1, qPrintable(c.program.src));  // each kernel stores its output
+      // a source line selects its uop in the program's graph, and back
+      sel.select_context(k);
+      const auto [line, uop] = c.program.lines.front();
+      sel.select_source_line(line);
+      QCOMPARE(sel.current().node, uop);
+      QCOMPARE(sel.current().pass, pass);
+      sel.select_node(c.program.lines.back().second);
+      QCOMPARE(sel.current().source_line, sel.source_line_of(k, c.program.lines.back().second));
+      // an inlined uop (no line of its own) selects the line of the first user that reaches it
+      QSet<int> own;
+      for (const auto& l : c.program.lines) own.insert(l.second);
+      for (int id : graph) {
+        if (own.contains(id) || s.uop(id)->op == "SINK") continue;
+        const int at = sel.source_line_of(k, id);
+        if (at < 0) continue;
+        int user = -1;
+        for (const auto& l : c.program.lines)
+          if (l.first == at) user = l.second;
+        QVERIFY(user >= 0);
+        QSet<int> below;
+        QList<int> walk{user};
+        while (!walk.isEmpty()) {
+          const int x = walk.takeLast();
+          for (int y : s.uop(x)->src)
+            if (!below.contains(y)) below.insert(y), walk.push_back(y);
+        }
+        QVERIFY2(below.contains(id), qPrintable(QString("uop %1 is not under line %2's uop").arg(id).arg(at)));
+      }
+    }
+    QCOMPARE(kernels, 3);
+    // the window: softmax.py's line 4 (the print of the softmax) realized the one schedule
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    QDir::setCurrent(source_dir());
+    QVERIFY2(w.open_trace(out, &err), qPrintable(err));
+    QCOMPARE(w.editor()->marks().keys(), QList<int>{4});
+    QVERIFY(!w.select_script_line(3));
+    QVERIFY(w.select_script_line(4));
+    const int sc = s.schedule_context(0);
+    QCOMPARE(w.selection()->current().call, s.calls_of_schedule(sc).front());
+    bool lit = false;
+    for (const auto& x : w.editor()->extraSelections()) lit |= x.cursor.blockNumber() == 3;
+    QVERIFY(lit);
+    // the source pane's line selects the uop the same way in the window
+    w.selection()->select_call(1);  // the first kernel (after the input's copy)
+    const int kc = w.selection()->current().context;
+    QVERIFY(w.session()->contexts()[kc].has_program);
+    w.selection()->select_source_line(w.session()->contexts()[kc].program.lines.front().first);
+    QCOMPARE(w.selection()->current().node, w.session()->contexts()[kc].program.lines.front().second);
   }
 
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ

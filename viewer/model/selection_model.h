@@ -1,4 +1,5 @@
 #pragma once
+#include <QHash>
 #include <QObject>
 #include <QString>
 
@@ -28,8 +29,15 @@ class SelectionModel : public QObject {
   void select_context(int context);
   // a context's rewrite pass (-1: the context itself)
   void select_pass(int context, int pass);
+  // a node; in a kernel whose trace says which uop each source line renders, the line rendering it (or, for an
+  // expression inlined into a line, the line of its nearest user) is selected with it
   void select_node(int node);
+  // a line of the selected kernel's source; the uop it renders is selected with it, shown in the graph of the pass
+  // that made the program ("View Output AST")
   void select_source_line(int line);
+  // the source line that renders `node` in kernel context `context` (-1: none), and the pass whose graph holds it
+  int source_line_of(int context, int node) const;
+  int output_pass(int context) const;
   void clear();
 
  signals:
@@ -38,7 +46,9 @@ class SelectionModel : public QObject {
  private:
   void set(const Selection& s);
   void select_context_quiet(int context, Selection* out) const;
+  const QHash<int, int>& lines_of(int context) const;
   Session* session_;
+  mutable QHash<int, QHash<int, int>> line_of_node_;  // per kernel context: uop -> the source line rendering it
   Selection sel_;
 };
 

@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QCoreApplication>
 #include <QPointer>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QThreadPool>
 #include <bit>
@@ -98,6 +99,24 @@ QList<int> Session::calls_of_schedule(int schedule_context) const {
   return out;
 }
 
+QPair<QString, int> Session::script_line_of(int context) const {
+  if (context < 0 || context >= contexts_.size()) return {};
+  static const QRegularExpression kWhere(QStringLiteral(" · ([^ ]+):(\\d+)$"));
+  const QRegularExpressionMatch m = kWhere.match(contexts_[context].plain_name);
+  if (!m.hasMatch()) return {};
+  return {m.captured(1), m.captured(2).toInt()};
+}
+
+QMap<int, QList<int>> Session::schedules_by_line(const QString& file) const {
+  QMap<int, QList<int>> out;
+  for (int i = 0; i < contexts_.size(); ++i) {
+    if (!contexts_[i].is_schedule()) continue;
+    const auto [f, line] = script_line_of(i);
+    if (line > 0 && f == file) out[line].push_back(i);
+  }
+  return out;
+}
+
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), kernel_by_key_.clear(), schedules_.clear();
@@ -183,6 +202,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       p.program_key = po["program_key"].toString();
       for (const auto& a : po["applied_opts"].toArray()) p.applied_opts.push_back(a.toString());
       p.opts_source = po["opts_source"].toString();
+      for (const auto& l : po["lines"].toArray()) p.lines.push_back({l.toArray().at(0).toInt(), l.toArray().at(1).toInt()});
       p.global_size = int64s(po["global_size"]);
       p.estimates = estimates(po["estimates"]);
       p.ast = po["ast"].toInt(-1);

@@ -1,6 +1,8 @@
 #pragma once
 #include <QHash>
 #include <QList>
+#include <QMap>
+#include <QPair>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -42,6 +44,7 @@ struct Program {
   QString name, colored_name, src, lang, program_key;
   QStringList applied_opts;
   QString opts_source;  // where the opts came from (heuristics, BEAM's search, its cache); empty in older traces
+  QList<QPair<int, int>> lines;  // {1-based source line, the uop it renders}, in line order; empty in older traces
   QList<qint64> global_size;
   Estimates estimates;
   int ast = -1;
@@ -137,6 +140,11 @@ class Session : public QObject {
   QList<int> calls_of(const QString& program_key) const;
   // the calls a schedule context ran, in order (one per item of its linear), or none
   QList<int> calls_of_schedule(int schedule_context) const;
+  // the schedule contexts each line of the script `file` (a file name, "softmax.py") asked for, by line: a context
+  // named "… · softmax.py:4" was realized by line 4
+  QMap<int, QList<int>> schedules_by_line(const QString& file) const;
+  // the script line that asked for a context ("softmax.py", 4), or an empty file name
+  QPair<QString, int> script_line_of(int context) const;
 
  signals:
   void loaded();

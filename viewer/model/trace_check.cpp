@@ -369,7 +369,15 @@ class Checker {
            req(o, "global_size", w, &Checker::sizes) && req(o, "threads", w, &Checker::count) &&
            req(o, "outs", w, &Checker::counts) && req(o, "ins", w, &Checker::counts) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "program_key", w, &Checker::name) &&
-           req(o, "ast", w, &Checker::ref) && opt(o, "opts_source", w, &Checker::text);
+           req(o, "ast", w, &Checker::ref) && opt(o, "opts_source", w, &Checker::text) &&
+           opt(o, "lines", w, &Checker::source_lines);
+  }
+  // [[line, uop], ...]: which uop each source line renders
+  bool source_lines(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::source_line); }
+  bool source_line(const QJsonValue& v, const Where& w) {
+    if (!v.isArray() || v.toArray().size() != 2) return expected(w, "an array [line, uop]", v);
+    const QJsonArray a = v.toArray();
+    return count(a.at(0), Where{&w, nullptr, 0}) && ref(a.at(1), Where{&w, nullptr, 1});
   }
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,

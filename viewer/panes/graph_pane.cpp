@@ -270,7 +270,12 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
     auto items = scene_->selectedItems();
     if (items.size() != 1 || items.front()->data(0).toInt() < 0) return;
     const int id = items.front()->data(0).toInt();
-    if (kind_ != Kind::KernelGraph) return selection_->select_node(id);
+    if (kind_ != Kind::KernelGraph) {
+      own_click_ = true;  // (a node clicked here stays where it is: no zoom, no scroll)
+      selection_->select_node(id);
+      own_click_ = false;
+      return;
+    }
     // a call's node selects that call everywhere (a buffer's node selects nothing)
     if (id < item_calls_.size() && item_calls_[id] >= 0 && item_calls_[id] != selection_->current().call) selection_->select_call(item_calls_[id]);
   });
@@ -442,13 +447,23 @@ void GraphPane::on_selection(const Selection& sel) {
   }
   for (int id : old_lit) restyle(id);
   for (int id : lit_) restyle(id);
-  // highlight the selected node, if it is drawn here
+  // highlight the selected node, if it is drawn here, and bring it into view
   if (highlighted_ != sel.node) {
     int old = highlighted_;
     highlighted_ = sel.node;
     restyle(old);
     restyle(sel.node);
+    reveal(sel.node);
   }
+}
+
+void GraphPane::reveal(int id) {
+  QGraphicsRectItem* it = items_.value(id);
+  if (!it || own_click_ || stack_->currentWidget() != view_) return;
+  // a node selected elsewhere (a source line, a list): readable and in view
+  if (view_->transform().m11() < 0.6) view_->setTransform(QTransform::fromScale(1, 1));
+  const QRectF seen = view_->mapToScene(view_->viewport()->rect()).boundingRect();
+  if (!seen.contains(it->sceneBoundingRect())) view_->centerOn(it);
 }
 
 void GraphPane::show_kernel_graph(const Selection& sel) {
@@ -786,6 +801,7 @@ void GraphPane::draw(const GraphLayout& l) {
   if (focus_ != INT_MIN && items_.contains(focus_)) view_->centerOn(items_.value(focus_));
   else view_->fit();
   focus_ = INT_MIN;
+  reveal(highlighted_);  // (the node a source line selected, when the graph was laid out for it)
   place_minimap();
   minimap_->set_enabled(map_btn_->isChecked());
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);

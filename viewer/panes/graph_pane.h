@@ -124,6 +124,8 @@ class GraphPane : public QWidget {
   void draw(const GraphLayout& l);
   void show_notice(const QString& text);
   void context_menu(const QPoint& pos);
+  bool own_click_ = false;  // the selection changing is a click on a node of this pane
+  void reveal(int id);  // centres the view on a drawn node that is out of view
   void restyle(int id);
   void place_minimap();
   void cancel_layout();

@@ -158,7 +158,18 @@ void SourcePane::on_selection(const Selection& sel) {
   if (!asm_mode_ && sel.source_line > 0 && edit_->textCursor().blockNumber() + 1 != sel.source_line) {
     QTextCursor c(edit_->document()->findBlockByNumber(sel.source_line - 1));
     edit_->setTextCursor(c);
+    edit_->ensureCursorVisible();
   }
+  // the selected line (a click here, or the line rendering the uop selected in a graph), lit across the pane
+  QList<QTextEdit::ExtraSelection> band;
+  if (!asm_mode_ && sel.source_line > 0 && sel.source_line <= edit_->document()->blockCount()) {
+    QTextEdit::ExtraSelection x;
+    x.cursor = QTextCursor(edit_->document()->findBlockByNumber(sel.source_line - 1));
+    x.format.setBackground(QColor(0x21, 0x6e, 0xd0, 45));
+    x.format.setProperty(QTextFormat::FullWidthSelection, true);
+    band.push_back(x);
+  }
+  edit_->setExtraSelections(band);
 }
 
 }  // namespace tsv
