@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli/bench.h"
+#include "app/cli/limits_cache.h"
 #include "app/cli/report.h"
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
@@ -156,6 +157,18 @@ ts::RealizeConfig realize_config_from_env() {
 
 namespace {
 
+// The limits `tinyscope bench` measured for this device on this machine (the limits cache), into the trace as its
+// "limits"; nothing when there are none (a run never makes them up).
+void add_cached_limits(const std::string& device) {
+  try {
+    const std::string key = limits_device_key(device);
+    if (key.empty()) return;
+    const std::string machine = key == "CPU" ? cpu_machine() : vulkan_machine_of(device);
+    if (auto l = read_limits(limits_cache_path(), key, machine)) ts::trace::set_field("limits", limits_trace_json(*l));
+  } catch (const std::exception&) {  // a device that cannot be opened now has no limits in the trace, and the trace is written
+  }
+}
+
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
@@ -178,6 +191,7 @@ int run_script(const std::string& script, const std::string& json_path, const st
   run.args = args;
   run.json_path = json_path;
   run.device = ts::realize_config().device;
+  run.before_save = [device = run.device] { add_cached_limits(device); };
   return vulkan_checked_exit(tsp::run_script(run));
 }
 
@@ -301,6 +315,7 @@ int cmd_serve() {
     if (!stream.empty()) ts::trace::stream_to(stream);
     ts::install_realize(realize_config_from_env());  // throws on an unknown dev: the child ends with the reason (exit 2)
     run.device = ts::realize_config().device;
+    run.before_save = [device = run.device] { add_cached_limits(device); };
     return true;
   });
   return bad_request ? 2 : vulkan_checked_exit(code);  // no request at all (stdin closed) is a normal end
