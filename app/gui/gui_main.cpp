@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QScreen>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTimer>
@@ -52,7 +53,7 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour;
+  QString file, dev, shot, compare, select, tour, pane;
   bool run = false, measure = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -66,7 +67,9 @@ int main(int argc, char** argv) {
     QString n;
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select) || value("--tour", &tour)) continue;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select) || value("--tour", &tour) ||
+             value("--pane", &pane))
+      continue;
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -142,6 +145,21 @@ int main(int argc, char** argv) {
       return 2;
     }
     w.open_script(file);
+  }
+  // --pane NAME: that dock in front (a tab such as Roofline or Values), by its title or its name
+  if (!pane.isEmpty()) {
+    QDockWidget* dock = nullptr;
+    QStringList names;
+    for (auto* d : w.findChildren<QDockWidget*>()) {
+      names << d->objectName();
+      if (d->objectName().compare(pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(pane, Qt::CaseInsensitive) == 0) dock = d;
+    }
+    if (!dock) {
+      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(pane), qPrintable(names.join(", ")));
+      return 2;
+    }
+    dock->show();
+    dock->raise();
   }
   w.show();
   if (screenshot) {
