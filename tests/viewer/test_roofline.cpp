@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFile>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -304,6 +305,26 @@ class TestRoofline : public QObject {
     QVERIFY(s.load_data(with_));
     QCOMPARE(s.limits().bandwidth_gbs, l["bandwidth_gbs"].toDouble());
     QCOMPARE(s.limits().peak_label, l["peak_label"].toString());
+  }
+
+  // --pane roofline puts the tab in front for a screenshot; an unknown pane is an error naming those there are
+  void pane_option_raises_the_roofline_tab() {
+    const QString trace = dir_.filePath("with.json"), shot = dir_.filePath("roof.png");
+    QProcessEnvironment env = env_with_cache(cache_);
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir_.path());
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {trace, "--pane", "nosuch", "--screenshot", shot});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("--pane nosuch: no such pane") && err.contains("roofline"), qPrintable(err));
+    QVERIFY(!QFile::exists(shot));
+    p.start(tinyscope_bin(), {trace, "--pane", "Roofline", "--screenshot", shot});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QCOMPARE(QImage(shot).size(), QSize(1600, 1000));
   }
 
   // the window: Roofline is a tab beside Timings; Run > Measure limits for this device runs `tinyscope bench
