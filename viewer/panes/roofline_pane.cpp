@@ -61,8 +61,9 @@ class RooflinePlot : public QWidget {
     auto span = [](const QList<double>& v, double* lo, double* hi, double dlo, double dhi) {
       if (v.isEmpty()) return *lo = dlo, *hi = dhi, void();
       const auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-      *lo = std::floor(std::log10(*mn / 2));
-      *hi = std::ceil(std::log10(*mx * 2));
+      // (in logs: half the smallest of 5e-324 is no number, twice the largest of 1e308 none either)
+      *lo = std::floor(std::log10(*mn) - std::log10(2.0));
+      *hi = std::ceil(std::log10(*mx) + std::log10(2.0));
       if (*hi - *lo < 2) *lo = *hi - 2;
     };
     span(xs, &lx0_, &lx1_, -2, 2);
@@ -75,9 +76,11 @@ class RooflinePlot : public QWidget {
     const double left = fontMetrics().horizontalAdvance(QStringLiteral("0.0001")) + lh + 14;
     return QRectF(left, lh + 4, std::max(10.0, width() - left - 14), std::max(10.0, double(height() - (lh + 4) - (2 * lh + 10))));
   }
-  QPointF position(double x, double y) const {
+  QPointF position(double x, double y) const { return at_log(std::log10(x), std::log10(y)); }
+  // the point of (10^lx, 10^ly)
+  QPointF at_log(double lx, double ly) const {
     const QRectF a = area();
-    const double fx = (std::log10(x) - lx0_) / (lx1_ - lx0_), fy = (std::log10(y) - ly0_) / (ly1_ - ly0_);
+    const double fx = (lx - lx0_) / (lx1_ - lx0_), fy = (ly - ly0_) / (ly1_ - ly0_);
     return {a.left() + fx * a.width(), a.bottom() - fy * a.height()};
   }
   int call_at(const QPointF& pos) const {
@@ -154,7 +157,7 @@ class RooflinePlot : public QWidget {
     };
     p.setFont(font());
     each_decade(lx0_, lx1_, [&](int k, bool label) {
-      const double x = position(std::pow(10.0, k), 1).x();
+      const double x = at_log(k, 0).x();
       p.setPen(QPen(grid, 1));
       p.drawLine(QPointF(x, a.top()), QPointF(x, a.bottom()));
       if (!label) return;
@@ -164,7 +167,7 @@ class RooflinePlot : public QWidget {
       else p.drawText(QRectF(x - 40, a.bottom() + 2, 80, lh), Qt::AlignHCenter | Qt::AlignTop, decade_text(k));
     });
     each_decade(ly0_, ly1_, [&](int k, bool label) {
-      const double y = position(1, std::pow(10.0, k)).y();
+      const double y = at_log(0, k).y();
       p.setPen(QPen(grid, 1));
       p.drawLine(QPointF(a.left(), y), QPointF(a.right(), y));
       if (!label) return;
@@ -189,11 +192,13 @@ class RooflinePlot : public QWidget {
     p.save();
     p.setClipRect(a);
     if (r_->has_roof()) {
-      const double x0 = std::pow(10.0, lx0_), x1 = std::pow(10.0, lx1_), ridge = r_->ridge();
+      // in logs: log roof(x) = min(log peak, log bandwidth + log x)
+      const double lbw = std::log10(r_->limits.bandwidth_gbs), lpeak = std::log10(r_->limits.peak_gflops), lridge = lpeak - lbw;
+      auto lroof = [&](double lx) { return std::min(lpeak, lbw + lx); };
       QPainterPath roof;
-      roof.moveTo(position(x0, r_->roof(x0)));
-      if (ridge > x0 && ridge < x1) roof.lineTo(position(ridge, r_->limits.peak_gflops));
-      roof.lineTo(position(x1, r_->roof(x1)));
+      roof.moveTo(at_log(lx0_, lroof(lx0_)));
+      if (lridge > lx0_ && lridge < lx1_) roof.lineTo(at_log(lridge, lpeak));
+      roof.lineTo(at_log(lx1_, lroof(lx1_)));
       p.setPen(QPen(RooflinePane::roof_color(), 2));
       p.drawPath(roof);
       // the figures beside their lines
@@ -201,15 +206,14 @@ class RooflinePlot : public QWidget {
       small.setPointSizeF(std::max(7.0, font().pointSizeF() * 0.9));
       p.setFont(small);
       p.setPen(RooflinePane::roof_color());
-      const QPointF peak_end = position(x1, r_->limits.peak_gflops);
+      const QPointF peak_end = at_log(lx1_, lpeak);
       p.drawText(QRectF(a.right() - 260, peak_end.y() - lh - 1, 256, lh), Qt::AlignRight | Qt::AlignBottom,
                  RooflinePane::tr("peak %1").arg(rate(r_->limits.peak_gflops, "GFLOP/s")));
       // the slope's label along it, at the middle of its visible part
-      const double sx0 = std::max(x0, r_->limits.peak_gflops > 0 ? std::pow(10.0, ly0_) / r_->limits.bandwidth_gbs : x0);
-      const double sx1 = std::min(ridge, x1);
+      const double sx0 = std::max(lx0_, ly0_ - lbw), sx1 = std::min(lridge, lx1_);
       if (sx1 > sx0) {
-        const double xm = std::sqrt(sx0 * sx1);
-        const QPointF m = position(xm, r_->roof(xm)), d = position(sx1, r_->roof(sx1)) - position(sx0, r_->roof(sx0));
+        const double xm = (sx0 + sx1) / 2;
+        const QPointF m = at_log(xm, lroof(xm)), d = at_log(sx1, lroof(sx1)) - at_log(sx0, lroof(sx0));
         p.translate(m);
         p.rotate(std::atan2(d.y(), d.x()) * 180 / std::numbers::pi);
         p.drawText(QRectF(-150, -lh - 1, 300, lh), Qt::AlignHCenter | Qt::AlignBottom,
