@@ -4,6 +4,7 @@
 #include "app/cli/bench.h"
 #include "app/cli/bench_run.h"
 #include "app/cli/cli.h"
+#include "app/cli/limits_cache.h"
 
 #include <algorithm>
 #include <chrono>
@@ -130,6 +131,23 @@ exit:
   return l;
 }
 
+// what measure_limits() measured, as the limits cache keeps it: the add bandwidth is the roof's slope (it counts
+// every byte read and written, as the kernels' estimated memory does), the FMA loop its flat part
+MeasuredLimits cpu_limits_entry(const Limits& l) {
+  MeasuredLimits m;
+  m.device = "CPU";
+  m.machine = cpu_machine();
+  m.measured_at = utc_now();
+  const std::string threads = std::to_string(l.threads) + (l.threads == 1 ? " thread" : " threads");
+  m.bandwidth_gbs = l.add_gbs;
+  m.bandwidth_label = "add bandwidth GB/s (STREAM-like add a[i] = b[i] + c[i] over 3 x 64 MiB fp32, 12 bytes an element, " +
+                      threads + ", C compiled by the JIT)";
+  m.peak_gflops = l.fma_gflops;
+  m.peak_label = "FMA peak GFLOP/s fp32 (8 independent chains of 16-wide FMA, 2 FLOP an FMA, " + threads + ", LLVM IR compiled by the JIT)";
+  m.figures.push_back({"read bandwidth", l.read_gbs, "GB/s", "read bandwidth GB/s (a 16-wide sum over 64 MiB fp32, " + threads + ")"});
+  return m;
+}
+
 ts::Tensor filled(const ts::Shape& s, double v = 1.0) { return ts::Tensor::full(s, v).realize(); }
 
 struct Workload {
@@ -220,6 +238,18 @@ double time_process(const std::vector<std::string>& args) {
 
 }  // namespace
 
+void save_measured_limits(const MeasuredLimits& l, bool required) {
+  const std::string path = limits_cache_path();
+  try {
+    write_limits(path, l);
+    std::printf("limits of %s written to %s\n", l.device.c_str(), path.c_str());
+  } catch (const std::exception& e) {
+    if (required) throw;
+    std::printf("(the limits are not kept: %s)\n", e.what());
+  }
+  std::fflush(stdout);
+}
+
 double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
 
 RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out) {
@@ -255,22 +285,38 @@ int run_bench(int argc, char** argv) {
 }
 
 int run_bench_impl(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, limits_only = false;
   std::string only;
   ts::RealizeConfig config = tscli::realize_config_from_env();
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
+    else if (a == "--limits") limits_only = true;
     else if (a == "--dev" && i + 1 < argc) config.device = argv[++i];
     else if (a == "--beam" && i + 1 < argc) config.beam = std::max(0, std::atoi(argv[++i]));
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT])");
+    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT] | --limits [--dev DEV])");
   }
   if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
   ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
   ts::install_realize(config);  // an unknown device is an error here
   const std::string dev = ts::realize_config().device;
   const bool host = ts::get_device(dev).host_memory();
+  if (limits_only) {
+    if (quick || !only.empty()) throw std::runtime_error("--limits measures the limits alone (no --quick or --only)");
+    if (limits_device_key(dev).empty())
+      throw std::runtime_error("--limits: " + dev + " interprets its kernels; limits are measured for CPU, CPU:LLVM and VULKAN devices");
+    if (!host) return run_gpu_limits(dev);
+    std::printf("tinyscope bench --limits  device %s (%s)\n", dev.c_str(), cpu_machine().c_str());
+    std::fflush(stdout);
+    const Limits l = measure_limits();
+    const MeasuredLimits m = cpu_limits_entry(l);
+    std::printf("  %s: %.1f\n  %s: %.1f\n  %s: %.1f\n", m.bandwidth_label.c_str(), m.bandwidth_gbs, m.figures[0].label.c_str(),
+                m.figures[0].value, m.peak_label.c_str(), m.peak_gflops);
+    save_measured_limits(m, /*required=*/true);
+    std::printf("limits: %s\n", limits_summary(m).c_str());
+    return 0;
+  }
   const int beam = config.beam;
   ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
   if (!host) return run_gpu_bench(dev, quick, beam, only);
@@ -281,8 +327,10 @@ int run_bench_impl(int argc, char** argv) {
     if (k == "device" || k == "compiler") std::printf(": %s", v.c_str());
   std::printf("\n");
   Limits l = measure_limits();
-  std::printf("machine limits (%d threads): add %.1f GB/s, read %.1f GB/s, FMA peak %.1f GFLOP/s\n\n", l.threads, l.add_gbs,
+  std::printf("machine limits (%d threads): add %.1f GB/s, read %.1f GB/s, FMA peak %.1f GFLOP/s\n", l.threads, l.add_gbs,
               l.read_gbs, l.fma_gflops);
+  save_measured_limits(cpu_limits_entry(l), /*required=*/false);
+  std::printf("\n");
 
   // tutorial example, cold process: start to printed result
   std::string src = TINYSCOPE_SOURCE_DIR;

@@ -4,6 +4,7 @@
 // kernels' own timestamps with the spread beside it.
 #include "app/cli/bench.h"
 #include "app/cli/bench_run.h"
+#include "app/cli/limits_cache.h"
 
 #include <algorithm>
 #include <chrono>
@@ -662,7 +663,65 @@ ts::Tensor pattern(const std::string& dev, int64_t n, int64_t mul, int64_t add, 
   return v.cast(ts::dtypes::float32).mul(ts::Tensor::scalar(scale, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
 }
 
+// the hand-written limits as the limits cache keeps them (the vec4 add is the roof's slope: it counts every byte read
+// and written, as the kernels' estimated memory does; the fp32 matmul its flat part), or none when either is missing
+std::optional<MeasuredLimits> gpu_limits_entry(const ts::vk::DeviceInfo& info, const Sizes& z, const std::vector<Limit>& limits) {
+  if (limits.size() < 3 || !limits[0].value || limits[0].check != "ok" || !limits[2].value || limits[2].check != "ok") return std::nullopt;
+  MeasuredLimits m;
+  m.device = "VULKAN";
+  m.machine = vulkan_machine(info.name, info.driver_name, info.driver_info, info.driver_version);  // as vulkan_machine_of
+  m.measured_at = utc_now();
+  const std::string n = std::to_string(z.n_vec), mm = std::to_string(z.n_mat);
+  m.bandwidth_gbs = limits[0].value->median * 1e-9;
+  m.bandwidth_label = "add bandwidth GB/s (hand-written GLSL vec4 add o = a + b over " + n +
+                      " fp32, 12 bytes an element, median of the timestamps)";
+  m.peak_gflops = limits[2].value->median * 1e-9;
+  // the tiling that won, from "matmul 4096 fp32 (matmul_tiled)"
+  const std::string& nm = limits[2].name;
+  const std::string tiling = nm.find('(') != std::string::npos ? nm.substr(nm.find('(') + 1, nm.rfind(')') - nm.find('(') - 1) : nm;
+  m.peak_label = "fp32 matmul GFLOP/s (hand-written GLSL " + tiling + ", " + mm + "x" + mm + "x" + mm +
+                 ", the better of two tilings, 2 FLOP a multiply-add, median of the timestamps)";
+  if (limits[1].value && limits[1].check == "ok")
+    m.figures.push_back({"read bandwidth", limits[1].value->median * 1e-9, "GB/s", "read bandwidth GB/s (hand-written GLSL " + limits[1].name + " over " + n + " fp32)"});
+  if (limits.size() > 3 && limits[3].value && limits[3].check == "ok")
+    m.figures.push_back({"fp16 matmul", limits[3].value->median * 1e-9, "GFLOP/s",
+                         "fp16 matmul GFLOP/s, fp32 accumulation (hand-written GLSL " + limits[3].name + ", cooperative matrices)"});
+  return m;
+}
+
 }  // namespace
+
+std::string vulkan_machine_of(const std::string& dev) {
+  const auto& info = ts::vk::device_context(dev)->info();
+  return vulkan_machine(info.name, info.driver_name, info.driver_info, info.driver_version);
+}
+
+int run_gpu_limits(const std::string& dev) {
+  auto ctx = ts::vk::device_context(dev);
+  const auto& info = ctx->info();
+  std::printf("tinyscope bench --limits  device %s: %s (%s %s)\n", dev.c_str(), info.name.c_str(), info.driver_name.c_str(),
+              info.driver_info.c_str());
+  // the bench's sizes (a CPU device, lavapipe, a 64 MiB add: past its caches, and seconds, not minutes)
+  Sizes z;
+  z.n_vec = int64_t{1} << 28;
+  while (z.n_vec * 4 > static_cast<int64_t>(info.max_storage_buffer_range) || (info.type == "cpu" && z.n_vec > (int64_t{1} << 24))) z.n_vec /= 2;
+  z.n_mat = info.type == "cpu" ? 512 : 4096;
+  const int reps = 5;
+  std::printf("sizes: add/sum %lld fp32, matmul %lld; each figure the median of %d runs, timestamps\n", static_cast<long long>(z.n_vec),
+              static_cast<long long>(z.n_mat), reps);
+  std::fflush(stdout);
+  std::vector<Limit> limits = hand_written(*ctx, z, reps, [](const std::string&) { return true; });
+  for (auto& l : limits) {
+    const bool flops = l.name.find("matmul") != std::string::npos;
+    std::printf("  %-38s %s  output %s\n", l.name.c_str(),
+                l.value ? spread(*l.value, 1e-9, flops ? "GFLOP/s" : "GB/s   ").c_str() : "(none)", l.check.c_str());
+  }
+  std::optional<MeasuredLimits> m = gpu_limits_entry(info, z, limits);
+  if (!m) throw std::runtime_error("the add or the fp32 matmul gave no figure (see above): nothing is kept");
+  save_measured_limits(*m, /*required=*/true);
+  std::printf("limits: %s\n", limits_summary(*m).c_str());
+  return 0;
+}
 
 int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::string& only) {
   auto wanted = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
@@ -695,6 +754,9 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
   };
   for (auto& l : limits)
     std::printf("  %-28s %s  output %s\n", l.name.c_str(), l.value ? unit(l.name, *l.value).c_str() : "(none)", l.check.c_str());
+  // the full-size limits are kept for the Roofline pane (a --quick or --only run's are not: smaller or partial)
+  if (!quick && only.empty())
+    if (std::optional<MeasuredLimits> m = gpu_limits_entry(info, z, limits)) save_measured_limits(*m, /*required=*/false);
   std::printf("\n");
 
   ts::realize_config().device = dev;

@@ -20,4 +20,9 @@ struct RealizeRun {
 };
 RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* out = nullptr);
 
+struct MeasuredLimits;
+// Writes the limits just measured to the limits cache (limits_cache.h) and prints where; `required` (bench --limits):
+// a cache that cannot be written is an error (thrown), else a line says so and the bench goes on.
+void save_measured_limits(const MeasuredLimits& l, bool required);
+
 }  // namespace tscli

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli/bench.h"
+#include "app/cli/limits_cache.h"
 #include "app/cli/report.h"
 #include "app/gui/gui_main.h"
 #include "app/python/interpreter.h"
@@ -35,12 +36,14 @@ constexpr const char* kUsage =
     "                      --repeat N runs each kernel N times and records every timing (their spread)\n"
     "                      --snapshots keeps every call's output buffer in the trace, read back right after the\n"
     "                      call ran (calls run one at a time)\n"
-    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots] [--measure] [--select TEXT] [--tour N] [--screenshot OUT.png]\n"
+    "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots]\n"
+    "         [--measure] [--select TEXT] [--tour N] [--pane NAME] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
     "                      --compare-trace puts a saved trace beside the one opened or run (File > Compare);\n"
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"
     "                      --tour N opens the tour of the pipeline at stop N (1-8, Help > Tour);\n"
+    "                      --pane NAME puts that dock in front (roofline, values, timings, ...);\n"
     "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done\n"
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
@@ -55,6 +58,9 @@ constexpr const char* kUsage =
     "  bench [--quick] [--dev DEV] [--beam N]  the benchmark table against this machine's measured limits, each\n"
     "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
     "                      CPU; --beam N: a GPU's rows again with each kernel's opts searched by BEAM=N)\n"
+    "  bench --limits [--dev DEV]  measure only the device's limits (memory bandwidth, peak GFLOP/s; a few\n"
+    "                      seconds) into ~/.cache/tinyscope/limits.json: a run's trace then carries them (the\n"
+    "                      Roofline pane's roof); the full bench keeps its limits there too\n"
     "  devices [--json]    every device DEV can name, with its renderer, memory and limits\n"
     "  asm --lang c|llvm|glsl FILE   the host assembly the CPU JIT makes of a kernel's C or LLVM IR source, or\n"
     "                      the SPIR-V (disassembled) of a Vulkan kernel's GLSL\n"
@@ -157,6 +163,18 @@ ts::RealizeConfig realize_config_from_env() {
 
 namespace {
 
+// The limits `tinyscope bench` measured for this device on this machine (the limits cache), into the trace as its
+// "limits"; nothing when there are none (a run never makes them up).
+void add_cached_limits(const std::string& device) {
+  try {
+    const std::string key = limits_device_key(device);
+    if (key.empty()) return;
+    const std::string machine = key == "CPU" ? cpu_machine() : vulkan_machine_of(device);
+    if (auto l = read_limits(limits_cache_path(), key, machine)) ts::trace::set_field("limits", limits_trace_json(*l));
+  } catch (const std::exception&) {  // a device that cannot be opened now has no limits in the trace, and the trace is written
+  }
+}
+
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
@@ -179,6 +197,7 @@ int run_script(const std::string& script, const std::string& json_path, const st
   run.args = args;
   run.json_path = json_path;
   run.device = ts::realize_config().device;
+  run.before_save = [device = run.device] { add_cached_limits(device); };
   return vulkan_checked_exit(tsp::run_script(run));
 }
 
@@ -310,6 +329,7 @@ int cmd_serve() {
     if (!stream.empty()) ts::trace::stream_to(stream);
     ts::install_realize(realize_config_from_env());  // throws on an unknown dev: the child ends with the reason (exit 2)
     run.device = ts::realize_config().device;
+    run.before_save = [device = run.device] { add_cached_limits(device); };
     return true;
   });
   return bad_request ? 2 : vulkan_checked_exit(code);  // no request at all (stdin closed) is a normal end

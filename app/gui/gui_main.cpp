@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QScreen>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTimer>
@@ -53,7 +54,7 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour, compare_trace;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane;
   bool run = false, measure = false, snapshots = false;
   int runs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -68,7 +69,9 @@ int main(int argc, char** argv) {
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
     else if (a == "--snapshots") snapshots = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) || value("--select", &select) || value("--tour", &tour)) continue;
+    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) ||
+             value("--select", &select) || value("--tour", &tour) || value("--pane", &pane))
+      continue;
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -164,6 +167,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "tinyscope: --compare-trace needs a trace to open or --run\n");
       return 2;
     }
+  }
+  // --pane NAME: that dock in front (a tab such as Roofline or Values), by its title or its name
+  if (!pane.isEmpty()) {
+    QDockWidget* dock = nullptr;
+    QStringList names;
+    for (auto* d : w.findChildren<QDockWidget*>()) {
+      names << d->objectName();
+      if (d->objectName().compare(pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(pane, Qt::CaseInsensitive) == 0) dock = d;
+    }
+    if (!dock) {
+      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(pane), qPrintable(names.join(", ")));
+      return 2;
+    }
+    dock->show();
+    dock->raise();
   }
   w.show();
   if (screenshot) {

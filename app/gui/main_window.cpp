@@ -39,6 +39,7 @@
 #include <cstdio>
 
 #include "app/gui/devices.h"
+#include "app/gui/limits_measure.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/tour.h"
 #include "app/gui/stall_probe.h"
@@ -52,6 +53,7 @@
 #include "viewer/panes/source_diff.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
+#include "viewer/panes/roofline_pane.h"
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_pane.h"
 #include "viewer/panes/source_highlighter.h"
@@ -202,6 +204,9 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   values_ = new tsv::ValuesPane(selection_, this);
   auto* d_values = add_dock(tr("Values"), QStringLiteral("values"), values_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(d_time, d_values);
+  // the roofline of the run's device: a tab beside the timings
+  roofline_ = new tsv::RooflinePane(selection_, this);
+  tabifyDockWidget(d_time, add_dock(tr("Roofline"), QStringLiteral("roofline"), roofline_, Qt::BottomDockWidgetArea));
   default_docks_ = {d_script, d_ctx, d_console, d_ast, d_src, d_sched, d_time};
   build_compare_dock();
   default_layout();
@@ -243,6 +248,8 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
     if (restore_layout_) QSettings().setValue("run/snapshots", on);
   });
   snapshots_act_->setChecked(restore_layout_ && QSettings().value("run/snapshots", false).toBool());
+  run_menu->addAction(tr("Measure limits for this device"), this, &MainWindow::measure_limits)
+      ->setToolTip(tr("tinyscope bench --limits: the device's memory bandwidth and peak, for the Roofline pane's roof"));
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("Keyboard shortcuts…"), QKeySequence::HelpContents, this,
                   [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
@@ -271,6 +278,16 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   connect(beam_cancel_, &QToolButton::clicked, this, &MainWindow::stop);
   statusBar()->addPermanentWidget(beam_bar_);
   statusBar()->addPermanentWidget(beam_cancel_);
+  // Run > Measure limits for this device, while it measures: a busy bar and Cancel
+  limits_measure_ = new LimitsMeasure(this);
+  statusBar()->addPermanentWidget(limits_measure_);
+  connect(limits_measure_, &LimitsMeasure::finished, this, [this](bool ok, const QString& dev, const QString& summary) {
+    append_console(tr("\n$ tinyscope bench --limits --dev %1\n%2").arg(dev, limits_measure_->output()), !ok);
+    status_->setText(ok ? tr("Limits of %1 measured: %2. Run again: the trace carries them.").arg(dev, summary)
+                        : tr("Measuring the limits of %1: %2").arg(dev, summary));
+    if (ok) roofline_->set_measured(dev, summary);
+  });
+  connect(roofline_, &tsv::RooflinePane::run_again, this, &MainWindow::run);
 
   // ---- wiring
   connect(script_combo_, &QComboBox::activated, this, [this](int i) { open_script(script_combo_->itemData(i).toString()); });
@@ -1269,6 +1286,16 @@ void MainWindow::show_loaded_compare() {
   update_compare_sources();
   const int call = selection_->current().call;
   if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
+}
+
+// ---- Run > Measure limits for this device: `tinyscope bench --limits --dev DEV` in a child, never beside a run (the
+// two would share the cores and measure each other)
+void MainWindow::measure_limits() {
+  const QString dev = device_combo_->currentText();
+  if (controller_->running() || compare_controller_->running() || compare_pending_)
+    return status_->setText(tr("Measure the limits once the run has finished (both at once would share the device)"));
+  if (limits_measure_->start(controller_->program(), dev))
+    status_->setText(tr("Measuring the limits of %1 (tinyscope bench --limits --dev %1)…").arg(dev));
 }
 
 // ---- Source > Assembly: `tinyscope asm` compiles the kernel's source in a child and prints the host assembly

@@ -30,13 +30,14 @@ class CompareModel;
 class OutputCompareModel;
 class ValuesPane;
 class SourceDiff;
-
+class RooflinePane;
 }  // namespace tsv
 
 namespace tsgui {
 class RunController;
 class Tour;
 class StallProbe;
+class LimitsMeasure;
 
 // The inspector: a script editor and console, the run toolbar, and dock panes over the last run's trace.
 // Every pane follows one SelectionModel. The dock layout and the theme persist in QSettings.
@@ -99,6 +100,10 @@ class MainWindow : public QMainWindow {
   tsv::OutputCompareModel* output_compare_model() const { return output_model_; }
   QPlainTextEdit* compare_console() const { return compare_console_; }
   tsv::ValuesPane* values() const { return values_; }
+  // the Roofline dock, and Run > Measure limits for this device (`tinyscope bench --limits` in a child)
+  tsv::RooflinePane* roofline() const { return roofline_; }
+  LimitsMeasure* limits_measure() const { return limits_measure_; }
+  void measure_limits();
   // Help > Tour of the pipeline: shows the Tour dock at its first stop
   void start_tour();
   void show_tour(int stop);  // 0-based
@@ -210,6 +215,8 @@ class MainWindow : public QMainWindow {
   tsv::OutputCompareModel* output_model_ = nullptr;
   QPlainTextEdit* compare_console_ = nullptr;
   tsv::ValuesPane* values_ = nullptr;
+  tsv::RooflinePane* roofline_ = nullptr;
+  LimitsMeasure* limits_measure_ = nullptr;
   Tour* tour_ = nullptr;
   int initial_tour_ = 0;
   QDockWidget* tour_dock_ = nullptr;

@@ -102,6 +102,7 @@ void write_trace(const ScriptRun& run, const std::string& result_json, const std
   ts::trace::set_field("script", run.script);
   ts::trace::set_field("device", run.device);
   if (!error.empty()) ts::trace::set_field("error", error);
+  if (run.before_save) run.before_save();
   ts::trace::save(run.json_path);
 }
 

@@ -12,6 +12,7 @@ struct ScriptRun {
   std::vector<std::string> args;  // sys.argv[1:]
   std::string json_path;          // write the trace here when non-empty
   std::string device;             // DEV as given (recorded in the trace)
+  std::function<void()> before_save;  // called before the trace is written (adds fields with ts::trace::set_field)
 };
 
 // Runs the script (ts::install_realize() must have been called). Errors print a Python traceback to stderr.

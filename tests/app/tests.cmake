@@ -8,3 +8,11 @@ target_compile_definitions(test_cli PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" 
 ts_add_test(test_report SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report.cpp LIBS Qt6::Core Qt6::Gui TIMEOUT 300)
 add_dependencies(test_report tinyscope)
 target_compile_definitions(test_report PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+
+# The limits cache (app/cli/limits_cache.cpp, compiled in): its round trip and keys; `tinyscope bench --limits` filling
+# it (CPU and lavapipe); `tinyscope run --json` copying exactly its device's entry into the trace, and nothing without one
+ts_add_test(test_limits SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_limits.cpp ${CMAKE_SOURCE_DIR}/app/cli/limits_cache.cpp
+            LIBS Qt6::Core nlohmann_json::nlohmann_json TIMEOUT 400)
+add_dependencies(test_limits tinyscope)
+target_include_directories(test_limits PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(test_limits PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")

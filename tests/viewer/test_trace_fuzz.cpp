@@ -40,6 +40,7 @@
 #include "viewer/model/timings_model.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
+#include "viewer/panes/roofline_pane.h"
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_pane.h"
 #include "viewer/panes/timings_pane.h"
@@ -122,14 +123,16 @@ void collect_keys(const QJsonValue& v, Path& at, QList<Path>* out) {
 // The schema's contract, as engine/trace/recorder.cpp writes it: the members it may leave out (a pass cut short by
 // an error has no "after"; the trace test's golden file has no timings; traces written before programs said where
 // their opts came from have no "opts_source", nor older ones a call's "members"; a script that read nothing back has no
-// "outputs"), every other member is required.
+// "outputs"; a run whose device has no entry in the limits cache no "limits", though a "limits" has all its members),
+// every other member is required.
 bool optional_member(const QString& shape) {
   static const QSet<QString> optional = {
       ".script", ".device", ".result", ".error", ".uops[*].shape", ".uops[*].tag", ".uops[*].device",
       ".contexts[*].tensor_graph", ".contexts[*].linear", ".contexts[*].program", ".contexts[*].passes[*].after",
       ".contexts[*].passes[*].match_count", ".contexts[*].linear[*].ast", ".contexts[*].linear[*].computes",
       ".contexts[*].linear[*].members", ".contexts[*].program.opts_source", ".calls[*].seconds", ".calls[*].times", ".calls[*].repeat_mode", ".partial",
-      ".outputs"};  // a run that read nothing back has none
+      ".outputs",  // a run that read nothing back has none
+      ".limits"};  // nor a run whose device has no measured limits
   return optional.contains(shape);
 }
 // the members that name uops
@@ -507,6 +510,7 @@ void exercise(tsv::Session& s) {
   tsv::SelectionModel sel(&s);
   tsv::SourcePane source(&sel);
   tsv::TimingsPane timing_pane(&sel);
+  tsv::RooflinePane roofline_pane(&sel);
   tsv::ContextsPane contexts_pane(&sel);
   tsv::SchedulePane schedule_pane(&sel);
   for (int i = 0; i < std::min<int>(s.calls().size(), 40); ++i) sel.select_call(i);
@@ -528,10 +532,17 @@ void exercise(tsv::Session& s) {
     for (int p = 0; p < std::min<int>(c.passes.size(), 30); ++p) stepper.pass_reproduced(p);
     QVERIFY(stepper.unlisted_matches() >= 0);
   }
-  for (QWidget* w : {static_cast<QWidget*>(&source), static_cast<QWidget*>(&timing_pane),
+  for (QWidget* w : {static_cast<QWidget*>(&source), static_cast<QWidget*>(&timing_pane), static_cast<QWidget*>(&roofline_pane),
                      static_cast<QWidget*>(&contexts_pane), static_cast<QWidget*>(&schedule_pane)}) {
     w->resize(700, 400);
     w->grab();  // paints it
+  }
+  // each placed call's dot is where a click finds it (another call's dot at the same place may answer)
+  for (int i = 0; i < std::min<int>(s.calls().size(), 40); ++i) {
+    const QPointF at = roofline_pane.dot_position(i);
+    if (at.x() < 0) continue;
+    const int hit = roofline_pane.call_at(at);
+    QVERIFY(hit >= 0 && roofline_pane.dot_position(hit) == at);
   }
 }
 
@@ -597,10 +608,15 @@ class TestTraceFuzz : public QObject {
   QTemporaryDir dir_;
   QList<Seed> seeds_;
 
-  // `tinyscope run SCRIPT --json --trace matches` (SCRIPT relative to the source tree)
-  QByteArray record(const QString& script) {
+  // `tinyscope run SCRIPT --json --trace matches` (SCRIPT relative to the source tree); with `limits`, the trace's
+  // "limits" as a run finds them in the limits cache (the run itself sees an empty cache, so the seeds are the same on
+  // every machine)
+  QByteArray record(const QString& script, bool limits = false) {
     const QString out = dir_.filePath(QFileInfo(script).completeBaseName() + ".json");
     QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_CACHE_HOME", dir_.filePath("empty-cache"));
+    p.setProcessEnvironment(env);
     p.start(tinyscope_bin(), {"run", source_dir() + "/" + script, "--json", out, "--trace", "matches"});
     if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
     QFile f(out);
@@ -614,6 +630,10 @@ class TestTraceFuzz : public QObject {
       calls[i] = c;
     }
     doc["calls"] = calls;
+    if (limits)
+      doc["limits"] = QJsonObject{{"device", "CPU"}, {"machine", "a CPU, 8 logical CPUs"}, {"measured_at", "2025-02-03T04:05:06Z"},
+                                  {"bandwidth_gbs", 12.5}, {"bandwidth_label", "add bandwidth GB/s (STREAM-like add)"},
+                                  {"peak_gflops", 96.0}, {"peak_label", "FMA peak GFLOP/s fp32"}};
     return QJsonDocument(doc).toJson(QJsonDocument::Compact);
   }
   static QByteArray read(const QString& path) {
@@ -626,7 +646,7 @@ class TestTraceFuzz : public QObject {
     QVERIFY(dir_.isValid());
     const QString data = source_dir() + "/tests/viewer/data/";
     const QList<QPair<QString, QByteArray>> sources = {
-        {"tutorial (recorded now)", record("resources/examples/tutorial.py")},
+        {"tutorial (recorded now)", record("resources/examples/tutorial.py", /*limits=*/true)},
         {"softmax (recorded now)", record("resources/examples/softmax.py")},
         {"seed_add.trace.json", read(data + "seed_add.trace.json")},
         {"tutorial_matches.trace.json", read(data + "tutorial_matches.trace.json")},

@@ -8,6 +8,7 @@ function(ts_add_window_test name source)
             ${CMAKE_SOURCE_DIR}/app/gui/stall_probe.h ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.cpp
             ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.h ${CMAKE_SOURCE_DIR}/app/gui/devices.cpp
             ${CMAKE_SOURCE_DIR}/app/gui/devices.h ${CMAKE_SOURCE_DIR}/app/gui/tour.cpp ${CMAKE_SOURCE_DIR}/app/gui/tour.h
+            ${CMAKE_SOURCE_DIR}/app/gui/limits_measure.cpp ${CMAKE_SOURCE_DIR}/app/gui/limits_measure.h
             ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
     LIBS tinyscope_viewer tinyscope_engine Qt6::Widgets TIMEOUT 180)
   set_target_properties(${name} PROPERTIES AUTORCC ON)
@@ -36,3 +37,7 @@ target_compile_definitions(test_trace_fuzz PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE
 # Traces as untrusted input: the reproducers (a uop that is its own source, a 70 MB source line, wrong types,
 # "version": 1.0, a trace's script field, the stepper and contexts overflows), each refused clearly or shown safely.
 ts_add_window_test(test_trace_check ${CMAKE_CURRENT_LIST_DIR}/test_trace_check.cpp)
+# The Roofline pane over real runs (with the limits `tinyscope bench --limits` measured, and without): each dot where
+# the trace's estimates and warm medians put it, clicks and selection, the roof min(peak, bandwidth x intensity), and the
+# window's Measure limits (cancellable) and Run again.
+ts_add_window_test(test_roofline ${CMAKE_CURRENT_LIST_DIR}/test_roofline.cpp)

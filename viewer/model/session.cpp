@@ -120,6 +120,7 @@ QMap<int, QList<int>> Session::schedules_by_line(const QString& file) const {
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), kernel_by_key_.clear(), schedules_.clear();
+  limits_ = MeasuredLimits{};
   emit loaded();
 }
 
@@ -280,6 +281,12 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   out->device = root["device"].toString();
   out->result = any_text(root["result"]);
   out->partial = root["partial"].toString();
+  if (root.contains("limits")) {
+    const QJsonObject l = root["limits"].toObject();
+    out->limits = {l["device"].toString(),        l["machine"].toString(),         l["measured_at"].toString(),
+                   l["bandwidth_gbs"].toDouble(), l["peak_gflops"].toDouble(),     l["bandwidth_label"].toString(),
+                   l["peak_label"].toString()};
+  }
   out->raw = data;
   return true;
 }
@@ -294,6 +301,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   uops_ = std::move(p.uops);
   outputs_ = std::move(p.outputs);
   snapshots_ = std::move(p.snapshots);
+  limits_ = std::move(p.limits);
   kernel_by_key_ = std::move(p.by_key);
   schedules_ = std::move(p.schedules);
   raw_ = std::move(p.raw);

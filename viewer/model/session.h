@@ -96,6 +96,18 @@ struct Output {
   bool operator==(const Output&) const = default;
 };
 
+// The limits `tinyscope bench` measured on the run's device, copied into the trace from the limits cache (the trace's
+// "limits"; app/cli/limits_cache.h): the roof of the Roofline pane. valid() is false when the trace has none.
+struct MeasuredLimits {
+  QString device;       // "CPU" or "VULKAN"
+  QString machine;      // the CPU model, or the Vulkan device and its driver
+  QString measured_at;  // UTC, ISO 8601
+  double bandwidth_gbs = 0, peak_gflops = 0;
+  QString bandwidth_label, peak_label;  // what each figure measured
+  bool valid() const { return bandwidth_gbs > 0 && peak_gflops > 0; }
+  bool operator==(const MeasuredLimits&) const = default;
+};
+
 // One loaded trace: what a run produced. Emits loaded() after load() replaced the data.
 class Session : public QObject {
   Q_OBJECT
@@ -131,6 +143,8 @@ class Session : public QObject {
   const QList<Output>& snapshots() const { return snapshots_; }
   // the snapshots of one call (indices into snapshots())
   QList<int> snapshots_of(int call) const;
+  // the device's measured limits the run found in the limits cache (invalid: none)
+  const MeasuredLimits& limits() const { return limits_; }
   const Uop* uop(int id) const;
 
   // the kernel context whose program has this key, or -1
@@ -158,6 +172,7 @@ class Session : public QObject {
     QList<Call> calls;
     QHash<int, Uop> uops;
     QList<Output> outputs, snapshots;
+    MeasuredLimits limits;
     QHash<QString, int> by_key;
     QList<int> schedules;
   };
@@ -171,6 +186,7 @@ class Session : public QObject {
   QList<Call> calls_;
   QHash<int, Uop> uops_;
   QList<Output> outputs_, snapshots_;
+  MeasuredLimits limits_;
   QHash<QString, int> kernel_by_key_;
   QList<int> schedules_;
 };

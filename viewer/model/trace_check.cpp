@@ -152,7 +152,8 @@ class Checker {
            opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
            opt(o, "partial", top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
            opt(o, "outputs", top, &Checker::outputs) && opt(o, "snapshots", top, &Checker::snapshots) &&
-           snapshot_calls(o, top);
+           snapshot_calls(o, top) &&
+           opt(o, "limits", top, &Checker::limits);  // the device's measured limits, when the limits cache had them
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -396,6 +397,19 @@ class Checker {
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
            opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name);
+  }
+  // ---- limits: {device, machine, measured_at, bandwidth_gbs, bandwidth_label, peak_gflops, peak_label}
+  // (app/cli/limits_cache.h): a roof needs both figures finite and above zero
+  bool positive(const QJsonValue& v, const Where& w) {
+    if (!number(v, w)) return false;
+    return v.toDouble() > 0 || fail(w, QStringLiteral("%1 is not a figure above 0").arg(v.toDouble()));
+  }
+  bool limits(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    return req(o, "device", w, &Checker::name) && req(o, "machine", w, &Checker::name) && req(o, "measured_at", w, &Checker::name) &&
+           req(o, "bandwidth_gbs", w, &Checker::positive) && req(o, "bandwidth_label", w, &Checker::name) &&
+           req(o, "peak_gflops", w, &Checker::positive) && req(o, "peak_label", w, &Checker::name);
   }
   // ---- outputs: [{where, after_call, dtype, bits, shape, count, stored, values}] (engine/trace/recorder.h)
   bool outputs(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::output); }
