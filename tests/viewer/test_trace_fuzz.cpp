@@ -132,6 +132,8 @@ bool optional_member(const QString& shape) {
       ".contexts[*].passes[*].match_count", ".contexts[*].linear[*].ast", ".contexts[*].linear[*].computes",
       ".contexts[*].linear[*].members", ".contexts[*].program.opts_source", ".calls[*].seconds", ".calls[*].times", ".calls[*].repeat_mode", ".partial",
       ".outputs",  // a run that read nothing back has none
+      ".snapshots",  // nor a run that kept no buffers
+      ".contexts[*].program.lines",  // nor an older trace which uop each source line renders
       ".limits"};  // nor a run whose device has no measured limits
   return optional.contains(shape);
 }

@@ -25,17 +25,29 @@ void GraphView::fit() {
     setTransform(QTransform::fromScale(1.5, 1.5));
     centerOn(r.center());
   }
+  emit zoomed(transform().m11());
 }
 
 void GraphView::zoom(double f) {
   double s = transform().m11() * f;
   if (s < 0.02 || s > 20) return;
   scale(f, f);
+  emit zoomed(transform().m11());
+}
+
+void GraphView::set_scale(double s) {
+  setTransform(QTransform::fromScale(s, s));
+  emit zoomed(s);
 }
 
 int GraphView::node_at(const QPoint& pos) const {
-  for (QGraphicsItem* it = itemAt(pos); it; it = it->parentItem())
-    if (it->data(0).isValid()) return it->data(0).toInt();
+  // the topmost node there (a label floating over the graph, which takes no clicks, is looked through)
+  for (QGraphicsItem* top : items(pos)) {
+    if (top->acceptedMouseButtons() == Qt::NoButton) continue;
+    for (QGraphicsItem* it = top; it; it = it->parentItem())
+      if (it->data(0).isValid()) return it->data(0).toInt();
+    break;
+  }
   return INT_MIN;
 }
 

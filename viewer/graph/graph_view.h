@@ -17,6 +17,11 @@ class GraphView : public QGraphicsView {
  signals:
   // a node was double-clicked
   void node_activated(int id);
+  // the zoom changed (fit, the wheel, the keys, or setTransform through set_scale)
+  void zoomed(double scale);
+
+ public:
+  void set_scale(double s);
 
  protected:
   void wheelEvent(QWheelEvent* e) override;

@@ -1,4 +1,5 @@
 #include "viewer/panes/graph_pane.h"
+#include "viewer/model/timings_model.h"
 
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -279,6 +280,7 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
     // a call's node selects that call everywhere (a buffer's node selects nothing)
     if (id < item_calls_.size() && item_calls_[id] >= 0 && item_calls_[id] != selection_->current().call) selection_->select_call(item_calls_[id]);
   });
+  connect(view_, &GraphView::zoomed, this, [this] { update_overview(); });
   connect(view_, &GraphView::node_activated, this, [this](int id) {
     if (id < 0) return expand_cluster(-1 - id);
     if (collapsed() && clusters_.of.contains(id)) collapse_cluster(clusters_.of.value(id));
@@ -343,7 +345,9 @@ bool GraphPane::export_svg(const QString& path, QString* error) const {
   QPainter p;
   if (!p.begin(&gen)) return fail(error, tr("cannot write %1").arg(path));
   p.fillRect(QRectF(QPointF(0, 0), src.size()), palette().color(QPalette::Base));  // edges use the text color
+  for (QGraphicsItem* it : overview_) it->hide();  // (the overview's names are the view's, not the graph's)
   scene_->render(&p, QRectF(QPointF(0, 0), src.size()), src);
+  for (QGraphicsItem* it : overview_) it->show();
   p.end();
   return QFileInfo(path).size() > 0 || fail(error, tr("cannot write %1").arg(path));
 }
@@ -357,7 +361,9 @@ bool GraphPane::export_png(const QString& path, double scale, QString* error) co
   img.fill(palette().color(QPalette::Base));
   QPainter p(&img);
   p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  for (QGraphicsItem* it : overview_) it->hide();
   scene_->render(&p, QRectF(QPointF(0, 0), img.size()), src);
+  for (QGraphicsItem* it : overview_) it->show();
   p.end();
   return img.save(path, "PNG") || fail(error, tr("cannot write %1").arg(path));
 }
@@ -402,7 +408,7 @@ void GraphPane::on_selection(const Selection& sel) {
     cancel_layout();
     shown_.clear(), full_key_.clear();
     title_->clear();
-    scene_->clear();
+    clear_scene();
     items_.clear();
     clusters_ = {};
     input_ = {};
@@ -458,12 +464,98 @@ void GraphPane::on_selection(const Selection& sel) {
 }
 
 void GraphPane::reveal(int id) {
+  if (id < 0) return;  // nothing selected (a cluster's negative id is never a selection)
   QGraphicsRectItem* it = items_.value(id);
   if (!it || own_click_ || stack_->currentWidget() != view_) return;
   // a node selected elsewhere (a source line, a list): readable and in view
-  if (view_->transform().m11() < 0.6) view_->setTransform(QTransform::fromScale(1, 1));
+  if (view_->transform().m11() < 0.6) view_->set_scale(1);
   const QRectF seen = view_->mapToScene(view_->viewport()->rect()).boundingRect();
   if (!seen.contains(it->sceneBoundingRect())) view_->centerOn(it);
+}
+
+void GraphPane::clear_scene() {
+  scene_->clear();
+  overview_.clear();  // (the scene deleted them)
+  overview_scale_ = -1;
+}
+
+double GraphPane::overview_weight(int id) const {
+  const Session& s = *selection_->session();
+  if (kind_ == Kind::KernelGraph) {  // a call: its time
+    const int call = id >= 0 && id < item_calls_.size() ? item_calls_[id] : -1;
+    return call >= 0 && call < s.calls().size() ? 1 + TimingsModel::headline_of(s.calls()[call]) * 1e6 : 0;
+  }
+  if (id < 0) {  // a collapsed cluster: its size
+    const int c = -1 - id;
+    return c < clusters_.members.size() ? 1 + clusters_.members[c].size() : 0;
+  }
+  if (kind_ == Kind::TensorGraph && split_.realized.contains(id)) return 1;  // a kernel's output
+  return 0;
+}
+
+void GraphPane::update_overview() {
+  const double scale = view_->transform().m11();
+  const bool want = scale < kOverviewBelow && !items_.isEmpty();
+  if (!want && overview_.isEmpty()) return;
+  if (want && std::abs(scale - overview_scale_) < 1e-9 && !overview_.isEmpty()) return;
+  for (QGraphicsItem* it : overview_) {
+    scene_->removeItem(it);
+    delete it;
+  }
+  overview_.clear();
+  overview_scale_ = scale;
+  if (!want) return;
+  // the heaviest nodes first; each name placed at its node's centre unless it would cover one placed before
+  QList<QPair<double, int>> order;
+  for (auto it = items_.constBegin(); it != items_.constEnd(); ++it)
+    if (const double w = overview_weight(it.key()); w > 0) order.push_back({w, it.key()});
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  QFont font(QStringLiteral("DejaVu Sans"));
+  font.setPixelSize(12);
+  font.setBold(true);
+  const QFontMetrics fm(font);
+  QList<QRectF> taken;  // in view pixels
+  for (const auto& [w, id] : order) {
+    if (overview_.size() >= kOverviewMax) break;
+    QGraphicsRectItem* node = items_.value(id);
+    QString text;
+    for (QGraphicsItem* c : node->childItems())
+      if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(c)) text = t->text().section(QLatin1Char('\n'), 0, 0);
+    if (text.isEmpty()) continue;
+    const QPointF centre = node->sceneBoundingRect().center();
+    const QSizeF size(fm.horizontalAdvance(text) + 8, fm.height() + 4);
+    const QPointF at = view_->mapFromScene(centre);
+    const QRectF box(at.x() - size.width() / 2, at.y() - size.height() / 2, size.width(), size.height());
+    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& r) { return r.intersects(box); })) continue;
+    taken.push_back(box);
+    // a label of fixed pixel size at the node's centre: ItemIgnoresTransformations keeps it readable at any zoom
+    auto* bg = new QGraphicsRectItem(QRectF(QPointF(-size.width() / 2, -size.height() / 2), size));
+    bg->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+    bg->setPos(centre);
+    QColor fill = node->brush().color();
+    fill.setAlpha(235);
+    bg->setBrush(fill);
+    bg->setPen(QPen(QColor(0, 0, 0, 160), 1));
+    bg->setZValue(5);
+    bg->setData(1, id);
+    bg->setAcceptedMouseButtons(Qt::NoButton);  // a click goes to the node under it
+    bg->setToolTip(node->toolTip());
+    auto* t = new QGraphicsSimpleTextItem(text, bg);
+    t->setFont(font);
+    t->setBrush(Qt::black);
+    t->setPos(-size.width() / 2 + 4, -size.height() / 2 + 2);
+    t->setAcceptedMouseButtons(Qt::NoButton);
+    scene_->addItem(bg);
+    overview_.push_back(bg);
+  }
+}
+
+QStringList GraphPane::overview_labels() const {
+  QStringList out;
+  for (QGraphicsItem* it : overview_)
+    for (QGraphicsItem* c : it->childItems())
+      if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(c)) out << t->text();
+  return out;
 }
 
 void GraphPane::show_kernel_graph(const Selection& sel) {
@@ -508,7 +600,7 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
   if (g.nodes.size() > kMaxBuild) {
     cancel_layout();
     shown_.clear(), full_key_.clear();
-    scene_->clear();
+    clear_scene();
     items_.clear();
     title_->setText(title);
     return show_notice(tr("This graph has more than %1 nodes; it is not drawn.").arg(kMaxBuild));
@@ -545,7 +637,7 @@ void GraphPane::show_input() {
   if (input_.nodes.size() > kMaxNodes) {
     cancel_layout();
     shown_.clear();
-    scene_->clear();
+    clear_scene();
     items_.clear();
     return show_notice(tr("%1 nodes to draw: too many for one layout (the limit is %2). Collapse some clusters.")
                            .arg(input_.nodes.size())
@@ -724,7 +816,7 @@ int GraphPane::next_match() {
   restyle(old);
   restyle(id);
   if (auto* it = items_.value(id)) {
-    if (view_->transform().m11() < 0.6) view_->setTransform(QTransform::fromScale(1, 1));
+    if (view_->transform().m11() < 0.6) view_->set_scale(1);
     view_->centerOn(it);
   }
   match_label_->setText(tr("%1 of %2").arg(current_match_ + 1).arg(matches_.size()));
@@ -740,7 +832,7 @@ void GraphPane::restyle(int id) {
   if (marked_.contains(id)) pen = QPen(QColor(0xe0, 0x60, 0x00), 3);
   if (matches_.contains(id)) pen = QPen(QColor(0xff, 0xb0, 0x00), 4);
   if (current_match_ >= 0 && matches_.value(current_match_) == id) pen = QPen(QColor(0xd0, 0x00, 0xd0), 5);
-  if (id == highlighted_) pen = QPen(QColor(0xe0, 0x20, 0x20), 2.5);
+  if (id == highlighted_ && highlighted_ >= 0) pen = QPen(QColor(0xe0, 0x20, 0x20), 2.5);  // (-1: none; a cluster's id is negative)
   if (id < 0) pen.setStyle(Qt::DashLine);
   r->setPen(pen);
 }
@@ -748,7 +840,7 @@ void GraphPane::restyle(int id) {
 void GraphPane::draw(const GraphLayout& l) {
   QElapsedTimer t;
   t.start();
-  scene_->clear();
+  clear_scene();
   items_.clear();
   QPen edge_pen(palette().color(QPalette::Text), 0.9);
   for (const auto& p : l.edges) scene_->addPath(p, edge_pen)->setZValue(0);
@@ -801,6 +893,7 @@ void GraphPane::draw(const GraphLayout& l) {
   if (focus_ != INT_MIN && items_.contains(focus_)) view_->centerOn(items_.value(focus_));
   else view_->fit();
   focus_ = INT_MIN;
+  update_overview();  // (a kept zoom emits nothing)
   reveal(highlighted_);  // (the node a source line selected, when the graph was laid out for it)
   place_minimap();
   minimap_->set_enabled(map_btn_->isChecked());

@@ -9,6 +9,7 @@
 
 class QGraphicsRectItem;
 class QGraphicsScene;
+class QGraphicsItem;
 class QLabel;
 class QLineEdit;
 class QStackedWidget;
@@ -95,6 +96,13 @@ class GraphPane : public QWidget {
   // what the pane shows, for menus and file names ("Tensor graph", "Kernel AST")
   QString kind_name() const;
 
+  // ---- overview: while the graph is drawn too small to read (zoomed out, or fitted), the names of the heaviest
+  // nodes (a kernel graph's calls by time, a collapsed tensor graph's clusters by size, else the kernels' outputs)
+  // float over it at a readable size, as many as fit without overlapping
+  static constexpr double kOverviewBelow = 0.55;  // the view's scale under which node text is too small to read
+  static constexpr int kOverviewMax = 80;         // the most names shown at once
+  QStringList overview_labels() const;
+
   // the graph under roots (uop ids), colored by op family; at most max_nodes + 1 nodes
   static GraphInput build_graph(const class Session& s, const QList<int>& roots, int max_nodes);
   static QColor op_color(const QString& op);
@@ -126,6 +134,11 @@ class GraphPane : public QWidget {
   void context_menu(const QPoint& pos);
   bool own_click_ = false;  // the selection changing is a click on a node of this pane
   void reveal(int id);  // centres the view on a drawn node that is out of view
+  void update_overview();
+  void clear_scene();  // the scene's items, the overview's names with them
+  double overview_weight(int id) const;
+  QList<QGraphicsItem*> overview_;
+  double overview_scale_ = -1;
   void restyle(int id);
   void place_minimap();
   void cancel_layout();

@@ -80,6 +80,8 @@ json normalize(json t) {
       }
     if (c.contains("program")) {
       c["program"]["ast"] = n.id(c["program"]["ast"]);
+      if (c["program"].contains("lines"))
+        for (auto& l : c["program"]["lines"]) l[1] = n.id(l[1]);
       c["program"]["program_key"] = n.key(c["program"]["program_key"]);
     }
   }
