@@ -894,7 +894,7 @@ void GraphPane::draw(const GraphLayout& l) {
   else view_->fit();
   focus_ = INT_MIN;
   update_overview();  // (a kept zoom emits nothing)
-  reveal(highlighted_);  // (the node a source line selected, when the graph was laid out for it)
+  if (kind_ == Kind::KernelAst) reveal(highlighted_);  // (the node a source line selected, when the graph was laid out for it)
   place_minimap();
   minimap_->set_enabled(map_btn_->isChecked());
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);
