@@ -1,6 +1,7 @@
 #include "app/gui/gui_main.h"
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QScreen>
 #include <QDir>
 #include <QElapsedTimer>
@@ -15,6 +16,7 @@
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
+#include "viewer/panes/stepper_pane.h"
 
 namespace tsgui {
 
@@ -52,9 +54,9 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour;
+  QString file, dev, shot, compare, select, tour, step_arg;
   bool run = false, measure = false;
-  int runs = 1;
+  int runs = 1, step = 0;
   for (int i = 1; i < argc; ++i) {
     QString a = QString::fromLocal8Bit(argv[i]);
     auto value = [&](const char* name, QString* out) {
@@ -67,6 +69,14 @@ int main(int argc, char** argv) {
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
     else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--select", &select) || value("--tour", &tour)) continue;
+    else if (value("--step", &step_arg)) {
+      bool ok = false;
+      step = step_arg.toInt(&ok);
+      if (!ok || step < 1) {
+        std::fprintf(stderr, "tinyscope: --step needs a step of the rewrite stepper from 1, not '%s'\n", qPrintable(step_arg));
+        return 2;
+      }
+    }
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -152,6 +162,22 @@ int main(int argc, char** argv) {
   if (screenshot || measure) w.set_measuring(true, /*print=*/true);
   w.controller()->warm_up();
 
+  // --step N: once the run settled, the stepper at step N of the selected context, its dock given most of the right
+  // column; true while that step's layout is still coming (settled_now follows it)
+  bool step_shown = step == 0;
+  auto show_step = [&w, step, &step_shown]() {
+    if (step_shown) return false;
+    step_shown = true;
+    auto* stepper = w.findChild<tsv::StepperPane*>();
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("stepper"));
+    if (!stepper || !dock) return false;
+    dock->show();
+    dock->raise();
+    w.resizeDocks({dock}, {w.height() * 62 / 100}, Qt::Vertical);
+    stepper->set_step(step - 1);
+    return stepper->busy();
+  };
+
   // these live until app.exec() returns: the callbacks refer to them
   QElapsedTimer clock;
   clock.start();
@@ -189,7 +215,7 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
       if (run_queued) return;
       if (run && runs_started < runs) queue_run();
-      else take();
+      else if (!show_step()) take();
     });
     // the safety net: a hung run or layout still gives a picture
     QTimer::singleShot(180000, &w, [&w, take] {
@@ -197,14 +223,18 @@ int main(int argc, char** argv) {
       take();
     });
     if (run) QTimer::singleShot(0, &w, next_run);
-    else QTimer::singleShot(200, &w, [&w, take] {
-      if (w.settled()) take();
+    else QTimer::singleShot(200, &w, [&w, take, show_step] {
+      if (w.settled() && !show_step()) take();
     });
-  } else if (run) {
+  } else {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&] {
-      if (runs_started < runs) queue_run();
+      if (run && runs_started < runs) queue_run();
+      else show_step();
     });
-    QTimer::singleShot(0, &w, next_run);
+    if (run) QTimer::singleShot(0, &w, next_run);
+    else if (step > 0) QTimer::singleShot(200, &w, [&w, show_step] {
+      if (w.settled()) show_step();
+    });
   }
   const int code = app.exec();
   return code ? code : exit_code;

@@ -27,6 +27,7 @@ void save(const std::string& path);  // throws ts::Error on I/O failure
 //   {"uops": {ID: UOP, ...}}   the nodes interned since the last such line (before the context that needs them)
 //   {"context": CONTEXT}       a context once it and every context before it ended (so contexts come in trace order)
 //   {"call": CALL}             each executed call, as it is recorded
+//   {"rule": RULE}             each rule the first time it fires (an entry of the trace's "rules", recorder.h)
 // The trace of the lines is the same as save()'s, less the extra fields (set_field) and any context still open.
 // "" stops streaming. Throws ts::Error when `path` cannot be written.
 void stream_to(const std::string& path);

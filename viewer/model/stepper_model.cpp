@@ -1,6 +1,7 @@
 #include "viewer/model/stepper_model.h"
 
 #include <QColor>
+#include <algorithm>
 #include <climits>
 
 namespace tsv {
@@ -67,6 +68,8 @@ void StepperModel::reset_replay() {
   canon_.clear();
   built_.clear();
   replays_.clear();
+  places_.clear();
+  windows_.clear();
   int max_id = -1;
   for (auto it = session_->uops().keyBegin(); it != session_->uops().keyEnd(); ++it) max_id = std::max(max_id, *it);
   // the trace's ids are at most TraceLimits::max_uop_id (2^30 - 1), leaving 2^30 ids for replayed nodes; saturate
@@ -183,7 +186,7 @@ int StepperModel::resolve(int id, const QHash<int, int>& map) const {
   throw ReplayFailed{};
 }
 
-int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth) {
+int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth, QHash<int, int>* rebuilt) {
   if (auto it = memo.constFind(id); it != memo.constEnd()) return *it;
   if (depth > kMaxDepth) throw ReplayFailed{};
   const int target = resolve(id, map);
@@ -195,14 +198,15 @@ int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>
     src.reserve(shape.src.size());
     bool changed = false;
     for (int s : shape.src) {
-      int n = substitute(s, map, memo, depth + 1);
+      int n = substitute(s, map, memo, depth + 1, rebuilt);
       changed |= n != s;
       src.push_back(n);
     }
     if (changed) {
       out = rebuild(shape, src);
+      if (rebuilt && out != target) rebuilt->insert(target, out);
       // the rebuilt node may itself have been rewritten (a rewrite whose sources were rewritten first)
-      if (out != target && map.contains(out)) out = substitute(out, map, memo, depth + 1);
+      if (out != target && map.contains(out)) out = substitute(out, map, memo, depth + 1, rebuilt);
     }
   }
   memo.insert(id, out);
@@ -229,6 +233,7 @@ StepperModel::Replay& StepperModel::replay(int pass, int upto) {
       // the engine met an already rewritten node again (through another user): the graph does not change
       r.matched.push_back(-1);
       r.repeat_of.push_back(r.first.value(b, -1));
+      r.rebuilt.push_back({});
       r.roots.push_back(r.roots[j]);
       continue;
     }
@@ -244,13 +249,14 @@ StepperModel::Replay& StepperModel::replay(int pass, int upto) {
     if (here >= 0 && here != b) r.map.insert(here, a);
     // the next state: the current graph under all substitutions so far, to a fixed point (a replacement's own
     // sources may be nodes an earlier match rewrote; the reference's VIZ replays the same way)
-    QHash<int, int> memo;
+    QHash<int, int> memo, rebuilt;
     try {
-      r.roots.push_back(substitute(r.roots[j], r.map, memo, 0));
+      r.roots.push_back(substitute(r.roots[j], r.map, memo, 0, &rebuilt));
     } catch (const ReplayFailed&) {
       r.failed = true;
       break;
     }
+    r.rebuilt.push_back(std::move(rebuilt));
     for (auto it = r.image.begin(); it != r.image.end(); ++it) it.value() = memo.value(it.value(), it.value());
   }
   return r;
@@ -305,6 +311,134 @@ StepperModel::Frame StepperModel::frame(int k) {
   return f;
 }
 
+StepperModel::Places& StepperModel::places(int pass) {
+  if (auto it = places_.find(pass); it != places_.end()) return *it;
+  Places& out = places_[pass];
+  const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
+  for (int root : r.roots) {
+    const QSet<int> g = nodes_under(root);
+    QList<int> ids(g.begin(), g.end());
+    std::sort(ids.begin(), ids.end());
+    out.graphs.push_back(std::move(ids));
+  }
+  // graph 0's nodes each found a place; in each next graph a node new to the pass takes the place of the node it
+  // rebuilds, unless another node of that graph holds the place
+  for (int id : out.graphs.value(0)) out.place_of.insert(id, id);
+  for (int j = 1; j < out.graphs.size(); ++j) {
+    QHash<int, int> from;  // rebuilt node -> the node it rebuilds (the first, where several became one)
+    for (auto it = r.rebuilt[j - 1].constBegin(); it != r.rebuilt[j - 1].constEnd(); ++it)
+      if (!from.contains(*it) || it.key() < from.value(*it)) from.insert(*it, it.key());
+    QSet<int> held;
+    for (int id : out.graphs[j])
+      if (auto s = out.place_of.constFind(id); s != out.place_of.constEnd()) held.insert(*s);
+    for (int id : out.graphs[j]) {
+      if (out.place_of.contains(id)) continue;
+      const int old = from.value(id, -1);
+      const int place = old >= 0 && out.place_of.contains(old) && !held.contains(out.place_of.value(old)) ? out.place_of.value(old) : id;
+      out.place_of.insert(id, place);
+      held.insert(place);
+    }
+  }
+  // a place shows one node of a graph: where a later graph holds two nodes of one place (an old node still used beside
+  // its rebuild), the one that is not the place's first gets a place of its own
+  for (bool again = true; again;) {
+    again = false;
+    for (const QList<int>& g : out.graphs) {
+      QHash<int, int> holder;
+      for (int id : g) {
+        const int place = out.place_of.value(id);
+        auto h = holder.constFind(place);
+        if (h == holder.constEnd()) {
+          holder.insert(place, id);
+          continue;
+        }
+        const int moved = *h == place ? id : id == place ? *h : std::max(id, *h);
+        out.place_of.insert(moved, moved);
+        holder.insert(place, moved == id ? *h : id);
+        again = true;
+      }
+    }
+  }
+  return out;
+}
+
+StepperModel::Window StepperModel::window(int k, int max_places) {
+  Window none;
+  if (k < 0 || k >= steps_.size()) return none;
+  const int pass = steps_[k].pass;
+  const int first_step = first_step_of_pass(pass);
+  auto cached = windows_.constFind(pass);
+  if (cached == windows_.constEnd() || cached->first != max_places) {
+    QList<Window> windows;
+    const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
+    const Places& sl = places(pass);
+    const int matches = session_->contexts()[context_].passes[pass].matches.size();
+    auto places_of = [&](int graph) {
+      QSet<int> out;
+      for (int id : sl.graphs[graph]) out.insert(sl.place_of.value(id));
+      return out;
+    };
+    // a step the replay placed in the whole graph (or met again): its graphs are roots[j] and roots[j + 1]
+    auto placed = [&](int j) { return j + 1 < sl.graphs.size() && (r.matched.value(j, -1) >= 0 || r.repeat_of.value(j, -1) >= 0); };
+    for (int j = 0; j < matches;) {
+      Window w;
+      w.pass = -1;
+      w.first = w.last = first_step + j;
+      if (!placed(j)) {
+        windows.push_back(w);
+        ++j;
+        continue;
+      }
+      QSet<int> all = places_of(j) + places_of(j + 1);
+      w.step_places = all.size();
+      if (all.size() > max_places) {
+        windows.push_back(w);
+        ++j;
+        continue;
+      }
+      int end = j;
+      while (placed(end + 1)) {
+        const QSet<int> more = all + places_of(end + 2);
+        if (more.size() > max_places) break;
+        all = more;
+        ++end;
+      }
+      w.pass = pass;
+      w.last = first_step + end;
+      w.places = QList<int>(all.begin(), all.end());
+      std::sort(w.places.begin(), w.places.end());
+      // the edges of every graph of the window, each as often as one node uses that source
+      QHash<QPair<int, int>, int> edges;
+      QSet<int> seen;
+      for (int g = j; g <= end + 1; ++g)
+        for (int id : sl.graphs[g]) {
+          if (seen.contains(id)) continue;
+          seen.insert(id);
+          const int to = sl.place_of.value(id);
+          w.place_of.insert(id, to);
+          const Uop* u = node(id);
+          if (!u) continue;
+          QHash<int, int> here;
+          for (int src : u->src) ++here[sl.place_of.value(src)];
+          for (auto it = here.constBegin(); it != here.constEnd(); ++it) {
+            int& n = edges[{it.key(), to}];
+            n = std::max(n, it.value());
+          }
+        }
+      QList<QPair<int, int>> keys = edges.keys();
+      std::sort(keys.begin(), keys.end());
+      for (const auto& e : keys)
+        for (int i = 0; i < edges.value(e); ++i) w.edges.push_back(e);
+      windows.push_back(w);
+      j = end + 1;
+    }
+    cached = windows_.insert(pass, {max_places, windows});
+  }
+  for (const Window& w : cached->second)
+    if (k >= w.first && k <= w.last) return w;
+  return none;
+}
+
 int StepperModel::replayed_result(int pass) {
   if (context_ < 0 || pass < 0 || pass >= session_->contexts()[context_].passes.size()) return -1;
   const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
@@ -326,6 +460,7 @@ QVariant StepperModel::data(const QModelIndex& index, int role) const {
   const Match& m = p.matches[s.match];
   if (role == kPassRole) return s.pass;
   if (role == kMatchRole) return s.match;
+  if (role == kRuleKeyRole) return QString(m.loc + '\n' + m.rule);
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kStep: return index.row() + 1;
