@@ -162,8 +162,8 @@ int main(int argc, char** argv) {
   if (screenshot || measure) w.set_measuring(true, /*print=*/true);
   w.controller()->warm_up();
 
-  // --step N: once the run settled, the stepper at step N of the selected context, its dock given most of the right
-  // column; true while that step's layout is still coming (settled_now follows it)
+  // --step N: once the run settled, the stepper at step N of the selected context, its dock given the right column
+  // and the column half the window; true while that step's layout is still coming (settled_now follows it)
   bool step_shown = step == 0;
   auto show_step = [&w, step, &step_shown]() {
     if (step_shown) return false;
@@ -171,9 +171,16 @@ int main(int argc, char** argv) {
     auto* stepper = w.findChild<tsv::StepperPane*>();
     auto* dock = w.findChild<QDockWidget*>(QStringLiteral("stepper"));
     if (!stepper || !dock) return false;
+    // the kernel AST and the source as tabs under it (a click away), the column half the window
     dock->show();
+    auto* ast = w.findChild<QDockWidget*>(QStringLiteral("kernel_ast"));
+    auto* source = w.findChild<QDockWidget*>(QStringLiteral("source"));
+    if (ast && source && !ast->isFloating() && !source->isFloating()) {
+      w.tabifyDockWidget(ast, source);
+      w.tabifyDockWidget(ast, dock);
+    }
     dock->raise();
-    w.resizeDocks({dock}, {w.height() * 62 / 100}, Qt::Vertical);
+    w.resizeDocks({dock}, {w.width() * 52 / 100}, Qt::Horizontal);
     stepper->set_step(step - 1);
     return stepper->busy();
   };

@@ -149,6 +149,7 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   rule_text_->setLineWrapMode(QPlainTextEdit::NoWrap);
   rule_text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   rule_text_->setFocusPolicy(Qt::ClickFocus);
+  rule_text_->viewport()->installEventFilter(this);  // the rule's line stays in view as the box resizes
   auto* rule_box = new QWidget(this);
   auto* rule_lay = new QVBoxLayout(rule_box);
   rule_lay->setContentsMargins(0, 0, 0, 0);
@@ -164,12 +165,6 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   details_->setTabToolTip(0, tr("The rule's row of its rule table in the engine's source, its line highlighted"));
   details_->setTabToolTip(1, tr("The matched UOp and what the rule returned, printed as UOp(Ops.…), the lines only one "
                                 "side has marked"));
-  right_ = new QSplitter(Qt::Vertical, this);
-  right_->addWidget(stack_);
-  right_->addWidget(details_);
-  right_->setStretchFactor(0, 3);
-  right_->setStretchFactor(1, 2);
-  right_->setChildrenCollapsible(false);
 
   title_ = new QLabel(this);
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -209,18 +204,28 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   bar->addWidget(note_, 1);
   bar->addWidget(fit);
   title_->setContentsMargins(4, 2, 4, 2);
+  // the steps beside the graph, the rule's source and the UOp diff under both (source lines are long)
   split_ = new QSplitter(Qt::Horizontal, this);
   split_->addWidget(left);
-  split_->addWidget(right_);
+  split_->addWidget(stack_);
   split_->setStretchFactor(0, 2);
   split_->setStretchFactor(1, 3);
   split_->setChildrenCollapsible(false);
+  outer_ = new QSplitter(Qt::Vertical, this);
+  outer_->addWidget(split_);
+  outer_->addWidget(details_);
+  outer_->setStretchFactor(0, 3);
+  outer_->setStretchFactor(1, 2);
+  outer_->setChildrenCollapsible(false);
+  // a short dock (a 1280 x 720 screen) still fits: the parts may shrink below their size hints
+  split_->setMinimumHeight(20);
+  details_->setMinimumHeight(26);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addWidget(title_);
   lay->addLayout(bar);
-  lay->addWidget(split_, 1);
+  lay->addWidget(outer_, 1);
   setFocusPolicy(Qt::StrongFocus);
   show_notice(tr("Select a context to step through its rewrites"));
 
@@ -393,6 +398,10 @@ bool StepperPane::handle_key(int key) {
 
 bool StepperPane::eventFilter(QObject* watched, QEvent* e) {
   // the picture follows the canvas's size until the user zooms or pans it
+  if (rule_text_ && watched == rule_text_->viewport()) {
+    if (e->type() == QEvent::Resize && !rule_line_.isEmpty()) show_rule_line();
+    return QWidget::eventFilter(watched, e);
+  }
   if (view_ && watched == view_->viewport()) {
     if (e->type() == QEvent::Resize && auto_view_ && stack_->currentWidget() == view_) place_view();
     if (e->type() == QEvent::Wheel || e->type() == QEvent::MouseButtonPress) auto_view_ = false;
@@ -411,18 +420,25 @@ void StepperPane::place_view() {
   // a graph too big to read whole in the pane: zoom in on the change (Fit shows all again)
   const double whole = view_->transform().m11();
   if (change_.isNull() || whole >= kReadableScale) return;
-  // readable if the change fits at that scale, else as large as shows all of the change
+  // readable if the change fits at that scale, else as large as shows all of the change; a change spread too far
+  // for that to be read (a replacement that is a node far off) shows the rewritten node, readable
   view_->fitInView(change_.adjusted(-40, -40, 40, 40), Qt::KeepAspectRatio);
-  const double s = std::max(whole, std::min(kReadableScale, view_->transform().m11()));
+  double s = std::min(kReadableScale, view_->transform().m11());
+  QPointF at = change_.center();
+  if (s < kReadableScale / 2 && !focus_.isNull()) s = kReadableScale, at = focus_.center();
+  s = std::max(whole, s);
   view_->setTransform(QTransform::fromScale(s, s));
-  view_->centerOn(change_.center());
+  view_->centerOn(at);
 }
 
 void StepperPane::keep_change_in_view() {
-  // the zoom stays as it is: only pan, when the change is not wholly in view
+  // the zoom stays as it is: only pan, when the change (or, where it does not fit, the rewritten node) is out of view
   if (change_.isNull()) return;
   const QRectF visible = view_->mapToScene(view_->viewport()->rect()).boundingRect();
-  if (!visible.contains(change_)) view_->centerOn(change_.center());
+  if (visible.contains(change_)) return;
+  const bool fits = change_.width() <= visible.width() && change_.height() <= visible.height();
+  if (fits || focus_.isNull()) view_->centerOn(change_.center());
+  else if (!visible.contains(focus_)) view_->centerOn(focus_.center());
 }
 
 void StepperPane::showEvent(QShowEvent* e) {
@@ -430,11 +446,18 @@ void StepperPane::showEvent(QShowEvent* e) {
   if (split_sized_ || width() < 100) return;
   split_sized_ = true;  // the list's size hint is wide: give the canvas the larger part once
   split_->setSizes({width() * 2 / 5, width() * 3 / 5});
-  right_->setSizes({height() * 3 / 5, height() * 2 / 5});
+  outer_->setSizes({height() * 64 / 100, height() * 36 / 100});
 }
 
 void StepperPane::keyPressEvent(QKeyEvent* e) {
   if (!handle_key(e->key())) QWidget::keyPressEvent(e);
+}
+
+void StepperPane::show_rule_line() {
+  // a plain text edit scrolls by blocks: the rule's line in the middle of the lines the box shows
+  const int visible = std::max(1, rule_text_->viewport()->height() / std::max(1, rule_text_->fontMetrics().lineSpacing()));
+  rule_text_->verticalScrollBar()->setValue(std::max(0, rule_at_ - (visible - 1) / 2));
+  rule_text_->horizontalScrollBar()->setValue(0);
 }
 
 void StepperPane::show_rule() {
@@ -475,15 +498,14 @@ void StepperPane::show_rule() {
       sel.format.setProperty(QTextFormat::FullWidthSelection, true);
       sel.cursor = QTextCursor(rule_text_->document()->findBlockByNumber(at));
       rule_text_->setExtraSelections({sel});
-      QTextCursor c = sel.cursor;
-      rule_text_->setTextCursor(c);
-      rule_text_->centerCursor();
-      rule_text_->horizontalScrollBar()->setValue(0);
+      rule_at_ = at;
+      show_rule_line();
     }
   }
   // the matched UOp and the rule's result, as the engine prints UOps
   auto node = [this](int id) { return model_->node(id); };
-  diff_->set_sources(tr("Before: the matched UOp"), uop_repr(m.before, node), tr("After: what the rule returned"), uop_repr(m.after, node));
+  diff_->set_sources(tr("Before: the matched UOp"), uop_repr(m.before, node), tr("After: what the rule returned"),
+                     uop_repr(m.after, node), /*ignore_indentation=*/true);
 }
 
 void StepperPane::show_step() {
@@ -546,6 +568,7 @@ void StepperPane::show_step() {
     note << tr("steps %1–%2 laid out together").arg(w.first + 1).arg(w.last + 1);
     base_note_ = note.join(QStringLiteral(" · "));
     note_->setText(base_note_);
+    note_->setToolTip(base_note_);
     auto same = [](const StepperModel::Window& a, const StepperModel::Window& b) {
       return a.pass == b.pass && a.first == b.first && a.last == b.last;
     };
@@ -563,8 +586,10 @@ void StepperPane::show_step() {
   Picture pic = picture(root, marked, after_ ? f.rebuilt_after : f.rebuilt_before, focus);
   pic.after = after_;
   pic.focus = focus;
+  pic.rewritten = after_ ? model_->canonical(m.after) : model_->canonical(m.before);
   pic.note += note.join(QStringLiteral(" · "));
   note_->setText(pic.note);
+  note_->setToolTip(pic.note);
   request(pic);
 }
 
@@ -673,6 +698,7 @@ void StepperPane::draw(const GraphLayout& l) {
   change_ = QRectF();
   for (int id : shown_.focus)
     if (QRectF r = l.nodes.value(id); !r.isNull()) change_ = change_.isNull() ? r : change_.united(r);
+  focus_ = l.nodes.value(shown_.rewritten);
   auto_view_ = true;
   place_view();
   LayoutEngine::note_ui_stall_ms(t.nsecsElapsed() / 1e6);
@@ -747,7 +773,8 @@ void StepperPane::recolour() {
   const QSet<int>& marked = after_ ? f.added : f.removed;
   const QSet<int>& rebuilt = after_ ? f.rebuilt_after : f.rebuilt_before;
   const int matched = after_ ? model_->canonical(model_->match(step_).after) : model_->canonical(model_->match(step_).before);
-  change_ = QRectF();
+  const int rewritten = model_->canonical(model_->match(step_).before);
+  change_ = focus_ = QRectF();
   for (auto it = place_items_.begin(); it != place_items_.end(); ++it) {
     PlaceItem& s = it.value();
     const int here = shown_at.value(it.key(), -1), there = other_at.value(it.key(), -1);
@@ -781,7 +808,11 @@ void StepperPane::recolour() {
                                mark == QLatin1String("gone")     ? tr("\n(taken away by this step)")
                                : mark == QLatin1String("coming") ? tr("\n(brought by this step)")
                                                                  : QString()));
-    if (!mark.isEmpty() || id == matched) change_ = change_.isNull() ? s.box->rect() : change_.united(s.box->rect());
+    // the change the view keeps in sight: the rewrite's own nodes (its users, rebuilt up to the root, would be all)
+    if ((!mark.isEmpty() && mark != QLatin1String("rebuilt")) || id == matched)
+      change_ = change_.isNull() ? s.box->rect() : change_.united(s.box->rect());
+    // the node the rule rewrote: where it was (struck through, After), else its replacement
+    if (id == rewritten || (id == matched && focus_.isNull())) focus_ = s.box->rect();
   }
   const QColor text = palette().color(QPalette::Text);
   for (EdgeItem& e : edge_items_) {

@@ -102,6 +102,7 @@ class StepperPane : public QWidget {
     QSet<int> rebuilt;  // their users, rebuilt over new sources: a dashed outline
     QSet<int> focus;    // what the view zooms in on when the whole graph is too small to read
     bool after = true;  // marked nodes are new (green) or about to be replaced (red)
+    int rewritten = -1;  // the matched node (Before) or its replacement (After)
     QString note;
   };
   // a place of a union layout on the canvas
@@ -121,6 +122,7 @@ class StepperPane : public QWidget {
   void move_to(int step);
   void show_step();
   void show_rule();
+  void show_rule_line();
   void show_notice(const QString& text);
   void request(const Picture& p);
   void request_union(const StepperModel::Window& w);
@@ -152,8 +154,9 @@ class StepperPane : public QWidget {
   QButtonGroup* mode_;
   QTabWidget* details_;
   QLabel* rule_where_;
-  QPlainTextEdit* rule_text_;
+  QPlainTextEdit* rule_text_ = nullptr;
   QString rule_line_;
+  int rule_at_ = 0;  // the rule's line in the box
   SourceDiff* diff_;
   int step_ = -1;
   bool after_ = true;
@@ -163,9 +166,10 @@ class StepperPane : public QWidget {
   Picture shown_, pending_;
   QString plain_title_, base_note_;
   QSplitter* split_;
-  QSplitter* right_;
+  QSplitter* outer_;
   bool split_sized_ = false;
   QRectF change_;          // the drawn change's bounds, in scene coordinates
+  QRectF focus_;           // the rewritten node's box: what the view shows when the change is too spread to read
   bool auto_view_ = true;  // the view is placed by the pane (not zoomed or panned by the user since)
   int union_limit_ = kMaxUnion;
   int layout_requests_ = 0;
