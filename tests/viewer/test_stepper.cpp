@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QImage>
 #include <QLabel>
 #include <QFile>
 #include <QProcess>
@@ -418,6 +419,21 @@ class TestStepper : public QObject {
     for (auto* l : pane.findChildren<QLabel*>())
       found |= l->text().contains("--trace matches");
     QVERIFY(found);
+  }
+
+  // --step N: the window opens on step N of the selected context (a screenshot of it, offscreen)
+  void command_line_opens_a_step() {
+    const QString png = dir_.filePath("step.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {fixture(), "--step", "3", "--screenshot", png});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QImage img(png);
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.size(), QSize(1600, 1000));
   }
 
   // the window has the stepper as a dock following the selection

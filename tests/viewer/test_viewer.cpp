@@ -1313,6 +1313,12 @@ class TestViewer : public QObject {
     };
     QVERIFY(click(twice));
     QCOMPARE(pane.rule_filter(), twice);
+    // TS_VIEWER_SHOT_DIR=DIR: also save the pane (the Rules tab, one rule's steps) to look at
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_rules.png"));
+    }
     QCOMPARE(pane.list()->model()->rowCount(), here[c].value(twice));
     QCOMPARE(pane.current_step(), int(order[c].indexOf(twice)));
     QTest::keyClick(pane.list(), Qt::Key_Right);  // the rule's next step, past the others
@@ -1524,6 +1530,14 @@ class TestViewer : public QObject {
     QCOMPARE(marked, (QSet<int>{0, 6, 7}));
     QVERIFY(pane.uop_diff()->right()->extraSelections().isEmpty());
     QVERIFY2(pane.uop_diff()->summary().startsWith("3 line(s) only on the left"), qPrintable(pane.uop_diff()->summary()));
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      pane.show();
+      pane.details()->setCurrentWidget(pane.uop_diff());
+      pane.set_showing_after(false);
+      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_uop_diff.png"));
+    }
     // the same print as the engine's Python binding: uop_repr over the trace's nodes
     QCOMPARE(tsv::uop_repr(pane.model()->match(step).before, [&s](int id) { return s.uop(id); }), before);
   }

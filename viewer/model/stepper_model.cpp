@@ -311,53 +311,48 @@ StepperModel::Frame StepperModel::frame(int k) {
   return f;
 }
 
-StepperModel::Places& StepperModel::places(int pass) {
-  if (auto it = places_.find(pass); it != places_.end()) return *it;
+StepperModel::Places& StepperModel::places(int pass, int upto) {
   Places& out = places_[pass];
-  const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
-  for (int root : r.roots) {
-    const QSet<int> g = nodes_under(root);
+  const Replay& r = replay(pass, upto);  // roots[0..upto] as far as the replay got
+  for (int j = out.graphs.size(); j < r.roots.size() && j <= upto; ++j) {
+    const QSet<int> g = nodes_under(r.roots[j]);
     QList<int> ids(g.begin(), g.end());
     std::sort(ids.begin(), ids.end());
-    out.graphs.push_back(std::move(ids));
-  }
-  // graph 0's nodes each found a place; in each next graph a node new to the pass takes the place of the node it
-  // rebuilds, unless another node of that graph holds the place
-  for (int id : out.graphs.value(0)) out.place_of.insert(id, id);
-  for (int j = 1; j < out.graphs.size(); ++j) {
+    if (j == 0) {
+      for (int id : ids) out.place_of.insert(id, id);
+      out.graphs.push_back(std::move(ids));
+      continue;
+    }
+    // a place shows one node of a graph: nodes placed before keep their places, except where two of them are in
+    // this graph on one place (an old node still used beside its rebuild): the one that is not the place's first
+    // gets a place of its own (windows laid out before keep their copy)
+    QHash<int, int> held;  // place -> the node of this graph there
+    for (int id : ids) {
+      auto p = out.place_of.constFind(id);
+      if (p == out.place_of.constEnd()) continue;
+      const int place = *p;
+      auto h = held.constFind(place);
+      if (h == held.constEnd()) {
+        held.insert(place, id);
+        continue;
+      }
+      const int other = *h, moved = other == place ? id : id == place ? other : std::max(id, other);
+      out.place_of.insert(moved, moved);
+      held.insert(place, moved == id ? other : id);
+      held.insert(moved, moved);
+    }
+    // a node new to the pass takes the place of the node it rebuilds, unless another node of this graph holds it
     QHash<int, int> from;  // rebuilt node -> the node it rebuilds (the first, where several became one)
     for (auto it = r.rebuilt[j - 1].constBegin(); it != r.rebuilt[j - 1].constEnd(); ++it)
       if (!from.contains(*it) || it.key() < from.value(*it)) from.insert(*it, it.key());
-    QSet<int> held;
-    for (int id : out.graphs[j])
-      if (auto s = out.place_of.constFind(id); s != out.place_of.constEnd()) held.insert(*s);
-    for (int id : out.graphs[j]) {
+    for (int id : ids) {
       if (out.place_of.contains(id)) continue;
       const int old = from.value(id, -1);
       const int place = old >= 0 && out.place_of.contains(old) && !held.contains(out.place_of.value(old)) ? out.place_of.value(old) : id;
       out.place_of.insert(id, place);
-      held.insert(place);
+      held.insert(place, id);
     }
-  }
-  // a place shows one node of a graph: where a later graph holds two nodes of one place (an old node still used beside
-  // its rebuild), the one that is not the place's first gets a place of its own
-  for (bool again = true; again;) {
-    again = false;
-    for (const QList<int>& g : out.graphs) {
-      QHash<int, int> holder;
-      for (int id : g) {
-        const int place = out.place_of.value(id);
-        auto h = holder.constFind(place);
-        if (h == holder.constEnd()) {
-          holder.insert(place, id);
-          continue;
-        }
-        const int moved = *h == place ? id : id == place ? *h : std::max(id, *h);
-        out.place_of.insert(moved, moved);
-        holder.insert(place, moved == id ? *h : id);
-        again = true;
-      }
-    }
+    out.graphs.push_back(std::move(ids));
   }
   return out;
 }
@@ -367,74 +362,74 @@ StepperModel::Window StepperModel::window(int k, int max_places) {
   if (k < 0 || k >= steps_.size()) return none;
   const int pass = steps_[k].pass;
   const int first_step = first_step_of_pass(pass);
-  auto cached = windows_.constFind(pass);
-  if (cached == windows_.constEnd() || cached->first != max_places) {
-    QList<Window> windows;
-    const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
-    const Places& sl = places(pass);
-    const int matches = session_->contexts()[context_].passes[pass].matches.size();
-    auto places_of = [&](int graph) {
-      QSet<int> out;
-      for (int id : sl.graphs[graph]) out.insert(sl.place_of.value(id));
-      return out;
+  const int matches = session_->contexts()[context_].passes[pass].matches.size();
+  Windows& ws = windows_[pass];
+  if (ws.max_places != max_places) ws = Windows{max_places, {}, 0};
+  // greedy, from where the last window ended, until one holds step k: the replay goes no further than it needs
+  while (ws.next < matches && (ws.list.isEmpty() || ws.list.last().last < k)) {
+    const int j = ws.next;
+    auto graph = [&](int g) -> const QList<int>* {
+      const Places& sl = places(pass, g);
+      return g < sl.graphs.size() ? &sl.graphs[g] : nullptr;
     };
     // a step the replay placed in the whole graph (or met again): its graphs are roots[j] and roots[j + 1]
-    auto placed = [&](int j) { return j + 1 < sl.graphs.size() && (r.matched.value(j, -1) >= 0 || r.repeat_of.value(j, -1) >= 0); };
-    for (int j = 0; j < matches;) {
-      Window w;
-      w.pass = -1;
-      w.first = w.last = first_step + j;
-      if (!placed(j)) {
-        windows.push_back(w);
-        ++j;
-        continue;
-      }
-      QSet<int> all = places_of(j) + places_of(j + 1);
+    auto placed = [&](int m) {
+      if (m >= matches || !graph(m + 1)) return false;
+      const Replay& r = replays_[pass];
+      return r.matched.value(m, -1) >= 0 || r.repeat_of.value(m, -1) >= 0;
+    };
+    auto add_places = [&](QSet<int>& to, int g) {
+      for (int id : *graph(g)) to.insert(places_[pass].place_of.value(id));
+    };
+    Window w;
+    w.first = w.last = first_step + j;
+    QSet<int> all;
+    if (placed(j)) {
+      add_places(all, j), add_places(all, j + 1);
       w.step_places = all.size();
-      if (all.size() > max_places) {
-        windows.push_back(w);
-        ++j;
-        continue;
-      }
-      int end = j;
-      while (placed(end + 1)) {
-        const QSet<int> more = all + places_of(end + 2);
-        if (more.size() > max_places) break;
-        all = more;
-        ++end;
-      }
-      w.pass = pass;
-      w.last = first_step + end;
-      w.places = QList<int>(all.begin(), all.end());
-      std::sort(w.places.begin(), w.places.end());
-      // the edges of every graph of the window, each as often as one node uses that source
-      QHash<QPair<int, int>, int> edges;
-      QSet<int> seen;
-      for (int g = j; g <= end + 1; ++g)
-        for (int id : sl.graphs[g]) {
-          if (seen.contains(id)) continue;
-          seen.insert(id);
-          const int to = sl.place_of.value(id);
-          w.place_of.insert(id, to);
-          const Uop* u = node(id);
-          if (!u) continue;
-          QHash<int, int> here;
-          for (int src : u->src) ++here[sl.place_of.value(src)];
-          for (auto it = here.constBegin(); it != here.constEnd(); ++it) {
-            int& n = edges[{it.key(), to}];
-            n = std::max(n, it.value());
-          }
-        }
-      QList<QPair<int, int>> keys = edges.keys();
-      std::sort(keys.begin(), keys.end());
-      for (const auto& e : keys)
-        for (int i = 0; i < edges.value(e); ++i) w.edges.push_back(e);
-      windows.push_back(w);
-      j = end + 1;
     }
-    cached = windows_.insert(pass, {max_places, windows});
+    if (!placed(j) || all.size() > max_places) {
+      ws.list.push_back(w);
+      ws.next = j + 1;
+      continue;
+    }
+    int end = j;
+    while (placed(end + 1)) {
+      QSet<int> more = all;
+      add_places(more, end + 2);
+      if (more.size() > max_places) break;
+      all = std::move(more);
+      ++end;
+    }
+    const Places& sl = places_[pass];
+    w.pass = pass;
+    w.last = first_step + end;
+    w.places = QList<int>(all.begin(), all.end());
+    std::sort(w.places.begin(), w.places.end());
+    // the edges of every graph of the window, each as often as one node uses that source
+    QHash<QPair<int, int>, int> edges;
+    for (int g = j; g <= end + 1; ++g)
+      for (int id : sl.graphs[g]) {
+        if (w.place_of.contains(id)) continue;
+        const int to = sl.place_of.value(id);
+        w.place_of.insert(id, to);
+        const Uop* u = node(id);
+        if (!u) continue;
+        QHash<int, int> here;
+        for (int src : u->src) ++here[sl.place_of.value(src)];
+        for (auto it = here.constBegin(); it != here.constEnd(); ++it) {
+          int& n = edges[{it.key(), to}];
+          n = std::max(n, it.value());
+        }
+      }
+    QList<QPair<int, int>> keys = edges.keys();
+    std::sort(keys.begin(), keys.end());
+    for (const auto& e : keys)
+      for (int i = 0; i < edges.value(e); ++i) w.edges.push_back(e);
+    ws.list.push_back(std::move(w));
+    ws.next = end + 1;
   }
-  for (const Window& w : cached->second)
+  for (const Window& w : ws.list)
     if (k >= w.first && k <= w.last) return w;
   return none;
 }

@@ -92,12 +92,17 @@ class StepperModel : public QAbstractTableModel {
     QList<QHash<int, int>> rebuilt;  // rebuilt[j]: the nodes match j rebuilt over new sources -> what they became
     bool failed = false;    // the replay gave up (too deep, a cycle): later steps are shown as matched subgraphs
   };
-  // the places of a pass's replayed graphs (see Window)
+  // the places of a pass's replayed graphs (see Window), graph by graph as far as needed
   struct Places {
     QList<QList<int>> graphs;  // graphs[j]: the nodes of the replay's roots[j]
     QHash<int, int> place_of;
   };
-  Places& places(int pass);
+  Places& places(int pass, int upto);  // graphs [0, upto] (fewer where the replay stopped)
+  struct Windows {
+    int max_places = -1;
+    QList<Window> list;  // from the pass's first step on, one per laid-out run of steps or windowless step
+    int next = 0;        // the match the next window starts at
+  };
   void rebuild();
   void reset_replay();
   Replay& replay(int pass, int upto);
@@ -118,7 +123,7 @@ class StepperModel : public QAbstractTableModel {
   int next_built_ = 1 << 30;
   QHash<int, Replay> replays_;  // by pass index
   QHash<int, Places> places_;     // by pass index
-  QHash<int, QPair<int, QList<Window>>> windows_;  // by pass index: the max_places they were cut for, and the windows
+  QHash<int, Windows> windows_;  // by pass index
 };
 
 }  // namespace tsv

@@ -478,11 +478,13 @@ void StepperPane::show_rule() {
                            .arg(m.loc.toHtmlEscaped(), m.rule.toHtmlEscaped(), QString::number(hits_run)));
   const RuleInfo* r = s.rule_info(m.rule, m.loc);
   if (!r || r->text.isEmpty() || r->first_line < 1) {
+    rule_text_->setLineWrapMode(QPlainTextEdit::WidgetWidth);  // a sentence, not source lines
     rule_text_->setPlainText(r ? tr("The engine had no source of %1 to record.").arg(m.loc)
                                : tr("This trace carries no rule sources (it was recorded before traces held them): the "
                                     "rule is written at %1.").arg(m.loc));
   } else {
     // each line with its number; the located line highlighted and kept in view
+    rule_text_->setLineWrapMode(QPlainTextEdit::NoWrap);
     const QStringList lines = r->text.split(QLatin1Char('\n'));
     const int width = QString::number(r->first_line + lines.size() - 1).size();
     QStringList numbered;

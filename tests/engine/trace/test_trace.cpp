@@ -86,9 +86,10 @@ json normalize(json t) {
     }
   }
   // a rule's line, its table row's text and where it starts move with every edit: test_trace checks them against the
-  // source files instead (every_rule_carries_its_source_lines)
+  // source files instead (every_rule_carries_its_source_lines); the golden file keeps the keys (the trace fuzzer reads
+  // it as a trace)
   if (t.contains("rules"))
-    for (auto& r : t["rules"]) r.erase("line"), r.erase("first_line"), r.erase("text");
+    for (auto& r : t["rules"]) r["line"] = 0, r["first_line"] = 0, r["text"] = "";
   for (auto& call : t["calls"]) {
     call.erase("seconds");
     call["program_key"] = n.key(call["program_key"]);
