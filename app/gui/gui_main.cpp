@@ -1,6 +1,7 @@
 #include "app/gui/gui_main.h"
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QScreen>
 #include <QDir>
 #include <QDockWidget>
@@ -17,6 +18,7 @@
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
+#include "viewer/panes/stepper_pane.h"
 
 namespace tsgui {
 
@@ -54,9 +56,9 @@ QString examples_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane, step_arg;
   bool run = false, measure = false, snapshots = false;
-  int runs = 1;
+  int runs = 1, step = 0;
   for (int i = 1; i < argc; ++i) {
     QString a = QString::fromLocal8Bit(argv[i]);
     auto value = [&](const char* name, QString* out) {
@@ -72,6 +74,14 @@ int main(int argc, char** argv) {
     else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) ||
              value("--select", &select) || value("--tour", &tour) || value("--pane", &pane))
       continue;
+    else if (value("--step", &step_arg)) {
+      bool ok = false;
+      step = step_arg.toInt(&ok);
+      if (!ok || step < 1) {
+        std::fprintf(stderr, "tinyscope: --step needs a step of the rewrite stepper from 1, not '%s'\n", qPrintable(step_arg));
+        return 2;
+      }
+    }
     else if (value("--runs", &n)) {
       bool ok = false;
       runs = n.toInt(&ok);
@@ -192,6 +202,29 @@ int main(int argc, char** argv) {
   if (screenshot || measure) w.set_measuring(true, /*print=*/true);
   w.controller()->warm_up();
 
+  // --step N: once the run settled, the stepper at step N of the selected context, its dock given the right column
+  // and the column half the window; true while that step's layout is still coming (settled_now follows it)
+  bool step_shown = step == 0;
+  auto show_step = [&w, step, &step_shown]() {
+    if (step_shown) return false;
+    step_shown = true;
+    auto* stepper = w.findChild<tsv::StepperPane*>();
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("stepper"));
+    if (!stepper || !dock) return false;
+    // the kernel AST and the source as tabs under it (a click away), the column half the window
+    dock->show();
+    auto* ast = w.findChild<QDockWidget*>(QStringLiteral("kernel_ast"));
+    auto* source = w.findChild<QDockWidget*>(QStringLiteral("source"));
+    if (ast && source && !ast->isFloating() && !source->isFloating()) {
+      w.tabifyDockWidget(ast, source);
+      w.tabifyDockWidget(ast, dock);
+    }
+    dock->raise();
+    w.resizeDocks({dock}, {w.width() * 52 / 100}, Qt::Horizontal);
+    stepper->set_step(step - 1);
+    return stepper->busy();
+  };
+
   // these live until app.exec() returns: the callbacks refer to them
   QElapsedTimer clock;
   clock.start();
@@ -229,7 +262,7 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
       if (run_queued) return;
       if (run && runs_started < runs) queue_run();
-      else take();
+      else if (!show_step()) take();
     });
     // the safety net: a hung run or layout still gives a picture
     QTimer::singleShot(180000, &w, [&w, take] {
@@ -237,14 +270,18 @@ int main(int argc, char** argv) {
       take();
     });
     if (run) QTimer::singleShot(0, &w, next_run);
-    else QTimer::singleShot(200, &w, [&w, take] {
-      if (w.settled()) take();
+    else QTimer::singleShot(200, &w, [&w, take, show_step] {
+      if (w.settled() && !show_step()) take();
     });
-  } else if (run) {
+  } else {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&] {
-      if (runs_started < runs) queue_run();
+      if (run && runs_started < runs) queue_run();
+      else show_step();
     });
-    QTimer::singleShot(0, &w, next_run);
+    if (run) QTimer::singleShot(0, &w, next_run);
+    else if (step > 0) QTimer::singleShot(200, &w, [&w, show_step] {
+      if (w.settled()) show_step();
+    });
   }
   const int code = app.exec();
   return code ? code : exit_code;

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "engine/tensor/tensor.h"
+#include "engine/trace/rule_source.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
 
@@ -25,6 +26,8 @@ json g_calls = json::array();
 json g_uops = json::object();
 json g_fields = json::object();
 std::unordered_set<uint64_t> g_known;
+json g_rules = json::array();           // every rule that fired, once (see recorder.h)
+std::unordered_set<std::string> g_rule_keys;  // their locations and names
 
 // the stream (stream_to): finished contexts in order, the uops they introduced, and every call, one JSON line each
 std::FILE* g_stream = nullptr;
@@ -66,6 +69,17 @@ std::string loc_str(const std::source_location& l) {
 }
 
 
+// a rule's entry in the trace's rules table, the first time it fires (under g_mu)
+void note_rule(const Rule& rule) {
+  std::string file = rule.loc.file_name();
+  if (auto p = file.find("engine/"); p != std::string::npos) file = file.substr(p);
+  const int line = static_cast<int>(rule.loc.line());
+  if (!g_rule_keys.insert(file + ":" + std::to_string(line) + "\n" + rule.name).second) return;
+  const RuleSource src = rule_source(file, line, rule.name);
+  g_rules.push_back({{"name", rule.name}, {"file", file}, {"line", line}, {"first_line", src.first_line}, {"text", src.text}});
+  if (g_stream) stream_line({{"rule", g_rules.back()}});
+}
+
 // record every node reachable from root (once per node)
 uint64_t intern(const UOpRef& root) {
   if (!root) return 0;
@@ -100,6 +114,7 @@ struct Recorder : RewriteListener {
     p["match_count"] = p.value("match_count", 0) + 1;
     if (g_level < Level::Matches) return;
     p["matches"].push_back({{"rule", rule.name}, {"loc", loc_str(rule.loc)}, {"before", intern(before)}, {"after", intern(after)}});
+    note_rule(rule);
   }
   void on_pass_end(std::string_view, const UOpRef& result) override {
     std::lock_guard lk(g_mu);
@@ -356,6 +371,7 @@ json to_json() {
   j["uops"] = g_uops;
   if (!g_outputs.empty()) j["outputs"] = g_outputs;
   if (!g_snapshots.empty()) j["snapshots"] = g_snapshots;
+  if (!g_rules.empty()) j["rules"] = g_rules;
   if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots) {
     j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
     if (g_dropped_snapshots) j["truncated"]["snapshots"] = g_dropped_snapshots;
@@ -400,6 +416,7 @@ void stream_to(const std::string& path) {
   for (const auto& c : g_calls) stream_line({{"call", c}});
   for (const auto& o : g_outputs) stream_line({{"output", o}});
   for (const auto& o : g_snapshots) stream_line({{"snapshot", o}});
+  for (const auto& r : g_rules) stream_line({{"rule", r}});
 }
 
 void stream_progress(const BeamProgress& p) {

@@ -15,6 +15,12 @@ namespace ts::trace {
 
 enum class ContextKind { Schedule, Kernel };
 
+// At Level::Matches each match names its rule and the rule's location ("loc": "engine/uop/symbolic.cpp:345", the line
+// of its rule(...) call), and the trace's "rules" holds one entry per rule that fired (by location and name), in the
+// order they first fired:
+//   {"name", "file": "engine/uop/symbolic.cpp", "line": 345, "first_line": 343, "text": the rule's row of its table
+//    with two lines around it, lines first_line.. of the file (rule_source.h; "" and first_line 0 when the file was not
+//    embedded)}
 // Opens a trace context (one realize's schedule, or one kernel's codegen) for the calling thread; every
 // graph_rewrite inside it is recorded as a pass (with its matches at Level::Matches).
 class ContextScope {

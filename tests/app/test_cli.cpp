@@ -344,6 +344,11 @@ class TestCli : public QObject {
     // the window's --runs too
     r = run({script, "--runs", "abc", "--screenshot", dir.filePath("x.png")}, no_display());
     QVERIFY2(r.code == 2 && r.err.contains("--runs needs a number of runs from 1 to 10000, not 'abc'"), why(r).constData());
+    for (const char* bad : {"0", "x", "-2"}) {
+      r = run({script, "--step", bad, "--screenshot", dir.filePath("x.png")}, no_display());
+      QVERIFY2(r.code == 2 && r.err.contains(QStringLiteral("--step needs a step of the rewrite stepper from 1, not '%1'").arg(bad)),
+               why(r).constData());
+    }
   }
 };
 

@@ -159,6 +159,8 @@ class TestRuns : public QObject {
     QCOMPARE(rebuilt.contexts(), whole.contexts());
     QCOMPARE(rebuilt.calls(), whole.calls());
     QCOMPARE(rebuilt.uops(), whole.uops());
+    QVERIFY(!whole.rules().isEmpty());
+    QVERIFY(rebuilt.rules() == whole.rules());  // each rule streamed once, as it first fired
     QCOMPARE(rebuilt.device(), QStringLiteral("CPU"));
   }
 

@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QImage>
 #include <QLabel>
 #include <QFile>
 #include <QProcess>
@@ -348,7 +349,8 @@ class TestStepper : public QObject {
     QCOMPARE(pane.model()->step_count(), 0);
   }
 
-  // a graph over the pane's limit shows the part around the change: a chain of 400 ADDs, one rewritten
+  // a chain of 400 ADDs, one rewritten: within the union limit the whole graph is laid out once, the replaced ADD struck
+  // through beside its replacement; over the limit the step is laid out alone, cut to the part around the change
   void big_graphs_show_the_change() {
     QJsonObject uops;
     auto add = [&](int id, const char* op, QJsonArray src, const char* arg = "None") {
@@ -379,16 +381,29 @@ class TestStepper : public QObject {
     QCOMPARE(f.rebuilt_before.size(), n / 2 + 1);  // ADDs n/2+1..n and the SINK
     QCOMPARE(pane.model()->nodes_under(f.after).size(), n + 2);
     QVERIFY(done.count() > 0 || done.wait(20000));
-    int drawn = 0;
-    bool replacement_marked = false;
-    for (auto* it : pane.scene()->items())
-      if (it->data(0).isValid()) {
-        ++drawn;
-        replacement_marked |= it->data(0).toInt() == 1000 && it->data(1).toString() == "added";
-      }
-    QCOMPARE(drawn, int(tsv::StepperPane::kMaxNodes));
-    QVERIFY(replacement_marked);
+    auto drawn = [&] {
+      QHash<int, QString> out;
+      for (auto* it : pane.scene()->items())
+        if (it->data(0).isValid() && it->isVisible()) out.insert(it->data(0).toInt(), it->data(1).toString());
+      return out;
+    };
+    QCOMPARE(pane.drawn_window().pass, 0);
+    QCOMPARE(pane.drawn_window().places.size(), n + 3);  // the chain, its SINK, the replacement
+    auto d = drawn();
+    QCOMPARE(d.size(), n + 3);
+    QCOMPARE(d.value(1000), QStringLiteral("added"));
+    QCOMPARE(d.value(n / 2), QStringLiteral("gone"));  // the replaced ADD, faded and struck
+    QCOMPARE(std::count(d.begin(), d.end(), QStringLiteral("rebuilt")), qsizetype(n / 2 + 1));
+    // over the limit: this step alone, cut to kMaxNodes around the change
+    done.clear();
+    pane.set_union_limit(300);
+    QVERIFY(done.wait(20000));
+    QCOMPARE(pane.drawn_window().pass, -1);
+    d = drawn();
+    QCOMPARE(d.size(), int(tsv::StepperPane::kMaxNodes));
+    QCOMPARE(d.value(1000), QStringLiteral("added"));
     QVERIFY2(pane.note().contains(QStringLiteral("of %1 nodes").arg(n + 2)), qPrintable(pane.note()));
+    QVERIFY2(pane.note().contains(QStringLiteral("hold %1 nodes, over 300: laid out on its own").arg(n + 3)), qPrintable(pane.note()));
   }
 
   // a trace written with --trace passes counts rewrites but does not list them: the pane says how to get them
@@ -404,6 +419,21 @@ class TestStepper : public QObject {
     for (auto* l : pane.findChildren<QLabel*>())
       found |= l->text().contains("--trace matches");
     QVERIFY(found);
+  }
+
+  // --step N: the window opens on step N of the selected context (a screenshot of it, offscreen)
+  void command_line_opens_a_step() {
+    const QString png = dir_.filePath("step.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {fixture(), "--step", "3", "--screenshot", png});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QImage img(png);
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.size(), QSize(1600, 1000));
   }
 
   // the window has the stepper as a dock following the selection

@@ -167,6 +167,27 @@ class TestTraceCheck : public QObject {
     d = doc;
     d["contexts"] = ctxs;
     QCOMPARE(load_error(bytes(d)), QStringLiteral("contexts[0].kind: expected \"schedule\" or \"kernel\", found the string \"\\x1b[2J\\x0aschedule\""));
+    // the rules table: each entry's keys and types, checked like the rest
+    d = doc;
+    QJsonObject rule{{"name", "x*1 -> x"}, {"file", "engine/uop/symbolic.cpp"}, {"line", 345}, {"first_line", 343}, {"text", "a\nb"}};
+    d["rules"] = QJsonArray{rule};
+    {
+      tsv::Session ok;
+      QVERIFY(ok.load_data(bytes(d)));
+      QCOMPARE(ok.rules().size(), 1);
+      QVERIFY(ok.rule_info("x*1 -> x", "engine/uop/symbolic.cpp:345"));
+      QCOMPARE(ok.rule_info("x*1 -> x", "engine/uop/symbolic.cpp:345")->first_line, 343);
+      QVERIFY(!ok.rule_info("x*1 -> x", "engine/uop/symbolic.cpp:34"));
+    }
+    rule["line"] = -2;
+    d["rules"] = QJsonArray{rule};
+    QCOMPARE(load_error(bytes(d)), QStringLiteral("rules[0].line: -2 is out of range (0 to 2147483647)"));
+    rule.remove("line");
+    rule.remove("text");
+    d["rules"] = QJsonArray{rule};
+    QCOMPARE(load_error(bytes(d)), QStringLiteral("rules[0]: the key \"line\" is missing"));
+    d["rules"] = QJsonObject{};
+    QCOMPARE(load_error(bytes(d)), QStringLiteral("rules: expected an array, found an object"));
     // and the old data stays when a load fails
     tsv::Session s;
     QVERIFY(s.load_data(bytes(doc)));

@@ -33,11 +33,13 @@
 #include <unistd.h>
 
 #include "viewer/model/contexts_model.h"
+#include "viewer/model/rule_counts_model.h"
 #include "viewer/model/schedule_model.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/model/stepper_model.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/model/uop_text.h"
 #include "viewer/panes/contexts_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/roofline_pane.h"
@@ -134,7 +136,8 @@ bool optional_member(const QString& shape) {
       ".outputs",  // a run that read nothing back has none
       ".snapshots",  // nor a run that kept no buffers
       ".contexts[*].program.lines",  // nor an older trace which uop each source line renders
-      ".limits"};  // nor a run whose device has no measured limits
+      ".limits",
+      ".rules"};   // nor one recorded at --trace passes, or before traces carried the rules' sources  // nor a run whose device has no measured limits
   return optional.contains(shape);
 }
 // the members that name uops
@@ -480,7 +483,9 @@ void exercise(tsv::Session& s) {
   tsv::ScheduleModel schedule(&s);
   tsv::TimingsModel timings(&s);
   tsv::StepperModel stepper(&s);
+  tsv::RuleCountsModel rule_counts(&s);
   QAbstractItemModelTester t1(&contexts, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester t4(&rule_counts, QAbstractItemModelTester::FailureReportingMode::QtTest);
   QAbstractItemModelTester t2(&schedule, QAbstractItemModelTester::FailureReportingMode::QtTest);
   QAbstractItemModelTester t3(&timings, QAbstractItemModelTester::FailureReportingMode::QtTest);
   QCOMPARE(schedule.rowCount(), s.calls().size());
@@ -533,6 +538,20 @@ void exercise(tsv::Session& s) {
     }
     for (int p = 0; p < std::min<int>(c.passes.size(), 30); ++p) stepper.pass_reproduced(p);
     QVERIFY(stepper.unlisted_matches() >= 0);
+    // the stepper pane's union layouts, its rule source and UOp text, and the rule counts of the context
+    rule_counts.set_context(i);
+    for (int r = 0; r < rule_counts.rowCount(); ++r)
+      for (int col = 0; col < rule_counts.columnCount(); ++col)
+        for (int role : roles) rule_counts.index(r, col).data(role);
+    for (int k = 0; k < std::min(stepper.step_count(), 20); ++k) {
+      const auto w = stepper.window(k, 1500);
+      QVERIFY(w.pass < 0 || (w.first <= k && k <= w.last && w.places.size() <= 1500));
+      const tsv::Match& m = stepper.match(k);
+      s.rule_info(m.rule, m.loc);
+      auto node = [&stepper](int id) { return stepper.node(id); };
+      QVERIFY(tsv::uop_repr(m.before, node, 50).count('\n') <= 2 * 50 + 1);
+      tsv::uop_repr(m.after, node, 50);
+    }
   }
   for (QWidget* w : {static_cast<QWidget*>(&source), static_cast<QWidget*>(&timing_pane), static_cast<QWidget*>(&roofline_pane),
                      static_cast<QWidget*>(&contexts_pane), static_cast<QWidget*>(&schedule_pane)}) {

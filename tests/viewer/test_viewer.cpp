@@ -9,8 +9,11 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QGraphicsItem>
+#include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QMap>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -40,11 +43,14 @@
 #include "viewer/model/ansi.h"
 #include "viewer/model/compare_model.h"
 #include "viewer/model/output_compare.h"
+#include "viewer/model/rule_counts_model.h"
+#include "viewer/model/stepper_model.h"
 #include "viewer/model/contexts_model.h"
 #include "viewer/model/schedule_model.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/model/uop_text.h"
 #include "viewer/panes/values_pane.h"
 #include "viewer/panes/code_editor.h"
 #include "viewer/panes/contexts_pane.h"
@@ -52,6 +58,9 @@
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_diff.h"
 #include "viewer/panes/source_pane.h"
+#include "viewer/panes/stepper_pane.h"
+#include <QTabWidget>
+#include <QTableView>
 
 #include "test_env.h"
 
@@ -132,6 +141,35 @@ QByteArray trace_with_output(const QString& dtype, int bits, const QList<qint64>
 
 class TestViewer : public QObject {
   Q_OBJECT
+  QTemporaryDir dir_;
+  QString softmax_;  // resources/examples/softmax.py's trace at --trace matches, recorded once
+
+  // `tinyscope run SCRIPT --json JSON --trace matches`; the trace's path, or "" with the failure logged
+  QString record_matches(const QString& script, const QString& name) {
+    const QString out = dir_.filePath(name);
+    QProcess p;
+    p.start(tinyscope_bin(), {"run", script, "--json", out, "--trace", "matches"});
+    if (!p.waitForFinished(90000) || p.exitCode() != 0) {
+      qWarning("%s: %s", qPrintable(script), p.readAllStandardError().constData());
+      return {};
+    }
+    return out;
+  }
+  QString softmax_trace() {
+    if (softmax_.isEmpty()) softmax_ = record_matches(source_dir() + "/resources/examples/softmax.py", "softmax.json");
+    return softmax_;
+  }
+  // the (context, pass) with the most recorded matches, kernel contexts first (the biggest codegen pass)
+  static QPair<int, int> biggest_pass(const tsv::Session& s, bool kernels_only) {
+    QPair<int, int> best{-1, -1};
+    qsizetype most = 0;
+    for (int c = 0; c < s.contexts().size(); ++c)
+      for (int p = 0; p < s.contexts()[c].passes.size(); ++p)
+        if ((!kernels_only || !s.contexts()[c].is_schedule()) && s.contexts()[c].passes[p].matches.size() > most)
+          most = s.contexts()[c].passes[p].matches.size(), best = {c, p};
+    return best;
+  }
+
  private slots:
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
@@ -1470,6 +1508,306 @@ class TestViewer : public QObject {
 
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ
   // at a position are not compared; the line diff keeps the longest common run of lines
+  // ---- the rewrite stepper: per-rule hits, one layout per pass, the rule's source lines, the UOp diff
+
+  // the Rules tab: every rule's hits in the run and in the selected context, as counted here from the trace's JSON
+  void stepper_rule_hits_equal_the_trace_json() {
+    const QString path = softmax_trace();
+    QVERIFY(!path.isEmpty());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    QHash<QString, int> run;
+    QList<QHash<QString, int>> here;  // per context
+    QList<QStringList> order;         // per context: each match's rule key, in step order
+    for (const auto& cv : root["contexts"].toArray()) {
+      here.push_back({});
+      order.push_back({});
+      for (const auto& pv : cv.toObject()["passes"].toArray())
+        for (const auto& mv : pv.toObject()["matches"].toArray()) {
+          const QString key = mv.toObject()["loc"].toString() + '\n' + mv.toObject()["rule"].toString();
+          ++run[key], ++here.back()[key];
+          order.back().push_back(key);
+        }
+    }
+    QVERIFY(run.size() >= 5);
+    tsv::Session s;
+    QVERIFY(s.load(path));
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    pane.resize(1000, 600);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    pane.sides()->setCurrentWidget(pane.rules());
+    QAbstractItemModel* table = pane.rules()->model();
+    QAbstractItemModelTester tester(pane.rule_counts(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(table->rowCount(), run.size());
+    using C = tsv::RuleCountsModel;
+    for (int c = 0; c < s.contexts().size(); ++c) {
+      sel.select_context(c);
+      for (int r = 0; r < table->rowCount(); ++r) {
+        const QString key = table->index(r, 0).data(C::kKeyRole).toString();
+        QCOMPARE(table->index(r, C::kRule).data().toString(), key.section('\n', 1));
+        QCOMPARE(table->index(r, C::kLocation).data().toString(), key.section('\n', 0, 0));
+        QCOMPARE(table->index(r, C::kRun).data().toInt(), run.value(key));
+        QCOMPARE(table->index(r, C::kContext).data(C::kSortRole).toInt(), here[c].value(key));
+      }
+    }
+    // sorted by the run's hits, most first; by the context's when asked
+    for (int r = 1; r < table->rowCount(); ++r)
+      QVERIFY(table->index(r - 1, C::kRun).data().toInt() >= table->index(r, C::kRun).data().toInt());
+    int c = 0;
+    for (int i = 0; i < here.size(); ++i)
+      if (order[i].size() > order[c].size()) c = i;
+    sel.select_context(c);
+    pane.rules()->sortByColumn(C::kContext, Qt::DescendingOrder);
+    for (int r = 1; r < table->rowCount(); ++r)
+      QVERIFY(table->index(r - 1, C::kContext).data(C::kSortRole).toInt() >= table->index(r, C::kContext).data(C::kSortRole).toInt());
+    // a click on a rule that fired twice or more here: only its steps, from its first
+    QString twice;
+    for (const QString& k : order[c])
+      if (here[c].value(k) >= 2) twice = k;
+    QVERIFY(!twice.isEmpty());
+    auto click = [&](const QString& key) {
+      for (int r = 0; r < table->rowCount(); ++r)
+        if (table->index(r, 0).data(C::kKeyRole).toString() == key) {
+          pane.rules()->scrollTo(table->index(r, 0));
+          QTest::mouseClick(pane.rules()->viewport(), Qt::LeftButton, {}, pane.rules()->visualRect(table->index(r, 0)).center());
+          return true;
+        }
+      return false;
+    };
+    QVERIFY(click(twice));
+    QCOMPARE(pane.rule_filter(), twice);
+    // TS_VIEWER_SHOT_DIR=DIR: also save the pane (the Rules tab, one rule's steps) to look at
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_rules.png"));
+    }
+    QCOMPARE(pane.list()->model()->rowCount(), here[c].value(twice));
+    QCOMPARE(pane.current_step(), int(order[c].indexOf(twice)));
+    QTest::keyClick(pane.list(), Qt::Key_Right);  // the rule's next step, past the others
+    QCOMPARE(pane.current_step(), int(order[c].indexOf(twice, order[c].indexOf(twice) + 1)));
+    QCOMPARE(pane.model()->match(pane.current_step()).rule, twice.section('\n', 1));
+    // a rule that did not fire here: the first context where it did, at its first step there
+    QString elsewhere;
+    for (auto it = run.begin(); it != run.end() && elsewhere.isEmpty(); ++it)
+      if (here[c].value(it.key()) == 0) elsewhere = it.key();
+    QVERIFY(!elsewhere.isEmpty());
+    int first_context = 0;
+    while (!here[first_context].contains(elsewhere)) ++first_context;
+    QVERIFY(click(elsewhere));
+    QCOMPARE(sel.current().context, first_context);
+    QCOMPARE(pane.current_step(), int(order[first_context].indexOf(elsewhere)));
+    QCOMPARE(pane.list()->model()->rowCount(), here[first_context].value(elsewhere));
+    pane.filter_rule({});
+    QCOMPARE(pane.list()->model()->rowCount(), pane.model()->step_count());
+  }
+
+  // a pass's steps share one layout: stepping through them asks for none and moves no node; the same steps laid out
+  // one by one ask for one each. Prints both times per step (TS_STEPPER_TRACE=JSON measures that trace's biggest pass).
+  void stepper_lays_out_each_pass_once() {
+    const QString path = qEnvironmentVariableIsSet("TS_STEPPER_TRACE") ? qEnvironmentVariable("TS_STEPPER_TRACE") : softmax_trace();
+    QVERIFY(!path.isEmpty());
+    tsv::Session s;
+    QVERIFY(s.load(path));
+    const auto [c, p] = biggest_pass(s, /*kernels_only=*/!qEnvironmentVariableIsSet("TS_STEPPER_TRACE"));
+    QVERIFY(c >= 0);
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    pane.resize(1100, 700);
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    QSignalSpy done(&pane, &tsv::StepperPane::layout_done);
+    auto settle = [&] {
+      if (pane.busy()) QVERIFY(done.wait(60000));
+      QCoreApplication::processEvents();
+    };
+    QElapsedTimer t;
+    t.start();
+    sel.select_pass(c, p);
+    settle();
+    const double first_ms = t.nsecsElapsed() / 1e6;
+    const int first = pane.model()->first_step_of_pass(p), steps = s.contexts()[c].passes[p].matches.size();
+    QCOMPARE(pane.current_step(), first);
+    const tsv::StepperModel::Window w = pane.drawn_window();
+    QCOMPARE(w.pass, p);
+    QCOMPARE(w.first, first);
+    // the whole pass in one window, unless its graphs hold more than the union's limit together
+    int windows = 1;
+    for (int k = w.last + 1; k < first + steps; k = pane.model()->window(k, tsv::StepperPane::kMaxUnion).last + 1) ++windows;
+    if (!qEnvironmentVariableIsSet("TS_STEPPER_TRACE")) QCOMPARE(w.last, first + steps - 1);
+    const int requests = pane.layout_requests();
+    // every place's box, where dot put it, whether it shows now or not
+    auto boxes = [&] {
+      QList<QRectF> rects;
+      for (auto* it : pane.scene()->items())
+        if (auto* box = qgraphicsitem_cast<QGraphicsRectItem*>(it); box && box->flags() & QGraphicsItem::ItemIsSelectable)
+          rects.push_back(box->mapRectToScene(box->rect()));  // the box without its outline, whose width is the mark's
+      std::sort(rects.begin(), rects.end(), [](const QRectF& a, const QRectF& b) { return a.x() != b.x() ? a.x() < b.x() : a.y() < b.y(); });
+      return rects;
+    };
+    const QList<QRectF> placed = boxes();
+    QCOMPARE(placed.size(), int(w.places.size()));
+    const QTransform zoom = pane.view()->transform();
+    t.restart();
+    for (int k = first; k < first + steps; ++k) {
+      pane.set_step(k);
+      if (k <= w.last) QVERIFY(!pane.busy());
+      settle();
+    }
+    const double union_ms = t.nsecsElapsed() / 1e6 / steps;
+    QCOMPARE(pane.layout_requests(), requests + windows - 1);  // no layout while stepping in a window
+    if (windows == 1) {
+      QCOMPARE(boxes(), placed);                 // no node moved
+      QCOMPARE(pane.view()->transform(), zoom);  // nor the zoom
+    }
+    // each step's nodes are those of its graphs, marked as its frame says
+    for (int k = first; k < first + steps; ++k) {
+      pane.set_step(k);
+      settle();
+      for (bool after : {true, false}) {
+        pane.set_showing_after(after);
+        settle();
+        const tsv::StepperModel::Frame f = pane.model()->frame(k);
+        QSet<int> shown, marked;
+        for (auto* it : pane.scene()->items())
+          if (it->data(0).isValid() && it->isVisible()) {
+            const QString mark = it->data(1).toString();
+            if (mark != "gone" && mark != "coming") shown.insert(it->data(0).toInt());
+            if (mark == (after ? "added" : "removed")) marked.insert(it->data(0).toInt());
+          }
+        QCOMPARE(shown, pane.model()->nodes_under(after ? f.after : f.before));
+        QCOMPARE(marked, after ? f.added : f.removed);
+      }
+    }
+    pane.set_showing_after(true);
+    // the same steps laid out one by one: one layout each
+    pane.set_union_limit(0);
+    settle();
+    const int before_steps = pane.layout_requests();
+    t.restart();
+    for (int k = first; k < first + steps; ++k) {
+      pane.set_step(k);
+      settle();
+    }
+    const double per_step_ms = t.nsecsElapsed() / 1e6 / steps;
+    QVERIFY(pane.layout_requests() - before_steps >= steps - 1);  // the first step's layout came with the limit
+    qInfo("stepper: %s, pass \"%s\" of %s: %d steps in %d layout(s) (the first of %d nodes, %.0f ms); per step %.2f ms "
+          "(recoloured within a layout) vs %.1f ms laid out each",
+          qPrintable(QFileInfo(path).fileName()), qPrintable(s.contexts()[c].passes[p].name), qPrintable(s.contexts()[c].plain_name),
+          steps, windows, int(w.places.size()), first_ms, union_ms, per_step_ms);
+  }
+
+  // the rule's source box: the lines of the engine's own source at the step's location, read here from disk
+  void stepper_shows_each_rule_source_from_the_engine() {
+    const QString path = softmax_trace();
+    QVERIFY(!path.isEmpty());
+    tsv::Session s;
+    QVERIFY(s.load(path));
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    pane.resize(1000, 700);
+    pane.show();
+    QSet<QString> seen;
+    for (int c = 0; c < s.contexts().size(); ++c) {
+      sel.select_context(c);
+      for (int k = 0; k < pane.model()->step_count(); ++k) {
+        const tsv::Match& m = pane.model()->match(k);
+        if (seen.contains(m.loc + '\n' + m.rule)) continue;
+        seen.insert(m.loc + '\n' + m.rule);
+        pane.set_step(k);
+        const QString file = m.loc.section(':', 0, 0);
+        const int line = m.loc.section(':', 1).toInt();
+        QFile src(source_dir() + "/" + file);
+        QVERIFY2(src.open(QIODevice::ReadOnly), qPrintable(file));
+        const QStringList lines = QString::fromUtf8(src.readAll()).split('\n');
+        QVERIFY(line >= 1 && line <= lines.size());
+        const QString at = lines[line - 1];
+        QVERIFY2(at.contains("rule(\"" + m.rule + "\""), qPrintable(at));  // the rule table's row names the rule
+        QCOMPARE(pane.rule_source_line(), at);
+        // highlighted: the block with the line's number and text; the two lines above it shown too
+        const auto sels = pane.rule_source()->extraSelections();
+        QCOMPARE(sels.size(), 1);
+        const QString block = sels[0].cursor.block().text();
+        QVERIFY2(block.trimmed().startsWith(QString::number(line) + "  ") && block.endsWith(at), qPrintable(block));
+        const QString box = pane.rule_source()->toPlainText();
+        for (int l = std::max(1, line - 2); l <= line; ++l) QVERIFY2(box.contains(lines[l - 1]), qPrintable(lines[l - 1]));
+        QVERIFY(pane.rule_where()->text().contains(m.loc));
+      }
+    }
+    QVERIFY(seen.size() >= 5);
+    // a trace recorded before traces carried the rules' sources says so, with the location
+    QVERIFY(s.load(source_dir() + "/tests/viewer/data/tutorial_matches.trace.json"));
+    sel.select_context(3);
+    QVERIFY(pane.current_step() >= 0);
+    QVERIFY(pane.rule_source()->toPlainText().contains("carries no rule sources"));
+    QVERIFY(pane.rule_source()->toPlainText().contains(pane.model()->match(pane.current_step()).loc));
+  }
+
+  // x * 1 -> x: the matched UOp and the rule's result printed as the engine prints UOps, the MUL's own lines marked
+  void stepper_uop_diff_of_x_times_one() {
+    const QString script = dir_.filePath("times_one.py");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 1).tolist())\n");
+    f.close();
+    const QString path = record_matches(script, "times_one.json");
+    QVERIFY(!path.isEmpty());
+    tsv::Session s;
+    QVERIFY(s.load(path));
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    pane.resize(1000, 700);
+    int context = -1, step = -1;
+    for (int c = 0; c < s.contexts().size() && step < 0; ++c) {
+      sel.select_context(c);
+      for (int k = 0; k < pane.model()->step_count() && step < 0; ++k) {
+        const tsv::Match& m = pane.model()->match(k);
+        if (m.rule.startsWith("identities") && s.uop(m.before)->op == "MUL") context = c, step = k;
+      }
+    }
+    QVERIFY(step >= 0);
+    sel.select_context(context);
+    pane.set_step(step);
+    const QString before =
+        "UOp(Ops.MUL, dtypes.float, arg=None, src=(\n"
+        "  UOp(Ops.INDEX, dtypes.float, arg=None, src=(\n"
+        "    UOp(Ops.BUFFER, dtypes.float, arg=ParamArg(1, device='CPU'), src=()),\n"
+        "    UOp(Ops.RANGE, dtypes.weakint, arg=(0, AxisType.WEAK), src=(\n"
+        "      UOp(Ops.CONST, dtypes.weakint, arg=4, src=()),\n"
+        "    )),\n"
+        "  )),\n"
+        "  UOp(Ops.CONST, dtypes.weakfloat, arg=1.0, src=()),\n"
+        "))";
+    const QString after =
+        "UOp(Ops.INDEX, dtypes.float, arg=None, src=(\n"
+        "  UOp(Ops.BUFFER, dtypes.float, arg=ParamArg(1, device='CPU'), src=()),\n"
+        "  UOp(Ops.RANGE, dtypes.weakint, arg=(0, AxisType.WEAK), src=(\n"
+        "    UOp(Ops.CONST, dtypes.weakint, arg=4, src=()),\n"
+        "  )),\n"
+        "))";
+    QCOMPARE(pane.uop_diff()->left()->toPlainText(), before);
+    QCOMPARE(pane.uop_diff()->right()->toPlainText(), after);
+    // the subtree that moved up a level is the same text: only the MUL, its CONST 1.0 and one closing line differ
+    QSet<int> marked;
+    for (const auto& e : pane.uop_diff()->left()->extraSelections()) marked.insert(e.cursor.blockNumber());
+    QCOMPARE(marked, (QSet<int>{0, 6, 7}));
+    QVERIFY(pane.uop_diff()->right()->extraSelections().isEmpty());
+    QVERIFY2(pane.uop_diff()->summary().startsWith("3 line(s) only on the left"), qPrintable(pane.uop_diff()->summary()));
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      pane.show();
+      pane.details()->setCurrentWidget(pane.uop_diff());
+      pane.set_showing_after(false);
+      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_uop_diff.png"));
+    }
+    // the same print as the engine's Python binding: uop_repr over the trace's nodes
+    QCOMPARE(tsv::uop_repr(pane.model()->match(step).before, [&s](int id) { return s.uop(id); }), before);
+  }
+
   void compare_model_and_line_diff() {
     QJsonDocument da = QJsonDocument::fromJson(kernel_graph_trace()), db = da;
     QJsonObject rb = db.object();

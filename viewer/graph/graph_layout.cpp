@@ -8,6 +8,7 @@
 #include <QPointer>
 #include <QProcess>
 #include <QTimer>
+#include <climits>
 #include <cmath>
 
 namespace tsv {
@@ -90,6 +91,7 @@ bool parse_dot_json(const QByteArray& json, GraphLayout* out, QString* error) {
       else if (!p.startsWith("s,")) pts.push_back(point(p, h));
     }
     if (pts.isEmpty()) continue;
+    const int tail = id_of_gvid.value(eo["tail"].toInt(-1), INT_MIN), head = id_of_gvid.value(eo["head"].toInt(-1), INT_MIN);
     QPainterPath path(pts[0]);
     for (int i = 1; i + 2 < pts.size(); i += 3) path.cubicTo(pts[i], pts[i + 1], pts[i + 2]);
     if (has_end) {
@@ -99,9 +101,11 @@ bool parse_dot_json(const QByteArray& json, GraphLayout* out, QString* error) {
       if (len > 0) {
         QPointF n(-d.y() / len * 3.5, d.x() / len * 3.5);
         l.arrows.push_back(QPolygonF({tip, base + n, base - n}));
+        l.arrow_edge.push_back(l.edges.size());
       }
     }
     l.edges.push_back(path);
+    l.edge_ends.push_back({tail, head});
   }
   *out = std::move(l);
   return true;

@@ -33,7 +33,9 @@ struct GraphInput {
 struct GraphLayout {
   QHash<int, QRectF> nodes;
   QList<QPainterPath> edges;
+  QList<QPair<int, int>> edge_ends;  // per edge: its source and user node ids (INT_MIN where dot named no node)
   QList<QPolygonF> arrows;
+  QList<int> arrow_edge;             // per arrow: the index of its edge
   QList<QPair<QPointF, QString>> edge_labels;  // each label's centre and text
   QRectF bounds;
 };

@@ -76,6 +76,11 @@ const Uop* Session::uop(int id) const {
   return it == uops_.constEnd() ? nullptr : &it.value();
 }
 
+const RuleInfo* Session::rule_info(const QString& name, const QString& loc) const {
+  auto it = rule_by_key_.constFind(loc + '\n' + name);
+  return it == rule_by_key_.constEnd() ? nullptr : &rules_[*it];
+}
+
 int Session::schedule_context(int schedule_index) const {
   return schedule_index >= 0 && schedule_index < schedules_.size() ? schedules_[schedule_index] : -1;
 }
@@ -121,6 +126,7 @@ void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), kernel_by_key_.clear(), schedules_.clear();
   limits_ = MeasuredLimits{};
+  rules_.clear(), rule_by_key_.clear();
   emit loaded();
 }
 
@@ -277,6 +283,10 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     v.after_call = v.call + 1;
     out->snapshots.push_back(std::move(v));
   }
+  for (const auto& rv : root["rules"].toArray()) {
+    const QJsonObject o = rv.toObject();
+    out->rules.push_back({o["name"].toString(), o["file"].toString(), o["text"].toString(), o["line"].toInt(), o["first_line"].toInt()});
+  }
   out->script = root["script"].toString();
   out->device = root["device"].toString();
   out->result = any_text(root["result"]);
@@ -302,6 +312,10 @@ void Session::adopt(Parsed&& p, const QString& path) {
   outputs_ = std::move(p.outputs);
   snapshots_ = std::move(p.snapshots);
   limits_ = std::move(p.limits);
+  rules_ = std::move(p.rules);
+  rule_by_key_.clear();
+  for (int i = 0; i < rules_.size(); ++i)
+    if (const QString key = rules_[i].loc() + '\n' + rules_[i].name; !rule_by_key_.contains(key)) rule_by_key_.insert(key, i);
   kernel_by_key_ = std::move(p.by_key);
   schedules_ = std::move(p.schedules);
   raw_ = std::move(p.raw);

@@ -107,6 +107,14 @@ struct MeasuredLimits {
   bool valid() const { return bandwidth_gbs > 0 && peak_gflops > 0; }
   bool operator==(const MeasuredLimits&) const = default;
 };
+// A rewrite rule that fired, as the trace's "rules" table records it (engine/trace/recorder.h): where it is written and
+// its row of its rule table with the lines around it (lines first_line.. of the file; no text in older traces).
+struct RuleInfo {
+  QString name, file, text;
+  int line = 0, first_line = 0;
+  QString loc() const { return file + ':' + QString::number(line); }  // as a match's "loc" names it
+  bool operator==(const RuleInfo&) const = default;
+};
 
 // One loaded trace: what a run produced. Emits loaded() after load() replaced the data.
 class Session : public QObject {
@@ -145,6 +153,9 @@ class Session : public QObject {
   QList<int> snapshots_of(int call) const;
   // the device's measured limits the run found in the limits cache (invalid: none)
   const MeasuredLimits& limits() const { return limits_; }
+  const QList<RuleInfo>& rules() const { return rules_; }
+  // the rules-table entry of a match's rule (its name and "loc"), nullptr if the trace has none
+  const RuleInfo* rule_info(const QString& name, const QString& loc) const;
   const Uop* uop(int id) const;
 
   // the kernel context whose program has this key, or -1
@@ -173,6 +184,7 @@ class Session : public QObject {
     QHash<int, Uop> uops;
     QList<Output> outputs, snapshots;
     MeasuredLimits limits;
+    QList<RuleInfo> rules;
     QHash<QString, int> by_key;
     QList<int> schedules;
   };
@@ -187,6 +199,8 @@ class Session : public QObject {
   QHash<int, Uop> uops_;
   QList<Output> outputs_, snapshots_;
   MeasuredLimits limits_;
+  QList<RuleInfo> rules_;
+  QHash<QString, int> rule_by_key_;  // loc + '\n' + name -> index in rules_
   QHash<QString, int> kernel_by_key_;
   QList<int> schedules_;
 };

@@ -1,6 +1,7 @@
 #include "viewer/model/stepper_model.h"
 
 #include <QColor>
+#include <algorithm>
 #include <climits>
 
 namespace tsv {
@@ -67,6 +68,8 @@ void StepperModel::reset_replay() {
   canon_.clear();
   built_.clear();
   replays_.clear();
+  places_.clear();
+  windows_.clear();
   int max_id = -1;
   for (auto it = session_->uops().keyBegin(); it != session_->uops().keyEnd(); ++it) max_id = std::max(max_id, *it);
   // the trace's ids are at most TraceLimits::max_uop_id (2^30 - 1), leaving 2^30 ids for replayed nodes; saturate
@@ -183,7 +186,7 @@ int StepperModel::resolve(int id, const QHash<int, int>& map) const {
   throw ReplayFailed{};
 }
 
-int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth) {
+int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth, QHash<int, int>* rebuilt) {
   if (auto it = memo.constFind(id); it != memo.constEnd()) return *it;
   if (depth > kMaxDepth) throw ReplayFailed{};
   const int target = resolve(id, map);
@@ -195,14 +198,15 @@ int StepperModel::substitute(int id, const QHash<int, int>& map, QHash<int, int>
     src.reserve(shape.src.size());
     bool changed = false;
     for (int s : shape.src) {
-      int n = substitute(s, map, memo, depth + 1);
+      int n = substitute(s, map, memo, depth + 1, rebuilt);
       changed |= n != s;
       src.push_back(n);
     }
     if (changed) {
       out = rebuild(shape, src);
+      if (rebuilt && out != target) rebuilt->insert(target, out);
       // the rebuilt node may itself have been rewritten (a rewrite whose sources were rewritten first)
-      if (out != target && map.contains(out)) out = substitute(out, map, memo, depth + 1);
+      if (out != target && map.contains(out)) out = substitute(out, map, memo, depth + 1, rebuilt);
     }
   }
   memo.insert(id, out);
@@ -229,6 +233,7 @@ StepperModel::Replay& StepperModel::replay(int pass, int upto) {
       // the engine met an already rewritten node again (through another user): the graph does not change
       r.matched.push_back(-1);
       r.repeat_of.push_back(r.first.value(b, -1));
+      r.rebuilt.push_back({});
       r.roots.push_back(r.roots[j]);
       continue;
     }
@@ -244,13 +249,14 @@ StepperModel::Replay& StepperModel::replay(int pass, int upto) {
     if (here >= 0 && here != b) r.map.insert(here, a);
     // the next state: the current graph under all substitutions so far, to a fixed point (a replacement's own
     // sources may be nodes an earlier match rewrote; the reference's VIZ replays the same way)
-    QHash<int, int> memo;
+    QHash<int, int> memo, rebuilt;
     try {
-      r.roots.push_back(substitute(r.roots[j], r.map, memo, 0));
+      r.roots.push_back(substitute(r.roots[j], r.map, memo, 0, &rebuilt));
     } catch (const ReplayFailed&) {
       r.failed = true;
       break;
     }
+    r.rebuilt.push_back(std::move(rebuilt));
     for (auto it = r.image.begin(); it != r.image.end(); ++it) it.value() = memo.value(it.value(), it.value());
   }
   return r;
@@ -305,6 +311,129 @@ StepperModel::Frame StepperModel::frame(int k) {
   return f;
 }
 
+StepperModel::Places& StepperModel::places(int pass, int upto) {
+  Places& out = places_[pass];
+  const Replay& r = replay(pass, upto);  // roots[0..upto] as far as the replay got
+  for (int j = out.graphs.size(); j < r.roots.size() && j <= upto; ++j) {
+    const QSet<int> g = nodes_under(r.roots[j]);
+    QList<int> ids(g.begin(), g.end());
+    std::sort(ids.begin(), ids.end());
+    if (j == 0) {
+      for (int id : ids) out.place_of.insert(id, id);
+      out.graphs.push_back(std::move(ids));
+      continue;
+    }
+    // a place shows one node of a graph: nodes placed before keep their places, except where two of them are in
+    // this graph on one place (an old node still used beside its rebuild): the one that is not the place's first
+    // gets a place of its own (windows laid out before keep their copy)
+    QHash<int, int> held;  // place -> the node of this graph there
+    for (int id : ids) {
+      auto p = out.place_of.constFind(id);
+      if (p == out.place_of.constEnd()) continue;
+      const int place = *p;
+      auto h = held.constFind(place);
+      if (h == held.constEnd()) {
+        held.insert(place, id);
+        continue;
+      }
+      const int other = *h, moved = other == place ? id : id == place ? other : std::max(id, other);
+      out.place_of.insert(moved, moved);
+      held.insert(place, moved == id ? other : id);
+      held.insert(moved, moved);
+    }
+    // a node new to the pass takes the place of the node it rebuilds, unless another node of this graph holds it
+    QHash<int, int> from;  // rebuilt node -> the node it rebuilds (the first, where several became one)
+    for (auto it = r.rebuilt[j - 1].constBegin(); it != r.rebuilt[j - 1].constEnd(); ++it)
+      if (!from.contains(*it) || it.key() < from.value(*it)) from.insert(*it, it.key());
+    for (int id : ids) {
+      if (out.place_of.contains(id)) continue;
+      const int old = from.value(id, -1);
+      const int place = old >= 0 && out.place_of.contains(old) && !held.contains(out.place_of.value(old)) ? out.place_of.value(old) : id;
+      out.place_of.insert(id, place);
+      held.insert(place, id);
+    }
+    out.graphs.push_back(std::move(ids));
+  }
+  return out;
+}
+
+StepperModel::Window StepperModel::window(int k, int max_places) {
+  Window none;
+  if (k < 0 || k >= steps_.size()) return none;
+  const int pass = steps_[k].pass;
+  const int first_step = first_step_of_pass(pass);
+  const int matches = session_->contexts()[context_].passes[pass].matches.size();
+  Windows& ws = windows_[pass];
+  if (ws.max_places != max_places) ws = Windows{max_places, {}, 0};
+  // greedy, from where the last window ended, until one holds step k: the replay goes no further than it needs
+  while (ws.next < matches && (ws.list.isEmpty() || ws.list.last().last < k)) {
+    const int j = ws.next;
+    auto graph = [&](int g) -> const QList<int>* {
+      const Places& sl = places(pass, g);
+      return g < sl.graphs.size() ? &sl.graphs[g] : nullptr;
+    };
+    // a step the replay placed in the whole graph (or met again): its graphs are roots[j] and roots[j + 1]
+    auto placed = [&](int m) {
+      if (m >= matches || !graph(m + 1)) return false;
+      const Replay& r = replays_[pass];
+      return r.matched.value(m, -1) >= 0 || r.repeat_of.value(m, -1) >= 0;
+    };
+    auto add_places = [&](QSet<int>& to, int g) {
+      for (int id : *graph(g)) to.insert(places_[pass].place_of.value(id));
+    };
+    Window w;
+    w.first = w.last = first_step + j;
+    QSet<int> all;
+    if (placed(j)) {
+      add_places(all, j), add_places(all, j + 1);
+      w.step_places = all.size();
+    }
+    if (!placed(j) || all.size() > max_places) {
+      ws.list.push_back(w);
+      ws.next = j + 1;
+      continue;
+    }
+    int end = j;
+    while (placed(end + 1)) {
+      QSet<int> more = all;
+      add_places(more, end + 2);
+      if (more.size() > max_places) break;
+      all = std::move(more);
+      ++end;
+    }
+    const Places& sl = places_[pass];
+    w.pass = pass;
+    w.last = first_step + end;
+    w.places = QList<int>(all.begin(), all.end());
+    std::sort(w.places.begin(), w.places.end());
+    // the edges of every graph of the window, each as often as one node uses that source
+    QHash<QPair<int, int>, int> edges;
+    for (int g = j; g <= end + 1; ++g)
+      for (int id : sl.graphs[g]) {
+        if (w.place_of.contains(id)) continue;
+        const int to = sl.place_of.value(id);
+        w.place_of.insert(id, to);
+        const Uop* u = node(id);
+        if (!u) continue;
+        QHash<int, int> here;
+        for (int src : u->src) ++here[sl.place_of.value(src)];
+        for (auto it = here.constBegin(); it != here.constEnd(); ++it) {
+          int& n = edges[{it.key(), to}];
+          n = std::max(n, it.value());
+        }
+      }
+    QList<QPair<int, int>> keys = edges.keys();
+    std::sort(keys.begin(), keys.end());
+    for (const auto& e : keys)
+      for (int i = 0; i < edges.value(e); ++i) w.edges.push_back(e);
+    ws.list.push_back(std::move(w));
+    ws.next = end + 1;
+  }
+  for (const Window& w : ws.list)
+    if (k >= w.first && k <= w.last) return w;
+  return none;
+}
+
 int StepperModel::replayed_result(int pass) {
   if (context_ < 0 || pass < 0 || pass >= session_->contexts()[context_].passes.size()) return -1;
   const Replay& r = replay(pass, session_->contexts()[context_].passes[pass].matches.size());
@@ -326,6 +455,7 @@ QVariant StepperModel::data(const QModelIndex& index, int role) const {
   const Match& m = p.matches[s.match];
   if (role == kPassRole) return s.pass;
   if (role == kMatchRole) return s.match;
+  if (role == kRuleKeyRole) return QString(m.loc + '\n' + m.rule);
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kStep: return index.row() + 1;

@@ -17,7 +17,7 @@ class StepperModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { kStep, kPass, kRule, kLocation, kColumns };
-  enum Role { kPassRole = Qt::UserRole + 1, kMatchRole };
+  enum Role { kPassRole = Qt::UserRole + 1, kMatchRole, kRuleKeyRole };  // kRuleKeyRole: RuleCountsModel::key() of the rule
   struct Step {
     int pass = -1, match = -1;  // indices into the context's passes and that pass's matches
   };
@@ -54,6 +54,20 @@ class StepperModel : public QAbstractTableModel {
   // true when replaying every match of `pass` ends at the graph the trace recorded as the pass's `after`
   bool pass_reproduced(int pass);
 
+  // One layout for a run of steps of one pass (a window): every node their graphs show, before and after each step,
+  // where a node that a step rebuilt over new sources takes the place of the node it stands for (a place is named by
+  // the id of the first node there), so that stepping through the window only recolours. Greedy from the pass's first
+  // step: a window grows while its graphs hold at most max_places places together. A step whose own two graphs hold
+  // more, or that the replay could not place, has no window (pass == -1): it is laid out on its own.
+  struct Window {
+    int pass = -1, first = -1, last = -1;  // the steps [first, last]
+    QList<int> places;                     // ascending
+    QHash<int, int> place_of;              // every node of the window's graphs -> its place
+    QList<QPair<int, int>> edges;          // place -> place, source to user (twice where a node uses a source twice)
+    int step_places = 0;                   // without a window: the places the step's two graphs hold
+  };
+  Window window(int step, int max_places);
+
   // a node of the trace or of the replay, nullptr if unknown
   const Uop* node(int id) const;
   bool is_replay_node(int id) const { return id >= first_built_; }
@@ -75,14 +89,26 @@ class StepperModel : public QAbstractTableModel {
     QHash<int, int> map;    // the accumulated before -> after substitutions
     QHash<int, int> image;  // each node of roots[0] -> what stands for it in roots.last()
     QHash<int, int> first;  // a before node -> the first match that rewrote it
+    QList<QHash<int, int>> rebuilt;  // rebuilt[j]: the nodes match j rebuilt over new sources -> what they became
     bool failed = false;    // the replay gave up (too deep, a cycle): later steps are shown as matched subgraphs
+  };
+  // the places of a pass's replayed graphs (see Window), graph by graph as far as needed
+  struct Places {
+    QList<QList<int>> graphs;  // graphs[j]: the nodes of the replay's roots[j]
+    QHash<int, int> place_of;
+  };
+  Places& places(int pass, int upto);  // graphs [0, upto] (fewer where the replay stopped)
+  struct Windows {
+    int max_places = -1;
+    QList<Window> list;  // from the pass's first step on, one per laid-out run of steps or windowless step
+    int next = 0;        // the match the next window starts at
   };
   void rebuild();
   void reset_replay();
   Replay& replay(int pass, int upto);
   int cons(const Uop& shape, const QList<int>& src);
   int rebuild(const Uop& old, const QList<int>& src);
-  int substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth);
+  int substitute(int id, const QHash<int, int>& map, QHash<int, int>& memo, int depth, QHash<int, int>* rebuilt = nullptr);
   int resolve(int id, const QHash<int, int>& map) const;
 
   Session* session_;
@@ -96,6 +122,8 @@ class StepperModel : public QAbstractTableModel {
   int first_built_ = 1 << 30;
   int next_built_ = 1 << 30;
   QHash<int, Replay> replays_;  // by pass index
+  QHash<int, Places> places_;     // by pass index
+  QHash<int, Windows> windows_;  // by pass index
 };
 
 }  // namespace tsv

@@ -152,7 +152,7 @@ class Checker {
            opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
            opt(o, "partial", top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
            opt(o, "outputs", top, &Checker::outputs) && opt(o, "snapshots", top, &Checker::snapshots) &&
-           snapshot_calls(o, top) &&
+           snapshot_calls(o, top) && opt(o, "rules", top, &Checker::rules) &&
            opt(o, "limits", top, &Checker::limits);  // the device's measured limits, when the limits cache had them
     // "result" is whatever the script left in RESULT: any JSON value
   }
@@ -448,6 +448,14 @@ class Checker {
     if (values.size() != (stored * 8 + 2) / 3 * 4 || !kBase64.match(values).hasMatch())
       return fail(Where{&w, "values"}, QStringLiteral("not the base64 of %1 8-byte values").arg(stored));
     return true;
+  }
+  // ---- rules: [{name, file, line, first_line, text}] (engine/trace/recorder.h)
+  bool rules(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::rule); }
+  bool rule(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    return req(o, "name", w, &Checker::name) && req(o, "file", w, &Checker::name) && req(o, "line", w, &Checker::count) &&
+           req(o, "first_line", w, &Checker::count) && req(o, "text", w, &Checker::arg);
   }
   bool arg_sizes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::arg_size); }
   bool arg_size(const QJsonValue& v, const Where& w) {  // [elements, dtype]

@@ -57,12 +57,23 @@ void SourceDiff::clear(const QString& why) {
 
 QString SourceDiff::summary() const { return summary_->text(); }
 
-void SourceDiff::set_sources(const QString& title_a, const QString& a, const QString& title_b, const QString& b) {
+void SourceDiff::set_sources(const QString& title_a, const QString& a, const QString& title_b, const QString& b,
+                             bool ignore_indentation) {
   title_a_->setText(title_a);
   title_b_->setText(title_b);
   left_->setPlainText(a);
   right_->setPlainText(b);
-  const LineDiff d = diff_lines(a.split('\n'), b.split('\n'));
+  auto lines = [ignore_indentation](const QString& text) {
+    QStringList out = text.split('\n');
+    if (ignore_indentation)
+      for (QString& l : out) {
+        qsizetype i = 0;
+        while (i < l.size() && l[i] == QLatin1Char(' ')) ++i;
+        l = l.mid(i);
+      }
+    return out;
+  };
+  const LineDiff d = diff_lines(lines(a), lines(b));
   mark(left_, d.a_kept, QColor(0xff, 0xd7, 0xd5));
   mark(right_, d.b_kept, QColor(0xd4, 0xf5, 0xd4));
   summary_->setText(d.removed + d.added == 0 ? tr("The two sources are the same")

@@ -12,7 +12,9 @@ class SourceDiff : public QWidget {
   Q_OBJECT
  public:
   explicit SourceDiff(QWidget* parent = nullptr);
-  void set_sources(const QString& title_a, const QString& a, const QString& title_b, const QString& b);
+  // ignore_indentation: lines that differ only in their leading spaces are the same (a printed tree whose subtree
+  // moved up a level)
+  void set_sources(const QString& title_a, const QString& a, const QString& title_b, const QString& b, bool ignore_indentation = false);
   void clear(const QString& why);
   QPlainTextEdit* left() const { return left_; }
   QPlainTextEdit* right() const { return right_; }

@@ -5,11 +5,13 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/install.h"
 #include "engine/tensor/tensor.h"
+#include "engine/trace/rule_source.h"
 #include "engine/trace/trace.h"
 #include "engine/uop/error.h"
 
@@ -85,6 +87,11 @@ json normalize(json t) {
       c["program"]["program_key"] = n.key(c["program"]["program_key"]);
     }
   }
+  // a rule's line, its table row's text and where it starts move with every edit: test_trace checks them against the
+  // source files instead (every_rule_carries_its_source_lines); the golden file keeps the keys (the trace fuzzer reads
+  // it as a trace)
+  if (t.contains("rules"))
+    for (auto& r : t["rules"]) r["line"] = 0, r["first_line"] = 0, r["text"] = "";
   for (auto& call : t["calls"]) {
     call.erase("seconds");
     call["program_key"] = n.key(call["program_key"]);
@@ -153,6 +160,61 @@ class TestTrace : public QObject {
     QVERIFY(last_schedule["linear"][0].contains("computes"));
     std::string op = t["uops"][std::to_string(last_schedule["linear"][0]["computes"].get<uint64_t>())]["op"];
     QCOMPARE(op, std::string("CONTIGUOUS"));
+  }
+
+  // the rules table: one entry per rule that fired (by location and name), its text the lines of the engine's
+  // source the location names, read here from the source tree
+  void every_rule_carries_its_source_lines() {
+    json t = trace::to_json();
+    QVERIFY(t.contains("rules"));
+    std::set<std::string> fired, listed;
+    for (auto& c : t["contexts"])
+      for (auto& p : c["passes"])
+        for (auto& m : p["matches"]) fired.insert(m["loc"].get<std::string>() + "\n" + m["rule"].get<std::string>());
+    for (auto& r : t["rules"]) {
+      const std::string file = r["file"], name = r["name"];
+      const int line = r["line"], first = r["first_line"];
+      QVERIFY2(listed.insert(file + ":" + std::to_string(line) + "\n" + name).second, name.c_str());
+      QVERIFY2(first >= 1 && first <= line, name.c_str());
+      std::ifstream f(QString::fromLocal8Bit(qgetenv("TINYSCOPE_SOURCE_DIR")).toStdString() + "/" + file);
+      QVERIFY2(f.good(), file.c_str());
+      std::vector<std::string> lines;
+      for (std::string l; std::getline(f, l);) lines.push_back(l);
+      std::string want;
+      const std::string text = r["text"];
+      const size_t n = std::count(text.begin(), text.end(), '\n') + 1;
+      for (size_t k = 0; k < n; ++k) want += (k ? "\n" : "") + lines.at(first - 1 + k);
+      QCOMPARE(QString::fromStdString(text), QString::fromStdString(want));
+      // the row itself: the rule(...) call on the located line, naming the rule, its context lines around it
+      const std::string at = lines.at(line - 1);
+      QVERIFY2(at.find("rule(") != std::string::npos, at.c_str());
+      if (name.rfind("gradient of", 0) != 0) QVERIFY2(at.find("\"" + name + "\"") != std::string::npos, at.c_str());
+      QVERIFY(line - first <= trace::kRuleContext);
+      QVERIFY(n >= size_t(line - first + 1 + trace::kRuleContext) || first - 1 + n == lines.size());
+    }
+    QCOMPARE(listed, fired);
+  }
+
+  // a rule row spanning lines, a line that starts no call, a file that is not embedded
+  void rule_source_finds_the_whole_call() {
+    const std::string src = "a\nb\n  static const PatternMatcher pm({\n"
+                            "      rule(\"one\", {}, [](const UOpRef& x, void*) -> UOpRef {\n"
+                            "        if (x == \")\") return f(x, ')');  // a ) in a comment\n"
+                            "        return nullptr;\n"
+                            "      }),\n"
+                            "      rule(\"two\", {}, g),\n"
+                            "  });\nz\n";
+    auto one = trace::rule_source_in(src, 4, "one");
+    QCOMPARE(one.first_line, 2);
+    QCOMPARE(QString::fromStdString(one.text), QString::fromStdString(src.substr(2, src.find("\nz") - 2)));  // b .. "  });"
+    auto two = trace::rule_source_in(src, 8, "two");
+    QCOMPARE(two.first_line, 6);
+    QVERIFY(QString::fromStdString(two.text).endsWith("z"));
+    QCOMPARE(trace::rule_source_in(src, 1).first_line, 1);  // no call: the line and its context
+    QCOMPARE(trace::rule_source_in(src, 99).first_line, 0);
+    QCOMPARE(trace::rule_source("engine/nowhere.cpp", 3).first_line, 0);
+    QVERIFY(!trace::embedded_rule_sources().empty());
+    for (const auto& e : trace::embedded_rule_sources()) QVERIFY2(std::string(e.path).rfind("engine/", 0) == 0, e.path);
   }
 
   void load_rejects_bad_files() {
