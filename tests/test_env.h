@@ -2,6 +2,8 @@
 // Where a test finds the tinyscope executable and the source tree: ctest sets TINYSCOPE_BIN and TINYSCOPE_SOURCE_DIR;
 // outside ctest the paths compiled into the test (TS_BIN, TS_SOURCE_DIR) are the defaults.
 #include <QByteArray>
+#include <QProcess>
+#include <QStringList>
 #include <QProcessEnvironment>
 #include <QString>
 #include <QtGlobal>
@@ -20,5 +22,17 @@ inline void vulkan_test_env(QProcessEnvironment& env, const QString& runtime_dir
     env.insert("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
   env.insert("TINYSCOPE_VK_VALIDATION", "1");
   env.insert("XDG_RUNTIME_DIR", runtime_dir);
+}
+// `tinyscope run SCRIPT --json OUT ARGS...` in a child (in `cwd` when given): "" when it wrote the trace, else why not
+inline QString run_to_trace(const QString& script, const QString& out, const QStringList& args = {},
+                            const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(), const QString& cwd = {}) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
+  p.start(tinyscope_bin(), QStringList{"run", script, "--json", out} + args);
+  if (!p.waitForFinished(120000)) return QStringLiteral("tinyscope run %1 did not finish in 120 s").arg(script);
+  if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+    return QStringLiteral("tinyscope run %1 failed (%2): %3").arg(script).arg(p.exitCode()).arg(QString::fromLocal8Bit(p.readAllStandardError()));
+  return {};
 }
 }  // namespace ts_test

@@ -1341,14 +1341,11 @@ class TestViewer : public QObject {
   void snapshots_keep_every_calls_buffer() {
     QTemporaryDir dir;
     auto run = [&](const QString& dev, const QString& out, const QString& repeat) {
-      QProcess p;
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
       env.insert("DEV", dev);
-      env.insert("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");  // VULKAN: lavapipe
-      p.setProcessEnvironment(env);
-      p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/softmax.py", "--json", out, "--snapshots", "--repeat", repeat});
-      QVERIFY(p.waitForFinished(60000));
-      QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+      ts_test::vulkan_test_env(env, dir.path());  // VULKAN: lavapipe
+      const QString why = ts_test::run_to_trace(source_dir() + "/resources/examples/softmax.py", out, {"--snapshots", "--repeat", repeat}, env);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
     };
     run("CPU", dir.filePath("cpu.json"), "4");
     run("INTERP", dir.filePath("interp.json"), "1");
@@ -1418,11 +1415,8 @@ class TestViewer : public QObject {
   void source_lines_link_uops_and_script_lines() {
     QTemporaryDir dir;
     const QString out = dir.filePath("softmax.json");
-    QProcess p;
-    p.setWorkingDirectory(source_dir());
-    p.start(tinyscope_bin(), {"run", "resources/examples/softmax.py", "--json", out});
-    QVERIFY(p.waitForFinished(60000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QString why = ts_test::run_to_trace("resources/examples/softmax.py", out, {}, QProcessEnvironment::systemEnvironment(), source_dir());
+    QVERIFY2(why.isEmpty(), qPrintable(why));
     tsv::Session s;
     QString err;
     QVERIFY2(s.load(out, &err), qPrintable(err));
@@ -1504,6 +1498,49 @@ class TestViewer : public QObject {
     QVERIFY(w.session()->contexts()[kc].has_program);
     w.selection()->select_source_line(w.session()->contexts()[kc].program.lines.front().first);
     QCOMPARE(w.selection()->current().node, w.session()->contexts()[kc].program.lines.front().second);
+  }
+
+  // zoomed out below reading size, the kernel graph names its calls over the drawing at a readable size, the slowest
+  // first and none covering another; zoomed back in, the names go (the boxes' own text is readable again)
+  void overview_names_the_slowest_calls() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("softmax.json");
+    const QString why = ts_test::run_to_trace(source_dir() + "/resources/examples/softmax.py", out, {"--repeat", "3"});
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(out, &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::KernelGraph, &sel);
+    pane.resize(500, 300);
+    pane.show();
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    sel.select_call(0);
+    QVERIFY(done.count() > 0 || done.wait(30000));
+    pane.view()->set_scale(1.0);
+    QVERIFY(pane.overview_labels().isEmpty());
+    pane.view()->set_scale(0.1);
+    const QStringList names = pane.overview_labels();
+    QVERIFY(!names.isEmpty());
+    // the slowest call (by the Timings pane's headline) is named first
+    int slowest = 0;
+    for (int c = 1; c < s.calls().size(); ++c)
+      if (tsv::TimingsModel::headline_of(s.calls()[c]) > tsv::TimingsModel::headline_of(s.calls()[slowest])) slowest = c;
+    QVERIFY2(names.front() == s.calls()[slowest].display_name(), qPrintable(names.join(" | ")));
+    // readable (12 px text whatever the zoom) and never on top of one another
+    QList<QRect> boxes;
+    for (QGraphicsItem* it : pane.scene()->items())
+      if (it->data(1).isValid()) {
+        QVERIFY(it->flags() & QGraphicsItem::ItemIgnoresTransformations);
+        const QSize size = it->boundingRect().size().toSize();  // in view pixels: the item ignores the zoom
+        QVERIFY(size.height() >= 14);
+        const QRect r(pane.view()->mapFromScene(it->pos()) - QPoint(size.width() / 2, size.height() / 2), size);
+        for (const QRect& b : boxes) QVERIFY(!b.intersects(r));
+        boxes << r;
+      }
+    QCOMPARE(boxes.size(), names.size());
+    pane.view()->set_scale(1.0);
+    QVERIFY(pane.overview_labels().isEmpty());
   }
 
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ
