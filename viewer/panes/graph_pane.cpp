@@ -521,6 +521,14 @@ void GraphPane::update_overview() {
     QString text;
     for (QGraphicsItem* c : node->childItems())
       if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(c)) text = t->text().section(QLatin1Char('\n'), 0, 0);
+    // a kernel's output in a tensor graph: named by the call that stores it (the split is what the overview shows)
+    if (kind_ == Kind::TensorGraph && id >= 0)
+      for (int item : split_.items_of.value(id)) {
+        const int call = split_.calls.value(item, -1);
+        if (call < 0 || call >= selection_->session()->calls().size()) continue;
+        text = selection_->session()->calls()[call].display_name();
+        break;
+      }
     if (text.isEmpty()) continue;
     const QPointF centre = node->sceneBoundingRect().center();
     const QSizeF size(fm.horizontalAdvance(text) + 8, fm.height() + 4);
