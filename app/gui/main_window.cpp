@@ -7,7 +7,9 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QCloseEvent>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -1081,8 +1083,19 @@ void MainWindow::build_compare_dock() {
   outputs->horizontalHeader()->setStretchLastSection(true);
   connect(output_model_, &QAbstractItemModel::modelReset, outputs, &QTableView::resizeColumnsToContents);
   tabs->addTab(outputs, tr("Outputs"));
-  compare_diff_ = new tsv::SourceDiff(tabs);
-  tabs->addTab(compare_diff_, tr("Sources"));
+  // the selected kernel's two sources, or what each compiles to (host assembly, SPIR-V), diffed
+  auto* sources = new QWidget(tabs);
+  compare_asm_ = new QCheckBox(tr("Assembly / SPIR-V: what each source compiles to (x86-64 assembly of C and LLVM IR, "
+                                  "SPIR-V of GLSL)"), sources);
+  compare_asm_->setObjectName(QStringLiteral("compare_asm"));
+  compare_diff_ = new tsv::SourceDiff(sources);
+  auto* sources_lay = new QVBoxLayout(sources);
+  sources_lay->setContentsMargins(0, 0, 0, 0);
+  sources_lay->setSpacing(0);
+  sources_lay->addWidget(compare_asm_);
+  sources_lay->addWidget(compare_diff_, 1);
+  connect(compare_asm_, &QCheckBox::toggled, this, [this] { update_compare_sources(); });
+  tabs->addTab(sources, tr("Sources"));
   auto* split = new QSplitter(Qt::Horizontal, tabs);
   split->addWidget(new tsv::SchedulePane(compare_selection_, split));
   split->addWidget(new tsv::TimingsPane(compare_selection_, split));
@@ -1164,8 +1177,25 @@ void MainWindow::update_compare_sources() {
   if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
   const tsv::Program& pa = session_->contexts()[ka].program;
   const tsv::Program& pb = compare_session_->contexts()[kb].program;
-  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
-                             tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang), pb.src);
+  if (!compare_asm_->isChecked())
+    return compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
+                                      tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang), pb.src);
+  // what each compiles to: asked of `tinyscope asm` once per source, shown once both are in
+  auto what = [](const QString& lang) { return lang == "glsl" ? tr("SPIR-V") : tr("x86-64 assembly"); };
+  const bool a_runs = pa.lang != "interp", b_runs = pb.lang != "interp";
+  const QString a = a_runs ? cached_assembly(pa.lang, pa.src) : tr("; %1 interprets its program: no machine code").arg(first_label());
+  const QString b = b_runs ? cached_assembly(pb.lang, pb.src) : tr("; %1 interprets its program: no machine code").arg(second_label());
+  if (a.isEmpty() || b.isEmpty()) {
+    compare_diff_->clear(tr("Compiling both sources with tinyscope asm…"));
+    auto again = [this, call](const QString&) {
+      if (selection_->current().call == call && compare_asm_->isChecked()) update_compare_sources();
+    };
+    if (a.isEmpty()) request_assembly(pa.lang, pa.src, again);
+    if (b.isEmpty()) request_assembly(pb.lang, pb.src, again);
+    return;
+  }
+  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), what(pa.lang)), a,
+                             tr("%1 on %2 (%3)").arg(pb.name, second_label(), what(pb.lang)), b);
 }
 
 void MainWindow::update_compare_summary() {
@@ -1195,7 +1225,7 @@ void MainWindow::update_compare_summary() {
   if (!compare_from_trace_.isEmpty()) {
     how = tr("Two saved traces, each timed where it ran");
     const QString sa = QFileInfo(session_->script()).fileName(), sb = QFileInfo(compare_session_->script()).fileName();
-    if (session_->script() != compare_session_->script()) how += tr(" (of different scripts: %1 and %2)").arg(sa, sb);
+    if (sa != sb) how += tr(" (of different scripts: %1 and %2)").arg(sa, sb);
     else if (!sa.isEmpty()) how += tr(" (both of %1)").arg(sa);
   }
   if (repeats > 2) how += tr("; Timing %1×: warm medians are of the %2 runs after the first").arg(repeats).arg(repeats - 1);
@@ -1298,34 +1328,47 @@ void MainWindow::measure_limits() {
     status_->setText(tr("Measuring the limits of %1 (tinyscope bench --limits --dev %1)…").arg(dev));
 }
 
-// ---- Source > Assembly: `tinyscope asm` compiles the kernel's source in a child and prints the host assembly
+// ---- Source > Assembly: `tinyscope asm` compiles the kernel's source in a child and prints the host assembly (or,
+// for GLSL, the SPIR-V glslang makes of it); each text is asked for once and kept
 void MainWindow::disassemble(const QString& key, const QString& lang, const QString& src) {
-  if (asm_pending_.contains(key)) return;
-  asm_pending_.insert(key, true);
+  request_assembly(lang, src, [this, key](const QString& out) { source_->set_assembly(key, out); });
+}
+
+QString MainWindow::cached_assembly(const QString& lang, const QString& src) const {
+  return asm_text_.value(QCryptographicHash::hash((lang + '\n' + src).toUtf8(), QCryptographicHash::Sha1));
+}
+
+void MainWindow::request_assembly(const QString& lang, const QString& src, std::function<void(const QString&)> done) {
+  const QByteArray k = QCryptographicHash::hash((lang + '\n' + src).toUtf8(), QCryptographicHash::Sha1);
+  if (auto it = asm_text_.constFind(k); it != asm_text_.constEnd()) return done(*it);
+  auto& waiting = asm_waiting_[k];
+  waiting.push_back(std::move(done));
+  if (waiting.size() > 1) return;  // (already asked for)
+  auto finish = [this, k](const QString& out) {
+    asm_text_.insert(k, out);
+    for (const auto& f : asm_waiting_.take(k)) f(out);
+  };
   auto* file = new QTemporaryFile(this);
   if (!file->open() || file->write(src.toUtf8()) < 0) {
-    source_->set_assembly(key, tr("; cannot write a temporary file: %1").arg(file->errorString()));
-    asm_pending_.remove(key);
+    const QString why = file->errorString();
     delete file;
-    return;
+    return finish(tr("; cannot write a temporary file: %1").arg(why));
   }
   file->flush();
   auto* p = new QProcess(this);
-  connect(p, &QProcess::finished, this, [this, p, file, key](int code, QProcess::ExitStatus status) {
+  connect(p, &QProcess::finished, this, [p, file, finish](int code, QProcess::ExitStatus status) {
     QString out = QString::fromUtf8(p->readAllStandardOutput());
     if (status != QProcess::NormalExit || code != 0)
       out = tr("; disassembly failed:\n") + QString::fromUtf8(p->readAllStandardError());
-    asm_pending_.remove(key);
-    source_->set_assembly(key, out);
     p->deleteLater();
     file->deleteLater();
+    finish(out);
   });
-  connect(p, &QProcess::errorOccurred, this, [this, p, file, key](QProcess::ProcessError e) {
+  connect(p, &QProcess::errorOccurred, this, [this, p, file, finish](QProcess::ProcessError e) {
     if (e != QProcess::FailedToStart) return;
-    asm_pending_.remove(key);
-    source_->set_assembly(key, tr("; cannot start %1").arg(controller_->program()));
     p->deleteLater();
     file->deleteLater();
+    finish(tr("; cannot start %1").arg(controller_->program()));
   });
   p->start(controller_->program(), {QStringLiteral("asm"), QStringLiteral("--lang"), lang == "llvm" || lang == "glsl" ? lang : QStringLiteral("c"), file->fileName()});
 }

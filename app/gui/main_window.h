@@ -17,6 +17,7 @@ class QPlainTextEdit;
 class QAction;
 class QLabel;
 class QTableView;
+class QCheckBox;
 
 namespace tsv {
 class Session;
@@ -176,6 +177,10 @@ class MainWindow : public QMainWindow {
   void on_compare_loaded(bool ok, const QString& error);
   void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void disassemble(const QString& key, const QString& lang, const QString& src);
+  // what a kernel source compiles to (`tinyscope asm`), asked of a child once per source; `done` gets it (at once when
+  // it is known)
+  void request_assembly(const QString& lang, const QString& src, std::function<void(const QString&)> done);
+  QString cached_assembly(const QString& lang, const QString& src) const;  // "" until it is in
 
   QString examples_dir_;
   tsv::Session* session_;
@@ -241,7 +246,9 @@ class MainWindow : public QMainWindow {
   QElapsedTimer run_clock_;
   bool run_unsettled_ = false;
   qint64 last_run_to_panes_ms_ = -1;
-  QHash<QString, bool> asm_pending_;
+  QHash<QByteArray, QString> asm_text_;  // by the hash of the language and the source
+  QHash<QByteArray, QList<std::function<void(const QString&)>>> asm_waiting_;
+  QCheckBox* compare_asm_ = nullptr;
   QString script_path_;
   QString script_trace_;  // the trace whose `script` field the editor shows, until the user opens one or agrees
   std::function<bool(const QString&)> confirm_run_;

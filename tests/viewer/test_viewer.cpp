@@ -34,6 +34,7 @@
 #include <QLineEdit>
 #include <QLabel>
 #include <QAction>
+#include <QCheckBox>
 #include <QImage>
 
 #include "app/gui/main_window.h"
@@ -1125,6 +1126,34 @@ class TestViewer : public QObject {
     QCOMPARE(om->diff(0).differing, 1);
     QCOMPARE(om->diff(0).max_abs, 1.0);
     QVERIFY2(summary->text().contains("1 of the 1 values the script read differ"), qPrintable(summary->text()));
+    // what the two kernels compile to, side by side: the x86-64 assembly `tinyscope asm` prints for each source
+    int kernel = -1;
+    for (int c = 0; c < w.session()->calls().size(); ++c)
+      if (w.session()->calls()[c].kind == "kernel" && w.compare_model()->matched(c)) kernel = c;
+    QVERIFY(kernel >= 0);
+    w.selection()->select_call(kernel);
+    auto* as_asm = dock->findChild<QCheckBox*>("compare_asm");
+    QVERIFY(as_asm);
+    as_asm->setChecked(true);
+    tsv::SourceDiff* diff = w.compare_diff();
+    QTRY_VERIFY_WITH_TIMEOUT(diff->left()->toPlainText().contains("ret"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(diff->right()->toPlainText().contains("ret"), 60000);
+    auto assembly = [&](const tsv::Session& s, int call) {
+      const tsv::Program& p = s.contexts()[s.kernel_context(s.calls()[call].program_key)].program;
+      QFile f(dir.filePath("k.c"));
+      f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+      f.write(p.src.toUtf8());
+      f.close();
+      QProcess asm_;
+      asm_.start(tinyscope_bin(), {"asm", "--lang", "c", f.fileName()});
+      asm_.waitForFinished(60000);
+      return QString::fromUtf8(asm_.readAllStandardOutput());
+    };
+    QCOMPARE(diff->left()->toPlainText(), assembly(*w.session(), kernel));
+    QCOMPARE(diff->right()->toPlainText(), assembly(*w.compare_session(), kernel));
+    QVERIFY(diff->left()->toPlainText() != diff->right()->toPlainText());  // 2a + (a > 3) is not 2a
+    as_asm->setChecked(false);
+    QVERIFY(diff->left()->toPlainText().contains("void "));  // the C sources again
     // saved in one file, reopened in another window as it was
     const QString both = dir.filePath("edit.compare.json");
     QVERIFY(w.save_compare(both, &err));
