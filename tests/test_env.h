@@ -3,6 +3,7 @@
 // outside ctest the paths compiled into the test (TS_BIN, TS_SOURCE_DIR) are the defaults.
 #include <QByteArray>
 #include <QProcess>
+#include <QMap>
 #include <QStringList>
 #include <QProcessEnvironment>
 #include <QString>
@@ -23,6 +24,46 @@ inline void vulkan_test_env(QProcessEnvironment& env, const QString& runtime_dir
   env.insert("TINYSCOPE_VK_VALIDATION", "1");
   env.insert("XDG_RUNTIME_DIR", runtime_dir);
 }
+// A child's exit code (-1: it crashed or did not finish), stdout and stderr.
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+// `program ARGS` with DEBUG=0 and `extra_env` added to this process's environment, `input` on its stdin (then closed;
+// none: the null device), killed after `timeout_ms`
+inline Result run_process(const QString& program, const QStringList& args, const QProcessEnvironment& extra_env = {},
+                          const QByteArray& input = {}, int timeout_ms = 120000) {
+  QProcess p;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("DEBUG", "0");
+  for (const QString& k : extra_env.keys()) env.insert(k, extra_env.value(k));
+  p.setProcessEnvironment(env);
+  if (input.isEmpty()) p.setStandardInputFile(QProcess::nullDevice());
+  p.start(program, args);
+  Result r;
+  const bool started = p.waitForStarted();
+  if (started && !input.isEmpty()) p.write(input), p.closeWriteChannel();
+  if (!started || !p.waitForFinished(timeout_ms)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = QStringLiteral("%1 did not finish in %2 s").arg(program).arg(timeout_ms / 1000);
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+// a failed child's exit code and both its outputs, for a test's failure message
+inline QByteArray why(const Result& r) {
+  return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.code).arg(r.out, r.err).toUtf8();
+}
+inline QProcessEnvironment env_of(const QMap<QString, QString>& vars) {
+  QProcessEnvironment env;
+  for (auto it = vars.begin(); it != vars.end(); ++it) env.insert(it.key(), it.value());
+  return env;
+}
+
 // `tinyscope run SCRIPT --json OUT ARGS...` in a child (in `cwd` when given): "" when it wrote the trace, else why not
 inline QString run_to_trace(const QString& script, const QString& out, const QStringList& args = {},
                             const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(), const QString& cwd = {}) {

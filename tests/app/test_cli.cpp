@@ -14,32 +14,12 @@ namespace {
 using ts_test::source_dir;
 using ts_test::tinyscope_bin;
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using ts_test::Result;
+using ts_test::why;
 
 // runs tinyscope with `input` on its stdin (then closed)
 Result run(const QStringList& args, const QMap<QString, QString>& extra_env = {}, const QByteArray& input = {}) {
-  QProcess p;
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("DEBUG", "0");
-  for (auto it = extra_env.begin(); it != extra_env.end(); ++it) env.insert(it.key(), it.value());
-  p.setProcessEnvironment(env);
-  p.start(tinyscope_bin(), args);
-  Result r;
-  const bool started = p.waitForStarted();
-  if (started) p.write(input), p.closeWriteChannel();
-  if (!started || !p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = QStringLiteral("did not finish");
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return ts_test::run_process(tinyscope_bin(), args, ts_test::env_of(extra_env), input, 60000);
 }
 
 QString write_script(QTemporaryDir& dir, const QString& name, const QString& text) {
@@ -49,7 +29,6 @@ QString write_script(QTemporaryDir& dir, const QString& name, const QString& tex
   return path;
 }
 
-QByteArray why(const Result& r) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.code).arg(r.out, r.err).toUtf8(); }
 
 }  // namespace
 

@@ -22,33 +22,15 @@ namespace {
 using ts_test::source_dir;
 using ts_test::tinyscope_bin;
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using ts_test::Result;
+using ts_test::why;
 
 // tinyscope with the limits cache under `cache_home` (XDG_CACHE_HOME) and `extra` in its environment
 Result run(const QStringList& args, const QString& cache_home, const QProcessEnvironment& extra = {}, int timeout_ms = 150000) {
-  QProcess p;
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("DEBUG", "0");
+  QProcessEnvironment env = extra;
   env.insert("XDG_CACHE_HOME", cache_home);
-  for (const QString& k : extra.keys()) env.insert(k, extra.value(k));
-  p.setProcessEnvironment(env);
-  p.start(tinyscope_bin(), args);
-  Result r;
-  if (!p.waitForStarted() || !p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = QStringLiteral("did not finish");
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return ts_test::run_process(tinyscope_bin(), args, env, {}, timeout_ms);
 }
-QByteArray why(const Result& r) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.code).arg(r.out, r.err).toUtf8(); }
 
 tscli::MeasuredLimits sample(const std::string& device, const std::string& machine, double bw, double peak) {
   tscli::MeasuredLimits l;

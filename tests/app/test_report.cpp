@@ -25,32 +25,11 @@ namespace {
 using ts_test::source_dir;
 using ts_test::tinyscope_bin;
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using ts_test::Result;
+using ts_test::why;
 
-QByteArray why(const Result& r) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(r.code).arg(r.out, r.err).toUtf8(); }
-
-Result run_process(const QString& program, const QStringList& args, const QMap<QString, QString>& extra_env = {}, int timeout_ms = 120000) {
-  QProcess p;
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("DEBUG", "0");
-  for (auto it = extra_env.begin(); it != extra_env.end(); ++it) env.insert(it.key(), it.value());
-  p.setProcessEnvironment(env);
-  p.setStandardInputFile(QProcess::nullDevice());
-  p.start(program, args);
-  Result r;
-  if (!p.waitForStarted() || !p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = QStringLiteral("%1 did not finish").arg(program);
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+Result run_process(const QString& program, const QStringList& args, const QMap<QString, QString>& extra_env = {}) {
+  return ts_test::run_process(program, args, ts_test::env_of(extra_env));
 }
 
 Result report(const QStringList& args) { return run_process(tinyscope_bin(), QStringList{"report"} + args, {{"DEV", "CPU"}}); }
