@@ -701,6 +701,14 @@ void MainWindow::select_first_kernel() {
 }
 
 void MainWindow::run() {
+  if (limits_measure_ && limits_measure_->running()) {  // both at once would share the device and measure each other
+    const QString msg = tr("Not run: the limits of %1 are being measured (wait, or Cancel it in the status bar).").arg(device_combo_->currentText());
+    status_->setText(msg);
+    append_console(msg + "\n", true);
+    emit run_finished(false);
+    check_settled();
+    return;
+  }
   if (script_from_trace()) {
     const QString question =
         tr("The script %1 was named by the trace %2, not opened by you. Running it executes its code on this "
