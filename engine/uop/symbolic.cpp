@@ -1,5 +1,7 @@
 #include "engine/uop/symbolic.h"
 
+#include "engine/uop/pattern.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -101,63 +103,42 @@ UOpRef fold_const(const UOpRef& x) {
 UOpRef c_like(const UOpRef& x, double v) { return uconst(x->dtype, v); }
 
 // x op identity
-UOpRef identities(const UOpRef& x) {
-  if (x->src.size() != 2) return nullptr;
-  const UOpRef &a = x->src[0], &b = x->src[1];
-  switch (x->op) {
-    case Ops::ADD:
-      if (b->is_const_value(0) && a->dtype == x->dtype) return a;
-      if (a->is_const_value(0) && b->dtype == x->dtype) return b;
-      // x + (-x) -> 0 ; x + x*-1 -> 0
-      if (b->op == Ops::NEG && b->src[0] == a) return c_like(x, 0);
-      if (a->op == Ops::NEG && a->src[0] == b) return c_like(x, 0);
-      if (b->op == Ops::MUL && b->src[0] == a && b->src[1]->is_const_value(-1)) return c_like(x, 0);
-      break;
-    case Ops::MUL:
-      if (b->is_const_value(1) && a->dtype == x->dtype) return a;
-      if (a->is_const_value(1) && b->dtype == x->dtype) return b;
-      if (b->is_const_value(0) || a->is_const_value(0)) return c_like(x, 0);
-      break;
-    case Ops::FLOORDIV: case Ops::CDIV:
-      if (b->is_const_value(1)) return a;
-      break;
-    case Ops::FLOORMOD: case Ops::CMOD:
-      if (b->is_const_value(1)) return c_like(x, 0);
-      break;
-    case Ops::AND:
-      if (is_bool(x->dtype)) {
-        if (b->is_const_value(1)) return a;
-        if (a->is_const_value(1)) return b;
-        if (b->is_const_value(0) || a->is_const_value(0)) return uconst_bool(false);
-        if (a == b) return a;
-      }
-      break;
-    case Ops::OR:
-      if (is_bool(x->dtype)) {
-        if (b->is_const_value(0)) return a;
-        if (a->is_const_value(0)) return b;
-        if (b->is_const_value(1) || a->is_const_value(1)) return uconst_bool(true);
-        if (a == b) return a;
-      }
-      break;
-    case Ops::MAX:
-      if (a == b) return a;
-      if (int_math(x)) {
-        if (a->vmin() >= b->vmax()) return a;
-        if (b->vmin() >= a->vmax()) return b;
-      }
-      break;
-    case Ops::CMPNE:
-      if (a == b && int_math(a)) return uconst_bool(false);
-      break;
-    case Ops::XOR:
-      if (b->is_const_value(0) && a->dtype == x->dtype) return a;          // x^0 -> x
-      if (a == b) return c_like(x, 0);                                     // x^x -> 0
-      if (a->op == Ops::XOR && a->src[1] == b) return a->src[0];          // (x^y)^y -> x
-      break;
-    default: break;
-  }
-  return nullptr;
+// the identities, one rewrite a rule (tried in this order, each only on its ops)
+std::vector<Rule> identity_rules() {
+  const Pat x = Pat::var("x"), y = Pat::var("y");
+  auto same_dtype = [](const Captures& c, const UOpRef& root) { return c["x"]->dtype == root->dtype ? c["x"] : nullptr; };
+  auto bool_op = [](Pat p) { return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); }); };
+  auto either = [](Pat p, std::initializer_list<Ops> ops) {
+    p.ops = ops;
+    return p;
+  };
+  return {
+      rule("x+0 -> x", x + Pat::cnst(0), same_dtype),
+      rule("x+(-x) -> 0", x + -x, [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("x + x*-1 -> 0", Pat::op(Ops::ADD, {x, Pat::op(Ops::MUL, {x, Pat::cnst(-1)})}),
+           [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("x*1 -> x", x * Pat::cnst(1), same_dtype),
+      rule("x*0 -> 0", x * Pat::cnst(0), [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("x//1 -> x", either(Pat::op(Ops::FLOORDIV, {x, Pat::cnst(1)}), {Ops::FLOORDIV, Ops::CDIV}),
+           [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x%1 -> 0", either(Pat::op(Ops::FLOORMOD, {x, Pat::cnst(1)}), {Ops::FLOORMOD, Ops::CMOD}),
+           [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("x and true -> x", bool_op(x & Pat::cnst(1)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x and false -> false", bool_op(x & Pat::cnst(0)), [](const Captures&, const UOpRef&) { return uconst_bool(false); }),
+      rule("x and x -> x", bool_op(x & x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x or false -> x", bool_op(x | Pat::cnst(0)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x or true -> true", bool_op(x | Pat::cnst(1)), [](const Captures&, const UOpRef&) { return uconst_bool(true); }),
+      rule("x or x -> x", bool_op(x | x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("max(x, x) -> x", pmax(x, x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("max(x, y) -> x when x >= y always", pmax(x, y), [](const Captures& c, const UOpRef& r) -> UOpRef {
+        return int_math(r) && c["x"]->vmin() >= c["y"]->vmax() ? c["x"] : nullptr;
+      }),
+      rule("x != x -> false (ints)", Pat::op(Ops::CMPNE, {x, x}),
+           [](const Captures& c, const UOpRef&) { return int_math(c["x"]) ? uconst_bool(false) : nullptr; }),
+      rule("x^0 -> x", Pat::op(Ops::XOR, {x, Pat::cnst(0)}), same_dtype),
+      rule("x^x -> 0", Pat::op(Ops::XOR, {x, x}), [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("(x^y)^y -> x", Pat::op(Ops::XOR, {Pat::op(Ops::XOR, {x, y}), y}), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+  };
 }
 
 }  // namespace
@@ -324,8 +305,15 @@ UOpRef fold_where(const UOpRef& x) {
 
 }  // namespace
 
+// each part's rules in order, as one table
+static std::vector<Rule> joined(std::initializer_list<std::vector<Rule>> parts) {
+  std::vector<Rule> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 const PatternMatcher& symbolic() {
-  static const PatternMatcher pm({
+  static const PatternMatcher pm(joined({{
       rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),
       rule("where on a constant gate / equal branches", {Ops::WHERE}, [](const UOpRef& x, void*) { return fold_where(x); }),
       rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
@@ -342,7 +330,7 @@ const PatternMatcher& symbolic() {
         if (!is_bool(x->dtype) || !is_bool(x->src[0]->dtype) || !is_bool(x->src[1]->dtype)) return nullptr;
         return alu(x->op == Ops::MUL ? Ops::AND : Ops::OR, x->src[0], x->src[1]);
       }),
-      rule("identities: x+0 x*1 x*0 x-x x//1 x%1", {}, [](const UOpRef& x, void*) { return identities(x); }),
+  }, identity_rules(), {
       rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x, void*) { return bounds_fold(x); }),
       rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
            [](const UOpRef& x, void*) { return divmod_fold(x); }),
@@ -390,7 +378,7 @@ const PatternMatcher& symbolic() {
       rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x, void*) -> UOpRef {
         return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
       }),
-  });
+  }}));
   return pm;
 }
 

@@ -1831,7 +1831,7 @@ class TestViewer : public QObject {
       sel.select_context(c);
       for (int k = 0; k < pane.model()->step_count() && step < 0; ++k) {
         const tsv::Match& m = pane.model()->match(k);
-        if (m.rule.startsWith("identities") && s.uop(m.before)->op == "MUL") context = c, step = k;
+        if (m.rule == "x*1 -> x" && s.uop(m.before)->op == "MUL") context = c, step = k;
       }
     }
     QVERIFY(step >= 0);

@@ -1,0 +1,2 @@
+# the pattern language (engine/uop/pattern.h) and the rules written in it
+ts_add_test(test_pattern SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pattern.cpp LIBS tinyscope_engine TIMEOUT 60)
