@@ -1,5 +1,7 @@
 #include "engine/codegen/lowering.h"
 
+#include "engine/uop/pattern.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -764,35 +766,31 @@ UOpRef threefry2x32(const UOpRef& x, const UOpRef& key) {
   return alu(Ops::OR, alu(Ops::SHL, ucast(xr[1], u64), uconst_int(u64, 32)), ucast(xr[0], u64));
 }
 
-UOpRef late_decomp(const UOpRef& x) {
-  switch (x->op) {
-    case Ops::MAX: return alu(Ops::WHERE, alu(Ops::CMPLT, x->src[0], x->src[1]), x->src[1], x->src[0]);
-    case Ops::MUL: {
-      // a * (1/b) -> a / b: one rounding, as the reference's FDIV decomposition (15/14 is 1.0714285373687744f,
-      // 15 * (1/14) one ulp above)
-      if (is_float(x->dtype))
-        for (int i = 0; i < 2; ++i)
-          if (x->src[i]->op == Ops::RECIPROCAL) return UOp::make(Ops::FDIV, x->dtype, {x->src[1 - i], x->src[i]->src[0]});
-      for (int i = 0; i < 2; ++i) {
-        const UOpRef &c = x->src[i], &v = x->src[1 - i];
-        if (c->op != Ops::CONST || c->is<Invalid>()) continue;
-        if (c->const_float() == -1 && !is_bool(x->dtype) && !is_unsigned(x->dtype)) return alu(Ops::NEG, v);
-        if (is_int(x->dtype) && !is_weak(x->dtype) && v->vmin() >= 0 && is_pow2(c->const_int()) && c->const_int() > 1)
-          return alu(Ops::SHL, v, uconst_int(x->dtype, log2i(c->const_int())));
-      }
-      return nullptr;
-    }
-    case Ops::CMPNE:
-      // !(a!=b) -> a==b
-      if (x->src[0]->op == Ops::CMPNE && x->src[1]->op == Ops::CONST && is_bool(x->src[1]->dtype) && x->src[1]->const_float() != 0)
-        return alu(Ops::CMPEQ, x->src[0]->src[0], x->src[0]->src[1]);
-      return nullptr;
-    case Ops::ADD:
-      if (x->src[1]->op == Ops::NEG) return alu(Ops::SUB, x->src[0], x->src[1]->src[0]);
-      if (x->src[0]->op == Ops::NEG) return alu(Ops::SUB, x->src[1], x->src[0]->src[0]);
-      return nullptr;
-    default: return nullptr;
-  }
+// the late decompositions into the renderers' ops, one rewrite a rule (MUL's tried in this order)
+std::vector<Rule> late_decomp_rules() {
+  const Pat a = Pat::var("a"), b = Pat::var("b"), x = Pat::var("x");
+  auto root = [](Pat p, std::function<bool(const UOp&)> f) { return std::move(p).such_that(std::move(f)); };
+  return {
+      rule("max(a, b) -> a<b ? b : a", Pat::op(Ops::MAX, {a, b}),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::WHERE, alu(Ops::CMPLT, c["a"], c["b"]), c["b"], c["a"]); }),
+      // one rounding, as the reference's FDIV decomposition (15/14 is 1.0714285373687744f, 15 * (1/14) one ulp above)
+      rule("a * (1/b) -> a / b (floats)",
+           root(Pat::commute(Ops::MUL, Pat::op(Ops::RECIPROCAL, {b}), a), [](const UOp& u) { return is_float(u.dtype); }),
+           [](const Captures& c, const UOpRef& r) { return UOp::make(Ops::FDIV, r->dtype, {c["a"], c["b"]}); }),
+      rule("x * -1 -> -x", root(Pat::commute(Ops::MUL, Pat::cnst(-1), x), [](const UOp& u) { return !is_bool(u.dtype) && !is_unsigned(u.dtype); }),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::NEG, c["x"]); }),
+      rule("x * 2^k -> x << k (x >= 0)",
+           root(Pat::commute(Ops::MUL, Pat::cvar("c").such_that([](const UOp& u) { return !u.is<Invalid>() && is_pow2(u.const_int()) && u.const_int() > 1; }), x),
+                [](const UOp& u) { return is_int(u.dtype) && !is_weak(u.dtype); }),
+           [](const Captures& c, const UOpRef& r) -> UOpRef {
+             if (c["x"]->vmin() < 0) return nullptr;
+             return alu(Ops::SHL, c["x"], uconst_int(r->dtype, log2i(c["c"]->const_int())));
+           }),
+      rule("!(a != b) -> a == b",
+           Pat::op(Ops::CMPNE, {Pat::op(Ops::CMPNE, {a, b}), Pat::cvar("t").such_that([](const UOp& u) { return is_bool(u.dtype) && u.const_float() != 0; })}),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::CMPEQ, c["a"], c["b"]); }),
+      rule("a + -b -> a - b", a + -b, [](const Captures& c, const UOpRef&) { return alu(Ops::SUB, c["a"], c["b"]); }),
+  };
 }
 
 // ---- bfloat16 through float32 ------------------------------------------------------------------
@@ -1107,14 +1105,13 @@ const PatternMatcher& pm_early_decompositions() {
 }
 
 const PatternMatcher& pm_late_decompositions() {
-  static const PatternMatcher pm({
+  static const PatternMatcher pm(joined({{
       rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x, void*) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
-      rule("MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x*2^k -> SHL, x+NEG y -> SUB, !(a!=b) -> a==b", {Ops::MAX, Ops::MUL, Ops::ADD, Ops::CMPNE},
-           [](const UOpRef& x, void*) { return late_decomp(x); }),
+  }, late_decomp_rules(), {
       rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x, void*) { return bf16_rule(x); }),
-  });
+  }}));
   return pm;
 }
 

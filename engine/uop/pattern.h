@@ -112,4 +112,11 @@ bool matches(const Pat& p, const UOp* u, Captures& c);
 using PatFn = std::function<UOpRef(const Captures& c, const UOpRef& x)>;
 Rule rule(std::string name, Pat pattern, PatFn fn, std::source_location loc = std::source_location::current());
 
+// one table of rules from parts, in order (a part written as a list of rules, another returned by a function)
+inline std::vector<Rule> joined(std::initializer_list<std::vector<Rule>> parts) {
+  std::vector<Rule> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 }  // namespace ts

@@ -305,13 +305,6 @@ UOpRef fold_where(const UOpRef& x) {
 
 }  // namespace
 
-// each part's rules in order, as one table
-static std::vector<Rule> joined(std::initializer_list<std::vector<Rule>> parts) {
-  std::vector<Rule> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
 const PatternMatcher& symbolic() {
   static const PatternMatcher pm(joined({{
       rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/codegen/lowering.h"
 #include "engine/uop/pattern.h"
 #include "engine/uop/symbolic.h"
 #include "engine/uop/uop.h"
@@ -25,6 +26,14 @@ UOpRef var(const char* name, DType dt = dtypes::int32, int64_t lo = 0, int64_t h
 }
 // a node as written: no simplification on the way
 UOpRef node(Ops op, DType dt, UOps src) { return UOp::make(op, dt, std::move(src)); }
+
+// the rules of `pm` written in the function `fn` (a rule table's part): their names
+std::set<std::string> rules_of(const PatternMatcher& pm, const char* fn) {
+  std::set<std::string> out;
+  for (const Rule& r : pm.rules())
+    if (std::string(r.loc.function_name()).find(fn) != std::string::npos) out.insert(r.name);
+  return out;
+}
 
 }  // namespace
 
@@ -134,18 +143,47 @@ class TestPattern : public QObject {
       fired_names.insert(fired->name);
     }
     // no dead rule: every identity fired on some graph
-    int identities = 0;
-    for (const Rule& r : symbolic().rules())
-      if (r.loc.function_name() && std::string(r.loc.function_name()).find("identity_rules") != std::string::npos) {
-        ++identities;
-        QVERIFY2(fired_names.count(r.name), r.name.c_str());
-      }
-    QCOMPARE(identities, 19);
+    const std::set<std::string> identities = rules_of(symbolic(), "identity_rules");
+    QCOMPARE(identities.size(), size_t(19));
+    QVERIFY(identities == fired_names);
     // and none fires where it must not: a float x != x is NaN-aware, a narrower x + 0 keeps its cast
     const UOpRef fl = var("f", dtypes::float32);
     const Rule* fired = nullptr;
     symbolic().rewrite(node(Ops::CMPNE, b8, {fl, fl}), nullptr, &fired);
     QVERIFY(!fired || fired->name != "x != x -> false (ints)");
+  }
+
+  // the late decompositions into the renderers' ops: each fires on its graph, under its own name, with the result the
+  // renderers expect; none of the table is dead
+  void late_decompositions_fire_one_rule_each() {
+    const DType i32 = dtypes::int32, f32 = dtypes::float32, b8 = dtypes::bool_;
+    const UOpRef a = var("a"), b = var("b"), neg = var("n", i32, -5, 5), fa = var("fa", f32), fb = var("fb", f32);
+    std::set<std::string> fired_names;
+    auto fire = [&](const UOpRef& before, const char* name) -> UOpRef {
+      const Rule* fired = nullptr;
+      const UOpRef out = pm_late_decompositions().rewrite(before, nullptr, &fired);
+      if (!fired) return nullptr;
+      fired_names.insert(fired->name);
+      return fired->name == name ? out : nullptr;
+    };
+    UOpRef r = fire(node(Ops::MAX, i32, {a, b}), "max(a, b) -> a<b ? b : a");
+    QVERIFY(r && r->op == Ops::WHERE && r->src[0]->op == Ops::CMPLT && r->src[0]->src[0] == a && r->src[1] == b && r->src[2] == a);
+    r = fire(node(Ops::MUL, f32, {node(Ops::RECIPROCAL, f32, {fb}), fa}), "a * (1/b) -> a / b (floats)");
+    QVERIFY(r && r->op == Ops::FDIV && r->src[0] == fa && r->src[1] == fb);
+    r = fire(node(Ops::MUL, i32, {uconst(i32, -1), a}), "x * -1 -> -x");
+    QVERIFY(r && r->op == Ops::NEG && r->src[0] == a);
+    r = fire(node(Ops::MUL, i32, {a, uconst(i32, 8)}), "x * 2^k -> x << k (x >= 0)");
+    QVERIFY(r && r->op == Ops::SHL && r->src[0] == a && r->src[1]->const_int() == 3);
+    const Rule* none = nullptr;
+    pm_late_decompositions().rewrite(node(Ops::MUL, i32, {neg, uconst(i32, 8)}), nullptr, &none);
+    QVERIFY(!none);  // a value that may be negative is not shifted
+    r = fire(node(Ops::CMPNE, b8, {node(Ops::CMPNE, b8, {a, b}), uconst_bool(true)}), "!(a != b) -> a == b");
+    QVERIFY(r && r->op == Ops::CMPEQ && r->src[0] == a && r->src[1] == b);
+    r = fire(node(Ops::ADD, i32, {node(Ops::NEG, i32, {b}), a}), "a + -b -> a - b");
+    QVERIFY(r && r->op == Ops::SUB && r->src[0] == a && r->src[1] == b);
+    const std::set<std::string> table = rules_of(pm_late_decompositions(), "late_decomp_rules");
+    QCOMPARE(table.size(), size_t(6));
+    QVERIFY(table == fired_names);
   }
 };
 
