@@ -291,16 +291,71 @@ UOpRef bounds_fold(const UOpRef& x) {
   return nullptr;
 }
 
-UOpRef fold_where(const UOpRef& x) {
-  const UOpRef& c = x->src[0];
-  if (is_c(c)) return c->const_float() != 0 ? x->src[1] : x->src[2];
-  if (x->src[1] == x->src[2]) return x->src[1];
-  // x.where(True, False) -> x ; x.where(False, True) -> !x
-  if (is_bool(x->dtype) && is_c(x->src[1]) && is_c(x->src[2])) {
-    if (x->src[1]->is_const_value(1) && x->src[2]->is_const_value(0)) return c;
-    if (x->src[1]->is_const_value(0) && x->src[2]->is_const_value(1)) return alu(Ops::CMPNE, c, uconst_bool(true));
-  }
-  return nullptr;
+// a constant (not Invalid), captured as `name`
+Pat konst(const char* name) {
+  return Pat::cvar(name).such_that([](const UOp& u) { return !u.is<Invalid>(); });
+}
+
+// WHERE with a constant gate or branches that decide it, one rewrite a rule
+std::vector<Rule> where_rules() {
+  const Pat g = Pat::var("g"), a = Pat::var("a"), b = Pat::var("b");
+  auto bool_where = [](Pat p) { return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); }); };
+  return {
+      rule("c.where(a, b) -> a or b (c constant)", Pat::op(Ops::WHERE, {konst("c"), a, b}),
+           [](const Captures& c, const UOpRef&) { return c["c"]->const_float() != 0 ? c["a"] : c["b"]; }),
+      rule("g.where(a, a) -> a", Pat::op(Ops::WHERE, {g, a, a}), [](const Captures& c, const UOpRef&) { return c["a"]; }),
+      rule("g.where(true, false) -> g", bool_where(Pat::op(Ops::WHERE, {g, Pat::cnst(1), Pat::cnst(0)})),
+           [](const Captures& c, const UOpRef&) { return c["g"]; }),
+      rule("g.where(false, true) -> !g", bool_where(Pat::op(Ops::WHERE, {g, Pat::cnst(0), Pat::cnst(1)})),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::CMPNE, c["g"], uconst_bool(true)); }),
+  };
+}
+
+// x ** c for a constant c, one rewrite a rule (tried in this order)
+std::vector<Rule> pow_rules() {
+  const Pat x = Pat::var("x");
+  auto exponent = [](bool (*ok)(double)) {
+    return Pat::cvar("e").such_that([ok](const UOp& u) { return !u.is<Invalid>() && ok(u.const_float()); });
+  };
+  return {
+      rule("x ** -c -> (1/x) ** c", Pat::op(Ops::POW, {x, exponent([](double c) { return c < 0; })}),
+           [](const Captures& c, const UOpRef&) {
+             return alu(Ops::POW, alu(Ops::RECIPROCAL, c["x"]), uconst(c["e"]->dtype, -c["e"]->const_float()));
+           }),
+      rule("x ** 0 -> 1", Pat::op(Ops::POW, {x, exponent([](double c) { return c == 0; })}),
+           [](const Captures&, const UOpRef& r) { return uconst(r->dtype, 1); }),
+      rule("x ** (n + 1/2) -> x ** n * sqrt(x)",
+           Pat::op(Ops::POW, {x, exponent([](double c) { return c > 0 && static_cast<double>(static_cast<int64_t>(c - 0.5)) + 0.5 == c; })}),
+           [](const Captures& c, const UOpRef&) {
+             return alu(Ops::MUL, alu(Ops::POW, c["x"], uconst(c["e"]->dtype, c["e"]->const_float() - 0.5)), alu(Ops::SQRT, c["x"]));
+           }),
+      rule("x ** 1 -> x", Pat::op(Ops::POW, {x, exponent([](double c) { return c == 1; })}),
+           [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x ** n -> (x ** (n/2))^2 [* x] (integer n)",
+           Pat::op(Ops::POW, {x, exponent([](double c) { return c > 1 && static_cast<double>(static_cast<int64_t>(c)) == c; })}),
+           [](const Captures& c, const UOpRef&) {
+             const int64_t n = static_cast<int64_t>(c["e"]->const_float());
+             UOpRef h = alu(Ops::POW, c["x"], uconst(c["e"]->dtype, static_cast<double>(n / 2)));
+             UOpRef sq = alu(Ops::MUL, h, h);
+             return n % 2 ? alu(Ops::MUL, sq, c["x"]) : sq;
+           }),
+  };
+}
+
+// comparisons against a floor division by a positive constant
+std::vector<Rule> floordiv_compare_rules() {
+  auto positive = [] { return konst("c").such_that([](const UOp& u) { return !u.is<Invalid>() && u.const_int() > 0; }); };
+  auto int_const = [] { return konst("k").such_that([](const UOp& u) { return !u.is<Invalid>() && is_int(u.dtype); }); };
+  return {
+      rule("x//c < k -> x < k*c", Pat::op(Ops::CMPLT, {Pat::op(Ops::FLOORDIV, {Pat::var("x"), positive()}), int_const()}),
+           [](const Captures& c, const UOpRef&) {
+             return alu(Ops::CMPLT, c["x"], uconst_int(c["x"]->dtype, c["k"]->const_int() * c["c"]->const_int()));
+           }),
+      rule("k < x//c -> (k+1)*c-1 < x", Pat::op(Ops::CMPLT, {int_const(), Pat::op(Ops::FLOORDIV, {Pat::var("x"), positive()})}),
+           [](const Captures& c, const UOpRef&) {
+             return alu(Ops::CMPLT, uconst_int(c["x"]->dtype, (c["k"]->const_int() + 1) * c["c"]->const_int() - 1), c["x"]);
+           }),
+  };
 }
 
 }  // namespace
@@ -308,7 +363,7 @@ UOpRef fold_where(const UOpRef& x) {
 const PatternMatcher& symbolic() {
   static const PatternMatcher pm(joined({{
       rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),
-      rule("where on a constant gate / equal branches", {Ops::WHERE}, [](const UOpRef& x, void*) { return fold_where(x); }),
+  }, where_rules(), {
       rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
         const UOpRef& g = x->src[0];
         if (g->op != Ops::CMPLT) return nullptr;
@@ -335,31 +390,7 @@ const PatternMatcher& symbolic() {
           return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
         return nullptr;
       }),
-      rule("x//c < k -> x < k*c ; k < x//c -> (k+1)*c-1 < x", {Ops::CMPLT}, [](const UOpRef& x, void*) -> UOpRef {
-        const UOpRef &a = x->src[0], &b = x->src[1];
-        if (a->op == Ops::FLOORDIV && is_c(a->src[1]) && a->src[1]->const_int() > 0 && is_c(b) && int_math(b))
-          return alu(Ops::CMPLT, a->src[0], uconst_int(a->src[0]->dtype, b->const_int() * a->src[1]->const_int()));
-        if (b->op == Ops::FLOORDIV && is_c(b->src[1]) && b->src[1]->const_int() > 0 && is_c(a) && int_math(a))
-          return alu(Ops::CMPLT, uconst_int(b->src[0]->dtype, (a->const_int() + 1) * b->src[1]->const_int() - 1), b->src[0]);
-        return nullptr;
-      }),
-      rule("x ** c: reciprocal, squaring, sqrt of halves", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
-        const UOpRef &b = x->src[0], &e = x->src[1];
-        if (!is_c(e)) return nullptr;
-        double c = e->const_float();
-        if (c < 0) return alu(Ops::POW, alu(Ops::RECIPROCAL, b), uconst(e->dtype, -c));
-        if (c == 0) return uconst(x->dtype, 1);
-        if (static_cast<double>(static_cast<int64_t>(c - 0.5)) + 0.5 == c)
-          return alu(Ops::MUL, alu(Ops::POW, b, uconst(e->dtype, c - 0.5)), alu(Ops::SQRT, b));
-        if (static_cast<double>(static_cast<int64_t>(c)) == c) {
-          int64_t n = static_cast<int64_t>(c);
-          if (n == 1) return b;
-          UOpRef h = alu(Ops::POW, b, uconst(e->dtype, static_cast<double>(n / 2)));
-          UOpRef sq = alu(Ops::MUL, h, h);
-          return n % 2 ? alu(Ops::MUL, sq, b) : sq;
-        }
-        return nullptr;
-      }),
+  }, floordiv_compare_rules(), pow_rules(), {
       rule("c ** x -> exp2(x * log2(c))", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
         const UOpRef &b = x->src[0], &e = x->src[1];
         if (!is_c(b) || is_c(e)) return nullptr;

@@ -153,6 +153,49 @@ class TestPattern : public QObject {
     QVERIFY(!fired || fired->name != "x != x -> false (ints)");
   }
 
+  // WHERE, POW and floor-division comparisons: each rule fires on its graph under its own name; none is dead
+  void where_pow_and_floordiv_rules_fire_one_each() {
+    const DType i32 = dtypes::int32, f32 = dtypes::float32, b8 = dtypes::bool_;
+    const UOpRef a = var("a"), b = var("b"), g = var("g", b8, 0, 1), fx = var("fx", f32), w = var("w", i32, 0, 100);
+    std::set<std::string> fired_names;
+    auto fire = [&](const UOpRef& before, const char* name) -> UOpRef {
+      const Rule* fired = nullptr;
+      const UOpRef out = symbolic().rewrite(before, nullptr, &fired);
+      if (!fired) return nullptr;
+      fired_names.insert(fired->name);
+      return fired->name == name ? out : nullptr;
+    };
+    auto fc = [&](double v) { return uconst(f32, v); };
+    UOpRef r = fire(node(Ops::WHERE, i32, {uconst_bool(false), a, b}), "c.where(a, b) -> a or b (c constant)");
+    QVERIFY(r == b);
+    r = fire(node(Ops::WHERE, i32, {g, a, a}), "g.where(a, a) -> a");
+    QVERIFY(r == a);
+    r = fire(node(Ops::WHERE, b8, {g, uconst_bool(true), uconst_bool(false)}), "g.where(true, false) -> g");
+    QVERIFY(r == g);
+    r = fire(node(Ops::WHERE, b8, {g, uconst_bool(false), uconst_bool(true)}), "g.where(false, true) -> !g");
+    QVERIFY(r && r->op == Ops::CMPNE && r->src[0] == g && r->src[1]->is_const_value(1));
+    r = fire(node(Ops::POW, f32, {fx, fc(-2)}), "x ** -c -> (1/x) ** c");
+    QVERIFY(r && r->op == Ops::POW && r->src[0]->op == Ops::RECIPROCAL && r->src[1]->is_const_value(2));
+    r = fire(node(Ops::POW, f32, {fx, fc(0)}), "x ** 0 -> 1");
+    QVERIFY(r && r->is_const_value(1));
+    r = fire(node(Ops::POW, f32, {fx, fc(2.5)}), "x ** (n + 1/2) -> x ** n * sqrt(x)");
+    QVERIFY(r && r->op == Ops::MUL && r->src[0]->op == Ops::POW && r->src[0]->src[1]->is_const_value(2) && r->src[1]->op == Ops::SQRT);
+    r = fire(node(Ops::POW, f32, {fx, fc(1)}), "x ** 1 -> x");
+    QVERIFY(r == fx);
+    r = fire(node(Ops::POW, f32, {fx, fc(3)}), "x ** n -> (x ** (n/2))^2 [* x] (integer n)");
+    QVERIFY(r && r->op == Ops::MUL && r->src[1] == fx && r->src[0]->op == Ops::MUL);  // (x ** 1)^2 * x
+    // (w in [0, 100]: bounds decide neither comparison)
+    r = fire(node(Ops::CMPLT, b8, {node(Ops::FLOORDIV, i32, {w, uconst(i32, 4)}), uconst(i32, 3)}), "x//c < k -> x < k*c");
+    QVERIFY(r && r->op == Ops::CMPLT && r->src[0] == w && r->src[1]->const_int() == 12);
+    r = fire(node(Ops::CMPLT, b8, {uconst(i32, 2), node(Ops::FLOORDIV, i32, {w, uconst(i32, 4)})}), "k < x//c -> (k+1)*c-1 < x");
+    QVERIFY(r && r->op == Ops::CMPLT && r->src[0]->const_int() == 11 && r->src[1] == w);
+    std::set<std::string> table;
+    for (const char* fn : {"where_rules", "pow_rules", "floordiv_compare_rules"})
+      for (const std::string& n : rules_of(symbolic(), fn)) table.insert(n);
+    QCOMPARE(table.size(), size_t(11));
+    QVERIFY(table == fired_names);
+  }
+
   // the late decompositions into the renderers' ops: each fires on its graph, under its own name, with the result the
   // renderers expect; none of the table is dead
   void late_decompositions_fire_one_rule_each() {
