@@ -112,12 +112,6 @@ std::string script_problem(const std::string& script) {
 namespace {
 bool g_vk_validation = false;
 
-// $XDG_CACHE_HOME/tinyscope, else ~/.cache/tinyscope (compiled shaders, pipelines, BEAM's opts); empty: no disk cache
-std::string cache_dir() {
-  if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) return std::string(c) + "/tinyscope";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tinyscope";
-  return {};
-}
 }
 
 void install_vulkan() {

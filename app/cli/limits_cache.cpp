@@ -71,10 +71,15 @@ std::string trim(std::string s) {
 }
 }  // namespace
 
-std::string limits_cache_path() {
-  if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) return std::string(c) + "/tinyscope/limits.json";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tinyscope/limits.json";
+std::string cache_dir() {
+  if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) return std::string(c) + "/tinyscope";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tinyscope";
   return {};
+}
+
+std::string limits_cache_path() {
+  const std::string dir = cache_dir();
+  return dir.empty() ? dir : dir + "/limits.json";
 }
 
 std::string limits_device_key(const std::string& device) {

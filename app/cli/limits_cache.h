@@ -35,7 +35,10 @@ struct MeasuredLimits {
   bool operator==(const MeasuredLimits&) const = default;
 };
 
-// $XDG_CACHE_HOME/tinyscope/limits.json, else $HOME/.cache/tinyscope/limits.json; "" when neither is set
+// $XDG_CACHE_HOME/tinyscope, else ~/.cache/tinyscope (compiled shaders, pipelines, BEAM's opts, the limits); "" when
+// neither is set: no disk cache
+std::string cache_dir();
+// cache_dir()/limits.json; "" when there is no cache directory
 std::string limits_cache_path();
 // the cache key of a canonical device name: "CPU" for CPU and CPU:LLVM (the same JIT on the same cores), "VULKAN"
 // for VULKAN and VULKAN:N (the machine tells the devices apart); "" for a device whose limits are not measured

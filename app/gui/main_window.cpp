@@ -562,10 +562,7 @@ void MainWindow::open_script(const QString& path) {
 
 bool MainWindow::open_trace(const QString& path, QString* error) {
   QString err;
-  {
-    QFile f(path);
-    if (f.open(QIODevice::ReadOnly) && tsv::is_compare_file(f.read(256))) return open_compare_file(path, error);
-  }
+  if (tsv::is_compare_file_at(path)) return open_compare_file(path, error);
   if (!session_->load(path, &err)) {
     append_console(tr("Cannot open the trace %1\n%2\n").arg(QFileInfo(path).fileName(), err), true);
     status_->setText(tr("Cannot open the trace: %1").arg(err));
@@ -640,16 +637,9 @@ bool MainWindow::compare_with_trace(const QString& path, QString* error) {
   };
   if (session_->raw().isEmpty()) return fail(tr("run a script or open a trace first: there is nothing to compare it with"));
   if (controller_->running() || compare_controller_->running()) return fail(tr("a run is in progress (stop it first)"));
-  {
-    QFile f(path);
-    if (f.open(QIODevice::ReadOnly) && tsv::is_compare_file(f.read(256)))
-      return fail(tr("it is a saved comparison, not a trace: open it with File > Open"));
-  }
-  tsv::Session probe;
-  if (!probe.load(path, &err)) return fail(err);
-  QByteArray raw = probe.raw();
-  clear_compare();
-  compare_session_->load_data(raw, &err, path);
+  if (tsv::is_compare_file_at(path)) return fail(tr("it is a saved comparison, not a trace: open it with File > Open"));
+  // (a Session keeps what it holds when a load fails: the comparison shown stays)
+  if (!compare_session_->load(path, &err)) return fail(err);
   auto side = [](const tsv::Session& s, const QString& what) { return QStringLiteral("%1 · %2").arg(s.device(), what); };
   const QString mine = opened_trace_.isEmpty() ? tr("this run") : QFileInfo(opened_trace_).fileName();
   first_label_ = side(*session_, mine);

@@ -769,19 +769,18 @@ UOpRef threefry2x32(const UOpRef& x, const UOpRef& key) {
 // the late decompositions into the renderers' ops, one rewrite a rule (MUL's tried in this order)
 std::vector<Rule> late_decomp_rules() {
   const Pat a = Pat::var("a"), b = Pat::var("b"), x = Pat::var("x");
-  auto root = [](Pat p, std::function<bool(const UOp&)> f) { return std::move(p).such_that(std::move(f)); };
   return {
       rule("max(a, b) -> a<b ? b : a", Pat::op(Ops::MAX, {a, b}),
            [](const Captures& c, const UOpRef&) { return alu(Ops::WHERE, alu(Ops::CMPLT, c["a"], c["b"]), c["b"], c["a"]); }),
       // one rounding, as the reference's FDIV decomposition (15/14 is 1.0714285373687744f, 15 * (1/14) one ulp above)
       rule("a * (1/b) -> a / b (floats)",
-           root(Pat::commute(Ops::MUL, Pat::op(Ops::RECIPROCAL, {b}), a), [](const UOp& u) { return is_float(u.dtype); }),
+           Pat::commute(Ops::MUL, Pat::op(Ops::RECIPROCAL, {b}), a).such_that([](const UOp& u) { return is_float(u.dtype); }),
            [](const Captures& c, const UOpRef& r) { return UOp::make(Ops::FDIV, r->dtype, {c["a"], c["b"]}); }),
-      rule("x * -1 -> -x", root(Pat::commute(Ops::MUL, Pat::cnst(-1), x), [](const UOp& u) { return !is_bool(u.dtype) && !is_unsigned(u.dtype); }),
+      rule("x * -1 -> -x", Pat::commute(Ops::MUL, Pat::cnst(-1), x).such_that([](const UOp& u) { return !is_bool(u.dtype) && !is_unsigned(u.dtype); }),
            [](const Captures& c, const UOpRef&) { return alu(Ops::NEG, c["x"]); }),
       rule("x * 2^k -> x << k (x >= 0)",
-           root(Pat::commute(Ops::MUL, Pat::cvar("c").such_that([](const UOp& u) { return !u.is<Invalid>() && is_pow2(u.const_int()) && u.const_int() > 1; }), x),
-                [](const UOp& u) { return is_int(u.dtype) && !is_weak(u.dtype); }),
+           Pat::commute(Ops::MUL, Pat::cvar("c").such_that([](const UOp& u) { return !u.is<Invalid>() && is_pow2(u.const_int()) && u.const_int() > 1; }), x)
+               .such_that([](const UOp& u) { return is_int(u.dtype) && !is_weak(u.dtype); }),
            [](const Captures& c, const UOpRef& r) -> UOpRef {
              if (c["x"]->vmin() < 0) return nullptr;
              return alu(Ops::SHL, c["x"], uconst_int(r->dtype, log2i(c["c"]->const_int())));

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -75,6 +76,16 @@ struct Estimates {
 
 // A kernel after codegen: named, rendered, with everything the runtime needs to launch it.
 using SourceLines = std::vector<std::pair<int, UOpRef>>;
+// a renderer's body lines as SourceLines: body line k renders line_uops[k] (nullptr: no UOp) and stands at source
+// line body_line + k
+inline SourceLines source_lines_of(int body_line, const std::vector<const UOp*>& line_uops) {
+  SourceLines out;
+  for (size_t k = 0; k < line_uops.size(); ++k)
+    if (line_uops[k]) out.emplace_back(body_line + static_cast<int>(k), line_uops[k]->ref());
+  return out;
+}
+// the newlines in s (the lines a renderer wrote so far)
+inline int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 struct ProgramSpec {
   std::string name;          // "r_8_16_2_4_4_16_4" (no colors)

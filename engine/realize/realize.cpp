@@ -267,7 +267,7 @@ void decode_values(const uint8_t* p, int64_t n, HostData& h) {
   }
 }
 
-// a buffer's first `max` elements, read back to the host (a snapshot of what a call wrote)
+// a buffer's first `max` elements, read back to the host (a snapshot of what a call wrote): only those are copied
 HostData read_buffer_head(Buffer& b, size_t max) {
   HostData h;
   h.shape = {static_cast<int64_t>(b.size)};
@@ -275,7 +275,10 @@ HostData read_buffer_head(Buffer& b, size_t max) {
   const size_t n = std::min(static_cast<size_t>(b.size), max);
   if (n == 0) return h;
   std::vector<uint8_t> staged;
-  if (!b.ptr) staged = read_bytes(b);
+  if (!b.ptr) {
+    staged.resize(n * b.dtype->itemsize());
+    memory_device(b.device).copy_out(staged.data(), b, staged.size());
+  }
   decode_values(static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()), static_cast<int64_t>(n), h);
   return h;
 }

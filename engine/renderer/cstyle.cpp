@@ -566,14 +566,8 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.uop->as<ParamArg>().slot < b.uop->as<ParamArg>().slot; });
   int body_line = 1;
   std::string src = wrap(spec, params, lines, prologue, uses_float4, &body_line);
-  if (source_lines) {
-    source_lines->clear();
-    for (size_t k = 0; k < line_uops.size(); ++k)
-      if (line_uops[k]) source_lines->emplace_back(body_line + static_cast<int>(k), line_uops[k]->ref());
-  }
+  if (source_lines) *source_lines = source_lines_of(body_line, line_uops);
   return src;
 }
-
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace ts

@@ -13,9 +13,6 @@
 
 namespace ts {
 
-// the newlines in s (a wrap's line count so far)
-int count_lines(const std::string& s);
-
 class CStyleLanguage {
  public:
   virtual ~CStyleLanguage() = default;

@@ -430,13 +430,7 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
   o << "define void @" << name << "(" << sig.str() << ") nounwind {\n";
   o << "entry:\n";
   for (auto& a : e.allocas) o << "  " << a << "\n";
-  if (source_lines) {
-    const std::string head = o.str();
-    const int body_line = static_cast<int>(std::count(head.begin(), head.end(), '\n')) + 1;
-    source_lines->clear();
-    for (size_t k = 0; k < e.line_uops.size(); ++k)
-      if (e.line_uops[k]) source_lines->emplace_back(body_line + static_cast<int>(k), e.line_uops[k]->ref());
-  }
+  if (source_lines) *source_lines = source_lines_of(count_lines(o.str()) + 1, e.line_uops);
   o << e.body.str();
   o << "  ret void\n}\n\n";
   o << "define void @" << name << "_entry(ptr %bufs, ptr %vars, i32 %core_id) nounwind {\n";

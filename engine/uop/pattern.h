@@ -26,7 +26,7 @@ struct Pat {
   bool match_src = false;      // sources must match `src` (their number too)
   std::vector<Pat> src;
   bool commutative = false;    // two sources, matched in either order
-  std::function<bool(const UOp&)> where;  // and this holds
+  std::function<bool(const UOp&)> where;  // and this holds (such_that adds to it)
 
   // any node, captured as `name`
   static Pat var(const char* name) {
@@ -70,8 +70,10 @@ struct Pat {
     dtypes = d;
     return std::move(*this);
   }
+  // and f holds too (after any predicate the pattern has)
   Pat such_that(std::function<bool(const UOp&)> f) && {
-    where = std::move(f);
+    if (where) where = [first = std::move(where), then = std::move(f)](const UOp& u) { return first(u) && then(u); };
+    else where = std::move(f);
     return std::move(*this);
   }
 };

@@ -102,12 +102,19 @@ UOpRef fold_const(const UOpRef& x) {
 
 UOpRef c_like(const UOpRef& x, double v) { return uconst(x->dtype, v); }
 
-// x op identity
+// a constant (not Invalid), captured as `name`
+Pat konst(const char* name) {
+  return Pat::cvar(name).such_that([](const UOp& u) { return !u.is<Invalid>(); });
+}
+// p, when the node it matches is a bool
+Pat bool_result(Pat p) {
+  return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); });
+}
+
 // the identities, one rewrite a rule (tried in this order, each only on its ops)
 std::vector<Rule> identity_rules() {
   const Pat x = Pat::var("x"), y = Pat::var("y");
   auto same_dtype = [](const Captures& c, const UOpRef& root) { return c["x"]->dtype == root->dtype ? c["x"] : nullptr; };
-  auto bool_op = [](Pat p) { return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); }); };
   auto either = [](Pat p, std::initializer_list<Ops> ops) {
     p.ops = ops;
     return p;
@@ -123,12 +130,12 @@ std::vector<Rule> identity_rules() {
            [](const Captures& c, const UOpRef&) { return c["x"]; }),
       rule("x%1 -> 0", either(Pat::op(Ops::FLOORMOD, {x, Pat::cnst(1)}), {Ops::FLOORMOD, Ops::CMOD}),
            [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
-      rule("x and true -> x", bool_op(x & Pat::cnst(1)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
-      rule("x and false -> false", bool_op(x & Pat::cnst(0)), [](const Captures&, const UOpRef&) { return uconst_bool(false); }),
-      rule("x and x -> x", bool_op(x & x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
-      rule("x or false -> x", bool_op(x | Pat::cnst(0)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
-      rule("x or true -> true", bool_op(x | Pat::cnst(1)), [](const Captures&, const UOpRef&) { return uconst_bool(true); }),
-      rule("x or x -> x", bool_op(x | x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x and true -> x", bool_result(x & Pat::cnst(1)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x and false -> false", bool_result(x & Pat::cnst(0)), [](const Captures&, const UOpRef&) { return uconst_bool(false); }),
+      rule("x and x -> x", bool_result(x & x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x or false -> x", bool_result(x | Pat::cnst(0)), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("x or true -> true", bool_result(x | Pat::cnst(1)), [](const Captures&, const UOpRef&) { return uconst_bool(true); }),
+      rule("x or x -> x", bool_result(x | x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
       rule("max(x, x) -> x", pmax(x, x), [](const Captures& c, const UOpRef&) { return c["x"]; }),
       rule("max(x, y) -> x when x >= y always", pmax(x, y), [](const Captures& c, const UOpRef& r) -> UOpRef {
         return int_math(r) && c["x"]->vmin() >= c["y"]->vmax() ? c["x"] : nullptr;
@@ -291,22 +298,16 @@ UOpRef bounds_fold(const UOpRef& x) {
   return nullptr;
 }
 
-// a constant (not Invalid), captured as `name`
-Pat konst(const char* name) {
-  return Pat::cvar(name).such_that([](const UOp& u) { return !u.is<Invalid>(); });
-}
-
 // WHERE with a constant gate or branches that decide it, one rewrite a rule
 std::vector<Rule> where_rules() {
   const Pat g = Pat::var("g"), a = Pat::var("a"), b = Pat::var("b");
-  auto bool_where = [](Pat p) { return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); }); };
   return {
       rule("c.where(a, b) -> a or b (c constant)", Pat::op(Ops::WHERE, {konst("c"), a, b}),
            [](const Captures& c, const UOpRef&) { return c["c"]->const_float() != 0 ? c["a"] : c["b"]; }),
       rule("g.where(a, a) -> a", Pat::op(Ops::WHERE, {g, a, a}), [](const Captures& c, const UOpRef&) { return c["a"]; }),
-      rule("g.where(true, false) -> g", bool_where(Pat::op(Ops::WHERE, {g, Pat::cnst(1), Pat::cnst(0)})),
+      rule("g.where(true, false) -> g", bool_result(Pat::op(Ops::WHERE, {g, Pat::cnst(1), Pat::cnst(0)})),
            [](const Captures& c, const UOpRef&) { return c["g"]; }),
-      rule("g.where(false, true) -> !g", bool_where(Pat::op(Ops::WHERE, {g, Pat::cnst(0), Pat::cnst(1)})),
+      rule("g.where(false, true) -> !g", bool_result(Pat::op(Ops::WHERE, {g, Pat::cnst(0), Pat::cnst(1)})),
            [](const Captures& c, const UOpRef&) { return alu(Ops::CMPNE, c["g"], uconst_bool(true)); }),
   };
 }
@@ -314,9 +315,7 @@ std::vector<Rule> where_rules() {
 // x ** c for a constant c, one rewrite a rule (tried in this order)
 std::vector<Rule> pow_rules() {
   const Pat x = Pat::var("x");
-  auto exponent = [](bool (*ok)(double)) {
-    return Pat::cvar("e").such_that([ok](const UOp& u) { return !u.is<Invalid>() && ok(u.const_float()); });
-  };
+  auto exponent = [](bool (*ok)(double)) { return konst("e").such_that([ok](const UOp& u) { return ok(u.const_float()); }); };
   return {
       rule("x ** -c -> (1/x) ** c", Pat::op(Ops::POW, {x, exponent([](double c) { return c < 0; })}),
            [](const Captures& c, const UOpRef&) {
@@ -344,8 +343,8 @@ std::vector<Rule> pow_rules() {
 
 // comparisons against a floor division by a positive constant
 std::vector<Rule> floordiv_compare_rules() {
-  auto positive = [] { return konst("c").such_that([](const UOp& u) { return !u.is<Invalid>() && u.const_int() > 0; }); };
-  auto int_const = [] { return konst("k").such_that([](const UOp& u) { return !u.is<Invalid>() && is_int(u.dtype); }); };
+  auto positive = [] { return konst("c").such_that([](const UOp& u) { return u.const_int() > 0; }); };
+  auto int_const = [] { return konst("k").such_that([](const UOp& u) { return is_int(u.dtype); }); };
   return {
       rule("x//c < k -> x < k*c", Pat::op(Ops::CMPLT, {Pat::op(Ops::FLOORDIV, {Pat::var("x"), positive()}), int_const()}),
            [](const Captures& c, const UOpRef&) {

@@ -32,6 +32,11 @@ bool is_compare_file(const QByteArray& data) {
   return data.mid(i, kKey.size()) == kKey;
 }
 
+bool is_compare_file_at(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) && is_compare_file(f.read(256));
+}
+
 QByteArray write_compare_file(const CompareFile& c) {
   QByteArray out;
   out.reserve(c.first.size() + c.second.size() + 256);

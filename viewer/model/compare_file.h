@@ -17,6 +17,8 @@ constexpr int kCompareFileVersion = 1;
 // true when `data` (a file's first bytes are enough) is a saved comparison rather than a trace: its root object's
 // first key is "tinyscope_compare"
 bool is_compare_file(const QByteArray& data);
+// the same for the file at `path` (its first bytes; false when it cannot be read)
+bool is_compare_file_at(const QString& path);
 QByteArray write_compare_file(const CompareFile& c);
 // reads and splits a saved comparison; false with *error naming the problem (not JSON, a missing side, a version this
 // build does not read, over twice the trace size limit)
