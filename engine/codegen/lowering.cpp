@@ -50,7 +50,7 @@ UOpRef quiet_rewrite(const UOpRef& x, const PatternMatcher& pm) {
   rewrite_listener() = nullptr;
   UOpRef out;
   try {
-    out = graph_rewrite(x, pm, nullptr, "quiet");
+    out = graph_rewrite(x, pm, "quiet");
   } catch (...) {
     rewrite_listener() = saved;
     throw;
@@ -875,12 +875,11 @@ UOpRef split_end(const UOpRef& e) {
 
 // ---- public -------------------------------------------------------------------------------------
 UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name) {
-  PatternMatcher pm({rule("substitute", {}, [](const UOpRef& x, void* ctx) -> UOpRef {
-    auto& m = *static_cast<const SubMap*>(ctx);
+  PatternMatcher pm({rule<const SubMap>("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
     auto it = m.find(x.get());
     return it == m.end() ? nullptr : it->second;
   })});
-  return graph_rewrite(root, pm, const_cast<SubMap*>(&map), name);
+  return graph_rewrite(root, pm, map, name);
 }
 
 std::vector<UOpRef> ranges_of(const UOps& xs) {
@@ -901,29 +900,26 @@ UOpRef reduce_identity(Ops op, DType dt) {
 
 const PatternMatcher& pm_flatten_range() {
   static const PatternMatcher pm({
-      rule("flatten range", {Ops::END, Ops::REDUCE}, [](const UOpRef& x, void*) { return flatten_range(x); }),
-      rule("END without ranges -> body", {Ops::END}, [](const UOpRef& x, void*) { return end_without_ranges(x); }),
+      rule("flatten range", {Ops::END, Ops::REDUCE}, [](const UOpRef& x) { return flatten_range(x); }),
+      rule("END without ranges -> body", {Ops::END}, [](const UOpRef& x) { return end_without_ranges(x); }),
   });
   return pm;
 }
 
 // pm_split_ranges: a range read as `r % c`, with c dividing its size, becomes (r_hi*c + r_lo) so both parts are
 // loops of their own (why x.repeat(2, 3) of a 2x2 is E_2_2_3_2). New ids keep the order (id, hi) < (id, lo).
-struct SplitRangesContext {
-  std::map<const UOp*, std::pair<UOpRef, int64_t>> split;  // range -> (range, c), first c wins
-};
-UOpRef mark_range_mod(const UOpRef& x, void* ctx) {
+UOpRef mark_range_mod(const UOpRef& x, SplitRangesContext& ctx) {
   const UOpRef &r = x->src[0], &c = x->src[1];
   if (r->op != Ops::RANGE || c->op != Ops::CONST || r->src[0]->op != Ops::CONST) return nullptr;
   AxisType t = r->as<RangeArg>().type;
   if (t == AxisType::WARP || t == AxisType::DEVICE) return nullptr;
   int64_t size = r->src[0]->const_int(), cv = c->const_int();
   if (cv <= 0 || size % cv != 0) return nullptr;
-  static_cast<SplitRangesContext*>(ctx)->split.emplace(r.get(), std::make_pair(r, cv));
+  ctx.split.emplace(r.get(), std::make_pair(r, cv));
   return nullptr;
 }
-UOpRef split_marked_ranges(const UOpRef& sink, void* ctx) {
-  auto& split = static_cast<SplitRangesContext*>(ctx)->split;
+UOpRef split_marked_ranges(const UOpRef& sink, SplitRangesContext& ctx) {
+  auto& split = ctx.split;
   if (split.empty()) return nullptr;
   // every range gets a dense new id in (old id, part) order
   std::vector<std::tuple<int64_t, int, const UOp*>> order;
@@ -954,80 +950,78 @@ UOpRef split_marked_ranges(const UOpRef& sink, void* ctx) {
   }
   split.clear();
   // END/REDUCE now list (r_hi*c + r_lo): make them list the ranges themselves again
-  UOpRef out = graph_rewrite(substitute(sink, map), pm_flatten_range(), nullptr, "flatten range");
+  UOpRef out = graph_rewrite(substitute(sink, map), pm_flatten_range(), "flatten range");
   return simplify(out);
 }
-void* new_split_ranges_context() { return new SplitRangesContext(); }
-void delete_split_ranges_context(void* ctx) { delete static_cast<SplitRangesContext*>(ctx); }
 
 const PatternMatcher& pm_split_ranges() {
   static const PatternMatcher pm({
-      rule("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
-      rule("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
+      rule<SplitRangesContext>("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
+      rule<SplitRangesContext>("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
   });
   return pm;
 }
 
 const PatternMatcher& pm_simplify_ranges() {
   static const PatternMatcher pm({
-      rule("merge adjacent ranges", {Ops::END, Ops::REDUCE}, [](const UOpRef& x, void*) { return merge_adjacent(x); }),
+      rule("merge adjacent ranges", {Ops::END, Ops::REDUCE}, [](const UOpRef& x) { return merge_adjacent(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_reduce_mul_chain() {
   static const PatternMatcher pm({
-      rule("reduce over an empty range -> its identity", {Ops::REDUCE}, [](const UOpRef& x, void*) { return empty_reduce(x); }),
+      rule("reduce over an empty range -> its identity", {Ops::REDUCE}, [](const UOpRef& x) { return empty_reduce(x); }),
       rule("reduce mul chain: move factors without the reduce ranges after the REDUCE", {Ops::REDUCE},
-           [](const UOpRef& x, void*) { return reduce_mul_chain(x); }),
+           [](const UOpRef& x) { return reduce_mul_chain(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_postopt() {
   static const PatternMatcher pm = PatternMatcher({
-      rule("range of size 1 -> 0", {Ops::RANGE}, [](const UOpRef& x, void*) { return range_size_one(x); }),
-      rule("reduce over unused ranges", {Ops::REDUCE}, [](const UOpRef& x, void*) { return reduce_unparented(x); }),
+      rule("range of size 1 -> 0", {Ops::RANGE}, [](const UOpRef& x) { return range_size_one(x); }),
+      rule("reduce over unused ranges", {Ops::REDUCE}, [](const UOpRef& x) { return reduce_unparented(x); }),
       rule("INDEX(p, valid.where(i, Invalid)) -> gated INDEX", {Ops::INDEX},
-           [](const UOpRef& x, void*) { return index_where_invalid(x); }),
-      rule("move where on load", {Ops::WHERE}, [](const UOpRef& x, void*) { return move_where_on_load(x); }),
-      rule("where(c, read gated by c, 0) -> the read", {Ops::WHERE}, [](const UOpRef& x, void*) { return where_of_gated_read(x); }),
+           [](const UOpRef& x) { return index_where_invalid(x); }),
+      rule("move where on load", {Ops::WHERE}, [](const UOpRef& x) { return move_where_on_load(x); }),
+      rule("where(c, read gated by c, 0) -> the read", {Ops::WHERE}, [](const UOpRef& x) { return where_of_gated_read(x); }),
   }) + pm_flatten_range();
   return pm;
 }
 
 const PatternMatcher& pm_expander() {
   static const PatternMatcher pm = PatternMatcher({
-      rule("expand UPCAST lanes of an END", {Ops::END}, [](const UOpRef& x, void*) { return expand_end(x); }),
-      rule("expand UNROLL of a REDUCE (horizontal chain)", {Ops::REDUCE}, [](const UOpRef& x, void*) { return expand_reduce(x); }),
+      rule("expand UPCAST lanes of an END", {Ops::END}, [](const UOpRef& x) { return expand_end(x); }),
+      rule("expand UNROLL of a REDUCE (horizontal chain)", {Ops::REDUCE}, [](const UOpRef& x) { return expand_reduce(x); }),
   }) + pm_flatten_range();
   return pm;
 }
 
 const PatternMatcher& pm_add_loads() {
   static const PatternMatcher pm({
-      rule("read of INDEX -> LOAD", {}, [](const UOpRef& x, void*) { return add_loads(x); }),
+      rule("read of INDEX -> LOAD", {}, [](const UOpRef& x) { return add_loads(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_remove_reduces() {
   static const PatternMatcher pm({
-      rule("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
-           [](const UOpRef& x, void* ctx) { return group_reduce(x, *static_cast<ReduceContext*>(ctx)); }),
-      rule("REDUCE -> accumulator loop", {Ops::REDUCE},
-           [](const UOpRef& x, void* ctx) { return reduce_to_acc(x, *static_cast<ReduceContext*>(ctx)); }),
-      rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x, void*) { return merge_reduce_ends(x); }),
+      rule<ReduceContext>("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
+           [](const UOpRef& x, ReduceContext& ctx) { return group_reduce(x, ctx); }),
+      rule<ReduceContext>("REDUCE -> accumulator loop", {Ops::REDUCE},
+           [](const UOpRef& x, ReduceContext& ctx) { return reduce_to_acc(x, ctx); }),
+      rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x) { return merge_reduce_ends(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_add_gpudims() {
   static const PatternMatcher pm = PatternMatcher({
-      rule("THREAD range -> core_id", {Ops::RANGE},
-           [](const UOpRef& x, void* ctx) { return thread_to_core_id(x, *static_cast<GpuDimsContext*>(ctx)); }),
-      rule("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
-           [](const UOpRef& x, void* ctx) { return add_gpudims(x, *static_cast<GpuDimsContext*>(ctx)); }),
+      rule<GpuDimsContext>("THREAD range -> core_id", {Ops::RANGE},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return thread_to_core_id(x, ctx); }),
+      rule<GpuDimsContext>("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx); }),
   }) + pm_flatten_range();
   return pm;
 }
@@ -1074,23 +1068,23 @@ std::vector<UOpRef> get_grouped_dims(const std::string& prefix, const UOps& dims
 
 const PatternMatcher& pm_implicit_barriers() {
   static const PatternMatcher pm({
-      rule("read of LOCAL memory after LOCAL stores waits on a BARRIER", {Ops::AFTER}, [](const UOpRef& x, void*) { return add_raw_barrier(x); }),
-      rule("loop body storing and loading LOCAL memory ends with a BARRIER", {Ops::END}, [](const UOpRef& x, void*) { return add_war_barrier(x); }),
+      rule("read of LOCAL memory after LOCAL stores waits on a BARRIER", {Ops::AFTER}, [](const UOpRef& x) { return add_raw_barrier(x); }),
+      rule("loop body storing and loading LOCAL memory ends with a BARRIER", {Ops::END}, [](const UOpRef& x) { return add_war_barrier(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_commit_weak() {
   static const PatternMatcher pm({
-      rule("commit weak operands to the op's dtype", {}, [](const UOpRef& x, void*) { return commit_weak(x); }),
+      rule("commit weak operands to the op's dtype", {}, [](const UOpRef& x) { return commit_weak(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_lower_index_dtype() {
   static const PatternMatcher pm({
-      rule("weakint -> index dtype, weakfloat -> float", {},
-           [](const UOpRef& x, void* ctx) { return lower_index(x, *static_cast<DType*>(ctx)); }),
+      rule<DType>("weakint -> index dtype, weakfloat -> float", {},
+           [](const UOpRef& x, DType& ctx) { return lower_index(x, ctx); }),
   });
   return pm;
 }
@@ -1098,27 +1092,27 @@ const PatternMatcher& pm_lower_index_dtype() {
 const PatternMatcher& pm_early_decompositions() {
   static const PatternMatcher pm({
       rule("x//c, x%c (x>=0) -> shift/mask or CDIV/CMOD", {Ops::FLOORDIV, Ops::FLOORMOD},
-           [](const UOpRef& x, void*) { return divmod_decomp(x); }),
+           [](const UOpRef& x) { return divmod_decomp(x); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_late_decompositions() {
   static const PatternMatcher pm(joined({{
-      rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
   }, late_decomp_rules(), {
-      rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x, void*) { return bf16_rule(x); }),
+      rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x) { return bf16_rule(x); }),
   }}));
   return pm;
 }
 
 const PatternMatcher& pm_split_ends() {
   static const PatternMatcher pm({
-      rule("split END over several ranges", {Ops::END}, [](const UOpRef& x, void*) { return split_end(x); }),
-      rule("INDEX gated by true -> plain INDEX", {Ops::INDEX}, [](const UOpRef& x, void*) { return drop_true_gate(x); }),
-      rule("load gated by false -> 0", {Ops::LOAD}, [](const UOpRef& x, void*) { return load_false_gate(x); }),
+      rule("split END over several ranges", {Ops::END}, [](const UOpRef& x) { return split_end(x); }),
+      rule("INDEX gated by true -> plain INDEX", {Ops::INDEX}, [](const UOpRef& x) { return drop_true_gate(x); }),
+      rule("load gated by false -> 0", {Ops::LOAD}, [](const UOpRef& x) { return load_false_gate(x); }),
   });
   return pm;
 }

@@ -2,6 +2,7 @@
 // Rule tables of codegen's lowering passes (kernel AST -> scalar loop program). Each table is one named pass in
 // to_program.cpp; the reference's counterpart is named in the comment.
 #include <array>
+#include <map>
 #include <unordered_map>
 
 #include "engine/uop/rewrite.h"
@@ -21,10 +22,10 @@ const PatternMatcher& pm_flatten_range();
 // pm_simplify_ranges: merge adjacent same-type ranges when that does not add div/mod ("r_6" for a 2x3 sum)
 const PatternMatcher& pm_simplify_ranges();
 // pm_split_ranges: a range used as `r % c` (c divides its size) is split into two loops; ctx: SplitRangesContext
-struct SplitRangesContext;
+struct SplitRangesContext {
+  std::map<const UOp*, std::pair<UOpRef, int64_t>> split;  // range -> (range, c), first c wins
+};
 const PatternMatcher& pm_split_ranges();
-void* new_split_ranges_context();
-void delete_split_ranges_context(void* ctx);
 // postopt extras (with symbolic): size-1 ranges -> 0, flatten ranges, reduce over unused ranges,
 // INDEX(p, valid.where(i, Invalid)) -> gated INDEX(p, i, valid), loads under a WHERE gated by it (pm_move_where_on_load)
 const PatternMatcher& pm_postopt();

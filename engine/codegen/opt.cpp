@@ -573,7 +573,7 @@ UOpRef Scheduler::get_optimized_ast(const std::string* name_override) {
   ki.name = ansistrip(ki.colored_name);
   for (auto& o : applied_opts) ki.applied_opts.push_back(o.str());
   if (!tc_ranges.empty()) ki.tensor_core = {tc_index, tc_ranges[0], tc_ranges[1], tc_ranges[2]};
-  ast = graph_rewrite(ast, pm_flatten_range(), nullptr, "flatten range");
+  ast = graph_rewrite(ast, pm_flatten_range(), "flatten range");
   return ast->with_arg(ki);
 }
 

@@ -27,10 +27,10 @@ struct ParamNumbering {
   std::map<std::string, int64_t> slot;
 };
 const PatternMatcher& pm_number_params() {
-  static const PatternMatcher pm({rule("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, void* ctx) -> UOpRef {
+  static const PatternMatcher pm({rule<ParamNumbering>("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, ParamNumbering& ctx) -> UOpRef {
     const ParamArg& pa = x->as<ParamArg>();
     if (pa.addrspace != AddrSpace::ALU) return nullptr;
-    auto& m = static_cast<ParamNumbering*>(ctx)->slot;
+    auto& m = ctx.slot;
     auto it = m.find(pa.name);
     if (it == m.end() || it->second == pa.slot) return nullptr;
     ParamArg na = pa;
@@ -43,7 +43,7 @@ const PatternMatcher& pm_number_params() {
 // one pass with nothing to rewrite: a snapshot for the trace (the reference's "View ..." steps)
 UOpRef view(const UOpRef& sink, std::string_view name) {
   static const PatternMatcher none(std::vector<Rule>{});
-  return graph_rewrite(sink, none, nullptr, name);
+  return graph_rewrite(sink, none, name);
 }
 
 DType index_dtype_for(const UOpRef& sink) {
@@ -65,13 +65,13 @@ UOpRef pre_opt_ast(const UOpRef& kernel_ast) {
   UOpRef sink = view(kernel_ast, "View Base AST");
 
   // optimization
-  sink = graph_rewrite(sink, load_collapse(), nullptr, "load collapse");
+  sink = graph_rewrite(sink, load_collapse(), "load collapse");
   {
-    std::unique_ptr<void, void (*)(void*)> split_ctx(new_split_ranges_context(), delete_split_ranges_context);
-    sink = graph_rewrite(sink, pm_split_ranges(), split_ctx.get(), "split ranges");
+    SplitRangesContext split_ctx;
+    sink = graph_rewrite(sink, pm_split_ranges(), split_ctx, "split ranges");
   }
-  sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), nullptr, "initial symbolic");
-  return graph_rewrite(sink, pm_simplify_ranges(), nullptr, "simplify ranges");
+  sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), "initial symbolic");
+  return graph_rewrite(sink, pm_simplify_ranges(), "simplify ranges");
 }
 
 Scheduler opt_scheduler(const UOpRef& kernel_ast, const OptTarget& target) {
@@ -98,25 +98,25 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
     const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
     return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), lang);
   }
-  sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), nullptr, "postopt symbolic");
+  sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), "postopt symbolic");
 
   // lowering to a scalar loop program
-  sink = graph_rewrite(sink, pm_expander(), nullptr, "expander");
+  sink = graph_rewrite(sink, pm_expander(), "expander");
   ReduceContext rctx;
-  sink = graph_rewrite(sink, pm_remove_reduces(), &rctx, "remove reduces");
+  sink = graph_rewrite(sink, pm_remove_reduces(), rctx, "remove reduces");
   GpuDimsContext gctx = gpu_dims_context(target, sink);
-  sink = graph_rewrite(sink, pm_add_gpudims(), &gctx, "add gpudims");
-  sink = graph_rewrite(sink, pm_add_loads(), nullptr, "*** expand broadcast / add loads");
-  sink = graph_rewrite(sink, symbolic() + pm_flatten_range(), nullptr, "early symbolic");
-  sink = graph_rewrite(sink, pm_commit_weak(), nullptr, "decomp dtypes");
+  sink = graph_rewrite(sink, pm_add_gpudims(), gctx, "add gpudims");
+  sink = graph_rewrite(sink, pm_add_loads(), "*** expand broadcast / add loads");
+  sink = graph_rewrite(sink, symbolic() + pm_flatten_range(), "early symbolic");
+  sink = graph_rewrite(sink, pm_commit_weak(), "decomp dtypes");
   DType idx_dt = index_dtype_for(sink);
-  sink = graph_rewrite(sink, pm_lower_index_dtype(), &idx_dt, "lower all index dtypes");
-  sink = graph_rewrite(sink, symbolic(), nullptr, "final symbolic");
-  sink = graph_rewrite(sink, pm_early_decompositions(), nullptr, "early decompositions");
-  sink = graph_rewrite(sink, pm_late_decompositions(), nullptr, "late decompositions");
-  sink = graph_rewrite(sink, pm_split_ends(), nullptr, "final rewrite");
+  sink = graph_rewrite(sink, pm_lower_index_dtype(), idx_dt, "lower all index dtypes");
+  sink = graph_rewrite(sink, symbolic(), "final symbolic");
+  sink = graph_rewrite(sink, pm_early_decompositions(), "early decompositions");
+  sink = graph_rewrite(sink, pm_late_decompositions(), "late decompositions");
+  sink = graph_rewrite(sink, pm_split_ends(), "final rewrite");
   // LOCAL memory exists only on targets with locals (the CPU's pass list stays as it was)
-  if (target.has_local) sink = graph_rewrite(sink, pm_implicit_barriers(), nullptr, "add implicit barriers");
+  if (target.has_local) sink = graph_rewrite(sink, pm_implicit_barriers(), "add implicit barriers");
 
   // params: buffers keep their slots; Variables follow
   ProgramSpec spec;
@@ -140,7 +140,7 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
     spec.vars.push_back(v);
   }
   if (has_core_id) numbering.slot["core_id"] = next++;
-  sink = graph_rewrite(sink, pm_number_params(), &numbering, "number params with -1");
+  sink = graph_rewrite(sink, pm_number_params(), numbering, "number params with -1");
   sink = view(sink, "View Output AST");
 
   UOpRef lin = linearize(sink);

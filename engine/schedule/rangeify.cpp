@@ -423,7 +423,7 @@ bool keep_stage(const UOpRef& stage) {
   return false;
 }
 
-UOpRef remove_bufferize(const UOpRef& idx, void*) {
+UOpRef remove_bufferize(const UOpRef& idx) {
   const UOpRef& st = idx->src[0];
   if (st->op != Ops::STAGE) return nullptr;
   if (st->src[0]->op == Ops::CONST) return st->src[0];
@@ -437,9 +437,9 @@ UOpRef remove_bufferize(const UOpRef& idx, void*) {
 const PatternMatcher& pm_remove_bufferize() {
   static const PatternMatcher pm = symbolic() + reduce_collapse() + PatternMatcher({
       rule("remove_bufferize: recompute a cheap staged value", {Ops::INDEX},
-           [](const UOpRef& x, void* c) { return remove_bufferize(x, c); }),
+           [](const UOpRef& x) { return remove_bufferize(x); }),
       rule("indexing a const is a const", {Ops::INDEX},
-           [](const UOpRef& x, void*) -> UOpRef { return x->src[0]->op == Ops::CONST ? x->src[0] : nullptr; }),
+           [](const UOpRef& x) -> UOpRef { return x->src[0]->op == Ops::CONST ? x->src[0] : nullptr; }),
   });
   return pm;
 }
@@ -471,8 +471,7 @@ struct LimitBufs {
   }
 };
 
-UOpRef limit_bufs(const UOpRef& root, void* c) {
-  auto& ctx = *static_cast<LimitBufs*>(c);
+UOpRef limit_bufs(const UOpRef& root, LimitBufs& ctx) {
   if (root->device.empty() || ctx.of(root).size() <= kMaxKernelBuffers - 1) return nullptr;
   UOps srcs;
   bool changed = false;
@@ -504,7 +503,7 @@ UOpRef limit_bufs(const UOpRef& root, void* c) {
 
 UOpRef rangeify(const UOpRef& sink, UOps* staged) {
   RangeifyCtx ctx;
-  graph_rewrite(sink, PatternMatcher{}, nullptr, "get realize");
+  graph_rewrite(sink, PatternMatcher{}, "get realize");
   run_walk(ctx, sink);
   Applier ap{ctx, {}, {}};
   UOpRef applied;
@@ -514,15 +513,15 @@ UOpRef rangeify(const UOpRef& sink, UOps* staged) {
     applied = ap.rw(sink);
     if (l) l->on_pass_end("apply rangeify", applied);
   }
-  UOpRef debuf = graph_rewrite(applied, pm_remove_bufferize(), nullptr, "symbolic+reduce_collapse+debuf");
+  UOpRef debuf = graph_rewrite(applied, pm_remove_bufferize(), "symbolic+reduce_collapse+debuf");
   LimitBufs lb;
   for (auto& u : debuf->toposort())
     if (u->op == Ops::RANGE) lb.next_range = std::max(lb.next_range, u->as<RangeArg>().id + 1);
-  static const PatternMatcher pm_limit({rule("limit buffers: stage the sources of an op that reads too many buffers", {},
-                                             [](const UOpRef& x, void* c) -> UOpRef {
+  static const PatternMatcher pm_limit({rule<LimitBufs>("limit buffers: stage the sources of an op that reads too many buffers", {},
+                                             [](const UOpRef& x, LimitBufs& c) -> UOpRef {
                                                return broadcastable(x->op) ? limit_bufs(x, c) : nullptr;
                                              })});
-  UOpRef out = graph_rewrite(debuf, pm_limit, &lb, "limit buffers");
+  UOpRef out = graph_rewrite(debuf, pm_limit, lb, "limit buffers");
   if (staged) *staged = std::move(ctx.staged);
   return out;
 }

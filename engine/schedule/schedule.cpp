@@ -28,7 +28,7 @@ std::string shape_str(const Shape& s) {
 }
 
 void snapshot(const char* name, const UOpRef& sink) {
-  if (rewrite_listener()) graph_rewrite(sink, PatternMatcher{}, nullptr, name);
+  if (rewrite_listener()) graph_rewrite(sink, PatternMatcher{}, name);
 }
 
 UOpRef reshape_to(const UOpRef& x, const Shape& s) {
@@ -42,7 +42,7 @@ const UOp* buffer_base(const UOp* u) {
 }
 
 // ---- split_reduceop (reference 5.5) --------------------------------------------------------------
-UOpRef split_reduceop(const UOpRef& red, void*) {
+UOpRef split_reduceop(const UOpRef& red) {
   const ReduceArg& ra = red->as<ReduceArg>();
   if (ra.n == 0) return nullptr;
   const UOpRef& x = red->src[0];
@@ -89,14 +89,14 @@ UOpRef split_reduceop(const UOpRef& red, void*) {
 const PatternMatcher& earliest_rewrites() {
   static const PatternMatcher pm({
       rule("remove DETACH / CONTIGUOUS_BACKWARD", {Ops::DETACH, Ops::CONTIGUOUS_BACKWARD},
-           [](const UOpRef& x, void*) { return x->src[0]; }),
-      rule("merge RESHAPE chains", {Ops::RESHAPE}, [](const UOpRef& x, void*) -> UOpRef {
+           [](const UOpRef& x) { return x->src[0]; }),
+      rule("merge RESHAPE chains", {Ops::RESHAPE}, [](const UOpRef& x) -> UOpRef {
         if (x->src[0]->op == Ops::RESHAPE) return reshape_to(x->src[0]->src[0], x->shape);
         if (x->src[0]->shape == x->shape) return x->src[0];
         return nullptr;
       }),
       rule("split_reduceop: large reduce in two kernels", {Ops::REDUCE}, split_reduceop),
-      rule("reshaping on STORE can be a NOOP", {Ops::STORE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("reshaping on STORE can be a NOOP", {Ops::STORE}, [](const UOpRef& x) -> UOpRef {
         const UOpRef &dst = x->src[0], &src = x->src[1];
         if (dst->op != Ops::RESHAPE || src->op != Ops::RESHAPE || dst->src[0]->shape != src->src[0]->shape) return nullptr;
         UOps ns = x->src;
@@ -358,7 +358,7 @@ UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
 int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->vmax() : 1; }  // the max size
 
 // move masks (WHERE(valid, x, Invalid)) out of index math; a masked read becomes a gated read
-UOpRef push_invalid(const UOpRef& x, void*) {
+UOpRef push_invalid(const UOpRef& x) {
   if (x->op == Ops::INDEX && x->src.size() == 2 && x->src[1]->op == Ops::WHERE && is_invalid(x->src[1]->src[2])) {
     UOpRef ld = UOp::make(Ops::INDEX, x->dtype, {x->src[0], x->src[1]->src[1]});
     return alu(Ops::WHERE, x->src[1]->src[0], ld, uconst(x->dtype, 0));
@@ -385,11 +385,11 @@ UOpRef push_invalid(const UOpRef& x, void*) {
 
 const PatternMatcher& pm_lower_masks() {
   static const PatternMatcher pm = symbolic() + PatternMatcher({
-      rule("CONTIGUOUS inside a kernel is its value", {Ops::CONTIGUOUS}, [](const UOpRef& x, void*) { return x->src[0]; }),
-      rule("simplify valid: each clause under the ones before it", {Ops::AND}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("CONTIGUOUS inside a kernel is its value", {Ops::CONTIGUOUS}, [](const UOpRef& x) { return x->src[0]; }),
+      rule("simplify valid: each clause under the ones before it", {Ops::AND}, [](const UOpRef& x) -> UOpRef {
         return is_bool(x->dtype) ? simplify_valid(x) : nullptr;
       }),
-      rule("index math simplified under its valid", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("index math simplified under its valid", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         const UOpRef& idx = x->src[1];
         if (!is_invalid(x->src[2]) || idx->dtype != dtypes::weakint) return nullptr;
         for (auto& u : idx->toposort())
@@ -484,7 +484,7 @@ Schedule build_schedule(const UOps& outputs) {
     snapshot("View Call", sink);
     std::unordered_map<const UOp*, UOpRef> early;
     const UOpRef called = sink;
-    sink = graph_rewrite(sink, earliest_rewrites(), nullptr, "earliest rewrites", true, &early);
+    sink = graph_rewrite(sink, earliest_rewrites(), "earliest rewrites", true, &early);
     UOps staged;
     UOpRef rsink = rangeify(sink, &staged);
     snapshot("View Rangeify", rsink);
@@ -582,7 +582,7 @@ Schedule build_schedule(const UOps& outputs) {
   for (size_t i = 0; i < built.size(); ++i) {
     auto& b = built[i];
     if (b.item.kind == ScheduleItem::Kind::Kernel) {
-      UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), nullptr, "lower masks");
+      UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), "lower masks");
       b.item.ast = make_kernel_ast(body, b.item.bufs);
     }
     auto state_read = [&](const UOp* buf) -> int {

@@ -73,7 +73,7 @@ bool matches(const Pat& p, const UOp* u, Captures& c) {
 
 Rule rule(std::string name, Pat pattern, PatFn fn, std::source_location loc) {
   std::vector<Ops> ops = pattern.ops;  // dispatch on the root's op
-  return Rule{std::move(name), loc, std::move(ops), [p = std::move(pattern), f = std::move(fn)](const UOpRef& x, void*) -> UOpRef {
+  return Rule{std::move(name), loc, std::move(ops), [p = std::move(pattern), f = std::move(fn)](const UOpRef& x, const RewriteCtx&) -> UOpRef {
                 Captures c;
                 UOpRef out;
                 match_each(p, x.get(), c, [&] {

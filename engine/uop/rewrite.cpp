@@ -7,12 +7,26 @@
 
 namespace ts {
 
+void RewriteCtx::throw_mismatch(const std::type_info& wanted) const {
+  throw Error(std::string("rewrite rule wants a context of type ") + wanted.name() + ", the pass gives " +
+              (type_ ? type_->name() : "none"));
+}
+
 PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) { index(); }
 
 void PatternMatcher::index() {
   by_op_.clear();
   any_op_.clear();
+  ctx_type_ = nullptr;
+  const Rule* first_with_ctx = nullptr;
   for (size_t i = 0; i < rules_.size(); ++i) {
+    if (const std::type_info* t = rules_[i].ctx_type) {
+      if (ctx_type_ && *ctx_type_ != *t)
+        throw Error("rule table mixes contexts: '" + first_with_ctx->name + "' reads a " + ctx_type_->name() + ", '" +
+                    rules_[i].name + "' a " + t->name());
+      ctx_type_ = t;
+      if (!first_with_ctx) first_with_ctx = &rules_[i];
+    }
     if (rules_[i].ops.empty()) any_op_.push_back(i);
     for (Ops o : rules_[i].ops) by_op_[static_cast<int>(o)].push_back(i);
   }
@@ -24,7 +38,7 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
   return PatternMatcher(std::move(r));
 }
 
-UOpRef PatternMatcher::rewrite(const UOpRef& x, void* ctx, const Rule** fired) const {
+UOpRef PatternMatcher::rewrite(const UOpRef& x, const RewriteCtx& ctx, const Rule** fired) const {
   auto it = by_op_.find(static_cast<int>(x->op));
   const std::vector<size_t>* lists[2] = {it == by_op_.end() ? nullptr : &it->second, &any_op_};
   // keep declaration order across the two lists
@@ -52,7 +66,7 @@ RewriteListener*& rewrite_listener() {
 namespace {
 struct Rewriter {
   const PatternMatcher& pm;
-  void* ctx;
+  RewriteCtx ctx;
   RewriteListener* listener;
   std::unordered_map<const UOp*, UOpRef> memo;
   std::vector<UOpRef> keep;  // keep keys alive while memoized
@@ -128,8 +142,16 @@ struct Rewriter {
 };
 }  // namespace
 
-UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, std::string_view name, bool bottom_up,
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, std::string_view name, bool bottom_up,
                      std::unordered_map<const UOp*, UOpRef>* node_map) {
+  return graph_rewrite_with(root, pm, RewriteCtx{}, name, bottom_up, node_map);
+}
+
+UOpRef graph_rewrite_with(const UOpRef& root, const PatternMatcher& pm, const RewriteCtx& ctx, std::string_view name,
+                          bool bottom_up, std::unordered_map<const UOp*, UOpRef>* node_map) {
+  if (const std::type_info* want = pm.ctx_type(); want && (!ctx.type() || *ctx.type() != *want))
+    throw Error("graph_rewrite " + std::string(name) + ": its rules read a " + want->name() + ", the pass gives " +
+                (ctx.type() ? ctx.type()->name() : "no context"));
   RewriteListener* l = rewrite_listener();
   if (l) l->on_pass_begin(name, root);
   Rewriter rw{pm, ctx, l, {}, {}};
@@ -150,7 +172,8 @@ const UOpRef* RewriteCache::find(const UOp* x) const {
 }
 
 UOpRef graph_rewrite_cached(const UOpRef& root, const PatternMatcher& pm, RewriteCache& cache, std::string_view name) {
-  Rewriter rw{pm, nullptr, nullptr, {}, {}};
+  if (pm.ctx_type()) throw Error("graph_rewrite " + std::string(name) + ": a cached pass reads no context");
+  Rewriter rw{pm, RewriteCtx{}, nullptr, {}, {}};
   rw.pass = name;
   rw.cache = &cache;
   return rw.sources_first(root);

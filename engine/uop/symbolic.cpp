@@ -361,9 +361,9 @@ std::vector<Rule> floordiv_compare_rules() {
 
 const PatternMatcher& symbolic() {
   static const PatternMatcher pm(joined({{
-      rule("constant folding", {}, [](const UOpRef& x, void*) { return fold_const(x); }),
+      rule("constant folding", {}, [](const UOpRef& x) { return fold_const(x); }),
   }, where_rules(), {
-      rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         const UOpRef& g = x->src[0];
         if (g->op != Ops::CMPLT) return nullptr;
         const UOpRef &a = g->src[0], &b = g->src[1];
@@ -373,24 +373,24 @@ const PatternMatcher& symbolic() {
           return alu(Ops::MAX, a, ucast(b, x->dtype));
         return nullptr;
       }),
-      rule("bool MUL is AND, bool MAX is OR", {Ops::MUL, Ops::MAX}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("bool MUL is AND, bool MAX is OR", {Ops::MUL, Ops::MAX}, [](const UOpRef& x) -> UOpRef {
         if (!is_bool(x->dtype) || !is_bool(x->src[0]->dtype) || !is_bool(x->src[1]->dtype)) return nullptr;
         return alu(x->op == Ops::MUL ? Ops::AND : Ops::OR, x->src[0], x->src[1]);
       }),
   }, identity_rules(), {
-      rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x, void*) { return bounds_fold(x); }),
+      rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x) { return bounds_fold(x); }),
       rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
-           [](const UOpRef& x, void*) { return divmod_fold(x); }),
-      rule("(x//c)*c + x%c -> x", {Ops::ADD}, [](const UOpRef& x, void*) { return merge_divmod(x); }),
-      rule("combine like terms and constants", {Ops::ADD}, [](const UOpRef& x, void*) { return canon_add(x); }),
-      rule("index math stays weak: cast(a) op c -> cast(a op c)", {Ops::ADD, Ops::MUL}, [](const UOpRef& x, void*) -> UOpRef {
+           [](const UOpRef& x) { return divmod_fold(x); }),
+      rule("(x//c)*c + x%c -> x", {Ops::ADD}, [](const UOpRef& x) { return merge_divmod(x); }),
+      rule("combine like terms and constants", {Ops::ADD}, [](const UOpRef& x) { return canon_add(x); }),
+      rule("index math stays weak: cast(a) op c -> cast(a op c)", {Ops::ADD, Ops::MUL}, [](const UOpRef& x) -> UOpRef {
         const UOpRef &a = x->src[0], &b = x->src[1];
         if (a->op == Ops::CAST && a->src[0]->dtype == dtypes::weakint && is_int(x->dtype) && is_c(b))
           return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
         return nullptr;
       }),
   }, floordiv_compare_rules(), pow_rules(), {
-      rule("c ** x -> exp2(x * log2(c))", {Ops::POW}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("c ** x -> exp2(x * log2(c))", {Ops::POW}, [](const UOpRef& x) -> UOpRef {
         const UOpRef &b = x->src[0], &e = x->src[1];
         if (!is_c(b) || is_c(e)) return nullptr;
         double c = b->const_float();
@@ -398,7 +398,7 @@ const PatternMatcher& symbolic() {
         if (c <= 0) return nullptr;
         return alu(Ops::EXP2, alu(Ops::MUL, e, uconst(e->dtype, std::log2(c))));
       }),
-      rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x) -> UOpRef {
         return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
       }),
   }}));
@@ -486,18 +486,18 @@ UOpRef gather_from_one_hot(const UOpRef& x) {
 // one-hot gathers, x*bool -> where, range-free terms lifted out of comparisons, masks pushed out of index math
 const PatternMatcher& pm_reduce_load_collapse() {
   static const PatternMatcher pm = PatternMatcher({
-      rule("sum over a range the body does not use -> body * n", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("sum over a range the body does not use -> body * n", {Ops::REDUCE}, [](const UOpRef& x) -> UOpRef {
         if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2 || x->src[1]->op != Ops::RANGE) return nullptr;
         if (depends_on(x->src[0], x->src[1].get()) || x->src[0]->dtype != x->dtype) return nullptr;
         return alu(Ops::MUL, x->src[0], ucast(x->src[1]->src[0], x->dtype));
       }),
-      rule("(x+y).reduce(ADD) -> x.reduce + y.reduce", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("(x+y).reduce(ADD) -> x.reduce + y.reduce", {Ops::REDUCE}, [](const UOpRef& x) -> UOpRef {
         if (x->as<ReduceArg>().op != Ops::ADD || x->src[0]->op != Ops::ADD) return nullptr;
         const UOpRef& a = x->src[0];
         return alu(Ops::ADD, x->replace_src({a->src[0], x->src[1]}), x->replace_src({a->src[1], x->src[1]}));
       }),
-      rule("one-hot sum -> gated gather", {Ops::REDUCE}, [](const UOpRef& x, void*) { return gather_from_one_hot(x); }),
-      rule("x * bool.cast() -> bool.where(x, 0)", {Ops::MUL}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("one-hot sum -> gated gather", {Ops::REDUCE}, [](const UOpRef& x) { return gather_from_one_hot(x); }),
+      rule("x * bool.cast() -> bool.where(x, 0)", {Ops::MUL}, [](const UOpRef& x) -> UOpRef {
         for (int i = 0; i < 2; ++i) {
           UOpRef c = x->src[i];
           const UOpRef& o = x->src[1 - i];
@@ -507,7 +507,7 @@ const PatternMatcher& pm_reduce_load_collapse() {
         }
         return nullptr;
       }),
-      rule("(Variable & y).where(c, 0).reduce -> y.where(c, 0).reduce * Variable", {Ops::REDUCE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("(Variable & y).where(c, 0).reduce -> y.where(c, 0).reduce * Variable", {Ops::REDUCE}, [](const UOpRef& x) -> UOpRef {
         if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
         const UOpRef& w = x->src[0];
         if (w->op != Ops::WHERE || !w->src[2]->is_const_value(0) || w->src[0]->op != Ops::AND) return nullptr;
@@ -519,11 +519,11 @@ const PatternMatcher& pm_reduce_load_collapse() {
         }
         return nullptr;
       }),
-      rule("(!g).where(a, b) -> g.where(b, a)", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("(!g).where(a, b) -> g.where(b, a)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         UOpRef g = not_bool(x->src[0]);
         return g ? alu(Ops::WHERE, g, x->src[2], x->src[1]) : nullptr;
       }),
-      rule("lift x+y out of a != : x+y != c -> x != c-y", {Ops::CMPNE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("lift x+y out of a != : x+y != c -> x != c-y", {Ops::CMPNE}, [](const UOpRef& x) -> UOpRef {
         const UOpRef& a = strip_cast(x->src[0]);
         const UOpRef& c = x->src[1];
         if (a->op != Ops::ADD || !int_math(a) || !int_math(c) || !no_range(c)) return nullptr;
@@ -533,7 +533,7 @@ const PatternMatcher& pm_reduce_load_collapse() {
         }
         return nullptr;
       }),
-      rule("push a mask out of index math: f(v.where(i, Invalid)) -> v.where(f(i), Invalid)", {}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("push a mask out of index math: f(v.where(i, Invalid)) -> v.where(f(i), Invalid)", {}, [](const UOpRef& x) -> UOpRef {
         if (!group::alu(x->op) || x->op == Ops::WHERE) return nullptr;
         for (size_t i = 0; i < x->src.size(); ++i) {
           const UOpRef& s = x->src[i];
@@ -546,12 +546,12 @@ const PatternMatcher& pm_reduce_load_collapse() {
         }
         return nullptr;
       }),
-      rule("v.where(v.where(a, b), c) -> v.where(a, c)", {Ops::WHERE}, [](const UOpRef& x, void*) -> UOpRef {
+      rule("v.where(v.where(a, b), c) -> v.where(a, c)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         if (x->src[1]->op == Ops::WHERE && x->src[1]->src[0] == x->src[0]) return alu(Ops::WHERE, x->src[0], x->src[1]->src[1], x->src[2]);
         return nullptr;
       }),
       rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
-           [](const UOpRef& x, void*) { return collapse_reduce(x); }),
+           [](const UOpRef& x) { return collapse_reduce(x); }),
   }) + symbolic();
   return pm;
 }
@@ -596,7 +596,7 @@ UOpRef collapse_load(const UOpRef& red) {
   UOpRef collapse = red->replace_src({substitute(u, replaces), r});
   RewriteListener* saved = rewrite_listener();
   rewrite_listener() = nullptr;
-  UOpRef sink = graph_rewrite(collapse, pm_reduce_load_collapse(), nullptr, "reduce_collapse");
+  UOpRef sink = graph_rewrite(collapse, pm_reduce_load_collapse(), "reduce_collapse");
   rewrite_listener() = saved;
   if (!no_range(sink)) return nullptr;
   return substitute(sink, back);
@@ -605,7 +605,7 @@ UOpRef collapse_load(const UOpRef& red) {
 
 const PatternMatcher& load_collapse() {
   static const PatternMatcher pm({
-      rule("load collapse: a one-hot sum is a gather", {Ops::REDUCE}, [](const UOpRef& x, void*) { return collapse_load(x); }),
+      rule("load collapse: a one-hot sum is a gather", {Ops::REDUCE}, [](const UOpRef& x) { return collapse_load(x); }),
   });
   return pm;
 }
@@ -613,7 +613,7 @@ const PatternMatcher& load_collapse() {
 const PatternMatcher& reduce_collapse() {
   static const PatternMatcher pm({
       rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
-           [](const UOpRef& x, void*) { return collapse_reduce(x); }),
+           [](const UOpRef& x) { return collapse_reduce(x); }),
   });
   return pm;
 }

@@ -490,7 +490,7 @@ class TestGpuCodegen : public QObject {
     auto o = out_param(4);
     auto gst = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), rd});
     auto sink = UOp::make(Ops::SINK, dtypes::void_, {gst});
-    UOpRef res = graph_rewrite(sink, pm_implicit_barriers(), nullptr, "test barriers");
+    UOpRef res = graph_rewrite(sink, pm_implicit_barriers(), "test barriers");
     int barriers = 0;
     for (auto& u : res->toposort())
       if (u->op == Ops::BARRIER) {
@@ -499,7 +499,7 @@ class TestGpuCodegen : public QObject {
         QCOMPARE(u->src[0], st);  // it waits for the LOCAL store
       }
     QCOMPARE(barriers, 1);
-    QCOMPARE(graph_rewrite(res, pm_implicit_barriers(), nullptr, "again"), res);  // idempotent
+    QCOMPARE(graph_rewrite(res, pm_implicit_barriers(), "again"), res);  // idempotent
     // WAR: for r in 0..3: local[lid] = r; out[lid] += local[(lid+1)%4] -- the next iteration's store must wait
     auto r = urange(4, 0, AxisType::REDUCE);
     auto rc = ucast(r, dtypes::float32);
@@ -507,7 +507,7 @@ class TestGpuCodegen : public QObject {
     auto ld2 = UOp::make(Ops::LOAD, dtypes::float32, {UOp::make(Ops::INDEX, dtypes::float32, {UOp::make(Ops::AFTER, dtypes::float32, {buf, st2}), lid})});
     auto body = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), ld2});
     auto loop = UOp::make(Ops::END, dtypes::void_, {body, r});
-    UOpRef war = graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, {loop}), pm_implicit_barriers(), nullptr, "test war");
+    UOpRef war = graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, {loop}), pm_implicit_barriers(), "test war");
     const UOpRef& end = war->src[0];
     QCOMPARE(end->op, Ops::END);
     QCOMPARE(end->src[0]->op, Ops::BARRIER);
@@ -517,7 +517,7 @@ class TestGpuCodegen : public QObject {
     // global memory needs none
     auto g2 = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dtypes::float32, {o, lid}), rc});
     auto gl = UOp::make(Ops::SINK, dtypes::void_, {UOp::make(Ops::END, dtypes::void_, {g2, r})});
-    QCOMPARE(graph_rewrite(gl, pm_implicit_barriers(), nullptr, "none"), gl);
+    QCOMPARE(graph_rewrite(gl, pm_implicit_barriers(), "none"), gl);
   }
 
   // the lowered group reduce: the LOCAL store, then the barrier, then the loads of the partials

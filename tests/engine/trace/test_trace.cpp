@@ -198,7 +198,7 @@ class TestTrace : public QObject {
   // a rule row spanning lines, a line that starts no call, a file that is not embedded
   void rule_source_finds_the_whole_call() {
     const std::string src = "a\nb\n  static const PatternMatcher pm({\n"
-                            "      rule(\"one\", {}, [](const UOpRef& x, void*) -> UOpRef {\n"
+                            "      rule(\"one\", {}, [](const UOpRef& x) -> UOpRef {\n"
                             "        if (x == \")\") return f(x, ')');  // a ) in a comment\n"
                             "        return nullptr;\n"
                             "      }),\n"

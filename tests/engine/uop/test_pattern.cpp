@@ -134,7 +134,7 @@ class TestPattern : public QObject {
     std::set<std::string> fired_names;
     for (const Case& k : cases) {
       const Rule* fired = nullptr;
-      const UOpRef out = symbolic().rewrite(k.before, nullptr, &fired);
+      const UOpRef out = symbolic().rewrite(k.before, {}, &fired);
       QVERIFY2(fired, k.rule);
       QCOMPARE(QString::fromStdString(fired->name), QString::fromLatin1(k.rule));
       QVERIFY2(out.get() == k.after.get() || (out->op == Ops::CONST && k.after->op == Ops::CONST && out->dtype == k.after->dtype &&
@@ -149,7 +149,7 @@ class TestPattern : public QObject {
     // and none fires where it must not: a float x != x is NaN-aware, a narrower x + 0 keeps its cast
     const UOpRef fl = var("f", dtypes::float32);
     const Rule* fired = nullptr;
-    symbolic().rewrite(node(Ops::CMPNE, b8, {fl, fl}), nullptr, &fired);
+    symbolic().rewrite(node(Ops::CMPNE, b8, {fl, fl}), {}, &fired);
     QVERIFY(!fired || fired->name != "x != x -> false (ints)");
   }
 
@@ -160,7 +160,7 @@ class TestPattern : public QObject {
     std::set<std::string> fired_names;
     auto fire = [&](const UOpRef& before, const char* name) -> UOpRef {
       const Rule* fired = nullptr;
-      const UOpRef out = symbolic().rewrite(before, nullptr, &fired);
+      const UOpRef out = symbolic().rewrite(before, {}, &fired);
       if (!fired) return nullptr;
       fired_names.insert(fired->name);
       return fired->name == name ? out : nullptr;
@@ -204,7 +204,7 @@ class TestPattern : public QObject {
     std::set<std::string> fired_names;
     auto fire = [&](const UOpRef& before, const char* name) -> UOpRef {
       const Rule* fired = nullptr;
-      const UOpRef out = pm_late_decompositions().rewrite(before, nullptr, &fired);
+      const UOpRef out = pm_late_decompositions().rewrite(before, {}, &fired);
       if (!fired) return nullptr;
       fired_names.insert(fired->name);
       return fired->name == name ? out : nullptr;
@@ -218,7 +218,7 @@ class TestPattern : public QObject {
     r = fire(node(Ops::MUL, i32, {a, uconst(i32, 8)}), "x * 2^k -> x << k (x >= 0)");
     QVERIFY(r && r->op == Ops::SHL && r->src[0] == a && r->src[1]->const_int() == 3);
     const Rule* none = nullptr;
-    pm_late_decompositions().rewrite(node(Ops::MUL, i32, {neg, uconst(i32, 8)}), nullptr, &none);
+    pm_late_decompositions().rewrite(node(Ops::MUL, i32, {neg, uconst(i32, 8)}), {}, &none);
     QVERIFY(!none);  // a value that may be negative is not shifted
     r = fire(node(Ops::CMPNE, b8, {node(Ops::CMPNE, b8, {a, b}), uconst_bool(true)}), "!(a != b) -> a == b");
     QVERIFY(r && r->op == Ops::CMPEQ && r->src[0] == a && r->src[1] == b);
