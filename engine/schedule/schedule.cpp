@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "engine/schedule/rangeify.h"
 #include "engine/tensor/tensor.h"
@@ -88,12 +89,13 @@ UOpRef split_reduceop(const UOpRef& red) {
 
 const PatternMatcher& earliest_rewrites() {
   static const PatternMatcher pm({
-      rule("remove DETACH / CONTIGUOUS_BACKWARD", {Ops::DETACH, Ops::CONTIGUOUS_BACKWARD},
-           [](const UOpRef& x) { return x->src[0]; }),
-      rule("merge RESHAPE chains", {Ops::RESHAPE}, [](const UOpRef& x) -> UOpRef {
-        if (x->src[0]->op == Ops::RESHAPE) return reshape_to(x->src[0]->src[0], x->shape);
-        if (x->src[0]->shape == x->shape) return x->src[0];
-        return nullptr;
+      rule("DETACH(x) -> x", {Ops::DETACH}, [](const UOpRef& x) { return x->src[0]; }),
+      rule("CONTIGUOUS_BACKWARD(x) -> x", {Ops::CONTIGUOUS_BACKWARD}, [](const UOpRef& x) { return x->src[0]; }),
+      rule("RESHAPE(RESHAPE(x)) -> RESHAPE(x)", {Ops::RESHAPE}, [](const UOpRef& x) -> UOpRef {
+        return x->src[0]->op == Ops::RESHAPE ? reshape_to(x->src[0]->src[0], x->shape) : nullptr;
+      }),
+      rule("RESHAPE to its source's shape -> the source", {Ops::RESHAPE}, [](const UOpRef& x) -> UOpRef {
+        return x->src[0]->shape == x->shape ? x->src[0] : nullptr;
       }),
       rule("split_reduceop: large reduce in two kernels", {Ops::REDUCE}, split_reduceop),
       rule("reshaping on STORE can be a NOOP", {Ops::STORE}, [](const UOpRef& x) -> UOpRef {
@@ -171,8 +173,47 @@ bool store_hazard(const UOpRef& target, const UOpRef& src) {
   return go(src.get()) && hazard;
 }
 
+// What callify made of a tensor node: the kind of decision (each one rule of the "callify" pass) and the node that
+// stands for it in the graph after the pass.
+enum class Became {
+  Kernel,         // a value (a CONTIGUOUS or a requested base) computed into a new buffer by a kernel
+  View,           // a CONTIGUOUS of a contiguous range of a buffer: a view of that buffer, no kernel
+  Assign,         // an assign: a kernel storing into its target buffer
+  AssignCopy,     // an assign of a copy from another device: a copy into its target buffer
+  AssignValue,    // an assign into a value that has no buffer: that value, computed into a new buffer
+  Copy,           // a COPY to another device: a copy into a new buffer
+  SameDevice,     // a COPY to its own device: its source
+  AfterEffect,    // AFTER(buffer, effect): the buffer, read after the effect
+};
+
 struct Callify {
   std::vector<Item> items;
+  struct Decision {
+    Became how;
+    int item;  // the call it made (-1: none)
+  };
+  std::unordered_map<const UOp*, Decision> decided;  // tensor node -> what it became
+  UOps decided_order;                                // those nodes, in the order the walk decided
+  // called right after the decision's call (if any) was added
+  void decide(const UOpRef& x, Became how) {
+    const bool call = how != Became::View && how != Became::SameDevice && how != Became::AfterEffect;
+    if (decided.emplace(x.get(), Decision{how, call ? static_cast<int>(items.size()) - 1 : -1}).second) decided_order.push_back(x);
+  }
+  // what x became, as the graph shows it: its buffer view, written after its call: AFTER(view, STORE(view, value)) for
+  // a kernel, AFTER(view, COPY(destination, source)) for a copy. Where x itself is the value (a requested value whose
+  // sources needed no buffer), the value is x tagged 0, so the replacement never holds the node it replaces.
+  UOpRef became(const UOpRef& x) const {
+    const Decision& d = decided.at(x.get());
+    UOpRef view = repl.at(x.get());
+    if (d.item < 0) return view;
+    const Item& it = items[d.item];
+    UOpRef to = it.kind == ScheduleItem::Kind::Kernel
+                    ? UOp::make(Ops::AFTER, view->dtype, {view, it.value_store})
+                    : UOp::make(Ops::AFTER, view->dtype, {view, UOp::make(Ops::COPY, it.dst->dtype, {it.dst, it.src}, it.dst->device)});
+    for (auto& u : to->toposort())
+      if (u == x) return substitute(to, {{x.get(), UOp::make(x->op, x->dtype, x->src, x->arg, 0)}});
+    return to;
+  }
   std::unordered_map<const UOp*, UOpRef> repl;  // tagged node -> buffer view
   std::unordered_map<const UOp*, int> producer;  // BUFFER -> latest item writing it
   std::unordered_map<const UOp*, int> node_producer;  // realized tensor node -> the item that wrote its value
@@ -233,6 +274,7 @@ struct Callify {
       repl[x.get()] = subst_view(x->src[0]);
       if (const UOp* b = buffer_base(repl[x.get()].get()))
         if (auto p = producer.find(b); p != producer.end()) node_producer[x.get()] = p->second;
+      decide(x, Became::AfterEffect);
       return;
     }
     if (x->op == Ops::AFTER) {
@@ -247,6 +289,7 @@ struct Callify {
       if (!b) {
         // an assign into a value that has no buffer yet is that value, computed (the reference: CONTIGUOUS)
         realize_value(x, x->src[1]->src[1]);
+        decide(x, Became::AssignValue);
         return;
       }
       UOpRef buf = b->ref();
@@ -261,32 +304,45 @@ struct Callify {
         current = x.get();
         value = c;
       }
+      Became how = Became::Assign;
       if (value->op == Ops::COPY && buffer_base(value->src[0].get()) && value->src[0]->device != value->device) {
         Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}};
         add_item(std::move(it), buf.get());
+        how = Became::AssignCopy;
       } else {
         UOpRef v = subst(value, deps, raw);
         UOpRef dst = view_store ? target : reshape_to(buf, v->shape);
         add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {dst, v}), buf, nullptr, deps}, buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);
+      decide(x, how);
       return;
     }
     if (x->op == Ops::COPY) {
       const UOpRef& src = x->src[0];
       const UOp* sb = buffer_base(src.get());
-      if (src->device == x->device) { repl[x.get()] = src; return; }
+      if (src->device == x->device) {
+        repl[x.get()] = src;
+        decide(x, Became::SameDevice);
+        return;
+      }
       if (!sb) throw Error("COPY of a computed or strided view to " + x->device + " is not supported yet (shape " + shape_str(x->shape) + ")");
       UOpRef dst = new_buffer(x->device, sb->numel(), x->dtype);
       add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
       repl[x.get()] = reshape_to(dst, x->shape);
+      decide(x, Became::Copy);
       return;
     }
     // a contiguous range of an existing buffer needs no kernel: it becomes a view (contiguous_mops_to_view)
     if (x->op == Ops::CONTIGUOUS) {
-      if (UOpRef v = contiguous_view(subst_view(x->src[0]))) { repl[x.get()] = v; return; }
+      if (UOpRef v = contiguous_view(subst_view(x->src[0]))) {
+        repl[x.get()] = v;
+        decide(x, Became::View);
+        return;
+      }
     }
     realize_value(x, x->op == Ops::CONTIGUOUS ? x->src[0] : x);
+    decide(x, Became::Kernel);
   }
 
   // `value` computed into a new buffer that stands for x
@@ -348,6 +404,40 @@ struct Callify {
     go(root);
   }
 };
+
+// The "callify" pass: each tensor node callify's walk gave a buffer is rewritten to what it became, one rule per kind
+// of decision, so the step where a value becomes a buffer (and a kernel stores it) is a step of the trace. It rewrites
+// SINK(the decided nodes, the walk's last first) bottom-up: a rule sees the tensor graph's own nodes, each user before
+// the nodes it reads (whose buffers its value already reads), and the nodes it makes match none.
+UOpRef became(const UOpRef& x, const Callify& cf, Became how) {
+  auto it = cf.decided.find(x.get());
+  return it != cf.decided.end() && it->second.how == how ? cf.became(x) : nullptr;
+}
+const PatternMatcher& pm_callify() {
+  static const PatternMatcher pm({
+      rule<const Callify>("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Kernel); }),
+      rule<const Callify>("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::View); }),
+      rule<const Callify>("assign -> a kernel storing into the target's buffer", {Ops::AFTER},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Assign); }),
+      rule<const Callify>("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignCopy); }),
+      rule<const Callify>("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignValue); }),
+      rule<const Callify>("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AfterEffect); }),
+      rule<const Callify>("COPY to another device -> a copy call into a new buffer", {Ops::COPY},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Copy); }),
+      rule<const Callify>("COPY to its own device -> its source", {Ops::COPY},
+                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::SameDevice); }),
+      rule<const Callify>("a requested value -> a new buffer, stored by its own kernel", {},
+                          [](const UOpRef& x, const Callify& cf) -> UOpRef {
+                            return x->op == Ops::CONTIGUOUS ? nullptr : became(x, cf, Became::Kernel);
+                          }),
+  });
+  return pm;
+}
 
 // ---- stage to store / split kernels ------------------------------------------------------------
 UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
@@ -450,6 +540,117 @@ UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
   return UOp::make(Ops::SINK, dtypes::void_, {body}, KernelInfo{});
 }
 
+// The "stage to store" pass (sources first): each STAGE rangeify left gets a buffer and a kernel that stores the staged
+// value into it; its readers index that buffer, written after the kernel: INDEX(AFTER(buffer, END(STORE)), flat index).
+// Sources first, so a stage's value has had its own stages replaced when its kernel is made.
+struct StageToStore {
+  struct Kernel {
+    UOpRef end, buffer, computes;
+    const UOp* after;  // AFTER(buffer, end): how the graph reads it
+  };
+  std::vector<Kernel> kernels;  // in discovery order
+  std::unordered_map<const UOp*, UOpRef> after_of;  // STAGE -> AFTER(its buffer, its kernel)
+  std::function<UOpRef(const UOpRef&)> computes_of;  // the tensor node a STAGE stands for (null: none)
+};
+// the read x = INDEX(STAGE, idx...) of the stage's buffer, written after its kernel
+UOpRef read_stage(const UOpRef& x, const UOpRef& after) {
+  const UOpRef& st = x->src[0];
+  std::vector<int64_t> sizes;
+  for (size_t i = 1; i < st->src.size(); ++i) sizes.push_back(range_size(st->src[i]));
+  UOps idx(x->src.begin() + 1, x->src.end());
+  UOpRef out = UOp::make(Ops::INDEX, after->dtype, {after, flat_index(idx, sizes)});
+  return out->dtype != x->dtype ? ucast(out, x->dtype) : out;
+}
+// the first read of a STAGE: its buffer and the kernel that stores it
+UOpRef stage_to_store(const UOpRef& x, StageToStore& ctx) {
+  const UOpRef& st = x->src[0];
+  if (st->op != Ops::STAGE || ctx.after_of.count(st.get())) return nullptr;
+  UOps rng(st->src.begin() + 1, st->src.end());
+  std::vector<int64_t> sizes;
+  int64_t n = 1;
+  for (auto& r : rng) { sizes.push_back(range_size(r)); n *= sizes.back(); }
+  DType dt = strong(st->dtype);
+  UOpRef buf = new_buffer(st->as<StageArg>().device.empty() ? default_device() : st->as<StageArg>().device, n, dt);
+  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dt, {buf, flat_index(rng, sizes)}), ucast(st->src[0], dt)});
+  UOps e{store};
+  for (auto& r : rng) if (r->op == Ops::RANGE) e.push_back(r);
+  UOpRef end = e.size() > 1 ? UOp::make(Ops::END, dtypes::void_, e) : store;
+  UOpRef after = UOp::make(Ops::AFTER, dt, {buf, end});
+  ctx.kernels.push_back({end, buf, ctx.computes_of(st), after.get()});
+  ctx.after_of.emplace(st.get(), after);
+  return read_stage(x, after);
+}
+const PatternMatcher& pm_stage_to_store() {
+  static const PatternMatcher pm({
+      rule<StageToStore>("STAGE -> a new buffer, stored by its own kernel (a kernel boundary)", {Ops::INDEX}, stage_to_store),
+      rule<StageToStore>("another read of a STAGE -> a read of its buffer", {Ops::INDEX}, [](const UOpRef& x, StageToStore& ctx) -> UOpRef {
+        auto known = x->src[0]->op == Ops::STAGE ? ctx.after_of.find(x->src[0].get()) : ctx.after_of.end();
+        return known != ctx.after_of.end() ? read_stage(x, known->second) : nullptr;
+      }),
+  });
+  return pm;
+}
+
+// a read of a buffer written by another kernel of this schedule (AFTER(buffer, its kernel)) is a read of the buffer
+const PatternMatcher& pm_kernel_inputs() {
+  static const PatternMatcher pm({rule("AFTER(buffer, kernel) read by a kernel -> the buffer", {Ops::AFTER}, [](const UOpRef& x) -> UOpRef {
+    return x->src[0]->op == Ops::BUFFER && (x->src[1]->op == Ops::END || x->src[1]->op == Ops::STORE || x->src[1]->op == Ops::CALL) ? x->src[0] : nullptr;
+  })});
+  return pm;
+}
+
+// The "split kernels" pass (bottom-up, the reference's split_kernels > kernel split): each kernel of the schedule (a
+// store with no open ranges) becomes CALL(its AST, its buffers): reads of other kernels' buffers become plain buffers
+// ("kernel inputs"), masks leave the index math ("lower masks"), buffers become PARAMs in argument order and ranges are
+// numbered from 0. An argument written by another kernel of this schedule stays AFTER(buffer, that kernel), so the
+// result is the kernel graph; node-first, a kernel met as another's argument becomes a CALL in turn.
+struct SplitKernels {
+  std::unordered_map<const UOp*, size_t> kernel;  // a kernel's store (END or STORE) -> its index in `asts`
+  std::vector<UOpRef> asts;                        // per kernel: SINK[KernelInfo]
+  std::vector<UOps> bufs;                          // per kernel: its BUFFERs in PARAM order
+  std::vector<UOpRef> calls;                       // per kernel: its CALL
+};
+UOpRef split_kernel(const UOpRef& x, SplitKernels& ctx) {
+  auto k = ctx.kernel.find(x.get());
+  if (k == ctx.kernel.end()) return nullptr;
+  // the buffers it reads that other kernels write: argument -> AFTER(buffer, writer)
+  std::unordered_map<const UOp*, UOpRef> written;
+  for (auto& u : x->toposort())
+    if (u->op == Ops::AFTER && u->src[0]->op == Ops::BUFFER) written.emplace(u->src[0].get(), u);
+  UOpRef body = graph_rewrite(x, pm_kernel_inputs(), "kernel inputs");
+  body = graph_rewrite(body, pm_lower_masks(), "lower masks");
+  UOps bufs;
+  UOpRef ast = make_kernel_ast(body, bufs);
+  UOps src{ast};
+  for (auto& b : bufs) {
+    auto w = written.find(b.get());
+    src.push_back(w != written.end() && b.get() != bufs[0].get() ? w->second : b);
+  }
+  ctx.asts[k->second] = ast;
+  ctx.bufs[k->second] = bufs;
+  return ctx.calls[k->second] = UOp::make(Ops::CALL, dtypes::void_, src);
+}
+const PatternMatcher& pm_split_kernels() {
+  static const PatternMatcher pm({rule<SplitKernels>("a store with no open ranges -> a kernel: CALL(AST, buffers)", {Ops::END, Ops::STORE}, split_kernel)});
+  return pm;
+}
+
+// The "order calls" pass: the kernel graph (and the copies) -> one LINEAR, in the order the calls run (set by `order`)
+struct OrderCalls {
+  UOps calls;               // per built item: its CALL
+  std::vector<int> order;   // the built items in execution order
+};
+const PatternMatcher& pm_order_calls() {
+  static const PatternMatcher pm({rule<OrderCalls>("kernel graph -> LINEAR: each call after the calls it depends on", {Ops::SINK},
+                                                   [](const UOpRef& x, OrderCalls& ctx) -> UOpRef {
+                                                     if (x->src != ctx.calls) return nullptr;  // not a kernel's own SINK
+                                                     UOps lin;
+                                                     for (int i : ctx.order) lin.push_back(ctx.calls[i]);
+                                                     return UOp::make(Ops::LINEAR, dtypes::void_, lin);
+                                                   })});
+  return pm;
+}
+
 }  // namespace
 
 // the schedule of one (normalized) graph: callify, kernel graph, order
@@ -462,6 +663,9 @@ Schedule build_schedule(const UOps& outputs) {
     cf.tag(b->ref());
   }
   for (auto& o : outputs) cf.visit(o);
+  // what the walk decided, as the trace shows it: the tensor graph with each realized node rewritten to its buffer
+  if (rewrite_listener() && !cf.decided_order.empty())
+    graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, UOps(cf.decided_order.rbegin(), cf.decided_order.rend())), pm_callify(), std::as_const(cf), "callify", true);
   Schedule out;
   for (auto& [k, v] : cf.repl) out.becomes[k] = v;
   out.var_vals = cf.var_vals;
@@ -505,47 +709,22 @@ Schedule build_schedule(const UOps& outputs) {
     };
 
     // stage to store: each remaining STAGE gets a buffer and a kernel
-    std::unordered_map<const UOp*, UOpRef> stage_buf;
-    struct StageKernel { UOpRef end, buffer, computes; };
-    std::vector<StageKernel> stage_kernels;  // in discovery order
-    std::unordered_map<const UOp*, UOpRef> memo;
-    std::function<UOpRef(const UOpRef&)> lower = [&](const UOpRef& x) -> UOpRef {
-      if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-      UOpRef out;
-      if (x->op == Ops::INDEX && x->src[0]->op == Ops::STAGE) {
-        const UOpRef& st = x->src[0];
-        auto sb = stage_buf.find(st.get());
-        if (sb == stage_buf.end()) {
-          std::vector<int64_t> sizes;
-          UOps rng(st->src.begin() + 1, st->src.end());
-          int64_t n = 1;
-          for (auto& r : rng) { sizes.push_back(range_size(r)); n *= sizes.back(); }
-          UOpRef value = lower(st->src[0]);
-          DType dt = strong(st->dtype);
-          UOpRef buf = new_buffer(st->as<StageArg>().device.empty() ? default_device() : st->as<StageArg>().device, n, dt);
-          UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dt, {buf, flat_index(rng, sizes)}), ucast(value, dt)});
-          UOps e{store};
-          for (auto& r : rng) if (r->op == Ops::RANGE) e.push_back(r);
-          UOpRef end = e.size() > 1 ? UOp::make(Ops::END, dtypes::void_, e) : store;
-          stage_kernels.push_back({end, buf, tensor_node_of(st)});
-          sb = stage_buf.emplace(st.get(), buf).first;
-        }
-        std::vector<int64_t> sizes;
-        for (size_t i = 1; i < st->src.size(); ++i) sizes.push_back(range_size(st->src[i]));
-        UOps idx(x->src.begin() + 1, x->src.end());
-        out = UOp::make(Ops::INDEX, sb->second->dtype, {sb->second, flat_index(idx, sizes)});
-        if (out->dtype != x->dtype) out = ucast(out, x->dtype);
-      } else {
-        UOps ns;
-        for (auto& s : x->src) ns.push_back(lower(s));
-        out = x->replace_src(ns);
-      }
-      return memo[x.get()] = out;
-    };
+    StageToStore sts;
+    sts.computes_of = tensor_node_of;
+    UOpRef lsink = graph_rewrite(rsink, pm_stage_to_store(), sts, "stage to store");
+    // the stage kernels first found under each store, in discovery order: those it reaches that no earlier store does
+    std::unordered_map<const UOp*, size_t> stage_index;
+    for (size_t s = 0; s < sts.kernels.size(); ++s) stage_index[sts.kernels[s].after] = s;
+    std::vector<char> stage_seen(sts.kernels.size(), 0);
     for (size_t k = 0; k < rsink->src.size(); ++k) {
-      const UOpRef& se = rsink->src[k];
-      size_t first_stage = stage_kernels.size();
-      UOpRef lowered = lower(se);
+      const UOpRef& lowered = lsink->src[k];
+      std::vector<size_t> found;
+      for (auto& u : lowered->toposort())
+        if (auto it = stage_index.find(u.get()); it != stage_index.end() && !stage_seen[it->second]) {
+          stage_seen[it->second] = 1;
+          found.push_back(it->second);
+        }
+      std::sort(found.begin(), found.end());
       int ci = store_item[k];
       // copies this kernel depends on, in order, then the intermediates discovered while lowering it
       for (int d : cf.items[ci].deps)
@@ -553,9 +732,9 @@ Schedule build_schedule(const UOps& outputs) {
           item_to_built[d] = built.size();
           built.push_back(Built{ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {cf.items[d].dst, cf.items[d].src}, cf.items[d].computes}, {}, cf.items[d].dst.get(), d, true});
         }
-      for (size_t s = first_stage; s < stage_kernels.size(); ++s) {
-        out.intermediates.push_back(stage_kernels[s].buffer);
-        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, stage_kernels[s].end, {}, stage_kernels[s].computes}, {}, stage_kernels[s].buffer.get(), ci, false};
+      for (size_t s : found) {
+        out.intermediates.push_back(sts.kernels[s].buffer);
+        Built b{ScheduleItem{ScheduleItem::Kind::Kernel, sts.kernels[s].end, {}, sts.kernels[s].computes}, {}, sts.kernels[s].buffer.get(), ci, false};
         built.push_back(std::move(b));
       }
       item_to_built[ci] = built.size();
@@ -575,16 +754,37 @@ Schedule build_schedule(const UOps& outputs) {
   // kernel ASTs + dependencies between buffer states: a kernel's output argument depends on the write of the state it
   // replaces (WAW), each input on the write of the state it reads (RAW); a write waits for every reader of the state it
   // replaces (WAR, an ordering edge only: it is not part of the graph the discovery order walks)
+  SplitKernels sk;
+  OrderCalls oc;
+  {
+    UOps roots;
+    for (auto& b : built)
+      if (b.item.kind == ScheduleItem::Kind::Kernel) {
+        sk.kernel.emplace(b.item.ast.get(), roots.size());
+        roots.push_back(b.item.ast);
+      }
+    sk.asts.resize(roots.size());
+    sk.bufs.resize(roots.size());
+    sk.calls.resize(roots.size());
+    if (!roots.empty()) snapshot("View Kernel Graph", graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, roots), pm_split_kernels(), sk, "split kernels", true));
+    for (auto& b : built) {
+      if (b.item.kind == ScheduleItem::Kind::Kernel) {
+        const size_t k = sk.kernel.at(b.item.ast.get());
+        b.item.ast = sk.asts[k];
+        b.item.bufs = std::move(sk.bufs[k]);
+        oc.calls.push_back(sk.calls[k]);
+      } else {
+        const UOpRef &dst = b.item.bufs[0], &src = b.item.bufs[1];
+        oc.calls.push_back(UOp::make(Ops::CALL, dtypes::void_, {UOp::make(Ops::COPY, dst->dtype, {dst, src}, dst->device), dst, src}));
+      }
+    }
+  }
   auto built_of = [&](int item) { return item >= 0 ? item_to_built[item] : -1; };
   std::unordered_map<const UOp*, int> writer;  // latest write of a buffer created while lowering (intermediates)
   std::vector<std::vector<std::pair<const UOp*, int>>> read_states(built.size());
   std::vector<int> replaces(built.size(), -1);
   for (size_t i = 0; i < built.size(); ++i) {
     auto& b = built[i];
-    if (b.item.kind == ScheduleItem::Kind::Kernel) {
-      UOpRef body = graph_rewrite(b.item.ast, pm_lower_masks(), "lower masks");
-      b.item.ast = make_kernel_ast(body, b.item.bufs);
-    }
     auto state_read = [&](const UOp* buf) -> int {
       if (b.ci >= 0) {
         const auto& rv = cf.items[b.ci].reads;
@@ -645,10 +845,13 @@ Schedule build_schedule(const UOps& outputs) {
   while (!q.empty()) {
     int i = q.front();
     q.pop_front();
+    oc.order.push_back(i);
     out.items.push_back(built[i].item);
     for (int s : succ[i]) if (--indeg[s] == 0) q.push_back(s);
   }
   if (out.items.size() != built.size()) throw Error("cycle detected in assign graph");
+  // the order as the trace shows it: the kernel graph and the copies rewritten to the LINEAR (the order is Kahn's, above)
+  if (rewrite_listener()) graph_rewrite(UOp::make(Ops::SINK, dtypes::void_, oc.calls), pm_order_calls(), oc, "order calls");
   return out;
 }
 

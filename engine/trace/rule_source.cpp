@@ -58,14 +58,21 @@ RuleSource rule_source_in(std::string_view text, int line, std::string_view name
     const size_t b = starts[l - 1], e = l < lines ? starts[l] - 1 : text.size() - (text.back() == '\n' ? 1 : 0);
     return text.substr(b, e - b);
   };
-  // the rule(...) call that starts on `line` (the one naming the rule when there are several), else the nearest one
+  // the rule(...) (or rule<Context>(...)) call that starts on `line` (the one naming the rule when there are several), else the nearest one
   // above whose call reaches it
   int first = line, last = line;
   for (int l = line; l >= std::max(1, line - kMaxRuleLines); --l) {
     const std::string_view t = line_text(l);
     size_t best = std::string_view::npos;
-    for (size_t p = t.find("rule("); p != std::string_view::npos; p = t.find("rule(", p + 1)) {
-      const size_t open = p + 4;
+    for (size_t p = t.find("rule"); p != std::string_view::npos; p = t.find("rule", p + 1)) {
+      // rule(...) or rule<Context>(...): `open` is the call's parenthesis
+      size_t open = p + 4;
+      if (open < t.size() && t[open] == '<') {
+        const size_t close = t.find('>', open);
+        if (close == std::string_view::npos) continue;
+        open = close + 1;
+      }
+      if (open >= t.size() || t[open] != '(') continue;
       std::string_view rest = t.substr(open + 1);
       while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
       const bool named = !name.empty() && rest.starts_with('"' + std::string(name) + '"');
