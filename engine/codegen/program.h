@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/uop/estimates.h"
 #include "engine/uop/uop.h"
 
 namespace ts {
@@ -69,10 +70,6 @@ namespace ts {
 // unset on the CPU path (no launch dims: core_id threads instead) and under NOLOCALS (idx specials): then
 // global_size counts invocations, the runtime picks a work-group size and the shader must skip idx{i} >= global_size[i].
 // ---------------------------------------------------------------------------------------------------
-
-struct Estimates {
-  double ops = 0, lds = 0, mem = 0;
-};
 
 // A kernel after codegen: named, rendered, with everything the runtime needs to launch it.
 using SourceLines = std::vector<std::pair<int, UOpRef>>;

@@ -97,6 +97,54 @@ Buffer& ensure_buffer(const UOpRef& b) {
   return *buffer_of(*b);
 }
 
+// what the trace records (engine/trace/records.h) of a BEAM search's report, a program, a schedule and a host value
+trace::BeamProgressRecord beam_record(const BeamProgress& p) {
+  trace::BeamProgressRecord r;
+  r.kernel = p.kernel;
+  r.round = p.round;
+  r.done = p.done;
+  r.total = p.total;
+  r.timed = p.timed;
+  r.best_s = p.best_s;
+  r.default_s = p.default_s;
+  r.elapsed_s = p.elapsed_s;
+  for (const Opt& o : p.best_opts) r.best_opts.push_back(o.str());
+  r.finished = p.finished;
+  r.cached = p.cached;
+  return r;
+}
+
+trace::ProgramRecord program_record(const ProgramSpec& p) {
+  trace::ProgramRecord r;
+  r.name = p.name;
+  r.colored_name = p.colored_name;
+  r.function_name = p.function_name;
+  r.applied_opts = p.applied_opts;
+  r.opts_source = p.opts_source;
+  r.src = p.src;
+  r.lang = p.lang;
+  r.outs = p.outs;
+  r.ins = p.ins;
+  r.global_size = p.global_size;
+  r.local_size = p.local_size;
+  r.threads = p.threads;
+  r.estimates = p.estimates;
+  r.ast = p.ast;
+  r.source_lines = p.source_lines;
+  return r;
+}
+
+trace::ScheduleRecord schedule_record(const Schedule& s) {
+  trace::ScheduleRecord r;
+  r.items.reserve(s.items.size());
+  for (const ScheduleItem& it : s.items)
+    r.items.push_back({it.kind == ScheduleItem::Kind::Kernel ? trace::ScheduleRecord::Item::Kind::Kernel : trace::ScheduleRecord::Item::Kind::Copy,
+                       it.ast, it.bufs, it.computes});
+  return r;
+}
+
+trace::HostValues host_values(const HostData& h) { return {h.shape, h.dtype, h.f, h.i}; }
+
 BeamResult search_opts(const UOpRef& ast, Device& dev) {
   const RealizeConfig& rc = realize_config();
   BeamConfig bc;
@@ -111,7 +159,7 @@ BeamResult search_opts(const UOpRef& ast, Device& dev) {
     bc.min_progress_s = std::atof(it->second.c_str()) / 1e6;
   bc.debug = rc.debug;
   return beam_search(ast, dev, bc, [&rc](const BeamProgress& p) {
-    trace::stream_progress(p);
+    trace::stream_progress(beam_record(p));
     if (rc.beam_progress) rc.beam_progress(p);
   });
 }
@@ -161,7 +209,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
       c->spec.opts_source = codegen_option("NOOPT", 0) ? "none (NOOPT=1)" : "hand-coded heuristics";
     }
     scope.rename(c->spec.colored_name);
-    trace::record_program(c->spec, c->key);
+    if (trace::level() != trace::Level::Off) trace::record_program(program_record(c->spec), c->key);
   }
   if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
   c->exe = dev.load(c->spec);
@@ -439,7 +487,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       continue;
     }
     if (update_stats) finish(i, std::move(rec));
-    for (auto& w : written) trace::record_snapshot(w.head, w.arg, w.count);
+    for (auto& w : written) trace::record_snapshot(host_values(w.head), w.arg, w.count);
   }
   flush();
   guard.f = nullptr;
@@ -467,7 +515,7 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
     // of a training step read apart at a glance)
     std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
     scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels") + (where.empty() ? "" : " · " + where));
-    trace::record_schedule(sched);
+    if (trace::level() != trace::Level::Off) trace::record_schedule(schedule_record(sched));
   }
   apply_becomes(sched);
   return sched;
@@ -550,7 +598,7 @@ void install_realize(RealizeConfig config) {
     std::lock_guard lk(g_mu);
     HostData h = read_buffer(v);
     // what the script reads is what a comparison of two devices compares
-    if (trace::recording_calls()) trace::record_output(h, caller_location_hook() ? caller_location_hook()() : std::string());
+    if (trace::recording_calls()) trace::record_output(host_values(h), caller_location_hook() ? caller_location_hook()() : std::string());
     return h;
   };
 }

@@ -1,43 +1,21 @@
 #pragma once
-#include <array>
 #include <functional>
 #include <memory>
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/codegen/program.h"
 #include "engine/device/search.h"
 #include "engine/tensor/tensor.h"
+#include "engine/trace/records.h"
 
 namespace ts {
 
-// One executed CALL, as the DEBUG=2 line reports it.
-struct CallRecord {
-  std::string kind;          // "kernel" | "copy"
-  std::string name;          // "E_4" / "copy       16 B,     CPU <- PYTHON" (no colors)
-  std::string colored_name;
-  std::string device;
-  int counter = 0;           // the *** counter
-  int num_args = 0;
-  std::vector<std::pair<int64_t, std::string>> arg_sizes;  // [elements, dtype name] per arg, output first
-  std::array<int64_t, 3> global_size{1, 1, 1};
-  std::vector<std::string> applied_opts;
-  bool first_run = false;
-  std::string program_key;   // equal keys = same compiled program
-  double seconds = 0;
-  // seconds is the kernel's own time; false when nothing asked for it (RealizeConfig::time_kernels off, on a device
-  // that batches): the kernel then ran without timestamps and seconds is its share of the batch's wall time
-  bool timed = true;
-  std::vector<double> repeat_seconds;  // every timing of a kernel run several times (RealizeConfig::repeat), first included
-  // how the repeats ran: "rerun" (the kernel reads nothing it writes), "restored" (it writes memory it reads: each
-  // repeat ran on a copy of the inputs the first run saw, so no buffer changes); empty when it ran once
-  std::string repeat_mode;
-  Estimates estimates;
-  int schedule_index = 0;    // which realize (linear) this call belongs to
-};
+// One executed CALL (engine/trace/records.h): realize fills it, prints it (DEBUG=2), records it in the trace and keeps
+// the latest ones (call_log).
+using CallRecord = trace::CallRecord;
 
 // How realizes run. The program's entry point fills it (from DEV, DEBUG, TINYSCOPE_REPEAT) and hands it to
 // install_realize; nothing below reads the environment.

@@ -6,10 +6,11 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <unordered_set>
 
-#include "engine/tensor/tensor.h"
 #include "engine/trace/rule_source.h"
+#include "engine/uop/dtype.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
 
@@ -151,7 +152,7 @@ std::string base64(const unsigned char* p, size_t n) {
 
 // the first n elements of v as little-endian bytes, base64
 template <typename T>
-std::string values_base64(const std::vector<T>& v, size_t n) {
+std::string values_base64(std::span<const T> v, size_t n) {
   static_assert(sizeof(T) == 8);
   std::string bytes(n * 8, '\0');
   for (size_t k = 0; k < n; ++k) {
@@ -215,7 +216,7 @@ void snapshot_tensor_graph(const UOps& outputs) {
   (*c)["tensor_graph"] = roots;
 }
 
-void record_schedule(const Schedule& s) {
+void record_schedule(const ScheduleRecord& s) {
   if (g_level == Level::Off) return;
   std::lock_guard lk(g_mu);
   json* c = current_context();
@@ -242,7 +243,7 @@ void record_schedule(const Schedule& s) {
   for (auto& it : s.items) {
     json bufs = json::array();
     for (auto& b : it.bufs) bufs.push_back(intern(b));
-    json j = {{"kind", it.kind == ScheduleItem::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
+    json j = {{"kind", it.kind == ScheduleRecord::Item::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
     if (it.ast) j["ast"] = intern(it.ast);
     if (it.computes) {
       j["computes"] = intern(it.computes);  // provenance: the tensor node whose value the call produces
@@ -253,7 +254,7 @@ void record_schedule(const Schedule& s) {
   (*c)["linear"] = items;
 }
 
-void record_program(const ProgramSpec& p, const std::string& program_key) {
+void record_program(const ProgramRecord& p, const std::string& program_key) {
   if (g_level == Level::Off) return;
   std::lock_guard lk(g_mu);
   json* c = current_context();
@@ -309,7 +310,7 @@ void record_call(const CallRecord& r) {
 
 namespace {
 // a value's dtype, shape and its first values (up to what the budget has left), as outputs and snapshots keep them
-json host_values(const HostData& h, size_t* budget_left, size_t count = 0) {
+json host_values(const HostValues& h, size_t* budget_left, size_t count = 0) {
   const bool floats = is_float(h.dtype);
   const size_t have = floats ? h.f.size() : h.i.size();
   count = std::max(count, have);
@@ -324,7 +325,7 @@ json host_values(const HostData& h, size_t* budget_left, size_t count = 0) {
 }
 }  // namespace
 
-void record_output(const HostData& h, const std::string& where) {
+void record_output(const HostValues& h, const std::string& where) {
   if (!g_calls_wanted) return;
   std::lock_guard lk(g_mu);
   if (g_outputs.size() >= kMaxOutputs) {
@@ -345,7 +346,7 @@ size_t snapshot_values_left() {
   return g_calls_wanted && g_snapshots.size() < kMaxSnapshots ? kMaxSnapshotValues - g_snapshot_values : 0;
 }
 
-void record_snapshot(const HostData& h, int arg, size_t count) {
+void record_snapshot(const HostValues& h, int arg, size_t count) {
   if (!g_calls_wanted) return;
   std::lock_guard lk(g_mu);
   // a snapshot of a call the trace dropped would name no call of it
@@ -419,11 +420,10 @@ void stream_to(const std::string& path) {
   for (const auto& r : g_rules) stream_line({{"rule", r}});
 }
 
-void stream_progress(const BeamProgress& p) {
+void stream_progress(const BeamProgressRecord& p) {
   std::lock_guard lk(g_mu);
   if (!g_stream) return;
-  json opts = json::array();
-  for (auto& o : p.best_opts) opts.push_back(o.str());
+  json opts = p.best_opts;
   stream_line({{"beam",
                 {{"kernel", p.kernel}, {"round", p.round}, {"done", p.done}, {"total", p.total}, {"timed", p.timed},
                  {"best_s", std::isfinite(p.best_s) ? p.best_s : -1.0}, {"default_s", p.default_s}, {"elapsed_s", p.elapsed_s},

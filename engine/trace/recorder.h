@@ -1,15 +1,9 @@
 #pragma once
 #include <string>
 
-#include "engine/codegen/program.h"
-#include "engine/realize/realize.h"
-#include "engine/schedule/schedule.h"
+#include "engine/trace/records.h"
 #include "engine/trace/trace.h"
 #include "engine/uop/uop.h"
-
-namespace ts {
-struct HostData;
-}
 
 namespace ts::trace {
 
@@ -37,8 +31,8 @@ class ContextScope {
 };
 
 void snapshot_tensor_graph(const UOps& outputs);
-void record_schedule(const Schedule& s);
-void record_program(const ProgramSpec& p, const std::string& program_key);  // CALL -> program via the key
+void record_schedule(const ScheduleRecord& s);
+void record_program(const ProgramRecord& p, const std::string& program_key);  // CALL -> program via the key
 void record_call(const CallRecord& c);
 // A value the script read back to the host (tolist, numpy, item, print): what a comparison of two devices compares.
 //   {"where": the script line, "after_call": calls recorded before it, "dtype", "bits", "shape", "count": elements,
@@ -48,7 +42,7 @@ void record_call(const CallRecord& c);
 // kMaxOutputs outputs (the rest are counted in "truncated": {"outputs": N}).
 constexpr size_t kMaxOutputValues = size_t(1) << 22;
 constexpr size_t kMaxOutputs = 100000;
-void record_output(const HostData& h, const std::string& where);
+void record_output(const HostValues& h, const std::string& where);
 // A buffer a call wrote, read back right after that call ran (RealizeConfig::snapshots, `tinyscope run --snapshots`):
 // the buffer viewer's values for any call, not only for what the script read.
 //   {"call": the call's index in "calls" (the last call recorded), "arg": which of its buffers (a kernel's output
@@ -59,11 +53,11 @@ constexpr size_t kMaxSnapshotValues = size_t(1) << 22;
 constexpr size_t kMaxSnapshots = 100000;
 // h holds the buffer's first elements (at most snapshot_values_left() of them: a reader decodes no more than the trace
 // keeps), `count` all of them
-void record_snapshot(const HostData& h, int arg, size_t count);
+void record_snapshot(const HostValues& h, int arg, size_t count);
 size_t snapshot_values_left();
 // A BEAM search's progress, to the trace stream only (not kept in the trace):
 //   {"beam": {"kernel", "round", "done", "total", "timed", "best_s" (-1: none yet), "default_s", "elapsed_s",
 //             "opts", "finished", "cached"}}
-void stream_progress(const BeamProgress& p);
+void stream_progress(const BeamProgressRecord& p);
 
 }  // namespace ts::trace
