@@ -448,29 +448,18 @@ UOpRef flat_index(const UOps& idx, const std::vector<int64_t>& sizes) {
 int64_t range_size(const UOpRef& r) { return r->op == Ops::RANGE ? r->src[0]->vmax() : 1; }  // the max size
 
 // move masks (WHERE(valid, x, Invalid)) out of index math; a masked read becomes a gated read
-UOpRef push_invalid(const UOpRef& x) {
-  if (x->op == Ops::INDEX && x->src.size() == 2 && x->src[1]->op == Ops::WHERE && is_invalid(x->src[1]->src[2])) {
-    UOpRef ld = UOp::make(Ops::INDEX, x->dtype, {x->src[0], x->src[1]->src[1]});
-    return alu(Ops::WHERE, x->src[1]->src[0], ld, uconst(x->dtype, 0));
-  }
-  if (group::alu(x->op) && x->op != Ops::WHERE) {
-    for (size_t i = 0; i < x->src.size(); ++i) {
-      const UOpRef& s = x->src[i];
-      if (s->op == Ops::WHERE && is_invalid(s->src[2])) {
-        UOps ns = x->src;
-        ns[i] = s->src[1];
-        UOpRef inner = x->replace_src(ns);
-        if (is_bool(x->dtype)) return alu(Ops::AND, s->src[0], inner);  // masked-out conditions are false
-        return alu(Ops::WHERE, s->src[0], inner, uconst_invalid());
-      }
-    }
-  }
-  if (x->op == Ops::WHERE && x->src[0]->op == Ops::WHERE && is_invalid(x->src[0]->src[2]))
-    return alu(Ops::WHERE, alu(Ops::AND, x->src[0]->src[0], x->src[0]->src[1]), x->src[1], x->src[2]);
-  // WHERE(c, WHERE(c, a, b), d) -> WHERE(c, a, d)
-  if (x->op == Ops::WHERE && x->src[1]->op == Ops::WHERE && x->src[1]->src[0] == x->src[0])
-    return alu(Ops::WHERE, x->src[0], x->src[1]->src[1], x->src[2]);
-  return nullptr;
+// an ALU op (not WHERE) with a masked source v.where(x, Invalid): (its index, the source); (-1, null) when none
+std::pair<int, UOpRef> masked_source(const UOpRef& x) {
+  if (!group::alu(x->op) || x->op == Ops::WHERE) return {-1, nullptr};
+  for (size_t i = 0; i < x->src.size(); ++i)
+    if (x->src[i]->op == Ops::WHERE && is_invalid(x->src[i]->src[2])) return {static_cast<int>(i), x->src[i]};
+  return {-1, nullptr};
+}
+// x with its masked source i replaced by the value under the mask
+UOpRef unmasked(const UOpRef& x, int i) {
+  UOps ns = x->src;
+  ns[i] = x->src[i]->src[1];
+  return x->replace_src(ns);
 }
 
 const PatternMatcher& pm_lower_masks() {
@@ -487,7 +476,26 @@ const PatternMatcher& pm_lower_masks() {
         UOpRef s = uop_given_valid(x->src[0], idx, false);
         return s == idx ? nullptr : alu(Ops::WHERE, x->src[0], s, x->src[2]);
       }),
-      rule("push masks out of index math; masked reads become gated reads", {}, push_invalid),
+      rule("INDEX(p, v.where(i, Invalid)) -> v.where(INDEX(p, i), 0) (a masked read is a gated read)", {Ops::INDEX}, [](const UOpRef& x) -> UOpRef {
+        if (x->src.size() != 2 || x->src[1]->op != Ops::WHERE || !is_invalid(x->src[1]->src[2])) return nullptr;
+        return alu(Ops::WHERE, x->src[1]->src[0], UOp::make(Ops::INDEX, x->dtype, {x->src[0], x->src[1]->src[1]}), uconst(x->dtype, 0));
+      }),
+      rule("bool f(v.where(x, Invalid)) -> v & f(x) (masked-out conditions are false)", {}, [](const UOpRef& x) -> UOpRef {
+        auto [i, m] = masked_source(x);
+        return m && is_bool(x->dtype) ? alu(Ops::AND, m->src[0], unmasked(x, i)) : nullptr;
+      }),
+      rule("f(v.where(x, Invalid)) -> v.where(f(x), Invalid) (the mask moves out of index math)", {}, [](const UOpRef& x) -> UOpRef {
+        auto [i, m] = masked_source(x);
+        return m && !is_bool(x->dtype) ? alu(Ops::WHERE, m->src[0], unmasked(x, i), uconst_invalid()) : nullptr;
+      }),
+      rule("(v.where(c, Invalid)).where(a, b) -> (v & c).where(a, b)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
+        const UOpRef& g = x->src[0];
+        return g->op == Ops::WHERE && is_invalid(g->src[2]) ? alu(Ops::WHERE, alu(Ops::AND, g->src[0], g->src[1]), x->src[1], x->src[2]) : nullptr;
+      }),
+      rule("c.where(c.where(a, b), d) -> c.where(a, d)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
+        const UOpRef& t = x->src[1];
+        return t->op == Ops::WHERE && t->src[0] == x->src[0] ? alu(Ops::WHERE, x->src[0], t->src[1], x->src[2]) : nullptr;
+      }),
   });
   return pm;
 }

@@ -1,2 +1,4 @@
 # the pattern language (engine/uop/pattern.h) and the rules written in it
 ts_add_test(test_pattern SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pattern.cpp LIBS tinyscope_engine TIMEOUT 60)
+# the rewrite driver (engine/uop/rewrite.h)
+ts_add_test(test_rewrite SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rewrite.cpp LIBS tinyscope_engine TIMEOUT 60)
