@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/trace/records.h"
 #include "engine/uop/estimates.h"
 #include "engine/uop/uop.h"
 
@@ -71,7 +72,7 @@ namespace ts {
 // global_size counts invocations, the runtime picks a work-group size and the shader must skip idx{i} >= global_size[i].
 // ---------------------------------------------------------------------------------------------------
 
-// A kernel after codegen: named, rendered, with everything the runtime needs to launch it.
+// which UOp each line of a rendered source renders ({1-based line, uop}, in line order)
 using SourceLines = std::vector<std::pair<int, UOpRef>>;
 // a renderer's body lines as SourceLines: body line k renders line_uops[k] (nullptr: no UOp) and stands at source
 // line body_line + k
@@ -84,31 +85,13 @@ inline SourceLines source_lines_of(int body_line, const std::vector<const UOp*>&
 // the newlines in s (the lines a renderer wrote so far)
 inline int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-struct ProgramSpec {
-  std::string name;          // "r_8_16_2_4_4_16_4" (no colors)
-  std::string colored_name;  // with ANSI colors as the reference prints it
-  std::string function_name; // C identifier
-  std::vector<std::string> applied_opts;  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)"
-  // where the opts came from, for the people reading them: "hand-coded heuristics", "none (NOOPT=1)", "BEAM=2 search:
-  // 225 candidates timed in 44.2 s, 18.86 ms with the default opts -> 4.11 ms", "BEAM=2, from the cache"
-  std::string opts_source;
-  std::string src;           // rendered source for the chosen renderer (C, LLVM IR or GLSL; INTERP: the printed program)
-  std::string lang;          // "c" | "llvm" | "interp" | "glsl"
+// A kernel after codegen: what the trace records of it (engine/trace/records.h: name, opts, source, launch dims,
+// estimates, AST, source lines), and what running it needs besides.
+struct ProgramSpec : trace::ProgramRecord {
   int num_buffers = 0;       // buffer params 0..n-1 of the kernel AST (what the caller passes, by slot)
   std::vector<int> globals;  // the buffer slots the program still uses (x*0 may drop an input)
-  std::vector<int> outs, ins;
   std::vector<std::string> vars;  // Variable names, passed after the buffers
-  // launch dims (see "GPU programs" above): work-groups per dim, lanes per work-group (unset on the CPU path);
-  // a symbolic dim holds its largest value here, launch_dims() evaluates it for the Variables' values
-  std::array<int64_t, 3> global_size{1, 1, 1};
-  std::optional<std::array<int64_t, 3>> local_size;
-  int threads = 1;           // CPU THREAD axis (core_id 0..threads-1)
-  Estimates estimates;
-  UOpRef ast;                // the kernel AST it came from
   UOpRef lowered;            // the final linearized program (LINEAR of UOps), for the interpreter and traces
-  // which UOp of `lowered` each line of src renders ({1-based line, uop}, in line order); lines no UOp wrote (the
-  // signature, the entry) are absent, and an expression inlined into a line is that line's through its users
-  SourceLines source_lines;
 };
 
 struct LaunchDims {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/codegen/opt.h"
+#include "engine/trace/records.h"
 #include "engine/uop/uop.h"
 
 namespace ts {
@@ -50,18 +51,9 @@ struct BeamConfig {
 };
 
 // What a search reports while it runs (after every timed chunk and at the end).
-struct BeamProgress {
-  std::string kernel;              // the kernel's name under the default opts
-  int round = 0;                   // 1, 2, ...
-  size_t done = 0, total = 0;      // candidates of this round compiled and timed so far / in all
-  size_t timed = 0;                // candidates timed in the whole search
-  double best_s = 0;               // the best time so far (inf before the first)
-  double default_s = 0;            // the default opts' time (measured in round 1; 0 when cached)
-  double elapsed_s = 0;
+struct BeamProgress : trace::BeamCounts {  // kernel, round, candidates done, times, finished, cached
   std::string best_shape;          // colored_shape() of the best candidate
   std::vector<Opt> best_opts;
-  bool finished = false;
-  bool cached = false;             // the answer came from the disk cache: nothing was timed
 };
 using BeamProgressFn = std::function<void(const BeamProgress&)>;
 

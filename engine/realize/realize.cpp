@@ -97,49 +97,12 @@ Buffer& ensure_buffer(const UOpRef& b) {
   return *buffer_of(*b);
 }
 
-// what the trace records (engine/trace/records.h) of a BEAM search's report, a program, a schedule and a host value
+// what the trace records (engine/trace/records.h) of a BEAM search's report and a host value (a ProgramSpec is a
+// trace::ProgramRecord, a ScheduleItem a trace::ScheduleItem)
 trace::BeamProgressRecord beam_record(const BeamProgress& p) {
   trace::BeamProgressRecord r;
-  r.kernel = p.kernel;
-  r.round = p.round;
-  r.done = p.done;
-  r.total = p.total;
-  r.timed = p.timed;
-  r.best_s = p.best_s;
-  r.default_s = p.default_s;
-  r.elapsed_s = p.elapsed_s;
+  static_cast<trace::BeamCounts&>(r) = p;
   for (const Opt& o : p.best_opts) r.best_opts.push_back(o.str());
-  r.finished = p.finished;
-  r.cached = p.cached;
-  return r;
-}
-
-trace::ProgramRecord program_record(const ProgramSpec& p) {
-  trace::ProgramRecord r;
-  r.name = p.name;
-  r.colored_name = p.colored_name;
-  r.function_name = p.function_name;
-  r.applied_opts = p.applied_opts;
-  r.opts_source = p.opts_source;
-  r.src = p.src;
-  r.lang = p.lang;
-  r.outs = p.outs;
-  r.ins = p.ins;
-  r.global_size = p.global_size;
-  r.local_size = p.local_size;
-  r.threads = p.threads;
-  r.estimates = p.estimates;
-  r.ast = p.ast;
-  r.source_lines = p.source_lines;
-  return r;
-}
-
-trace::ScheduleRecord schedule_record(const Schedule& s) {
-  trace::ScheduleRecord r;
-  r.items.reserve(s.items.size());
-  for (const ScheduleItem& it : s.items)
-    r.items.push_back({it.kind == ScheduleItem::Kind::Kernel ? trace::ScheduleRecord::Item::Kind::Kernel : trace::ScheduleRecord::Item::Kind::Copy,
-                       it.ast, it.bufs, it.computes});
   return r;
 }
 
@@ -209,7 +172,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
       c->spec.opts_source = codegen_option("NOOPT", 0) ? "none (NOOPT=1)" : "hand-coded heuristics";
     }
     scope.rename(c->spec.colored_name);
-    if (trace::level() != trace::Level::Off) trace::record_program(program_record(c->spec), c->key);
+    if (trace::level() != trace::Level::Off) trace::record_program(c->spec, c->key);
   }
   if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
   c->exe = dev.load(c->spec);
@@ -515,7 +478,7 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
     // of a training step read apart at a glance)
     std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
     scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels") + (where.empty() ? "" : " · " + where));
-    if (trace::level() != trace::Level::Off) trace::record_schedule(schedule_record(sched));
+    if (trace::level() != trace::Level::Off) trace::record_schedule(sched.items);
   }
   apply_becomes(sched);
   return sched;

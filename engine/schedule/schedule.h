@@ -4,18 +4,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/trace/records.h"
 #include "engine/uop/uop.h"
 
 namespace ts {
 
-// One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order.
-struct ScheduleItem {
-  enum class Kind { Kernel, Copy };
-  Kind kind = Kind::Kernel;
-  UOpRef ast;   // Kernel: SINK[KernelInfo] (see engine/codegen/program.h)
-  UOps bufs;    // BUFFER nodes; Copy: {dst, src}
-  UOpRef computes;  // provenance: the tensor-graph node whose value this call produces (null for intermediates)
-};
+// One CALL of a LINEAR: a kernel or a copy (engine/trace/records.h)
+using ScheduleItem = trace::ScheduleItem;
 
 struct Schedule {
   std::vector<ScheduleItem> items;  // execution order

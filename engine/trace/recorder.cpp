@@ -216,7 +216,7 @@ void snapshot_tensor_graph(const UOps& outputs) {
   (*c)["tensor_graph"] = roots;
 }
 
-void record_schedule(const ScheduleRecord& s) {
+void record_schedule(const std::vector<ScheduleItem>& linear) {
   if (g_level == Level::Off) return;
   std::lock_guard lk(g_mu);
   json* c = current_context();
@@ -224,7 +224,7 @@ void record_schedule(const ScheduleRecord& s) {
   // the tensor nodes each call computes: from the node it realizes down to the nodes other calls realize and the
   // buffers (a node some calls recompute is in each of them)
   std::unordered_set<const UOp*> realized;
-  for (auto& it : s.items)
+  for (auto& it : linear)
     if (it.computes) realized.insert(it.computes.get());
   auto members = [&](const UOpRef& top) {
     json out = json::array();
@@ -240,10 +240,10 @@ void record_schedule(const ScheduleRecord& s) {
     return out;
   };
   json items = json::array();
-  for (auto& it : s.items) {
+  for (auto& it : linear) {
     json bufs = json::array();
     for (auto& b : it.bufs) bufs.push_back(intern(b));
-    json j = {{"kind", it.kind == ScheduleRecord::Item::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
+    json j = {{"kind", it.kind == ScheduleItem::Kind::Kernel ? "kernel" : "copy"}, {"bufs", bufs}};
     if (it.ast) j["ast"] = intern(it.ast);
     if (it.computes) {
       j["computes"] = intern(it.computes);  // provenance: the tensor node whose value the call produces

@@ -41,20 +41,19 @@ struct CallRecord {
   int schedule_index = 0;    // which realize (linear) this call belongs to
 };
 
-// A realize's schedule (its LINEAR): what the trace keeps of each ScheduleItem (engine/schedule/schedule.h), in
-// execution order.
-struct ScheduleRecord {
-  struct Item {
-    enum class Kind { Kernel, Copy };
-    Kind kind = Kind::Kernel;
-    UOpRef ast;       // Kernel: SINK[KernelInfo] (see engine/codegen/program.h)
-    UOps bufs;        // BUFFER nodes; Copy: {dst, src}
-    UOpRef computes;  // provenance: the tensor-graph node whose value this call produces (null for intermediates)
-  };
-  std::vector<Item> items;
+// One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order (the schedule's item,
+// engine/schedule/schedule.h, and what the trace keeps of it).
+struct ScheduleItem {
+  enum class Kind { Kernel, Copy };
+  Kind kind = Kind::Kernel;
+  UOpRef ast;       // Kernel: SINK[KernelInfo] (see engine/codegen/program.h)
+  UOps bufs;        // BUFFER nodes; Copy: {dst, src}
+  UOpRef computes;  // provenance: the tensor-graph node whose value this call produces (null for intermediates)
 };
 
-// A kernel after codegen: what the trace keeps of its ProgramSpec (engine/codegen/program.h).
+
+// A kernel after codegen, as the trace keeps it: the part of codegen's ProgramSpec (engine/codegen/program.h, which
+// extends it) that the trace records.
 struct ProgramRecord {
   std::string name;          // "r_8_16_2_4_4_16_4" (no colors)
   std::string colored_name;  // with ANSI colors as the reference prints it
@@ -66,18 +65,21 @@ struct ProgramRecord {
   std::string src;           // rendered source for the chosen renderer (C, LLVM IR or GLSL; INTERP: the printed program)
   std::string lang;          // "c" | "llvm" | "interp" | "glsl"
   std::vector<int> outs, ins;
-  // launch dims: work-groups per dim, lanes per work-group (unset on the CPU path)
+  // launch dims (see "GPU programs" in program.h): work-groups per dim, lanes per work-group (unset on the CPU path);
+  // a symbolic dim holds its largest value here, launch_dims() evaluates it for the Variables' values
   std::array<int64_t, 3> global_size{1, 1, 1};
   std::optional<std::array<int64_t, 3>> local_size;
   int threads = 1;           // CPU THREAD axis (core_id 0..threads-1)
   Estimates estimates;
   UOpRef ast;                // the kernel AST it came from
-  // which UOp of the final linearized program each line of src renders ({1-based line, uop}, in line order)
+  // which UOp of the final linearized program each line of src renders ({1-based line, uop}, in line order); lines no
+  // UOp wrote (the signature, the entry) are absent, and an expression inlined into a line is that line's through its
+  // users
   std::vector<std::pair<int, UOpRef>> source_lines;
 };
 
-// What a BEAM search reports while it runs (engine/device/search.h: BeamProgress), as the trace stream carries it.
-struct BeamProgressRecord {
+// How far a BEAM search is (engine/device/search.h: its BeamProgress extends it with the best candidate's opts).
+struct BeamCounts {
   std::string kernel;              // the kernel's name under the default opts
   int round = 0;                   // 1, 2, ...
   size_t done = 0, total = 0;      // candidates of this round compiled and timed so far / in all
@@ -85,9 +87,12 @@ struct BeamProgressRecord {
   double best_s = 0;               // the best time so far (inf before the first)
   double default_s = 0;            // the default opts' time (measured in round 1; 0 when cached)
   double elapsed_s = 0;
-  std::vector<std::string> best_opts;  // the best candidate's opts, each as Opt::str() writes it
   bool finished = false;
   bool cached = false;             // the answer came from the disk cache: nothing was timed
+};
+// What a BEAM search reports while it runs, as the trace stream carries it.
+struct BeamProgressRecord : BeamCounts {
+  std::vector<std::string> best_opts;  // the best candidate's opts, each as Opt::str() writes it
 };
 
 // A value on the host (a tensor's HostData, engine/tensor/tensor.h): what the script read back, or the first elements
