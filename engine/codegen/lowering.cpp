@@ -875,7 +875,7 @@ UOpRef split_end(const UOpRef& e) {
 
 // ---- public -------------------------------------------------------------------------------------
 UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name) {
-  PatternMatcher pm({rule<const SubMap>("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
+  PatternMatcher pm({rule("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
     auto it = m.find(x.get());
     return it == m.end() ? nullptr : it->second;
   })});
@@ -956,8 +956,8 @@ UOpRef split_marked_ranges(const UOpRef& sink, SplitRangesContext& ctx) {
 
 const PatternMatcher& pm_split_ranges() {
   static const PatternMatcher pm({
-      rule<SplitRangesContext>("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
-      rule<SplitRangesContext>("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
+      rule("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
+      rule("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
   });
   return pm;
 }
@@ -1007,9 +1007,9 @@ const PatternMatcher& pm_add_loads() {
 
 const PatternMatcher& pm_remove_reduces() {
   static const PatternMatcher pm({
-      rule<ReduceContext>("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
+      rule("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
            [](const UOpRef& x, ReduceContext& ctx) { return group_reduce(x, ctx); }),
-      rule<ReduceContext>("REDUCE -> accumulator loop", {Ops::REDUCE},
+      rule("REDUCE -> accumulator loop", {Ops::REDUCE},
            [](const UOpRef& x, ReduceContext& ctx) { return reduce_to_acc(x, ctx); }),
       rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x) { return merge_reduce_ends(x); }),
   });
@@ -1018,9 +1018,9 @@ const PatternMatcher& pm_remove_reduces() {
 
 const PatternMatcher& pm_add_gpudims() {
   static const PatternMatcher pm = PatternMatcher({
-      rule<GpuDimsContext>("THREAD range -> core_id", {Ops::RANGE},
+      rule("THREAD range -> core_id", {Ops::RANGE},
            [](const UOpRef& x, GpuDimsContext& ctx) { return thread_to_core_id(x, ctx); }),
-      rule<GpuDimsContext>("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
+      rule("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
            [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx); }),
   }) + pm_flatten_range();
   return pm;
@@ -1083,7 +1083,7 @@ const PatternMatcher& pm_commit_weak() {
 
 const PatternMatcher& pm_lower_index_dtype() {
   static const PatternMatcher pm({
-      rule<DType>("weakint -> index dtype, weakfloat -> float", {},
+      rule("weakint -> index dtype, weakfloat -> float", {},
            [](const UOpRef& x, DType& ctx) { return lower_index(x, ctx); }),
   });
   return pm;

@@ -27,7 +27,7 @@ struct ParamNumbering {
   std::map<std::string, int64_t> slot;
 };
 const PatternMatcher& pm_number_params() {
-  static const PatternMatcher pm({rule<ParamNumbering>("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, ParamNumbering& ctx) -> UOpRef {
+  static const PatternMatcher pm({rule("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, ParamNumbering& ctx) -> UOpRef {
     const ParamArg& pa = x->as<ParamArg>();
     if (pa.addrspace != AddrSpace::ALU) return nullptr;
     auto& m = ctx.slot;

@@ -517,7 +517,7 @@ UOpRef rangeify(const UOpRef& sink, UOps* staged) {
   LimitBufs lb;
   for (auto& u : debuf->toposort())
     if (u->op == Ops::RANGE) lb.next_range = std::max(lb.next_range, u->as<RangeArg>().id + 1);
-  static const PatternMatcher pm_limit({rule<LimitBufs>("limit buffers: stage the sources of an op that reads too many buffers", {},
+  static const PatternMatcher pm_limit({rule("limit buffers: stage the sources of an op that reads too many buffers", {},
                                              [](const UOpRef& x, LimitBufs& c) -> UOpRef {
                                                return broadcastable(x->op) ? limit_bufs(x, c) : nullptr;
                                              })});
