@@ -120,7 +120,8 @@ UOpRef merge_adjacent(const UOpRef& u0) {
                                                                  : quiet_rewrite(alu(Ops::MUL, s0, s1), symbolic());
       UOpRef nr = UOp::make(Ops::RANGE, r0->dtype, {size}, r0->arg);
       UOpRef nidx = substitute(u, {{r0.get(), alu(Ops::FLOORDIV, nr, s1)}, {r1.get(), alu(Ops::FLOORMOD, nr, s1)}});
-      nidx = quiet_rewrite(nidx, symbolic() + pm_flatten_range());
+      static const PatternMatcher symbolic_and_flatten = symbolic() + pm_flatten_range();
+      nidx = quiet_rewrite(nidx, symbolic_and_flatten);
       if (count_divmod(nidx) <= count_divmod(u)) {
         u = nidx;
         changed = true;
