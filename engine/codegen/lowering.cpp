@@ -67,8 +67,19 @@ size_t count_divmod(const UOpRef& x) {
 }
 
 // ---- flatten range ------------------------------------------------------------------------------
-UOpRef flatten_range(const UOpRef& r) {
-  if (r->src.size() < 2) return nullptr;
+// what an END's or REDUCE's range list holds besides RANGEs in id order, once each: a range expression (r0*n + r1:
+// its RANGEs take its place), else a constant (a range that became one: it goes), else nothing (order, repeats)
+enum class RangeList { expr, constant, order };
+RangeList range_list(const UOpRef& r) {
+  bool constant = false;
+  for (size_t i = 1; i < r->src.size(); ++i) {
+    if (r->src[i]->op == Ops::CONST) constant = true;
+    else if (!is_range(r->src[i])) return RangeList::expr;
+  }
+  return constant ? RangeList::constant : RangeList::order;
+}
+UOpRef flatten_range(const UOpRef& r, RangeList kind) {
+  if (r->src.size() < 2 || range_list(r) != kind) return nullptr;
   UOps rs(r->src.begin() + 1, r->src.end());
   auto flat = ranges_of(rs);
   UOps ns{r->src[0]};
@@ -109,7 +120,8 @@ UOpRef merge_adjacent(const UOpRef& u0) {
                                                                  : quiet_rewrite(alu(Ops::MUL, s0, s1), symbolic());
       UOpRef nr = UOp::make(Ops::RANGE, r0->dtype, {size}, r0->arg);
       UOpRef nidx = substitute(u, {{r0.get(), alu(Ops::FLOORDIV, nr, s1)}, {r1.get(), alu(Ops::FLOORMOD, nr, s1)}});
-      nidx = quiet_rewrite(nidx, symbolic() + pm_flatten_range());
+      static const PatternMatcher symbolic_and_flatten = symbolic() + pm_flatten_range();
+      nidx = quiet_rewrite(nidx, symbolic_and_flatten);
       if (count_divmod(nidx) <= count_divmod(u)) {
         u = nidx;
         changed = true;
@@ -197,12 +209,12 @@ UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   }
   return map.empty() ? x : substitute(x, map);
 }
-UOpRef move_where_on_load(const UOpRef& w) {
+// c.where(a, b): the reads of one branch gated by the condition it is taken under (c for a, !c for b)
+UOpRef move_where_on_load(const UOpRef& w, size_t branch) {
   const UOpRef& c = w->src[0];
-  UOpRef a = gate_reads(w->src[1], c);
-  UOpRef b = gate_reads(w->src[2], alu(Ops::CMPNE, c, uconst_bool(true)));
-  if (a == w->src[1] && b == w->src[2]) return nullptr;
-  return w->replace_src({c, a, b});
+  UOps ns = w->src;
+  ns[branch] = gate_reads(w->src[branch], branch == 1 ? c : alu(Ops::CMPNE, c, uconst_bool(true)));
+  return ns[branch] == w->src[branch] ? nullptr : w->replace_src(std::move(ns));
 }
 // WHERE(c, read, 0) is the read itself when the read's gate holds only where c does (a gated-off read is 0)
 UOpRef where_of_gated_read(const UOpRef& w) {
@@ -285,9 +297,10 @@ std::pair<UOps, UOps> split_ranges(const UOpRef& x, AxisType t) {
   std::sort(hit.begin(), hit.end(), [](auto& a, auto& b) { return rid(a) < rid(b); });
   return {hit, rest};
 }
-UOpRef expand_end(const UOpRef& e) {
+// with_rest: the END closes other ranges too (they stay), else only UPCAST ones (the END goes)
+UOpRef expand_end(const UOpRef& e, bool with_rest) {
   auto [ups, rest] = split_ranges(e, AxisType::UPCAST);
-  if (ups.empty()) return nullptr;
+  if (ups.empty() || rest.empty() == with_rest) return nullptr;
   UOps stores;
   for (auto& m : lanes(ups)) stores.push_back(substitute(e->src[0], m));
   UOpRef body = stores.size() == 1 ? stores[0] : UOp::make(Ops::GROUP, dtypes::void_, stores);
@@ -296,9 +309,10 @@ UOpRef expand_end(const UOpRef& e) {
   ns.insert(ns.end(), rest.begin(), rest.end());
   return UOp::make(Ops::END, dtypes::void_, ns, e->arg);
 }
-UOpRef expand_reduce(const UOpRef& red) {
+// with_rest: the REDUCE has other ranges too (it stays over them), else only UNROLL ones (the chain replaces it)
+UOpRef expand_reduce(const UOpRef& red, bool with_rest) {
   auto [unr, rest] = split_ranges(red, AxisType::UNROLL);
-  if (unr.empty()) return nullptr;
+  if (unr.empty() || rest.empty() == with_rest) return nullptr;
   Ops op = red->as<ReduceArg>().op;
   UOpRef chain;
   for (auto& m : lanes(unr)) {
@@ -312,13 +326,16 @@ UOpRef expand_reduce(const UOpRef& red) {
 }
 
 // ---- add loads ----------------------------------------------------------------------------------
-UOpRef add_loads(const UOpRef& x) {
+// which reads a rule loads: every one (a STORE's value), or the other ops' reads of LOCAL or of global memory
+enum class Reads { any, local, global };
+UOpRef add_loads(const UOpRef& x, Reads which) {
   if (x->op == Ops::INDEX || x->op == Ops::LOAD) return nullptr;
+  if ((x->op == Ops::STORE) != (which == Reads::any)) return nullptr;
   UOps ns = x->src;
   bool changed = false;
   for (size_t i = 0; i < ns.size(); ++i) {
     if (x->op == Ops::STORE && i == 0) continue;
-    if (is_memory_index(ns[i])) {
+    if (is_memory_index(ns[i]) && (which == Reads::any || is_local_buffer(buffer_uop(ns[i].get())) == (which == Reads::local))) {
       ns[i] = UOp::make(Ops::LOAD, buffer_uop(ns[i].get())->dtype, {ns[i]});
       changed = true;
     }
@@ -579,41 +596,37 @@ UOpRef special(const UOpRef& size, const std::string& name) { return UOp::make(O
 bool is_gpu_global(AxisType t) { return t == AxisType::GLOBAL || t == AxisType::THREAD; }
 bool is_gpu_local(AxisType t) { return t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE; }
 
-UOpRef add_gpudims(const UOpRef& s, GpuDimsContext& ctx) {
-  if (!ctx.target || ctx.target->has_threads || !s->is<KernelInfo>()) return nullptr;
-  auto topo = s->toposort();
+// the launch ranges of a GPU kernel's SINK not yet given SPECIALs: false when there are none (or not a GPU)
+struct LaunchRanges {
+  UOps topo;
   std::map<int64_t, UOpRef> all_ranges;  // by id, as the reference's dict keyed by the range's arg minus its type
-  for (auto& x : topo) {
-    if (x->op == Ops::SPECIAL) return nullptr;
-    if (x->op == Ops::RANGE) all_ranges[rid(x)] = x;
-  }
   std::vector<int64_t> global_dims, local_dims;
-  for (auto& [id, r] : all_ranges) {
-    if (is_gpu_global(rtype(r))) global_dims.push_back(id);
-    if (is_gpu_local(rtype(r))) local_dims.push_back(id);
+};
+bool launch_ranges(const UOpRef& s, const GpuDimsContext& ctx, LaunchRanges& out) {
+  if (!ctx.target || ctx.target->has_threads || !s->is<KernelInfo>()) return false;
+  out.topo = s->toposort();
+  for (auto& x : out.topo) {
+    if (x->op == Ops::SPECIAL) return false;
+    if (x->op == Ops::RANGE) out.all_ranges[rid(x)] = x;
   }
-  if (global_dims.empty() && local_dims.empty()) return nullptr;
-  UOps global_shape, local_shape;
-  for (int64_t id : global_dims) global_shape.push_back(simplify(all_ranges[id]->src[0]));
-  for (int64_t id : local_dims) local_shape.push_back(simplify(all_ranges[id]->src[0]));
-  UOps idxs;
-  if (ctx.dont_use_locals) {
-    if (!local_dims.empty()) throw Error("add gpudims: NOLOCALS with local dims");
-    idxs = get_grouped_dims("idx", global_shape, ctx.target->global_max, true);
-  } else {
-    UOps local_idxs = get_grouped_dims("lidx", local_shape, ctx.target->local_max, false);
-    idxs = get_grouped_dims("gidx", global_shape, ctx.target->global_max, true);
-    idxs.insert(idxs.end(), local_idxs.begin(), local_idxs.end());
+  for (auto& [id, r] : out.all_ranges) {
+    if (is_gpu_global(rtype(r))) out.global_dims.push_back(id);
+    if (is_gpu_local(rtype(r))) out.local_dims.push_back(id);
   }
-  // a global store that does not use every local range is done by lane 0 of the missing ones
+  return !out.global_dims.empty() || !out.local_dims.empty();
+}
+// a global store that does not use every local range is done by lane 0 of the missing ones
+UOpRef gate_stores_to_lane0(const UOpRef& s, GpuDimsContext& ctx) {
+  LaunchRanges lr;
+  if (!launch_ranges(s, ctx, lr)) return nullptr;
   SubMap gates;
-  for (auto& x : topo) {
+  for (auto& x : lr.topo) {
     if (x->op != Ops::STORE || x->src[0]->op != Ops::INDEX || !is_global_param(x->src[0]->src[0])) continue;
     const UOpRef& idx = x->src[0];
     auto used = idx->ranges();
     UOpRef mask;
-    for (int64_t id : local_dims) {
-      const UOpRef& r = all_ranges[id];
+    for (int64_t id : lr.local_dims) {
+      const UOpRef& r = lr.all_ranges[id];
       if (std::find(used.begin(), used.end(), r) != used.end()) continue;
       UOpRef eq = alu(Ops::CMPEQ, r, uconst_int(r->dtype, 0));
       mask = mask ? alu(Ops::AND, mask, eq) : eq;
@@ -622,16 +635,36 @@ UOpRef add_gpudims(const UOpRef& s, GpuDimsContext& ctx) {
     UOps ns{idx->src[0], idx->src[1], idx->src.size() > 2 ? alu(Ops::AND, idx->src[2], mask) : mask};
     gates[idx.get()] = UOp::make(Ops::INDEX, idx->dtype, ns, idx->arg, idx->tag);
   }
-  UOpRef out = gates.empty() ? s : substitute(s, gates);
+  return gates.empty() ? nullptr : substitute(s, gates);
+}
+// which SPECIALs a kernel's launch ranges become: gidx only (no local ranges), gidx and lidx, or idx (NOLOCALS)
+enum class LaunchDims { global_only, with_locals, no_locals };
+UOpRef add_gpudims(const UOpRef& s, GpuDimsContext& ctx, LaunchDims kind) {
+  LaunchRanges lr;
+  if (!launch_ranges(s, ctx, lr)) return nullptr;
+  const LaunchDims have = ctx.dont_use_locals ? LaunchDims::no_locals : lr.local_dims.empty() ? LaunchDims::global_only : LaunchDims::with_locals;
+  if (have != kind) return nullptr;
+  UOps global_shape, local_shape;
+  for (int64_t id : lr.global_dims) global_shape.push_back(simplify(lr.all_ranges[id]->src[0]));
+  for (int64_t id : lr.local_dims) local_shape.push_back(simplify(lr.all_ranges[id]->src[0]));
+  UOps idxs;
+  if (ctx.dont_use_locals) {
+    if (!lr.local_dims.empty()) throw Error("add gpudims: NOLOCALS with local dims");
+    idxs = get_grouped_dims("idx", global_shape, ctx.target->global_max, true);
+  } else {
+    UOps local_idxs = get_grouped_dims("lidx", local_shape, ctx.target->local_max, false);
+    idxs = get_grouped_dims("gidx", global_shape, ctx.target->global_max, true);
+    idxs.insert(idxs.end(), local_idxs.begin(), local_idxs.end());
+  }
   SubMap subs;
-  std::vector<int64_t> dims = global_dims;
-  dims.insert(dims.end(), local_dims.begin(), local_dims.end());
-  for (auto& x : out->toposort()) {
+  std::vector<int64_t> dims = lr.global_dims;
+  dims.insert(dims.end(), lr.local_dims.begin(), lr.local_dims.end());
+  for (auto& x : lr.topo) {
     if (x->op != Ops::RANGE || rtype(x) == AxisType::REDUCE) continue;
     auto it = std::find(dims.begin(), dims.end(), rid(x));
     if (it != dims.end()) subs[x.get()] = idxs[static_cast<size_t>(it - dims.begin())];
   }
-  return subs.empty() ? out : substitute(out, subs);
+  return subs.empty() ? nullptr : substitute(s, subs);
 }
 
 // ---- implicit barriers --------------------------------------------------------------------------
@@ -699,49 +732,35 @@ DType bitcast_source_dtype(DType weak, DType to) {
     default: return is_float(weak) ? dtypes::float64 : dtypes::int64;
   }
 }
-UOpRef commit_weak(const UOpRef& x) {
-  // a weak constant under a BITCAST (a folded pad value) has the bitcast's size
-  if (x->op == Ops::BITCAST && is_weak(x->src[0]->dtype) && !is_weak(x->dtype))
-    return UOp::make(Ops::BITCAST, x->dtype, {commit_to(x->src[0], bitcast_source_dtype(x->src[0]->dtype, x->dtype))}, x->arg, x->tag);
-  if (x->op == Ops::INDEX || x->op == Ops::RANGE || x->op == Ops::END || x->op == Ops::CAST || x->op == Ops::BITCAST) return nullptr;
+// a weak constant under a BITCAST (a folded pad value) has the bitcast's size
+UOpRef commit_bitcast(const UOpRef& x) {
+  if (!is_weak(x->src[0]->dtype) || is_weak(x->dtype)) return nullptr;
+  return UOp::make(Ops::BITCAST, x->dtype, {commit_to(x->src[0], bitcast_source_dtype(x->src[0]->dtype, x->dtype))}, x->arg, x->tag);
+}
+// x with its weak sources from..to-1 committed to dt; nullptr when none is weak
+UOpRef commit_srcs(const UOpRef& x, size_t from, size_t to, DType dt) {
   UOps ns = x->src;
-  if (x->op == Ops::STORE) {
-    ns[1] = commit_to(ns[1], ns[0]->dtype);
-  } else if (x->op == Ops::DEFINE_ACC) {
-    ns[0] = commit_to(ns[0], x->dtype);
-  } else if (group::comparison(x->op)) {
-    if (!is_weak(ns[0]->dtype) && is_weak(ns[1]->dtype)) ns[1] = commit_to(ns[1], ns[0]->dtype);
-    else if (is_weak(ns[0]->dtype) && !is_weak(ns[1]->dtype)) ns[0] = commit_to(ns[0], ns[1]->dtype);
-  } else if (group::alu(x->op) && !is_weak(x->dtype) && !is_bool(x->dtype)) {
-    size_t first = x->op == Ops::WHERE ? 1 : 0;
-    for (size_t i = first; i < ns.size(); ++i) ns[i] = commit_to(ns[i], x->dtype);
-  } else if (x->op == Ops::WHERE) {
-    for (size_t i = 1; i < ns.size(); ++i) ns[i] = commit_to(ns[i], x->dtype);
-  } else {
-    return nullptr;
-  }
   bool same = true;
-  for (size_t i = 0; i < ns.size(); ++i) same = same && ns[i] == x->src[i];
+  for (size_t i = from; i < to && i < ns.size(); ++i) {
+    ns[i] = commit_to(ns[i], dt);
+    same = same && ns[i] == x->src[i];
+  }
   return same ? nullptr : UOp::make(x->op, x->dtype, ns, x->arg, x->tag);
 }
-UOpRef lower_index(const UOpRef& x, DType idx) {
-  if (x->dtype == dtypes::weakint) return UOp::make(x->op, idx, x->src, x->arg, x->tag);
-  if (x->dtype == dtypes::weakfloat) {
-    if (x->op == Ops::CONST) return uconst(dtypes::float32, x->const_float());
-    return UOp::make(x->op, dtypes::float32, x->src, x->arg, x->tag);
-  }
-  return nullptr;
+// x of dtype `from` as the same node of dtype `to` (nullptr for another dtype)
+UOpRef retype(const UOpRef& x, DType from, DType to) {
+  return x->dtype == from ? UOp::make(x->op, to, x->src, x->arg, x->tag) : nullptr;
 }
+bool is_other_op(Ops o) { return o != Ops::CONST && o != Ops::RANGE; }
+// math whose operands all take its dtype (not comparisons, whose result is a bool, nor WHERE, whose gate is one)
+bool is_typed_math_op(Ops o) { return group::alu(o) && !group::comparison(o) && o != Ops::WHERE; }
 
 // ---- decompositions -----------------------------------------------------------------------------
-UOpRef divmod_decomp(const UOpRef& x) {
-  const UOpRef &a = x->src[0], &b = x->src[1];
-  if (!is_int(x->dtype) || b->op != Ops::CONST || a->vmin() < 0) return nullptr;
-  int64_t c = b->const_int();
-  if (c <= 0) return nullptr;
-  bool div = x->op == Ops::FLOORDIV;
-  if (is_pow2(c)) return div ? alu(Ops::SHR, a, uconst_int(x->dtype, log2i(c))) : alu(Ops::AND, a, uconst_int(x->dtype, c - 1));
-  return alu(div ? Ops::CDIV : Ops::CMOD, a, b);
+// x//c or x%c of a non-negative x by a positive constant c, a power of two or not
+Pat nonneg_by(Ops op, bool pow2) {
+  return Pat::op(op, {Pat::var("x").such_that([](const UOp& u) { return u.vmin() >= 0; }),
+                      Pat::cvar("c").such_that([pow2](const UOp& u) { return !u.is<Invalid>() && u.const_int() > 0 && is_pow2(u.const_int()) == pow2; })})
+      .such_that([](const UOp& u) { return is_int(u.dtype); });
 }
 // the reference's threefry2x32: THREEFRY(x, key) on uint64 runs as 20 rounds over the uint32 halves (no renderer has
 // the op itself)
@@ -811,38 +830,55 @@ UOpRef float_to_bf16(const UOpRef& f) {
   UOpRef r = alu(Ops::WHERE, finite, rounded, nan);
   return UOp::make(Ops::BITCAST, dtypes::bfloat16, {ucast(alu(Ops::SHR, r, u(16)), dtypes::uint16)});
 }
-UOpRef bf16_rule(const UOpRef& x) {
+// the rules, one rewrite each (a CAST, BITCAST or ALU op is tried on its own rules in this order)
+std::vector<Rule> bf16_rules() {
+  const Pat x = Pat::var("x");
+  auto from = [](bool (*ok)(DType)) { return Pat::var("x").such_that([ok](const UOp& u) { return ok(u.dtype); }); };
+  auto to = [](Pat p, bool (*ok)(DType)) { return std::move(p).such_that([ok](const UOp& u) { return ok(u.dtype); }); };
+  auto is_f32 = [](DType d) { return d == dtypes::float32; };
+  auto not_f32 = [](DType d) { return d != dtypes::float32; };
   auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
-  if (x->op == Ops::CONST && bf16(x->dtype) && !x->is<Invalid>()) {
-    // the constant's bits, rounded as a cast from float would
-    float v = static_cast<float>(x->const_float());
-    uint32_t b;
-    std::memcpy(&b, &v, 4);
-    bool nan = std::isnan(v);
-    uint32_t r = nan ? ((b & 0xffffu) ? (b | 0x10000u) : b) : b + ((b >> 16) & 1u) + 0x7fffu;
-    return UOp::make(Ops::BITCAST, dtypes::bfloat16, {uconst_int(dtypes::uint16, r >> 16)});
-  }
-  if (x->op == Ops::CAST) {
-    DType from = x->src[0]->dtype, to = x->dtype;
-    if (bf16(from) && bf16(to)) return x->src[0];
-    if (bf16(from)) return to == dtypes::float32 ? bf16_to_float(x->src[0]) : ucast(bf16_to_float(x->src[0]), to);
-    if (bf16(to)) return from == dtypes::float32 ? float_to_bf16(x->src[0]) : float_to_bf16(ucast(x->src[0], dtypes::float32));
-    return nullptr;
-  }
-  // bitcasts compose (LLVM would otherwise turn half -> bf16 -> i16 into an int -> bf16 conversion x86 cannot select)
-  if (x->op == Ops::BITCAST && x->src[0]->op == Ops::BITCAST) {
-    const UOpRef& inner = x->src[0]->src[0];
-    return inner->dtype == x->dtype ? inner : UOp::make(Ops::BITCAST, x->dtype, {inner});
-  }
-  if (!group::alu(x->op)) return nullptr;
-  if (group::comparison(x->op)) {
-    if (!bf16(x->src[0]->dtype)) return nullptr;
-    return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
-  }
-  if (!bf16(x->dtype)) return nullptr;
-  UOps ns = x->src;
-  for (size_t i = x->op == Ops::WHERE ? 1 : 0; i < ns.size(); ++i) ns[i] = f32(ns[i]);
-  return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), dtypes::bfloat16);
+  return {
+      rule("bf16 constant -> BITCAST of its bits (rounded as from float)",
+           Pat::cvar("c").of({dtypes::bfloat16}).such_that([](const UOp& u) { return !u.is<Invalid>(); }),
+           [](const Captures& c, const UOpRef&) {
+             // the constant's bits, rounded as a cast from float would
+             float v = static_cast<float>(c["c"]->const_float());
+             uint32_t b;
+             std::memcpy(&b, &v, 4);
+             bool nan = std::isnan(v);
+             uint32_t r = nan ? ((b & 0xffffu) ? (b | 0x10000u) : b) : b + ((b >> 16) & 1u) + 0x7fffu;
+             return UOp::make(Ops::BITCAST, dtypes::bfloat16, {uconst_int(dtypes::uint16, r >> 16)});
+           }),
+      rule("bf16 x.cast(bf16) -> x", to(Pat::op(Ops::CAST, {from(bf16)}), bf16), [](const Captures& c, const UOpRef&) { return c["x"]; }),
+      rule("bf16 x.cast(float32) -> BITCAST(bits << 16)", to(Pat::op(Ops::CAST, {from(bf16)}), is_f32),
+           [](const Captures& c, const UOpRef&) { return bf16_to_float(c["x"]); }),
+      rule("bf16 x.cast(T) -> BITCAST(bits << 16).cast(T)", to(Pat::op(Ops::CAST, {from(bf16)}), not_f32),
+           [](const Captures& c, const UOpRef& r) { return ucast(bf16_to_float(c["x"]), r->dtype); }),
+      rule("float32 x.cast(bf16) -> BITCAST(rounded bits >> 16)", to(Pat::op(Ops::CAST, {from(is_f32)}), bf16),
+           [](const Captures& c, const UOpRef&) { return float_to_bf16(c["x"]); }),
+      rule("x.cast(bf16) -> BITCAST(rounded bits of x.cast(float32) >> 16)", to(Pat::op(Ops::CAST, {from(not_f32)}), bf16),
+           [](const Captures& c, const UOpRef&) { return float_to_bf16(ucast(c["x"], dtypes::float32)); }),
+      // bitcasts compose (LLVM would otherwise turn half -> bf16 -> i16 into an int -> bf16 conversion x86 cannot select)
+      rule("BITCAST(BITCAST(x)) to x's dtype -> x", Pat::op(Ops::BITCAST, {Pat::op(Ops::BITCAST, {x})}),
+           [](const Captures& c, const UOpRef& r) { return c["x"]->dtype == r->dtype ? c["x"] : nullptr; }),
+      rule("BITCAST(BITCAST(x)) -> BITCAST(x)", Pat::op(Ops::BITCAST, {Pat::op(Ops::BITCAST, {x})}),
+           [](const Captures& c, const UOpRef& r) { return UOp::make(Ops::BITCAST, r->dtype, {c["x"]}); }),
+      rule("a cmp b of bf16 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [f32](const UOpRef& x) -> UOpRef {
+        if (!bf16(x->src[0]->dtype)) return nullptr;
+        return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
+      }),
+      on_ops(group::ops_where(is_typed_math_op), rule("bf16 f(x) -> f(x.cast(float32)).cast(bf16)", {}, [f32](const UOpRef& x) -> UOpRef {
+               if (!bf16(x->dtype)) return nullptr;
+               UOps ns = x->src;
+               for (auto& s : ns) s = f32(s);
+               return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), dtypes::bfloat16);
+             })),
+      rule("bf16 c.where(a, b) -> c.where(a.cast(float32), b.cast(float32)).cast(bf16)", {Ops::WHERE}, [f32](const UOpRef& x) -> UOpRef {
+        if (!bf16(x->dtype)) return nullptr;
+        return ucast(UOp::make(Ops::WHERE, dtypes::float32, {x->src[0], f32(x->src[1]), f32(x->src[2])}, x->arg), dtypes::bfloat16);
+      }),
+  };
 }
 
 // ---- constant gates -----------------------------------------------------------------------------
@@ -875,7 +911,7 @@ UOpRef split_end(const UOpRef& e) {
 
 // ---- public -------------------------------------------------------------------------------------
 UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name) {
-  PatternMatcher pm({rule<const SubMap>("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
+  PatternMatcher pm({rule("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
     auto it = m.find(x.get());
     return it == m.end() ? nullptr : it->second;
   })});
@@ -900,7 +936,16 @@ UOpRef reduce_identity(Ops op, DType dt) {
 
 const PatternMatcher& pm_flatten_range() {
   static const PatternMatcher pm({
-      rule("flatten range", {Ops::END, Ops::REDUCE}, [](const UOpRef& x) { return flatten_range(x); }),
+      rule("END(x, r0*n + r1) -> END(x, r0, r1)", {Ops::END}, [](const UOpRef& x) { return flatten_range(x, RangeList::expr); }),
+      rule("END(x, r, c) -> END(x, r) (a range that became a constant)", {Ops::END},
+           [](const UOpRef& x) { return flatten_range(x, RangeList::constant); }),
+      rule("END(x, r1, r0) -> END(x, r0, r1) (ranges in id order, once each)", {Ops::END},
+           [](const UOpRef& x) { return flatten_range(x, RangeList::order); }),
+      rule("REDUCE(x, r0*n + r1) -> REDUCE(x, r0, r1)", {Ops::REDUCE}, [](const UOpRef& x) { return flatten_range(x, RangeList::expr); }),
+      rule("REDUCE(x, r, c) -> REDUCE(x, r) (a range that became a constant)", {Ops::REDUCE},
+           [](const UOpRef& x) { return flatten_range(x, RangeList::constant); }),
+      rule("REDUCE(x, r1, r0) -> REDUCE(x, r0, r1) (ranges in id order, once each)", {Ops::REDUCE},
+           [](const UOpRef& x) { return flatten_range(x, RangeList::order); }),
       rule("END without ranges -> body", {Ops::END}, [](const UOpRef& x) { return end_without_ranges(x); }),
   });
   return pm;
@@ -956,15 +1001,18 @@ UOpRef split_marked_ranges(const UOpRef& sink, SplitRangesContext& ctx) {
 
 const PatternMatcher& pm_split_ranges() {
   static const PatternMatcher pm({
-      rule<SplitRangesContext>("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
-      rule<SplitRangesContext>("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
+      rule("mark ranges used as r % c", {Ops::FLOORMOD}, mark_range_mod),
+      rule("split marked ranges into (r//c, r%c)", {Ops::SINK}, split_marked_ranges),
   });
   return pm;
 }
 
 const PatternMatcher& pm_simplify_ranges() {
   static const PatternMatcher pm({
-      rule("merge adjacent ranges", {Ops::END, Ops::REDUCE}, [](const UOpRef& x) { return merge_adjacent(x); }),
+      rule("END(x, r0, r1) -> END(x[r0 := r//n1, r1 := r%n1], r) (adjacent, no more div/mod)", {Ops::END},
+           [](const UOpRef& x) { return merge_adjacent(x); }),
+      rule("REDUCE(x, r0, r1) -> REDUCE(x[r0 := r//n1, r1 := r%n1], r) (no more div/mod)", {Ops::REDUCE},
+           [](const UOpRef& x) { return merge_adjacent(x); }),
   });
   return pm;
 }
@@ -972,7 +1020,7 @@ const PatternMatcher& pm_simplify_ranges() {
 const PatternMatcher& pm_reduce_mul_chain() {
   static const PatternMatcher pm({
       rule("reduce over an empty range -> its identity", {Ops::REDUCE}, [](const UOpRef& x) { return empty_reduce(x); }),
-      rule("reduce mul chain: move factors without the reduce ranges after the REDUCE", {Ops::REDUCE},
+      rule("(x*y).reduce -> x.reduce * y (y without the reduce's ranges)", {Ops::REDUCE},
            [](const UOpRef& x) { return reduce_mul_chain(x); }),
   });
   return pm;
@@ -981,10 +1029,14 @@ const PatternMatcher& pm_reduce_mul_chain() {
 const PatternMatcher& pm_postopt() {
   static const PatternMatcher pm = PatternMatcher({
       rule("range of size 1 -> 0", {Ops::RANGE}, [](const UOpRef& x) { return range_size_one(x); }),
-      rule("reduce over unused ranges", {Ops::REDUCE}, [](const UOpRef& x) { return reduce_unparented(x); }),
+      rule("max over ranges x does not use -> max without them", {Ops::REDUCE},
+           [](const UOpRef& x) { return x->as<ReduceArg>().op == Ops::MAX ? reduce_unparented(x) : nullptr; }),
+      rule("sum over ranges x does not use -> sum without them * their sizes", {Ops::REDUCE},
+           [](const UOpRef& x) { return x->as<ReduceArg>().op == Ops::ADD ? reduce_unparented(x) : nullptr; }),
       rule("INDEX(p, valid.where(i, Invalid)) -> gated INDEX", {Ops::INDEX},
            [](const UOpRef& x) { return index_where_invalid(x); }),
-      rule("move where on load", {Ops::WHERE}, [](const UOpRef& x) { return move_where_on_load(x); }),
+      rule("c.where(a, b) -> c.where(a with its reads gated by c, b)", {Ops::WHERE}, [](const UOpRef& x) { return move_where_on_load(x, 1); }),
+      rule("c.where(a, b) -> c.where(a, b with its reads gated by !c)", {Ops::WHERE}, [](const UOpRef& x) { return move_where_on_load(x, 2); }),
       rule("where(c, read gated by c, 0) -> the read", {Ops::WHERE}, [](const UOpRef& x) { return where_of_gated_read(x); }),
   }) + pm_flatten_range();
   return pm;
@@ -992,24 +1044,30 @@ const PatternMatcher& pm_postopt() {
 
 const PatternMatcher& pm_expander() {
   static const PatternMatcher pm = PatternMatcher({
-      rule("expand UPCAST lanes of an END", {Ops::END}, [](const UOpRef& x) { return expand_end(x); }),
-      rule("expand UNROLL of a REDUCE (horizontal chain)", {Ops::REDUCE}, [](const UOpRef& x) { return expand_reduce(x); }),
+      rule("END(x, UPCAST u) -> x once per lane of u", {Ops::END}, [](const UOpRef& x) { return expand_end(x, false); }),
+      rule("END(x, UPCAST u, r) -> END(x once per lane of u, r)", {Ops::END}, [](const UOpRef& x) { return expand_end(x, true); }),
+      rule("REDUCE(x, UNROLL u) -> x[u=0] op x[u=1] op ...", {Ops::REDUCE}, [](const UOpRef& x) { return expand_reduce(x, false); }),
+      rule("REDUCE(x, UNROLL u, r) -> REDUCE(x[u=0] op x[u=1] op ..., r)", {Ops::REDUCE},
+           [](const UOpRef& x) { return expand_reduce(x, true); }),
   }) + pm_flatten_range();
   return pm;
 }
 
 const PatternMatcher& pm_add_loads() {
   static const PatternMatcher pm({
-      rule("read of INDEX -> LOAD", {}, [](const UOpRef& x) { return add_loads(x); }),
+      rule("STORE(p, INDEX) -> STORE(p, LOAD(INDEX)) (a copy)", {Ops::STORE}, [](const UOpRef& x) { return add_loads(x, Reads::any); }),
+      rule("f(INDEX of LOCAL memory) -> f(LOAD(INDEX))", {}, [](const UOpRef& x) { return add_loads(x, Reads::local); }),
+      rule("f(INDEX) -> f(LOAD(INDEX))", {}, [](const UOpRef& x) { return add_loads(x, Reads::global); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_remove_reduces() {
   static const PatternMatcher pm({
-      rule<ReduceContext>("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
+      rule("GROUP_REDUCE -> partials in a LOCAL buffer, reduced over the group", {Ops::REDUCE},
            [](const UOpRef& x, ReduceContext& ctx) { return group_reduce(x, ctx); }),
-      rule<ReduceContext>("REDUCE -> accumulator loop", {Ops::REDUCE},
+      rule("REDUCE(x) without ranges -> x", {Ops::REDUCE}, [](const UOpRef& x) { return x->src.size() == 1 ? x->src[0] : nullptr; }),
+      rule("REDUCE over ranges -> accumulator loop", {Ops::REDUCE},
            [](const UOpRef& x, ReduceContext& ctx) { return reduce_to_acc(x, ctx); }),
       rule("merge accumulator ENDs over the same ranges", {Ops::SINK}, [](const UOpRef& x) { return merge_reduce_ends(x); }),
   });
@@ -1018,10 +1076,16 @@ const PatternMatcher& pm_remove_reduces() {
 
 const PatternMatcher& pm_add_gpudims() {
   static const PatternMatcher pm = PatternMatcher({
-      rule<GpuDimsContext>("THREAD range -> core_id", {Ops::RANGE},
+      rule("THREAD range -> core_id", {Ops::RANGE},
            [](const UOpRef& x, GpuDimsContext& ctx) { return thread_to_core_id(x, ctx); }),
-      rule<GpuDimsContext>("GLOBAL/LOCAL ranges -> gidx/lidx SPECIALs", {Ops::SINK},
-           [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx); }),
+      rule("global store without a local range -> gated to that range's lane 0", {Ops::SINK},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return gate_stores_to_lane0(x, ctx); }),
+      rule("GLOBAL ranges -> gidx SPECIALs", {Ops::SINK},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx, LaunchDims::global_only); }),
+      rule("GLOBAL and LOCAL ranges -> gidx and lidx SPECIALs", {Ops::SINK},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx, LaunchDims::with_locals); }),
+      rule("GLOBAL ranges -> idx SPECIALs (no locals)", {Ops::SINK},
+           [](const UOpRef& x, GpuDimsContext& ctx) { return add_gpudims(x, ctx, LaunchDims::no_locals); }),
   }) + pm_flatten_range();
   return pm;
 }
@@ -1076,23 +1140,51 @@ const PatternMatcher& pm_implicit_barriers() {
 
 const PatternMatcher& pm_commit_weak() {
   static const PatternMatcher pm({
-      rule("commit weak operands to the op's dtype", {}, [](const UOpRef& x) { return commit_weak(x); }),
+      rule("BITCAST(weak x) -> BITCAST(x in the int/float of its size)", {Ops::BITCAST}, [](const UOpRef& x) { return commit_bitcast(x); }),
+      rule("STORE(p, weak v) -> STORE(p, v in p's dtype)", {Ops::STORE}, [](const UOpRef& x) { return commit_srcs(x, 1, 2, x->src[0]->dtype); }),
+      rule("DEFINE_ACC(weak init) -> DEFINE_ACC(init in the acc's dtype)", {Ops::DEFINE_ACC},
+           [](const UOpRef& x) { return commit_srcs(x, 0, 1, x->dtype); }),
+      rule("weak a cmp b -> a in b's dtype cmp b", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [](const UOpRef& x) -> UOpRef {
+        return is_weak(x->src[0]->dtype) && !is_weak(x->src[1]->dtype) ? commit_srcs(x, 0, 1, x->src[1]->dtype) : nullptr;
+      }),
+      rule("a cmp weak b -> a cmp b in a's dtype", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [](const UOpRef& x) -> UOpRef {
+        return !is_weak(x->src[0]->dtype) && is_weak(x->src[1]->dtype) ? commit_srcs(x, 1, 2, x->src[0]->dtype) : nullptr;
+      }),
+      rule("c.where(weak a, weak b) -> c.where(a, b in the WHERE's dtype)", {Ops::WHERE},
+           [](const UOpRef& x) { return commit_srcs(x, 1, x->src.size(), x->dtype); }),
+      on_ops(group::ops_where(is_typed_math_op), rule("f(weak x) -> f(x in f's dtype) (typed math)", {}, [](const UOpRef& x) -> UOpRef {
+               return is_weak(x->dtype) || is_bool(x->dtype) ? nullptr : commit_srcs(x, 0, x->src.size(), x->dtype);
+             })),
   });
   return pm;
 }
 
 const PatternMatcher& pm_lower_index_dtype() {
   static const PatternMatcher pm({
-      rule<DType>("weakint -> index dtype, weakfloat -> float", {},
-           [](const UOpRef& x, DType& ctx) { return lower_index(x, ctx); }),
+      rule("weakint CONST -> CONST of the index dtype", {Ops::CONST}, [](const UOpRef& x, DType& idx) { return retype(x, dtypes::weakint, idx); }),
+      rule("weakint RANGE -> RANGE of the index dtype", {Ops::RANGE}, [](const UOpRef& x, DType& idx) { return retype(x, dtypes::weakint, idx); }),
+      on_ops(group::ops_where(is_other_op), rule("weakint x -> x in the index dtype", {}, [](const UOpRef& x, DType& idx) {
+               return retype(x, dtypes::weakint, idx);
+             })),
+      rule("weakfloat CONST -> float32 CONST", Pat::cvar("c").of({dtypes::weakfloat}),
+           [](const Captures& c, const UOpRef&) { return uconst(dtypes::float32, c["c"]->const_float()); }),
+      rule("weakfloat x -> x in float32", {}, [](const UOpRef& x) { return retype(x, dtypes::weakfloat, dtypes::float32); }),
   });
   return pm;
 }
 
 const PatternMatcher& pm_early_decompositions() {
   static const PatternMatcher pm({
-      rule("x//c, x%c (x>=0) -> shift/mask or CDIV/CMOD", {Ops::FLOORDIV, Ops::FLOORMOD},
-           [](const UOpRef& x) { return divmod_decomp(x); }),
+      rule("x//2^k -> x >> k (x >= 0)", nonneg_by(Ops::FLOORDIV, true), [](const Captures& c, const UOpRef& r) {
+        return alu(Ops::SHR, c["x"], uconst_int(r->dtype, log2i(c["c"]->const_int())));
+      }),
+      rule("x%2^k -> x & (2^k-1) (x >= 0)", nonneg_by(Ops::FLOORMOD, true), [](const Captures& c, const UOpRef& r) {
+        return alu(Ops::AND, c["x"], uconst_int(r->dtype, c["c"]->const_int() - 1));
+      }),
+      rule("x//c -> CDIV(x, c) (x >= 0)", nonneg_by(Ops::FLOORDIV, false),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::CDIV, c["x"], c["c"]); }),
+      rule("x%c -> CMOD(x, c) (x >= 0)", nonneg_by(Ops::FLOORMOD, false),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::CMOD, c["x"], c["c"]); }),
   });
   return pm;
 }
@@ -1102,9 +1194,7 @@ const PatternMatcher& pm_late_decompositions() {
       rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
-  }, late_decomp_rules(), {
-      rule("bfloat16 math in float, bf16 <-> float casts as bit operations", {}, [](const UOpRef& x) { return bf16_rule(x); }),
-  }}));
+  }, late_decomp_rules(), bf16_rules()}));
   return pm;
 }
 

@@ -17,7 +17,8 @@ std::vector<UOpRef> ranges_of(const UOps& xs);
 // REDUCE(ADD/MAX) of a product: factors that do not use the reduce ranges move after it (the reference's
 // reduce_mul_chain in sym: (x*2).sum() -> x.sum()*2); a REDUCE over a range of size 0 is its identity
 const PatternMatcher& pm_reduce_mul_chain();
-// pm_flatten_range: END/REDUCE list exactly the RANGEs their range sources use; END without ranges -> its body
+// pm_flatten_range: END/REDUCE list exactly the RANGEs their range sources use (a range expression gives its RANGEs, a
+// constant goes, the RANGEs in id order once each: a rule a case); END without ranges -> its body
 const PatternMatcher& pm_flatten_range();
 // pm_simplify_ranges: merge adjacent same-type ranges when that does not add div/mod ("r_6" for a 2x3 sum)
 const PatternMatcher& pm_simplify_ranges();
@@ -68,9 +69,9 @@ std::vector<UOpRef> get_grouped_dims(const std::string& prefix, const UOps& dims
 const PatternMatcher& pm_implicit_barriers();
 // weak constants in strongly typed math take that dtype (pm_commit_weak)
 const PatternMatcher& pm_commit_weak();
-// weakint index math -> int32 (or int64); ctx: DType*
+// weakint CONST / RANGE / other nodes -> the index dtype, int32 or int64 (ctx: that DType); weakfloat -> float32
 const PatternMatcher& pm_lower_index_dtype();
-// FLOORDIV/FLOORMOD of non-negative values by constants -> CDIV/CMOD or shifts/masks
+// FLOORDIV/FLOORMOD of non-negative values by constants: by a power of two a shift / mask, else CDIV / CMOD
 const PatternMatcher& pm_early_decompositions();
 // MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b; bfloat16 ALU ops computed in
 // float32 and casts to/from bf16 as bit operations (the reference's create_non_native_float_pats + manual bf16 cast)

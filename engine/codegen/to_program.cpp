@@ -27,7 +27,7 @@ struct ParamNumbering {
   std::map<std::string, int64_t> slot;
 };
 const PatternMatcher& pm_number_params() {
-  static const PatternMatcher pm({rule<ParamNumbering>("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, ParamNumbering& ctx) -> UOpRef {
+  static const PatternMatcher pm({rule("number Variable params after the buffers", {Ops::PARAM}, [](const UOpRef& x, ParamNumbering& ctx) -> UOpRef {
     const ParamArg& pa = x->as<ParamArg>();
     if (pa.addrspace != AddrSpace::ALU) return nullptr;
     auto& m = ctx.slot;
@@ -70,7 +70,8 @@ UOpRef pre_opt_ast(const UOpRef& kernel_ast) {
     SplitRangesContext split_ctx;
     sink = graph_rewrite(sink, pm_split_ranges(), split_ctx, "split ranges");
   }
-  sink = graph_rewrite(sink, symbolic() + reduce_collapse() + pm_reduce_mul_chain(), "initial symbolic");
+  static const PatternMatcher initial = symbolic() + reduce_collapse() + pm_reduce_mul_chain();
+  sink = graph_rewrite(sink, initial, "initial symbolic");
   return graph_rewrite(sink, pm_simplify_ranges(), "simplify ranges");
 }
 
@@ -98,7 +99,8 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
     const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
     return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), lang);
   }
-  sink = graph_rewrite(sink, symbolic() + pm_reduce_mul_chain() + pm_postopt(), "postopt symbolic");
+  static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
+  sink = graph_rewrite(sink, postopt, "postopt symbolic");
 
   // lowering to a scalar loop program
   sink = graph_rewrite(sink, pm_expander(), "expander");
@@ -107,7 +109,8 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   GpuDimsContext gctx = gpu_dims_context(target, sink);
   sink = graph_rewrite(sink, pm_add_gpudims(), gctx, "add gpudims");
   sink = graph_rewrite(sink, pm_add_loads(), "*** expand broadcast / add loads");
-  sink = graph_rewrite(sink, symbolic() + pm_flatten_range(), "early symbolic");
+  static const PatternMatcher early = symbolic() + pm_flatten_range();
+  sink = graph_rewrite(sink, early, "early symbolic");
   sink = graph_rewrite(sink, pm_commit_weak(), "decomp dtypes");
   DType idx_dt = index_dtype_for(sink);
   sink = graph_rewrite(sink, pm_lower_index_dtype(), idx_dt, "lower all index dtypes");

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "engine/uop/error.h"
+#include "engine/uop/pattern.h"
 #include "engine/uop/symbolic.h"
 
 namespace ts {
@@ -106,6 +107,14 @@ UOps data_srcs(const UOp& x) {
   }
 }
 
+size_t n_data_srcs(const UOp& x) {
+  switch (x.op) {
+    case Ops::PARAM: case Ops::BUFFER: case Ops::RANGE: case Ops::SPECIAL: return 0;
+    case Ops::INDEX: case Ops::STAGE: case Ops::REDUCE: case Ops::AFTER: case Ops::END: return 1;
+    default: return group::movement(x.op) ? 1 : x.src.size();
+  }
+}
+
 // map the index part of a maybe-masked index
 UOpRef map_idx(const UOpRef& r, const std::function<UOpRef(const UOpRef&)>& f) {
   if (r->op == Ops::WHERE && is_invalid(r->src[2])) return with_valid(f(r->src[1]), r->src[0]);
@@ -192,6 +201,13 @@ struct RangeifyCtx {
     return urange(s, next_range++, t);
   }
   bool is_realized(const UOp* x) const { return realize.count(x) || realize_pending.count(x); }
+  // applying: a node whose sources a rule replaced -> the node of the graph it stands for (whose ranges it has)
+  std::unordered_map<const UOp*, const UOp*> stands_for;
+  UOps keep;  // those nodes, alive while they are keys
+  const UOp& orig(const UOp* x) const {
+    auto it = stands_for.find(x);
+    return it == stands_for.end() ? *x : *it->second;
+  }
 };
 
 UOps broadcast_rngs(const UOp& c, const UOp& src, const UOps& rngs) {
@@ -318,87 +334,167 @@ void run_walk(RangeifyCtx& ctx, const UOpRef& sink) {
   }
 }
 
-struct Applier {
-  RangeifyCtx& ctx;
-  std::unordered_map<const UOp*, UOpRef> memo;
-  UOps keep;
-
-  UOps create_srcs(const UOpRef& x) {
-    UOps out;
-    auto rm = ctx.range_map.find(x.get());
-    size_t n_data = data_srcs(*x).size();
-    for (size_t i = 0; i < x->src.size(); ++i) {
-      const UOpRef& s = x->src[i];
-      UOpRef ns = s;
-      UOps src_rngs = rm != ctx.range_map.end() ? broadcast_rngs(*x, *s, rm->second.first) : UOps{};
-      if (s->op == Ops::BUFFER || s->op == Ops::PARAM || s->op == Ops::AFTER) {
-        if (rm != ctx.range_map.end() && i < n_data) {
-          UOps idx{s};
-          idx.insert(idx.end(), src_rngs.begin(), src_rngs.end());
-          ns = UOp::make(Ops::INDEX, s->dtype, idx);
-        }
-      } else if (auto rz = ctx.realize.find(s.get()); rz != ctx.realize.end()) {
-        const UOps& s_out = ctx.range_map.at(s.get()).second;
-        UOps closed;
-        for (int a : rz->second) closed.push_back(s_out[a]);
-        if (s->op == Ops::STORE) {
-          UOps e{s};
-          for (auto& r : closed) if (r->op == Ops::RANGE) e.push_back(r);
-          ns = UOp::make(Ops::END, dtypes::void_, e);
-        } else {
-          UOps st{s};
-          st.insert(st.end(), closed.begin(), closed.end());
-          bool removable = !always_contiguous(s->op) && !ctx.non_removable.count(s.get());
-          ns = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, removable, ctx.origin_of(s)});
-          if (rm != ctx.range_map.end()) {
-            UOps idx{ns};
-            for (int a : rz->second) idx.push_back(src_rngs.at(a));
-            ns = UOp::make(Ops::INDEX, s->dtype, idx);
-          }
-        }
-      }
-      out.push_back(ns);
-    }
-    return out;
+// --- apply rangeify: a bottom-up rewrite (each node before its sources) with the ranges the walk gave each node ---
+// What a source of a node becomes: a read of a buffer is an INDEX at the reader's ranges; a realized value is a STAGE
+// over its ranges (indexed at the reader's ranges when the reader has them), a realized STORE the END of its ranges.
+enum class SrcKind { keep, buffer_read, store, stage_read, stage };
+SrcKind src_kind(const RangeifyCtx& ctx, const UOp& x, size_t i) {
+  const UOpRef& s = x.src[i];
+  const bool has = ctx.range_map.count(&x);
+  if (s->op == Ops::BUFFER || s->op == Ops::PARAM || s->op == Ops::AFTER)
+    return has && i < n_data_srcs(x) ? SrcKind::buffer_read : SrcKind::keep;
+  if (!ctx.realize.count(s.get())) return SrcKind::keep;
+  if (s->op == Ops::STORE) return SrcKind::store;
+  return has ? SrcKind::stage_read : SrcKind::stage;
+}
+UOpRef new_src(RangeifyCtx& ctx, const UOp& x, size_t i, SrcKind kind) {
+  const UOpRef& s = x.src[i];
+  auto rm = ctx.range_map.find(&x);
+  UOps src_rngs = rm != ctx.range_map.end() ? broadcast_rngs(x, *s, rm->second.first) : UOps{};
+  if (kind == SrcKind::buffer_read) {
+    UOps idx{s};
+    idx.insert(idx.end(), src_rngs.begin(), src_rngs.end());
+    return UOp::make(Ops::INDEX, s->dtype, idx);
   }
-
-  UOpRef rw(const UOpRef& x) {
-    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
-    UOpRef out;
-    auto rm = ctx.range_map.find(x.get());
-    bool has = rm != ctx.range_map.end();
-    if (group::movement(x->op) && has) {
-      if (x->op == Ops::PAD) {
-        UOps s = create_srcs(x);
-        UOpRef valid = uconst_bool(true);
-        for (auto& r : rm->second.first) valid = alu(Ops::AND, valid, get_valid(r));
-        UOpRef v = simplify(valid);
-        UOpRef inner = rw(s[0]);
-        out = v->is_const_value(1) ? inner : alu(Ops::WHERE, v, inner, uconst(inner->dtype, 0));
-      } else {
-        out = rw(create_srcs(x)[0]);
-      }
-    } else if (x->op == Ops::REDUCE && x->as<ReduceArg>().n > 0) {
-      if (!has) throw Error("REDUCE has no ranges in rangeify");
-      UOps s = create_srcs(x);
-      UOps src{rw(s[0])};
-      for (int i = 0; i < x->as<ReduceArg>().n; ++i)
-        if (rm->second.first[i]->op == Ops::RANGE) src.push_back(rm->second.first[i]);
-      out = src.size() == 1 ? src[0] : UOp::make(Ops::REDUCE, x->dtype, src, ReduceArg{x->as<ReduceArg>().op, 0});
-    } else if (x->op == Ops::INDEX || x->op == Ops::STAGE || x->op == Ops::END) {
-      UOps s;
-      for (auto& c : x->src) s.push_back(rw(c));
-      out = x->replace_src(s);
-    } else {
-      UOps s = create_srcs(x);
-      for (auto& c : s) c = rw(c);
-      out = x->replace_src(s);
-    }
-    keep.push_back(x);
-    memo[x.get()] = out;
-    return out;
+  const std::vector<int>& axes = ctx.realize.at(s.get());
+  const UOps& s_out = ctx.range_map.at(s.get()).second;
+  UOps closed;
+  for (int a : axes) closed.push_back(s_out[a]);
+  if (kind == SrcKind::store) {
+    UOps e{s};
+    for (auto& r : closed) if (r->op == Ops::RANGE) e.push_back(r);
+    return UOp::make(Ops::END, dtypes::void_, e);
   }
-};
+  UOps st{s};
+  st.insert(st.end(), closed.begin(), closed.end());
+  bool removable = !always_contiguous(s->op) && !ctx.non_removable.count(s.get());
+  UOpRef stage = UOp::make(Ops::STAGE, s->dtype, st, StageArg{s->device, removable, ctx.origin_of(s)});
+  if (kind == SrcKind::stage) return stage;
+  UOps idx{stage};
+  for (int a : axes) idx.push_back(src_rngs.at(a));
+  return UOp::make(Ops::INDEX, s->dtype, idx);
+}
+bool is_reduce_over_axes(const UOp& x) { return x.op == Ops::REDUCE && x.as<ReduceArg>().n > 0; }
+// a movement op with ranges or a REDUCE over axes: the node goes, its source (what it becomes) takes its place
+bool goes(const RangeifyCtx& ctx, const UOp& o) {
+  return (group::movement(o.op) && ctx.range_map.count(&o)) || is_reduce_over_axes(o);
+}
+// what the source of such a node becomes
+UOpRef first_src(const UOpRef& x, RangeifyCtx& ctx) {
+  const SrcKind kind = src_kind(ctx, *x, 0);
+  return kind == SrcKind::keep ? x->src[0] : new_src(ctx, *x, 0, kind);
+}
+// the source of such a node is: kept (a value computed in this kernel), a buffer, or a realized value; the rules
+// that remove the node are one a kind
+enum class FirstSrc { kept, buffer, realized };
+bool first_src_is(const UOpRef& x, const RangeifyCtx& ctx, FirstSrc want) {
+  const SrcKind k = src_kind(ctx, *x, 0);
+  const FirstSrc have = k == SrcKind::keep ? FirstSrc::kept : k == SrcKind::buffer_read ? FirstSrc::buffer : FirstSrc::realized;
+  return have == want;
+}
+// x with its sources of one kind replaced (those not replaced yet: x may stand for a node of the graph already)
+UOpRef replace_srcs(const UOpRef& x, RangeifyCtx& ctx, SrcKind kind) {
+  if (x->op == Ops::INDEX || x->op == Ops::STAGE || x->op == Ops::END) return nullptr;  // made here: their sources only
+  const UOp& o = ctx.orig(x.get());
+  if (goes(ctx, o)) return nullptr;
+  UOps ns = x->src;
+  bool changed = false;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (ns[i] != o.src[i] || src_kind(ctx, o, i) != kind) continue;
+    ns[i] = new_src(ctx, o, i, kind);
+    changed = true;
+  }
+  if (!changed) return nullptr;
+  UOpRef y = x->replace_src(std::move(ns));
+  ctx.stands_for[y.get()] = &o;
+  ctx.keep.push_back(y);
+  return y;
+}
+// the ranges the walk gave x (nullptr: none)
+const std::pair<UOps, UOps>* ranges_of_node(const UOpRef& x, const RangeifyCtx& ctx) {
+  auto rm = ctx.range_map.find(x.get());
+  return rm == ctx.range_map.end() ? nullptr : &rm->second;
+}
+// a PAD's validity over its output ranges, simplified
+UOpRef pad_valid(const std::pair<UOps, UOps>& rm) {
+  UOpRef valid = uconst_bool(true);
+  for (auto& r : rm.first) valid = alu(Ops::AND, valid, get_valid(r));
+  return simplify(valid);
+}
+// a REDUCE over its leading axes: what its source becomes and the RANGEs of those axes (size-1 axes have none)
+UOps reduce_srcs(const UOpRef& x, RangeifyCtx& ctx) {
+  const auto* rm = ranges_of_node(x, ctx);
+  if (!rm) throw Error("REDUCE has no ranges in rangeify");
+  UOps src{first_src(x, ctx)};
+  for (int i = 0; i < x->as<ReduceArg>().n; ++i)
+    if (rm->first[i]->op == Ops::RANGE) src.push_back(rm->first[i]);
+  return src;
+}
+// PAD -> WHERE over its validity: of a source kept, or of a read (a buffer or realized value)
+UOpRef pad_to_where(const UOpRef& x, RangeifyCtx& c, bool read) {
+  const auto* rm = ranges_of_node(x, c);
+  if (!rm || first_src_is(x, c, FirstSrc::kept) == read) return nullptr;
+  UOpRef v = pad_valid(*rm);
+  if (v->is_const_value(1)) return nullptr;
+  UOpRef s = first_src(x, c);
+  return alu(Ops::WHERE, v, s, uconst(s->dtype, 0));
+}
+UOpRef drop_movement(const UOpRef& x, RangeifyCtx& c, FirstSrc kind) {
+  auto droppable = [&](const UOpRef& m, FirstSrc k) {
+    return group::movement(m->op) && m->op != Ops::PAD && ranges_of_node(m, c) && first_src_is(m, c, k);
+  };
+  if (!droppable(x, kind)) return nullptr;
+  if (kind != FirstSrc::kept) return first_src(x, c);
+  // a chain of them over a value computed here goes at once: the view of a view of ... (20,000 in one kernel) is one
+  // rewrite, not one a view repeated at the same node
+  UOpRef s = x->src[0];
+  while (droppable(s, FirstSrc::kept)) s = s->src[0];
+  return s;
+}
+UOpRef reduce_to_ranges(const UOpRef& x, RangeifyCtx& c, bool read) {
+  if (!is_reduce_over_axes(*x) || first_src_is(x, c, FirstSrc::kept) == read) return nullptr;
+  UOps src = reduce_srcs(x, c);
+  return src.size() == 1 ? nullptr : UOp::make(Ops::REDUCE, x->dtype, src, ReduceArg{x->as<ReduceArg>().op, 0});
+}
+
+}  // namespace
+
+const PatternMatcher& pm_apply_rangeify() {
+  using C = RangeifyCtx;
+  static const PatternMatcher pm({
+      rule("read of a buffer -> INDEX(buffer, the reader's ranges)", {},
+           [](const UOpRef& x, C& c) { return replace_srcs(x, c, SrcKind::buffer_read); }),
+      rule("realized STORE -> END(STORE, its ranges)", {}, [](const UOpRef& x, C& c) { return replace_srcs(x, c, SrcKind::store); }),
+      rule("read of a realized value -> INDEX(STAGE(value, its ranges), the reader's ranges)", {},
+           [](const UOpRef& x, C& c) { return replace_srcs(x, c, SrcKind::stage_read); }),
+      rule("realized value -> STAGE(value, its ranges)", {}, [](const UOpRef& x, C& c) { return replace_srcs(x, c, SrcKind::stage); }),
+      rule("PAD that stays inside its source -> the source", {Ops::PAD}, [](const UOpRef& x, C& c) -> UOpRef {
+        const auto* rm = ranges_of_node(x, c);
+        return rm && pad_valid(*rm)->is_const_value(1) ? first_src(x, c) : nullptr;
+      }),
+      rule("PAD -> valid.where(source, 0)", {Ops::PAD}, [](const UOpRef& x, C& c) { return pad_to_where(x, c, false); }),
+      rule("PAD of a read -> valid.where(the read at the padded ranges, 0)", {Ops::PAD},
+           [](const UOpRef& x, C& c) { return pad_to_where(x, c, true); }),
+      rule("movement op -> its source (whose ranges are the moved ones)", {Ops::RESHAPE, Ops::PERMUTE, Ops::EXPAND, Ops::SHRINK, Ops::FLIP},
+           [](const UOpRef& x, C& c) { return drop_movement(x, c, FirstSrc::kept); }),
+      rule("movement op of a buffer -> INDEX(buffer, the moved ranges)", {Ops::RESHAPE, Ops::PERMUTE, Ops::EXPAND, Ops::SHRINK, Ops::FLIP},
+           [](const UOpRef& x, C& c) { return drop_movement(x, c, FirstSrc::buffer); }),
+      rule("movement op of a realized value -> INDEX(STAGE(value), the moved ranges)",
+           {Ops::RESHAPE, Ops::PERMUTE, Ops::EXPAND, Ops::SHRINK, Ops::FLIP},
+           [](const UOpRef& x, C& c) { return drop_movement(x, c, FirstSrc::realized); }),
+      rule("REDUCE over size-1 axes -> its source", {Ops::REDUCE}, [](const UOpRef& x, C& c) -> UOpRef {
+        if (!is_reduce_over_axes(*x)) return nullptr;
+        UOps src = reduce_srcs(x, c);
+        return src.size() == 1 ? src[0] : nullptr;
+      }),
+      rule("REDUCE over axes -> REDUCE over their ranges", {Ops::REDUCE}, [](const UOpRef& x, C& c) { return reduce_to_ranges(x, c, false); }),
+      rule("REDUCE of a read over axes -> REDUCE(the read at the ranges, the ranges)", {Ops::REDUCE},
+           [](const UOpRef& x, C& c) { return reduce_to_ranges(x, c, true); }),
+  });
+  return pm;
+}
+
+namespace {
 
 // --- cost model: remove STAGEs whose recomputation is cheap (reference 5.4) ---
 bool keep_stage(const UOpRef& stage) {
@@ -434,15 +530,22 @@ UOpRef remove_bufferize(const UOpRef& idx) {
   return substitute(st->src[0], sub);
 }
 
+}  // namespace
+
 const PatternMatcher& pm_remove_bufferize() {
   static const PatternMatcher pm = symbolic() + reduce_collapse() + PatternMatcher({
-      rule("remove_bufferize: recompute a cheap staged value", {Ops::INDEX},
+      rule("INDEX(STAGE(c), ...) -> c (a staged constant)", {Ops::INDEX}, [](const UOpRef& x) -> UOpRef {
+        return x->src[0]->op == Ops::STAGE && x->src[0]->src[0]->op == Ops::CONST ? x->src[0]->src[0] : nullptr;
+      }),
+      rule("INDEX(STAGE(x, r...), i...) -> x[r := i] (cheap to recompute)", {Ops::INDEX},
            [](const UOpRef& x) { return remove_bufferize(x); }),
       rule("indexing a const is a const", {Ops::INDEX},
            [](const UOpRef& x) -> UOpRef { return x->src[0]->op == Ops::CONST ? x->src[0] : nullptr; }),
   });
   return pm;
 }
+
+namespace {
 
 // --- the reference's limit_bufs: a kernel reads at most kMaxKernelBuffers - 1 buffers (one is the output) ---
 // A binary or ternary op whose sources read more buffers than that gets each elementwise source staged into a
@@ -505,19 +608,12 @@ UOpRef rangeify(const UOpRef& sink, UOps* staged) {
   RangeifyCtx ctx;
   graph_rewrite(sink, PatternMatcher{}, "get realize");
   run_walk(ctx, sink);
-  Applier ap{ctx, {}, {}};
-  UOpRef applied;
-  {
-    RewriteListener* l = rewrite_listener();
-    if (l) l->on_pass_begin("apply rangeify", sink);
-    applied = ap.rw(sink);
-    if (l) l->on_pass_end("apply rangeify", applied);
-  }
+  UOpRef applied = graph_rewrite(sink, pm_apply_rangeify(), ctx, "apply rangeify", true);
   UOpRef debuf = graph_rewrite(applied, pm_remove_bufferize(), "symbolic+reduce_collapse+debuf");
   LimitBufs lb;
   for (auto& u : debuf->toposort())
     if (u->op == Ops::RANGE) lb.next_range = std::max(lb.next_range, u->as<RangeArg>().id + 1);
-  static const PatternMatcher pm_limit({rule<LimitBufs>("limit buffers: stage the sources of an op that reads too many buffers", {},
+  static const PatternMatcher pm_limit({rule("limit buffers: stage the sources of an op that reads too many buffers", {},
                                              [](const UOpRef& x, LimitBufs& c) -> UOpRef {
                                                return broadcastable(x->op) ? limit_bufs(x, c) : nullptr;
                                              })});

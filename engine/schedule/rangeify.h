@@ -12,6 +12,13 @@ namespace ts {
 // staged: the realized values, indexed by the origin of the STAGE that holds each (StageArg::origin)
 UOpRef rangeify(const UOpRef& sink, UOps* staged = nullptr);
 
+class PatternMatcher;
+// the rule tables of two of rangeify's passes (for their tests): "apply rangeify" (a node's sources become reads at
+// its ranges, STAGEs of realized values and ENDs of stores; movement ops, PADs and REDUCEs over axes go), its context
+// rangeify's own; and the cost model's "symbolic+reduce_collapse+debuf" (a cheap STAGE is recomputed where it is read)
+const PatternMatcher& pm_apply_rangeify();
+const PatternMatcher& pm_remove_bufferize();
+
 bool is_invalid(const UOpRef& x);
 UOpRef get_idx(const UOpRef& r);
 UOpRef get_valid(const UOpRef& r);

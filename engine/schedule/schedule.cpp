@@ -415,23 +415,23 @@ UOpRef became(const UOpRef& x, const Callify& cf, Became how) {
 }
 const PatternMatcher& pm_callify() {
   static const PatternMatcher pm({
-      rule<const Callify>("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS},
+      rule("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Kernel); }),
-      rule<const Callify>("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS},
+      rule("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::View); }),
-      rule<const Callify>("assign -> a kernel storing into the target's buffer", {Ops::AFTER},
+      rule("assign -> a kernel storing into the target's buffer", {Ops::AFTER},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Assign); }),
-      rule<const Callify>("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER},
+      rule("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignCopy); }),
-      rule<const Callify>("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER},
+      rule("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignValue); }),
-      rule<const Callify>("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER},
+      rule("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AfterEffect); }),
-      rule<const Callify>("COPY to another device -> a copy call into a new buffer", {Ops::COPY},
+      rule("COPY to another device -> a copy call into a new buffer", {Ops::COPY},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Copy); }),
-      rule<const Callify>("COPY to its own device -> its source", {Ops::COPY},
+      rule("COPY to its own device -> its source", {Ops::COPY},
                           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::SameDevice); }),
-      rule<const Callify>("a requested value -> a new buffer, stored by its own kernel", {},
+      rule("a requested value -> a new buffer, stored by its own kernel", {},
                           [](const UOpRef& x, const Callify& cf) -> UOpRef {
                             return x->op == Ops::CONTIGUOUS ? nullptr : became(x, cf, Became::Kernel);
                           }),
@@ -590,8 +590,8 @@ UOpRef stage_to_store(const UOpRef& x, StageToStore& ctx) {
 }
 const PatternMatcher& pm_stage_to_store() {
   static const PatternMatcher pm({
-      rule<StageToStore>("STAGE -> a new buffer, stored by its own kernel (a kernel boundary)", {Ops::INDEX}, stage_to_store),
-      rule<StageToStore>("another read of a STAGE -> a read of its buffer", {Ops::INDEX}, [](const UOpRef& x, StageToStore& ctx) -> UOpRef {
+      rule("STAGE -> a new buffer, stored by its own kernel (a kernel boundary)", {Ops::INDEX}, stage_to_store),
+      rule("another read of a STAGE -> a read of its buffer", {Ops::INDEX}, [](const UOpRef& x, StageToStore& ctx) -> UOpRef {
         auto known = x->src[0]->op == Ops::STAGE ? ctx.after_of.find(x->src[0].get()) : ctx.after_of.end();
         return known != ctx.after_of.end() ? read_stage(x, known->second) : nullptr;
       }),
@@ -639,7 +639,7 @@ UOpRef split_kernel(const UOpRef& x, SplitKernels& ctx) {
   return ctx.calls[k->second] = UOp::make(Ops::CALL, dtypes::void_, src);
 }
 const PatternMatcher& pm_split_kernels() {
-  static const PatternMatcher pm({rule<SplitKernels>("a store with no open ranges -> a kernel: CALL(AST, buffers)", {Ops::END, Ops::STORE}, split_kernel)});
+  static const PatternMatcher pm({rule("a store with no open ranges -> a kernel: CALL(AST, buffers)", {Ops::END, Ops::STORE}, split_kernel)});
   return pm;
 }
 
@@ -649,7 +649,7 @@ struct OrderCalls {
   std::vector<int> order;   // the built items in execution order
 };
 const PatternMatcher& pm_order_calls() {
-  static const PatternMatcher pm({rule<OrderCalls>("kernel graph -> LINEAR: each call after the calls it depends on", {Ops::SINK},
+  static const PatternMatcher pm({rule("kernel graph -> LINEAR: each call after the calls it depends on", {Ops::SINK},
                                                    [](const UOpRef& x, OrderCalls& ctx) -> UOpRef {
                                                      if (x->src != ctx.calls) return nullptr;  // not a kernel's own SINK
                                                      UOps lin;

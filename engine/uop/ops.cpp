@@ -60,6 +60,12 @@ bool commutative(Ops o) {
   }
 }
 bool comparison(Ops o) { return o == Ops::CMPLT || o == Ops::CMPNE || o == Ops::CMPEQ; }
+std::vector<Ops> ops_where(bool (*pred)(Ops)) {
+  std::vector<Ops> out;
+  for (size_t i = 0; i < kNames.size(); ++i)
+    if (pred(static_cast<Ops>(i))) out.push_back(static_cast<Ops>(i));
+  return out;
+}
 }  // namespace group
 
 }  // namespace ts

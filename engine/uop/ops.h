@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace ts {
 
@@ -35,6 +36,8 @@ inline bool elementwise(Ops o) { return alu(o) || o == Ops::CAST || o == Ops::BI
 bool movement(Ops o);
 bool commutative(Ops o);
 bool comparison(Ops o);
+// every op for which pred holds, in declaration order (a rule's list of ops)
+std::vector<Ops> ops_where(bool (*pred)(Ops));
 }  // namespace group
 
 }  // namespace ts

@@ -73,11 +73,14 @@ bool matches(const Pat& p, const UOp* u, Captures& c) {
 
 Rule rule(std::string name, Pat pattern, PatFn fn, std::source_location loc) {
   std::vector<Ops> ops = pattern.ops;  // dispatch on the root's op
-  return Rule{std::move(name), loc, std::move(ops), [p = std::move(pattern), f = std::move(fn)](const UOpRef& x, const RewriteCtx&) -> UOpRef {
+  // shared: a table made of others (a + b) copies its rules, not their patterns
+  auto p = std::make_shared<const Pat>(std::move(pattern));
+  auto f = std::make_shared<const PatFn>(std::move(fn));
+  return Rule{std::move(name), loc, std::move(ops), [p, f](const UOpRef& x, const RewriteCtx&) -> UOpRef {
                 Captures c;
                 UOpRef out;
-                match_each(p, x.get(), c, [&] {
-                  out = f(c, x);
+                match_each(*p, x.get(), c, [&] {
+                  out = (*f)(c, x);
                   return out != nullptr;
                 });
                 return out;

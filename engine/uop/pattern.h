@@ -8,6 +8,7 @@
 #include <array>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -120,5 +121,33 @@ inline std::vector<Rule> joined(std::initializer_list<std::vector<Rule>> parts) 
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
 }
+
+// the same rule on other ops (a procedural rule whose ops are a computed list: every ALU op, ...)
+inline Rule on_ops(std::vector<Ops> ops, Rule r) {
+  r.ops = std::move(ops);
+  return r;
+}
+
+// The analysis of the last node asked about, for rules in a row that each take one outcome of one analysis: the node
+// is analysed once, not once a rule. Only for analyses that read nothing but the node; one per call site and thread
+// (thread_local); it keeps no node alive.
+template <class T>
+class LastNode {
+ public:
+  template <class F>
+  const T& get(const UOpRef& x, F&& analyse) {
+    if (node_ != x.get() || alive_.expired()) {
+      value_ = analyse(x);
+      node_ = x.get();
+      alive_ = x;
+    }
+    return value_;
+  }
+
+ private:
+  const UOp* node_ = nullptr;
+  std::weak_ptr<const UOp> alive_;
+  T value_{};
+};
 
 }  // namespace ts

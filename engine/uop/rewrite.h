@@ -4,6 +4,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
 #include <vector>
@@ -60,6 +61,35 @@ Rule rule(std::string name, std::initializer_list<Ops> ops, std::function<UOpRef
           std::source_location loc = std::source_location::current()) {
   return Rule{std::move(name), loc, std::vector<Ops>(ops),
               [f = std::move(fn)](const UOpRef& x, const RewriteCtx& c) { return f(x, c.get<Ctx>()); }, &typeid(Ctx)};
+}
+
+namespace detail {
+// the parameters of a rule's function: (const UOpRef& x, Ctx& ctx) names the context type Ctx
+template <class T>
+struct rule_params {};
+template <class R, class A, class B>
+struct rule_params<R (*)(A, B)> {
+  using first = A;
+  using ctx = std::remove_reference_t<B>;
+};
+template <class R, class C, class A, class B>
+struct rule_params<R (C::*)(A, B) const> : rule_params<R (*)(A, B)> {};
+template <class R, class C, class A, class B>
+struct rule_params<R (C::*)(A, B)> : rule_params<R (*)(A, B)> {};
+template <class F, class = void>
+struct callable_params : rule_params<F> {};  // a function pointer
+template <class F>
+struct callable_params<F, std::void_t<decltype(&F::operator())>> : rule_params<decltype(&F::operator())> {};  // a lambda
+}  // namespace detail
+
+// the same, the context's type read off the function's second parameter: rule("name", {ops}, [](const UOpRef& x, Ctx& c)
+// ...), so a typed rule is written as every other (and its row in the source is a rule( call)
+template <class F, class Ctx = typename detail::callable_params<F>::ctx,
+          std::enable_if_t<std::is_same_v<typename detail::callable_params<F>::first, const UOpRef&> &&
+                               !std::is_same_v<std::remove_const_t<Ctx>, UOpRef>,
+                           int> = 0>
+Rule rule(std::string name, std::initializer_list<Ops> ops, F fn, std::source_location loc = std::source_location::current()) {
+  return rule<Ctx>(std::move(name), ops, std::function<UOpRef(const UOpRef&, Ctx&)>(std::move(fn)), loc);
 }
 
 class PatternMatcher {

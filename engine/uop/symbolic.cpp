@@ -106,6 +106,10 @@ UOpRef c_like(const UOpRef& x, double v) { return uconst(x->dtype, v); }
 Pat konst(const char* name) {
   return Pat::cvar(name).such_that([](const UOp& u) { return !u.is<Invalid>(); });
 }
+// anything but a constant (an Invalid is not one), captured as `name`
+Pat nonconst(const char* name) {
+  return Pat::var(name).such_that([](const UOp& u) { return !(u.op == Ops::CONST && !u.is<Invalid>()); });
+}
 // p, when the node it matches is a bool
 Pat bool_result(Pat p) {
   return std::move(p).such_that([](const UOp& u) { return is_bool(u.dtype); });
@@ -182,74 +186,135 @@ UOpRef from_linear_terms(const LinearTerms& lt, DType dt) {
 
 namespace {
 
-// integer division/modulo by a positive constant over a linear expression
-UOpRef divmod_fold(const UOpRef& x) {
-  if (!int_math(x) || !is_c(x->src[1])) return nullptr;
-  int64_t c = x->src[1]->const_int();
-  if (c <= 0) return nullptr;
+// ---- x//c and x%c by a positive constant, one case a rule (the order of the cases is the rules' order) ----------
+// the divisor of x//c or x%c in integer math when it is a positive constant, else 0
+int64_t pos_divisor(const UOpRef& x) {
+  if (!int_math(x) || !is_c(x->src[1])) return 0;
+  const int64_t c = x->src[1]->const_int();
+  return c > 0 ? c : 0;
+}
+bool in_range(const UOpRef& a, int64_t c) { return a->vmin() >= 0 && a->vmax() < c; }
+
+// the numerator as linear terms, split into the part divisible by c (quot) and the rest (rem)
+struct DivmodSplit {
+  LinearTerms lt, quot, rem;
+  bool divisible = false;  // some term or the constant has a multiple of c to take out
+};
+DivmodSplit divmod_split(const UOpRef& x, int64_t c) {
+  DivmodSplit d;
+  d.lt = linear_terms(x->src[0]);
+  const bool is_div = x->op == Ops::FLOORDIV;
+  for (auto& [t, k] : d.lt.terms) {
+    if (k % c == 0) d.quot.terms.push_back({t, k / c});
+    else if (is_div && k > c) {  // k*t//c = (k//c)*t + ((k%c)*t + ...)//c
+      d.quot.terms.push_back({t, k / c});
+      d.rem.terms.push_back({t, k % c});
+    } else d.rem.terms.push_back({t, k});
+  }
+  d.quot.constant = fdiv(d.lt.constant, c);
+  d.rem.constant = fmod_(d.lt.constant, c);
+  d.divisible = !(d.quot.terms.empty() && d.quot.constant == 0 && d.rem.constant == d.lt.constant);
+  return d;
+}
+// x%c with every coefficient (and the constant) taken mod c: nullptr when none changes
+UOpRef coefficients_mod(const UOpRef& x, int64_t c) {
   const UOpRef& a = x->src[0];
-  bool is_div = x->op == Ops::FLOORDIV;
-  if (a->vmin() >= 0 && a->vmax() < c) return is_div ? uconst_int(x->dtype, 0) : a;
-  if (is_div && a->op == Ops::FLOORDIV && is_c(a->src[1]) && a->src[1]->const_int() > 0)
-    return alu(Ops::FLOORDIV, a->src[0], uconst_int(x->dtype, a->src[1]->const_int() * c));
-  // (x % (c*k)) % c -> x % c
-  if (!is_div && a->op == Ops::FLOORMOD && is_c(a->src[1]) && a->src[1]->const_int() % c == 0)
-    return alu(Ops::FLOORMOD, a->src[0], x->src[1]);
   LinearTerms lt = linear_terms(a);
   if (lt.terms.empty()) return nullptr;
-  if (!is_div) {
-    // x % c only depends on the coefficients modulo c
-    LinearTerms red;
-    bool changed = false;
-    for (auto& [t, k] : lt.terms) {
-      int64_t km = fmod_(k, c);
-      changed |= km != k;
-      if (km) red.terms.push_back({t, km});
-    }
-    red.constant = fmod_(lt.constant, c);
-    changed |= red.constant != lt.constant;
-    if (changed) {
-      UOpRef r = from_linear_terms(red, a->dtype);
-      if (r->vmin() >= 0 && r->vmax() < c) return r;
-      if (r->vmin() >= 0) return alu(Ops::FLOORMOD, r, x->src[1]);
-    }
-  }
-  LinearTerms quot, rem;
+  LinearTerms red;
+  bool changed = false;
   for (auto& [t, k] : lt.terms) {
-    if (k % c == 0) quot.terms.push_back({t, k / c});
-    else if (is_div && k > c) {  // k*t//c = (k//c)*t + ((k%c)*t + ...)//c
-      quot.terms.push_back({t, k / c});
-      rem.terms.push_back({t, k % c});
-    } else rem.terms.push_back({t, k});
+    int64_t km = fmod_(k, c);
+    changed |= km != k;
+    if (km) red.terms.push_back({t, km});
   }
-  quot.constant = fdiv(lt.constant, c);
-  rem.constant = fmod_(lt.constant, c);
-  if (quot.terms.empty() && quot.constant == 0 && rem.constant == lt.constant) {
-    // nothing divisible: try gcd of all coefficients
-    int64_t g = 0;
-    for (auto& [t, k] : lt.terms) g = std::gcd(g, k);
-    g = std::gcd(g, lt.constant);
-    if (g > 1 && c % g == 0 && is_div) {
-      LinearTerms red;
-      for (auto& [t, k] : lt.terms) red.terms.push_back({t, k / g});
-      red.constant = lt.constant / g;
-      UOpRef inner = from_linear_terms(red, a->dtype);
-      if (inner->vmin() >= 0) return alu(Ops::FLOORDIV, inner, uconst_int(x->dtype, c / g));
-    }
-    return nullptr;
-  }
-  UOpRef r = from_linear_terms(rem, a->dtype);
-  bool rem_in_range = r->vmin() >= 0 && r->vmax() < c;
-  if (is_div) {
-    UOpRef q = from_linear_terms(quot, a->dtype);
-    if (rem_in_range) return q;
-    if (r->vmin() < 0) return nullptr;
-    return alu(Ops::ADD, q, alu(Ops::FLOORDIV, r, x->src[1]));
-  }
-  if (rem_in_range) return r;
-  if (r->vmin() < 0) return nullptr;
-  if (quot.terms.empty() && quot.constant == 0) return nullptr;
-  return alu(Ops::FLOORMOD, r, x->src[1]);
+  red.constant = fmod_(lt.constant, c);
+  changed |= red.constant != lt.constant;
+  return changed ? from_linear_terms(red, a->dtype) : nullptr;
+}
+
+std::vector<Rule> divmod_rules() {
+  const Pat x = Pat::var("x");
+  auto by_const = [](Ops op) { return Pat::op(op, {Pat::var("x"), konst("c")}); };
+  return {
+      // (x//c with 0 <= x < c is 0 by its bounds: the bounds fold above takes it)
+      rule("x%c -> x (0 <= x < c)", by_const(Ops::FLOORMOD), [](const Captures& k, const UOpRef& r) -> UOpRef {
+        const int64_t c = pos_divisor(r);
+        return c && in_range(k["x"], c) ? k["x"] : nullptr;
+      }),
+      rule("(x//a)//c -> x//(a*c)", Pat::op(Ops::FLOORDIV, {Pat::op(Ops::FLOORDIV, {x, konst("a")}), konst("c")}),
+           [](const Captures& k, const UOpRef& r) -> UOpRef {
+             const int64_t c = pos_divisor(r), a = k["a"]->const_int();
+             return c && a > 0 ? alu(Ops::FLOORDIV, k["x"], uconst_int(r->dtype, a * c)) : nullptr;
+           }),
+      rule("(x%(k*c))%c -> x%c", Pat::op(Ops::FLOORMOD, {Pat::op(Ops::FLOORMOD, {x, konst("kc")}), konst("c")}),
+           [](const Captures& k, const UOpRef& r) -> UOpRef {
+             const int64_t c = pos_divisor(r);
+             return c && k["kc"]->const_int() % c == 0 ? alu(Ops::FLOORMOD, k["x"], k["c"]) : nullptr;
+           }),
+      // x % c depends only on the coefficients modulo c
+      rule("x%c -> x with its coefficients mod c (that sum in [0, c))", by_const(Ops::FLOORMOD),
+           [](const Captures&, const UOpRef& r) -> UOpRef {
+             const int64_t c = pos_divisor(r);
+             UOpRef m = c ? coefficients_mod(r, c) : nullptr;
+             return m && in_range(m, c) ? m : nullptr;
+           }),
+      rule("x%c -> (x with its coefficients mod c)%c", by_const(Ops::FLOORMOD), [](const Captures&, const UOpRef& r) -> UOpRef {
+        const int64_t c = pos_divisor(r);
+        UOpRef m = c ? coefficients_mod(r, c) : nullptr;
+        return m && !in_range(m, c) && m->vmin() >= 0 ? alu(Ops::FLOORMOD, m, r->src[1]) : nullptr;
+      }),
+      // nothing divisible by c: a common factor g of every coefficient and the constant that divides c
+      rule("(g*x)//c -> x//(c/g) (g the gcd of the terms, g | c)", by_const(Ops::FLOORDIV),
+           [](const Captures&, const UOpRef& r) -> UOpRef {
+             const int64_t c = pos_divisor(r);
+             if (!c) return nullptr;
+             const DivmodSplit d = divmod_split(r, c);
+             if (d.lt.terms.empty() || d.divisible) return nullptr;
+             int64_t g = 0;
+             for (auto& [t, k] : d.lt.terms) g = std::gcd(g, k);
+             g = std::gcd(g, d.lt.constant);
+             if (g <= 1 || c % g != 0) return nullptr;
+             LinearTerms red;
+             for (auto& [t, k] : d.lt.terms) red.terms.push_back({t, k / g});
+             red.constant = d.lt.constant / g;
+             UOpRef inner = from_linear_terms(red, r->src[0]->dtype);
+             return inner->vmin() >= 0 ? alu(Ops::FLOORDIV, inner, uconst_int(r->dtype, c / g)) : nullptr;
+           }),
+      // the numerator's multiples of c come out of the division: x = c*q + r
+      rule("(c*q + r)//c -> q (0 <= r < c)", by_const(Ops::FLOORDIV), [](const Captures&, const UOpRef& x) -> UOpRef {
+        const int64_t c = pos_divisor(x);
+        if (!c) return nullptr;
+        const DivmodSplit d = divmod_split(x, c);
+        if (d.lt.terms.empty() || !d.divisible) return nullptr;
+        return in_range(from_linear_terms(d.rem, x->src[0]->dtype), c) ? from_linear_terms(d.quot, x->src[0]->dtype) : nullptr;
+      }),
+      rule("(c*q + r)//c -> q + r//c (r >= 0)", by_const(Ops::FLOORDIV), [](const Captures&, const UOpRef& x) -> UOpRef {
+        const int64_t c = pos_divisor(x);
+        if (!c) return nullptr;
+        const DivmodSplit d = divmod_split(x, c);
+        if (d.lt.terms.empty() || !d.divisible) return nullptr;
+        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
+        if (in_range(r, c) || r->vmin() < 0) return nullptr;
+        return alu(Ops::ADD, from_linear_terms(d.quot, x->src[0]->dtype), alu(Ops::FLOORDIV, r, x->src[1]));
+      }),
+      rule("(c*q + r)%c -> r (0 <= r < c)", by_const(Ops::FLOORMOD), [](const Captures&, const UOpRef& x) -> UOpRef {
+        const int64_t c = pos_divisor(x);
+        if (!c) return nullptr;
+        const DivmodSplit d = divmod_split(x, c);
+        if (d.lt.terms.empty() || !d.divisible) return nullptr;
+        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
+        return in_range(r, c) ? r : nullptr;
+      }),
+      rule("(c*q + r)%c -> r%c (r >= 0)", by_const(Ops::FLOORMOD), [](const Captures&, const UOpRef& x) -> UOpRef {
+        const int64_t c = pos_divisor(x);
+        if (!c) return nullptr;
+        const DivmodSplit d = divmod_split(x, c);
+        if (d.lt.terms.empty() || !d.divisible || (d.quot.terms.empty() && d.quot.constant == 0)) return nullptr;
+        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
+        return !in_range(r, c) && r->vmin() >= 0 ? alu(Ops::FLOORMOD, r, x->src[1]) : nullptr;
+      }),
+  };
 }
 
 // (x//c)*c + x%c -> x, as linear terms
@@ -276,34 +341,98 @@ UOpRef merge_divmod(const UOpRef& x) {
   return nullptr;
 }
 
-// canonical linear form for integer ADD chains: combine constants and like terms
-UOpRef canon_add(const UOpRef& x) {
-  if (!int_math(x)) return nullptr;
+// ---- integer ADD chains in their linear form -------------------------------------------------------------------
+// The canonical linear form of an integer ADD chain (like terms and constants combined), taken when it is smaller
+// than the chain (no flip-flopping). The rules are named by what makes it smaller, each taking its kind of chain:
+// terms that cancel, else like terms, else several constants, else a constant factor of a sum taken into its terms,
+// else constant factors of a term combined.
+enum class AddForm { none, cancel, like_terms, constants, distribute, factors };
+struct AddCanon {
+  AddForm kind = AddForm::none;
+  UOpRef out;
+};
+AddCanon canon_add(const UOpRef& x) {
+  if (!int_math(x)) return {};
   LinearTerms lt = linear_terms(x);
   UOpRef y = from_linear_terms(lt, x->dtype);
-  if (y == x) return nullptr;
-  // only accept if it is smaller (avoid flip-flopping)
+  if (y == x) return {};
   size_t nx = x->toposort().size(), ny = y->toposort().size();
-  return ny < nx ? y : nullptr;
+  if (ny >= nx) return {};
+  // what the chain holds, walked as linear_terms walks it
+  std::map<const UOp*, int64_t> coeff;
+  size_t consts = 0;
+  bool repeated = false, distributed = false;
+  std::function<void(const UOpRef&, int64_t)> go = [&](const UOpRef& u, int64_t k) {
+    if (is_c(u) && is_int(u->dtype)) { ++consts; return; }
+    if (u->op == Ops::ADD) { go(u->src[0], k); go(u->src[1], k); return; }
+    if (u->op == Ops::MUL && is_c(u->src[1]) && is_int(u->src[1]->dtype)) {
+      distributed |= u->src[0]->op == Ops::ADD;
+      go(u->src[0], k * u->src[1]->const_int());
+      return;
+    }
+    if (u->op == Ops::MUL && is_c(u->src[0]) && is_int(u->src[0]->dtype)) {
+      distributed |= u->src[1]->op == Ops::ADD;
+      go(u->src[1], k * u->src[0]->const_int());
+      return;
+    }
+    if (u->op == Ops::NEG) { go(u->src[0], -k); return; }
+    auto [it, fresh] = coeff.emplace(u.get(), 0);
+    repeated |= !fresh;
+    it->second += k;
+  };
+  go(x, 1);
+  const bool cancel = std::any_of(coeff.begin(), coeff.end(), [](auto& t) { return t.second == 0; });
+  AddForm kind = cancel           ? AddForm::cancel
+                 : repeated       ? AddForm::like_terms
+                 : consts >= 2    ? AddForm::constants
+                 : distributed    ? AddForm::distribute
+                                  : AddForm::factors;
+  return {kind, y};
+}
+UOpRef add_form(const UOpRef& x, AddForm kind) {
+  thread_local LastNode<AddCanon> last;
+  const AddCanon& a = last.get(x, canon_add);
+  return a.kind == kind ? a.out : nullptr;
 }
 
+// ---- folds by bounds -------------------------------------------------------------------------------------------
+// integer or bool math whose bounds leave one value is that value (not through memory reads, not a cast)
 UOpRef bounds_fold(const UOpRef& x) {
   if (!group::alu(x->op)) return nullptr;
   if (!(int_math(x) || is_bool(x->dtype))) return nullptr;
   for (auto& s : x->src)
     if (s->op == Ops::INDEX || s->op == Ops::LOAD || s->op == Ops::REDUCE) return nullptr;
-  if (x->op == Ops::INDEX || x->op == Ops::LOAD || x->op == Ops::REDUCE || x->op == Ops::CAST) return nullptr;
   int64_t lo = x->vmin(), hi = x->vmax();
   if (lo == hi && lo != INT32_MIN && lo != INT32_MAX) return is_bool(x->dtype) ? uconst_bool(lo) : uconst_int(x->dtype, lo);
   return nullptr;
+}
+bool is_fold_op(Ops o) { return group::alu(o) || o == Ops::CAST; }
+bool is_logic_op(Ops o) { return group::alu(o) && !group::comparison(o); }
+std::vector<Rule> bounds_rules() {
+  return {
+      rule("comparison true by bounds -> true", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [](const UOpRef& x) -> UOpRef {
+        return x->vmin() == 1 ? bounds_fold(x) : nullptr;
+      }),
+      rule("comparison false by bounds -> false", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [](const UOpRef& x) -> UOpRef {
+        return x->vmax() == 0 ? bounds_fold(x) : nullptr;
+      }),
+      on_ops(group::ops_where(is_logic_op), rule("bool math decided by bounds -> true/false", {}, [](const UOpRef& x) -> UOpRef {
+               return is_bool(x->dtype) ? bounds_fold(x) : nullptr;
+             })),
+      on_ops(group::ops_where(is_logic_op), rule("int math of one value (vmin == vmax) -> that constant", {}, [](const UOpRef& x) -> UOpRef {
+               return is_bool(x->dtype) ? nullptr : bounds_fold(x);
+             })),
+  };
 }
 
 // WHERE with a constant gate or branches that decide it, one rewrite a rule
 std::vector<Rule> where_rules() {
   const Pat g = Pat::var("g"), a = Pat::var("a"), b = Pat::var("b");
   return {
-      rule("c.where(a, b) -> a or b (c constant)", Pat::op(Ops::WHERE, {konst("c"), a, b}),
-           [](const Captures& c, const UOpRef&) { return c["c"]->const_float() != 0 ? c["a"] : c["b"]; }),
+      rule("true.where(a, b) -> a", Pat::op(Ops::WHERE, {konst("c").such_that([](const UOp& u) { return u.const_float() != 0; }), a, b}),
+           [](const Captures& c, const UOpRef&) { return c["a"]; }),
+      rule("false.where(a, b) -> b", Pat::op(Ops::WHERE, {konst("c").such_that([](const UOp& u) { return u.const_float() == 0; }), a, b}),
+           [](const Captures& c, const UOpRef&) { return c["b"]; }),
       rule("g.where(a, a) -> a", Pat::op(Ops::WHERE, {g, a, a}), [](const Captures& c, const UOpRef&) { return c["a"]; }),
       rule("g.where(true, false) -> g", bool_result(Pat::op(Ops::WHERE, {g, Pat::cnst(1), Pat::cnst(0)})),
            [](const Captures& c, const UOpRef&) { return c["g"]; }),
@@ -341,6 +470,40 @@ std::vector<Rule> pow_rules() {
   };
 }
 
+// WHERE of a comparison with its own operands is a MAX; MUL and MAX of bools are AND and OR
+std::vector<Rule> max_and_bool_rules() {
+  const Pat x = Pat::var("x"), a = Pat::var("a"), b = Pat::var("b");
+  auto same_value = [](const Captures& c) { return c["c"]->const_float() == c["d"]->const_float(); };
+  auto bools = [](const UOp& u) { return is_bool(u.dtype) && is_bool(u.src[0]->dtype) && is_bool(u.src[1]->dtype); };
+  return {
+      rule("(c<x).where(x, c) -> max(c, x)", Pat::op(Ops::WHERE, {Pat::op(Ops::CMPLT, {konst("c"), x}), x, konst("d")}),
+           [same_value](const Captures& c, const UOpRef& r) {
+             return same_value(c) ? alu(Ops::MAX, ucast(c["c"], r->dtype), c["x"]) : nullptr;
+           }),
+      rule("(x<c).where(c, x) -> max(x, c)", Pat::op(Ops::WHERE, {Pat::op(Ops::CMPLT, {x, konst("c")}), konst("d"), x}),
+           [same_value](const Captures& c, const UOpRef& r) {
+             return same_value(c) ? alu(Ops::MAX, c["x"], ucast(c["c"], r->dtype)) : nullptr;
+           }),
+      rule("a*b -> a and b (bools)", Pat::op(Ops::MUL, {a, b}).such_that(bools),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::AND, c["a"], c["b"]); }),
+      rule("max(a, b) -> a or b (bools)", Pat::op(Ops::MAX, {a, b}).such_that(bools),
+           [](const Captures& c, const UOpRef&) { return alu(Ops::OR, c["a"], c["b"]); }),
+  };
+}
+
+// index math stays weak under a cast to an int: the constant joins the weak side
+std::vector<Rule> weak_index_rules() {
+  auto cast_weak = [] { return Pat::op(Ops::CAST, {Pat::var("a").of({dtypes::weakint})}); };
+  auto to_int = [](const UOp& u) { return is_int(u.dtype); };
+  auto keep_weak = [](const Captures& c, const UOpRef& r) {
+    return ucast(alu(r->op, c["a"], iconst(c["c"]->const_int())), r->dtype);
+  };
+  return {
+      rule("a.cast(int) + c -> (a + c).cast(int) (a weakint)", Pat::op(Ops::ADD, {cast_weak(), konst("c")}).such_that(to_int), keep_weak),
+      rule("a.cast(int) * c -> (a * c).cast(int) (a weakint)", Pat::op(Ops::MUL, {cast_weak(), konst("c")}).such_that(to_int), keep_weak),
+  };
+}
+
 // comparisons against a floor division by a positive constant
 std::vector<Rule> floordiv_compare_rules() {
   auto positive = [] { return konst("c").such_that([](const UOp& u) { return u.const_int() > 0; }); };
@@ -361,46 +524,24 @@ std::vector<Rule> floordiv_compare_rules() {
 
 const PatternMatcher& symbolic() {
   static const PatternMatcher pm(joined({{
-      rule("constant folding", {}, [](const UOpRef& x) { return fold_const(x); }),
-  }, where_rules(), {
-      rule("(c<b).where(b,c) / (a<c).where(c,a) -> max", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
-        const UOpRef& g = x->src[0];
-        if (g->op != Ops::CMPLT) return nullptr;
-        const UOpRef &a = g->src[0], &b = g->src[1];
-        if (is_c(a) && b == x->src[1] && is_c(x->src[2]) && a->const_float() == x->src[2]->const_float())
-          return alu(Ops::MAX, ucast(a, x->dtype), b);
-        if (is_c(b) && a == x->src[2] && is_c(x->src[1]) && b->const_float() == x->src[1]->const_float())
-          return alu(Ops::MAX, a, ucast(b, x->dtype));
-        return nullptr;
-      }),
-      rule("bool MUL is AND, bool MAX is OR", {Ops::MUL, Ops::MAX}, [](const UOpRef& x) -> UOpRef {
-        if (!is_bool(x->dtype) || !is_bool(x->src[0]->dtype) || !is_bool(x->src[1]->dtype)) return nullptr;
-        return alu(x->op == Ops::MUL ? Ops::AND : Ops::OR, x->src[0], x->src[1]);
-      }),
-  }, identity_rules(), {
-      rule("fold by bounds (vmin == vmax)", {}, [](const UOpRef& x) { return bounds_fold(x); }),
-      rule("div/mod by constant over linear terms", {Ops::FLOORDIV, Ops::FLOORMOD},
-           [](const UOpRef& x) { return divmod_fold(x); }),
+      on_ops(group::ops_where(is_fold_op), rule("constant folding", {}, [](const UOpRef& x) { return fold_const(x); })),
+  }, where_rules(), max_and_bool_rules(), identity_rules(), bounds_rules(), divmod_rules(), {
       rule("(x//c)*c + x%c -> x", {Ops::ADD}, [](const UOpRef& x) { return merge_divmod(x); }),
-      rule("combine like terms and constants", {Ops::ADD}, [](const UOpRef& x) { return canon_add(x); }),
-      rule("index math stays weak: cast(a) op c -> cast(a op c)", {Ops::ADD, Ops::MUL}, [](const UOpRef& x) -> UOpRef {
-        const UOpRef &a = x->src[0], &b = x->src[1];
-        if (a->op == Ops::CAST && a->src[0]->dtype == dtypes::weakint && is_int(x->dtype) && is_c(b))
-          return ucast(alu(x->op, a->src[0], iconst(b->const_int())), x->dtype);
-        return nullptr;
-      }),
-  }, floordiv_compare_rules(), pow_rules(), {
-      rule("c ** x -> exp2(x * log2(c))", {Ops::POW}, [](const UOpRef& x) -> UOpRef {
-        const UOpRef &b = x->src[0], &e = x->src[1];
-        if (!is_c(b) || is_c(e)) return nullptr;
-        double c = b->const_float();
-        if (c == 1) return uconst(x->dtype, 1);
-        if (c <= 0) return nullptr;
-        return alu(Ops::EXP2, alu(Ops::MUL, e, uconst(e->dtype, std::log2(c))));
-      }),
-      rule("cast of cast to same dtype", {Ops::CAST}, [](const UOpRef& x) -> UOpRef {
-        return x->src[0]->dtype == x->dtype ? x->src[0] : nullptr;
-      }),
+      rule("x + y + -x -> y (terms cancel)", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::cancel); }),
+      rule("x*a + x*b -> x*(a+b) (like terms)", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::like_terms); }),
+      rule("(x+c1)+c2 -> x+(c1+c2)", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::constants); }),
+      rule("(x + y)*c + z -> x*c + y*c + z", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::distribute); }),
+      rule("(x*c1)*c2 + y -> x*(c1*c2) + y", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::factors); }),
+  }, weak_index_rules(), floordiv_compare_rules(), pow_rules(), {
+      rule("1 ** x -> 1", Pat::op(Ops::POW, {konst("b").such_that([](const UOp& u) { return u.const_float() == 1; }), nonconst("e")}),
+           [](const Captures&, const UOpRef& r) { return uconst(r->dtype, 1); }),
+      rule("c ** x -> exp2(x * log2(c)) (c > 0)",
+           Pat::op(Ops::POW, {konst("b").such_that([](const UOp& u) { return u.const_float() > 0; }), nonconst("e")}),
+           [](const Captures& c, const UOpRef&) {
+             return alu(Ops::EXP2, alu(Ops::MUL, c["e"], uconst(c["e"]->dtype, std::log2(c["b"]->const_float()))));
+           }),
+      rule("x.cast(x's own dtype) -> x", Pat::op(Ops::CAST, {Pat::var("x")}).such_that([](const UOp& u) { return u.src[0]->dtype == u.dtype; }),
+           [](const Captures& c, const UOpRef&) { return c["x"]; }),
   }}));
   return pm;
 }
@@ -437,19 +578,33 @@ UOpRef count_true(const UOpRef& cond, const UOpRef& r, int64_t n) {
   return negate ? simplify(alu(Ops::ADD, iconst(n), alu(Ops::NEG, bound))) : bound;
 }
 UOpRef logical_not_(const UOpRef& b) { return alu(Ops::CMPNE, b, uconst_bool(true)); }
-UOpRef collapse_reduce(const UOpRef& x) {
+// REDUCE(ADD, body, r) over a range of constant size whose body reads no memory: the body (else nullptr)
+const UOp* closed_form_body(const UOpRef& x) {
   if (x->as<ReduceArg>().op != Ops::ADD || x->src.size() != 2) return nullptr;
-  const UOpRef& body = x->src[0];
   const UOpRef& r = x->src[1];
-  if (r->op != Ops::RANGE || reads_memory(body) || !is_c(r->src[0])) return nullptr;
-  int64_t n = r->src[0]->const_int();
-  if (!depends_on(body, r.get())) return alu(Ops::MUL, body, uconst(body->dtype, static_cast<double>(n)));
-  if (body->op == Ops::WHERE && body->src[2]->is_const_value(0) && !depends_on(body->src[1], r.get())) {
-    UOpRef cnt = count_true(body->src[0], r, n);
-    if (!cnt) return nullptr;
-    return alu(Ops::MUL, ucast(cnt, body->dtype), body->src[1]);
-  }
-  return nullptr;
+  if (r->op != Ops::RANGE || reads_memory(x->src[0]) || !is_c(r->src[0])) return nullptr;
+  return x->src[0].get();
+}
+// the closed forms of such a sum, one rewrite each
+UOpRef sum_free_of_range(const UOpRef& x) {
+  const UOp* body = closed_form_body(x);
+  if (!body || depends_on(body->ref(), x->src[1].get())) return nullptr;
+  return alu(Ops::MUL, body->ref(), uconst(body->dtype, static_cast<double>(x->src[1]->src[0]->const_int())));
+}
+UOpRef sum_of_counted_gate(const UOpRef& x) {
+  const UOp* body = closed_form_body(x);
+  const UOpRef& r = x->src[1];
+  if (!body || body->op != Ops::WHERE || !body->src[2]->is_const_value(0) || depends_on(body->src[1], r.get())) return nullptr;
+  UOpRef cnt = count_true(body->src[0], r, r->src[0]->const_int());
+  return cnt ? alu(Ops::MUL, ucast(cnt, body->dtype), body->src[1]) : nullptr;
+}
+std::vector<Rule> closed_form_sum_rules() {
+  return {
+      rule("sum over r of a load-free body without r -> body * len(r)", {Ops::REDUCE},
+           [](const UOpRef& x) { return sum_free_of_range(x); }),
+      rule("sum over r of g(r).where(x, 0) -> (count of r where g) * x", {Ops::REDUCE},
+           [](const UOpRef& x) { return sum_of_counted_gate(x); }),
+  };
 }
 
 bool is_invalid_c(const UOpRef& x) { return x->op == Ops::CONST && x->is<Invalid>(); }
@@ -481,6 +636,22 @@ UOpRef gather_from_one_hot(const UOpRef& x) {
   std::unordered_map<const UOp*, UOpRef> sub{{r.get(), alu(Ops::WHERE, v, ii, uconst_invalid())}};
   return alu(Ops::WHERE, v, substitute(w->src[2], sub), uconst(x->dtype, 0));
 }
+
+// the first source of x that is masked (v.where(i, Invalid)): its mask v and x over the index i; {nullptr, nullptr}
+// when none is
+bool is_masked_op(Ops o) { return group::alu(o) && o != Ops::WHERE; }
+std::pair<UOpRef, UOpRef> mask_out(const UOpRef& x) {
+  for (size_t i = 0; i < x->src.size(); ++i) {
+    const UOpRef& s = x->src[i];
+    if (s->op != Ops::WHERE || !is_invalid_c(s->src[2])) continue;
+    UOps ns = x->src;
+    ns[i] = s->src[1];
+    return {s->src[0], x->replace_src(ns)};
+  }
+  return {nullptr, nullptr};
+}
+
+}  // namespace
 
 // the rules the reference's reduce_collapse rewrites a single-range sum with (pm_reduce_load_collapse): split sums,
 // one-hot gathers, x*bool -> where, range-free terms lifted out of comparisons, masks pushed out of index math
@@ -533,33 +704,34 @@ const PatternMatcher& pm_reduce_load_collapse() {
         }
         return nullptr;
       }),
-      rule("push a mask out of index math: f(v.where(i, Invalid)) -> v.where(f(i), Invalid)", {}, [](const UOpRef& x) -> UOpRef {
-        if (!group::alu(x->op) || x->op == Ops::WHERE) return nullptr;
-        for (size_t i = 0; i < x->src.size(); ++i) {
-          const UOpRef& s = x->src[i];
-          if (s->op != Ops::WHERE || !is_invalid_c(s->src[2])) continue;
-          UOps ns = x->src;
-          ns[i] = s->src[1];
-          UOpRef inner = x->replace_src(ns);
-          if (is_bool(x->dtype)) return alu(Ops::AND, s->src[0], inner);
-          return alu(Ops::WHERE, s->src[0], inner, uconst_invalid());
-        }
-        return nullptr;
-      }),
+      on_ops(group::ops_where(is_masked_op), rule("f(v.where(i, Invalid)) -> v.where(f(i), Invalid)", {}, [](const UOpRef& x) -> UOpRef {
+               if (is_bool(x->dtype)) return nullptr;
+               auto [v, inner] = mask_out(x);
+               return v ? alu(Ops::WHERE, v, inner, uconst_invalid()) : nullptr;
+             })),
+      on_ops(group::ops_where(is_masked_op), rule("bool f(v.where(i, Invalid)) -> v and f(i)", {}, [](const UOpRef& x) -> UOpRef {
+               if (!is_bool(x->dtype)) return nullptr;
+               auto [v, inner] = mask_out(x);
+               return v ? alu(Ops::AND, v, inner) : nullptr;
+             })),
       rule("v.where(v.where(a, b), c) -> v.where(a, c)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         if (x->src[1]->op == Ops::WHERE && x->src[1]->src[0] == x->src[0]) return alu(Ops::WHERE, x->src[0], x->src[1]->src[1], x->src[2]);
         return nullptr;
       }),
-      rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
-           [](const UOpRef& x) { return collapse_reduce(x); }),
-  }) + symbolic();
+  }) + PatternMatcher(closed_form_sum_rules()) + symbolic();
   return pm;
 }
 
+namespace {
+
 // The reference's reduce_collapse: for each range of the sum, the part of the body that depends on it is rewritten
 // alone (every other input becomes a bounded Variable); the result is kept only when no range is left.
-UOpRef collapse_load(const UOpRef& red) {
-  if (red->as<ReduceArg>().op != Ops::ADD || red->src.size() != 2 || red->src[1]->op != Ops::RANGE) return nullptr;
+struct LoadCollapse {
+  UOpRef out;
+  bool gather = false;  // the collapsed sum reads memory (at the index the range took): a gather
+};
+LoadCollapse collapse_load(const UOpRef& red) {
+  if (red->as<ReduceArg>().op != Ops::ADD || red->src.size() != 2 || red->src[1]->op != Ops::RANGE) return {};
   UOpRef u = red->src[0];
   const UOpRef& r = red->src[1];
   // nodes whose open ranges include r
@@ -576,9 +748,9 @@ UOpRef collapse_load(const UOpRef& red) {
   std::vector<UOpRef> included;
   for (auto& x : u->toposort())
     if (dep(x)) included.push_back(x);
-  if (included.empty()) return nullptr;
+  if (included.empty()) return {};
   for (auto& x : included)
-    if (x->op == Ops::STORE || x->op == Ops::REDUCE) return nullptr;
+    if (x->op == Ops::STORE || x->op == Ops::REDUCE) return {};
   std::unordered_map<const UOp*, UOpRef> replaces, back;
   for (auto& x : included)
     for (auto& s : x->src) {
@@ -598,23 +770,30 @@ UOpRef collapse_load(const UOpRef& red) {
   rewrite_listener() = nullptr;
   UOpRef sink = graph_rewrite(collapse, pm_reduce_load_collapse(), "reduce_collapse");
   rewrite_listener() = saved;
-  if (!no_range(sink)) return nullptr;
-  return substitute(sink, back);
+  if (!no_range(sink)) return {};
+  bool reads = false;
+  for (auto& x : sink->toposort()) reads = reads || x->op == Ops::INDEX || x->op == Ops::LOAD;
+  return {substitute(sink, back), reads};
+}
+UOpRef load_collapse_of(const UOpRef& red, bool gather) {
+  thread_local LastNode<LoadCollapse> last;
+  const LoadCollapse& c = last.get(red, collapse_load);
+  return c.out && c.gather == gather ? c.out : nullptr;
 }
 }  // namespace
 
 const PatternMatcher& load_collapse() {
   static const PatternMatcher pm({
-      rule("load collapse: a one-hot sum is a gather", {Ops::REDUCE}, [](const UOpRef& x) { return collapse_load(x); }),
+      rule("sum over r of a one-hot select -> a read gated at r's value", {Ops::REDUCE},
+           [](const UOpRef& x) { return load_collapse_of(x, true); }),
+      rule("sum over r of reads without r -> closed form in r", {Ops::REDUCE},
+           [](const UOpRef& x) { return load_collapse_of(x, false); }),
   });
   return pm;
 }
 
 const PatternMatcher& reduce_collapse() {
-  static const PatternMatcher pm({
-      rule("reduce_collapse: sum of a load-free body in closed form", {Ops::REDUCE},
-           [](const UOpRef& x) { return collapse_reduce(x); }),
-  });
+  static const PatternMatcher pm(closed_form_sum_rules());
   return pm;
 }
 

@@ -11,6 +11,9 @@ const PatternMatcher& reduce_collapse();
 // REDUCE(ADD) of a one-hot select over a range reading memory -> a gated read (tensor indexing is a gather); a
 // codegen pass, after the scheduler has decided what to realize
 const PatternMatcher& load_collapse();
+// the rules load_collapse rewrites the part of a sum that depends on its range with (then symbolic's): split sums,
+// one-hot gathers, x*bool -> where, range-free terms lifted out of comparisons, masks pushed out of index math
+const PatternMatcher& pm_reduce_load_collapse();
 // one-shot helper: graph_rewrite(x, symbolic()) without tracing
 UOpRef simplify(const UOpRef& x);
 

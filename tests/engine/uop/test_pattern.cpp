@@ -94,7 +94,7 @@ class TestPattern : public QObject {
     const Rule r = rule("y unless it is a", Pat::var("x") + Pat::var("y"),
                         [&](const Captures& k, const UOpRef&) { return k.get("y") == a.get() ? k["y"] : nullptr; });
     QCOMPARE(r.ops, std::vector<Ops>{Ops::ADD});  // dispatched on the root's op
-    QCOMPARE(r.fn(sum, {}).get(), a.get());
+    QCOMPARE(r.fn(sum, RewriteCtx{}).get(), a.get());
   }
 
   // each identity: a graph before, the rule that fires on it (first, in the symbolic table) and the graph after
@@ -166,7 +166,9 @@ class TestPattern : public QObject {
       return fired->name == name ? out : nullptr;
     };
     auto fc = [&](double v) { return uconst(f32, v); };
-    UOpRef r = fire(node(Ops::WHERE, i32, {uconst_bool(false), a, b}), "c.where(a, b) -> a or b (c constant)");
+    UOpRef r = fire(node(Ops::WHERE, i32, {uconst_bool(true), a, b}), "true.where(a, b) -> a");
+    QVERIFY(r == a);
+    r = fire(node(Ops::WHERE, i32, {uconst_bool(false), a, b}), "false.where(a, b) -> b");
     QVERIFY(r == b);
     r = fire(node(Ops::WHERE, i32, {g, a, a}), "g.where(a, a) -> a");
     QVERIFY(r == a);
@@ -192,12 +194,12 @@ class TestPattern : public QObject {
     std::set<std::string> table;
     for (const char* fn : {"where_rules", "pow_rules", "floordiv_compare_rules"})
       for (const std::string& n : rules_of(symbolic(), fn)) table.insert(n);
-    QCOMPARE(table.size(), size_t(11));
+    QCOMPARE(table.size(), size_t(12));
     QVERIFY(table == fired_names);
   }
 
-  // the late decompositions into the renderers' ops: each fires on its graph, under its own name, with the result the
-  // renderers expect; none of the table is dead
+  // the late decompositions into the renderers' ops (and THREEFRY, bfloat16 through float32): each fires on its graph,
+  // under its own name, with the result the renderers expect; none of the table is dead
   void late_decompositions_fire_one_rule_each() {
     const DType i32 = dtypes::int32, f32 = dtypes::float32, b8 = dtypes::bool_;
     const UOpRef a = var("a"), b = var("b"), neg = var("n", i32, -5, 5), fa = var("fa", f32), fb = var("fb", f32);
@@ -224,8 +226,45 @@ class TestPattern : public QObject {
     QVERIFY(r && r->op == Ops::CMPEQ && r->src[0] == a && r->src[1] == b);
     r = fire(node(Ops::ADD, i32, {node(Ops::NEG, i32, {b}), a}), "a + -b -> a - b");
     QVERIFY(r && r->op == Ops::SUB && r->src[0] == a && r->src[1] == b);
-    const std::set<std::string> table = rules_of(pm_late_decompositions(), "late_decomp_rules");
-    QCOMPARE(table.size(), size_t(6));
+    // THREEFRY on uint64 runs on the uint32 halves
+    const UOpRef u64a = var("ua", dtypes::uint64), u64b = var("ub", dtypes::uint64);
+    r = fire(node(Ops::THREEFRY, dtypes::uint64, {u64a, u64b}), "THREEFRY -> threefry2x32 on the uint32 halves");
+    QVERIFY(r && r->op == Ops::OR && r->dtype == dtypes::uint64);
+    // bfloat16: math in float32, conversions as bit operations
+    const DType bf = dtypes::bfloat16;
+    const UOpRef ha = var("ha", bf), hb = var("hb", bf), h16 = var("h16", dtypes::float16), i16 = var("i16", dtypes::int16);
+    r = fire(uconst(bf, 1.5), "bf16 constant -> BITCAST of its bits (rounded as from float)");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == bf && r->src[0]->dtype == dtypes::uint16 && r->src[0]->const_int() == 0x3fc0);
+    r = fire(node(Ops::CAST, bf, {ha}), "bf16 x.cast(bf16) -> x");
+    QVERIFY(r == ha);
+    r = fire(node(Ops::CAST, f32, {ha}), "bf16 x.cast(float32) -> BITCAST(bits << 16)");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == f32 && r->src[0]->op == Ops::SHL);
+    r = fire(node(Ops::CAST, i32, {ha}), "bf16 x.cast(T) -> BITCAST(bits << 16).cast(T)");
+    QVERIFY(r && r->op == Ops::CAST && r->dtype == i32 && r->src[0]->op == Ops::BITCAST && r->src[0]->dtype == f32);
+    r = fire(node(Ops::CAST, bf, {fa}), "float32 x.cast(bf16) -> BITCAST(rounded bits >> 16)");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == bf && r->src[0]->op == Ops::CAST && r->src[0]->dtype == dtypes::uint16);
+    r = fire(node(Ops::CAST, bf, {h16}), "x.cast(bf16) -> BITCAST(rounded bits of x.cast(float32) >> 16)");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == bf);
+    bool via_float = false;
+    for (auto& u : r->toposort()) via_float = via_float || (u->op == Ops::CAST && u->dtype == f32 && u->src[0] == h16);
+    QVERIFY(via_float);
+    r = fire(node(Ops::BITCAST, dtypes::int16, {node(Ops::BITCAST, bf, {i16})}), "BITCAST(BITCAST(x)) to x's dtype -> x");
+    QVERIFY(r == i16);
+    r = fire(node(Ops::BITCAST, dtypes::int16, {node(Ops::BITCAST, bf, {h16})}), "BITCAST(BITCAST(x)) -> BITCAST(x)");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == dtypes::int16 && r->src[0] == h16);
+    r = fire(node(Ops::CMPLT, b8, {ha, hb}), "a cmp b of bf16 -> a.cast(float32) cmp b.cast(float32)");
+    QVERIFY(r && r->op == Ops::CMPLT && r->src[0]->op == Ops::CAST && r->src[0]->dtype == f32 && r->src[0]->src[0] == ha);
+    r = fire(node(Ops::ADD, bf, {ha, hb}), "bf16 f(x) -> f(x.cast(float32)).cast(bf16)");
+    QVERIFY(r && r->op == Ops::CAST && r->dtype == bf && r->src[0]->op == Ops::ADD && r->src[0]->dtype == f32);
+    const UOpRef g = var("g", b8, 0, 1);
+    r = fire(node(Ops::WHERE, bf, {g, ha, hb}), "bf16 c.where(a, b) -> c.where(a.cast(float32), b.cast(float32)).cast(bf16)");
+    QVERIFY(r && r->op == Ops::CAST && r->src[0]->op == Ops::WHERE && r->src[0]->src[0] == g && r->src[0]->src[1]->dtype == f32);
+    // none of the table is dead
+    const std::set<std::string> mine = rules_of(pm_late_decompositions(), "late_decomp_rules");
+    QCOMPARE(mine.size(), size_t(6));
+    std::set<std::string> table;
+    for (const Rule& x : pm_late_decompositions().rules()) table.insert(x.name);
+    QCOMPARE(table.size(), size_t(18));
     QVERIFY(table == fired_names);
   }
 };
