@@ -11,21 +11,14 @@
 #include "engine/uop/pattern.h"
 #include "engine/uop/symbolic.h"
 #include "engine/uop/uop.h"
+#include "uop_builders.h"
 
 using namespace ts;
 
 namespace {
 
-// an int Variable in [lo, hi], or a float one
-UOpRef var(const char* name, DType dt = dtypes::int32, int64_t lo = 0, int64_t hi = 10) {
-  ParamArg a;
-  a.name = name;
-  a.vmin = lo, a.vmax = hi;
-  a.addrspace = AddrSpace::ALU;
-  return UOp::make(Ops::PARAM, dt, {}, a);
-}
-// a node as written: no simplification on the way
-UOpRef node(Ops op, DType dt, UOps src) { return UOp::make(op, dt, std::move(src)); }
+using ts_test::node;
+using ts_test::var;
 
 // the rules of `pm` written in the function `fn` (a rule table's part): their names
 std::set<std::string> rules_of(const PatternMatcher& pm, const char* fn) {

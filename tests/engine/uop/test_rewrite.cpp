@@ -8,20 +8,15 @@
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
 #include "engine/uop/uop.h"
+#include "uop_builders.h"
 
 using namespace ts;
 
 namespace {
 
-UOpRef var(const char* name) {
-  ParamArg a;
-  a.name = name;
-  a.vmin = 0, a.vmax = 10;
-  a.addrspace = AddrSpace::ALU;
-  return UOp::make(Ops::PARAM, dtypes::int32, {}, a);
-}
+using ts_test::var;
 UOpRef c(int v) { return uconst(dtypes::int32, v); }
-UOpRef node(Ops op, UOps src) { return UOp::make(op, dtypes::int32, std::move(src)); }
+UOpRef node(Ops op, UOps src) { return ts_test::node(op, dtypes::int32, std::move(src)); }
 bool is_const(const UOpRef& u, double v) { return u->op == Ops::CONST && u->const_float() == v; }
 
 // x + 0 -> x, written plainly

@@ -16,6 +16,7 @@
 #include "engine/uop/pattern.h"
 #include "engine/uop/symbolic.h"
 #include "engine/uop/uop.h"
+#include "uop_builders.h"
 
 using namespace ts;
 
@@ -23,16 +24,8 @@ namespace {
 
 const DType i32 = dtypes::int32, f32 = dtypes::float32, b8 = dtypes::bool_, bf16 = dtypes::bfloat16;
 
-// a Variable of dtype dt in [lo, hi]
-UOpRef var(const char* name, DType dt = dtypes::int32, int64_t lo = 0, int64_t hi = 10) {
-  ParamArg a;
-  a.name = name;
-  a.vmin = lo, a.vmax = hi;
-  a.addrspace = AddrSpace::ALU;
-  return UOp::make(Ops::PARAM, dt, {}, a);
-}
-// a node as written: no simplification on the way
-UOpRef node(Ops op, DType dt, UOps src, Arg arg = {}) { return UOp::make(op, dt, std::move(src), std::move(arg)); }
+using ts_test::node;
+using ts_test::var;
 UOpRef ic(int64_t v, DType dt = dtypes::int32) { return uconst_int(dt, v); }
 UOpRef fc(double v, DType dt = dtypes::float32) { return uconst(dt, v); }
 // a kernel buffer of `size` elements, and a LOCAL one
