@@ -416,25 +416,25 @@ UOpRef became(const UOpRef& x, const Callify& cf, Became how) {
 const PatternMatcher& pm_callify() {
   static const PatternMatcher pm({
       rule("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Kernel); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Kernel); }),
       rule("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::View); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::View); }),
       rule("assign -> a kernel storing into the target's buffer", {Ops::AFTER},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Assign); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Assign); }),
       rule("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignCopy); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignCopy); }),
       rule("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignValue); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignValue); }),
       rule("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AfterEffect); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AfterEffect); }),
       rule("COPY to another device -> a copy call into a new buffer", {Ops::COPY},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Copy); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Copy); }),
       rule("COPY to its own device -> its source", {Ops::COPY},
-                          [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::SameDevice); }),
+           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::SameDevice); }),
       rule("a requested value -> a new buffer, stored by its own kernel", {},
-                          [](const UOpRef& x, const Callify& cf) -> UOpRef {
-                            return x->op == Ops::CONTIGUOUS ? nullptr : became(x, cf, Became::Kernel);
-                          }),
+           [](const UOpRef& x, const Callify& cf) -> UOpRef {
+             return x->op == Ops::CONTIGUOUS ? nullptr : became(x, cf, Became::Kernel);
+           }),
   });
   return pm;
 }
@@ -621,11 +621,21 @@ struct SplitKernels {
 UOpRef split_kernel(const UOpRef& x, SplitKernels& ctx) {
   auto k = ctx.kernel.find(x.get());
   if (k == ctx.kernel.end()) return nullptr;
-  // the buffers it reads that other kernels write: argument -> AFTER(buffer, writer)
+  // the buffers it reads that other kernels write: argument -> AFTER(buffer, writer) (not walking into the writers)
   std::unordered_map<const UOp*, UOpRef> written;
-  for (auto& u : x->toposort())
-    if (u->op == Ops::AFTER && u->src[0]->op == Ops::BUFFER) written.emplace(u->src[0].get(), u);
-  UOpRef body = graph_rewrite(x, pm_kernel_inputs(), "kernel inputs");
+  std::unordered_set<const UOp*> seen{x.get()};
+  for (std::vector<const UOp*> todo{x.get()}; !todo.empty();) {
+    const UOp* u = todo.back();
+    todo.pop_back();
+    if (u->op == Ops::AFTER && u->src[0]->op == Ops::BUFFER) {
+      written.emplace(u->src[0].get(), u->ref());
+      continue;
+    }
+    for (auto& s : u->src)
+      if (seen.insert(s.get()).second) todo.push_back(s.get());
+  }
+  // bottom-up: an AFTER becomes its buffer before the walk could enter the kernel that writes it
+  UOpRef body = graph_rewrite(x, pm_kernel_inputs(), "kernel inputs", true);
   body = graph_rewrite(body, pm_lower_masks(), "lower masks");
   UOps bufs;
   UOpRef ast = make_kernel_ast(body, bufs);
@@ -649,13 +659,14 @@ struct OrderCalls {
   std::vector<int> order;   // the built items in execution order
 };
 const PatternMatcher& pm_order_calls() {
-  static const PatternMatcher pm({rule("kernel graph -> LINEAR: each call after the calls it depends on", {Ops::SINK},
-                                                   [](const UOpRef& x, OrderCalls& ctx) -> UOpRef {
-                                                     if (x->src != ctx.calls) return nullptr;  // not a kernel's own SINK
-                                                     UOps lin;
-                                                     for (int i : ctx.order) lin.push_back(ctx.calls[i]);
-                                                     return UOp::make(Ops::LINEAR, dtypes::void_, lin);
-                                                   })});
+  static const PatternMatcher pm({
+      rule("kernel graph -> LINEAR: each call after the calls it depends on", {Ops::SINK}, [](const UOpRef& x, OrderCalls& ctx) -> UOpRef {
+        if (x->src != ctx.calls) return nullptr;  // not a kernel's own SINK
+        UOps lin;
+        for (int i : ctx.order) lin.push_back(ctx.calls[i]);
+        return UOp::make(Ops::LINEAR, dtypes::void_, lin);
+      }),
+  });
   return pm;
 }
 
