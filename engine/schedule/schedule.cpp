@@ -734,15 +734,17 @@ Schedule build_schedule(const UOps& outputs) {
     // the stage kernels first found under each store, in discovery order: those it reaches that no earlier store does
     std::unordered_map<const UOp*, size_t> stage_index;
     for (size_t s = 0; s < sts.kernels.size(); ++s) stage_index[sts.kernels[s].after] = s;
-    std::vector<char> stage_seen(sts.kernels.size(), 0);
+    std::unordered_set<const UOp*> walked;  // across the stores: a node under an earlier store gave its stages to it
     for (size_t k = 0; k < rsink->src.size(); ++k) {
       const UOpRef& lowered = lsink->src[k];
       std::vector<size_t> found;
-      for (auto& u : lowered->toposort())
-        if (auto it = stage_index.find(u.get()); it != stage_index.end() && !stage_seen[it->second]) {
-          stage_seen[it->second] = 1;
-          found.push_back(it->second);
-        }
+      for (std::vector<const UOp*> todo{lowered.get()}; !todo.empty();) {
+        const UOp* u = todo.back();
+        todo.pop_back();
+        if (!walked.insert(u).second) continue;
+        if (auto it = stage_index.find(u); it != stage_index.end()) found.push_back(it->second);
+        for (auto& src : u->src) todo.push_back(src.get());
+      }
       std::sort(found.begin(), found.end());
       int ci = store_item[k];
       // copies this kernel depends on, in order, then the intermediates discovered while lowering it
