@@ -409,32 +409,26 @@ struct Callify {
 // of decision, so the step where a value becomes a buffer (and a kernel stores it) is a step of the trace. It rewrites
 // SINK(the decided nodes, the walk's last first) bottom-up: a rule sees the tensor graph's own nodes, each user before
 // the nodes it reads (whose buffers its value already reads), and the nodes it makes match none.
-UOpRef became(const UOpRef& x, const Callify& cf, Became how) {
-  auto it = cf.decided.find(x.get());
-  return it != cf.decided.end() && it->second.how == how ? cf.became(x) : nullptr;
+// the rule for one kind of decision: a node callify decided so becomes what it became (its row is written at `loc`,
+// where the table calls this)
+Rule callify_rule(std::string name, std::initializer_list<Ops> ops, Became how, std::source_location loc = std::source_location::current()) {
+  return rule(std::move(name), ops, [how](const UOpRef& x, const Callify& cf) -> UOpRef {
+    auto it = cf.decided.find(x.get());
+    return it != cf.decided.end() && it->second.how == how ? cf.became(x) : nullptr;
+  }, loc);
 }
 const PatternMatcher& pm_callify() {
   static const PatternMatcher pm({
-      rule("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Kernel); }),
-      rule("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::View); }),
-      rule("assign -> a kernel storing into the target's buffer", {Ops::AFTER},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Assign); }),
-      rule("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignCopy); }),
-      rule("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AssignValue); }),
-      rule("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::AfterEffect); }),
-      rule("COPY to another device -> a copy call into a new buffer", {Ops::COPY},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::Copy); }),
-      rule("COPY to its own device -> its source", {Ops::COPY},
-           [](const UOpRef& x, const Callify& cf) { return became(x, cf, Became::SameDevice); }),
-      rule("a requested value -> a new buffer, stored by its own kernel", {},
-           [](const UOpRef& x, const Callify& cf) -> UOpRef {
-             return x->op == Ops::CONTIGUOUS ? nullptr : became(x, cf, Became::Kernel);
-           }),
+      callify_rule("CONTIGUOUS -> a new buffer, stored by its own kernel", {Ops::CONTIGUOUS}, Became::Kernel),
+      callify_rule("CONTIGUOUS of a contiguous range of a buffer -> a view of it, no kernel", {Ops::CONTIGUOUS}, Became::View),
+      callify_rule("assign -> a kernel storing into the target's buffer", {Ops::AFTER}, Became::Assign),
+      callify_rule("assign of a copy from another device -> a copy into the target's buffer", {Ops::AFTER}, Became::AssignCopy),
+      callify_rule("assign into a value without a buffer -> the value, stored by its own kernel", {Ops::AFTER}, Became::AssignValue),
+      callify_rule("buffer after an effect -> the buffer, read after the effect's call", {Ops::AFTER}, Became::AfterEffect),
+      callify_rule("COPY to another device -> a copy call into a new buffer", {Ops::COPY}, Became::Copy),
+      callify_rule("COPY to its own device -> its source", {Ops::COPY}, Became::SameDevice),
+      // after the CONTIGUOUS rule, so this one meets the other ops
+      callify_rule("a requested value -> a new buffer, stored by its own kernel", {}, Became::Kernel),
   });
   return pm;
 }

@@ -58,8 +58,8 @@ RuleSource rule_source_in(std::string_view text, int line, std::string_view name
     const size_t b = starts[l - 1], e = l < lines ? starts[l] - 1 : text.size() - (text.back() == '\n' ? 1 : 0);
     return text.substr(b, e - b);
   };
-  // the rule(...) (or rule<Context>(...)) call that starts on `line` (the one naming the rule when there are several), else the nearest one
-  // above whose call reaches it
+  // the rule(...) (or rule<Context>(...), or a helper named ..._rule(...)) call that starts on `line` (the one naming
+  // the rule when there are several), else the nearest one above whose call reaches it
   int first = line, last = line;
   for (int l = line; l >= std::max(1, line - kMaxRuleLines); --l) {
     const std::string_view t = line_text(l);

@@ -216,6 +216,28 @@ DivmodSplit divmod_split(const UOpRef& x, int64_t c) {
   d.divisible = !(d.quot.terms.empty() && d.quot.constant == 0 && d.rem.constant == d.lt.constant);
   return d;
 }
+// x//c or x%c by a positive constant c whose numerator has a multiple of c to take out, as c*q + r (q and r built):
+// the four (c*q + r) rules read it, so it is computed once a node (null when x is not such a division)
+struct QuotRem {
+  int64_t c = 0;
+  DivmodSplit split;
+  UOpRef q, r;
+};
+const QuotRem* quot_rem(const UOpRef& x) {
+  thread_local LastNode<std::optional<QuotRem>> last;
+  const std::optional<QuotRem>& qr = last.get(x, [](const UOpRef& y) -> std::optional<QuotRem> {
+    const int64_t c = pos_divisor(y);
+    if (!c) return std::nullopt;
+    QuotRem out;
+    out.c = c;
+    out.split = divmod_split(y, c);
+    if (out.split.lt.terms.empty() || !out.split.divisible) return std::nullopt;
+    out.q = from_linear_terms(out.split.quot, y->src[0]->dtype);
+    out.r = from_linear_terms(out.split.rem, y->src[0]->dtype);
+    return out;
+  });
+  return qr ? &*qr : nullptr;
+}
 // x%c with every coefficient (and the constant) taken mod c: nullptr when none changes
 UOpRef coefficients_mod(const UOpRef& x, int64_t c) {
   const UOpRef& a = x->src[0];
@@ -283,36 +305,22 @@ std::vector<Rule> divmod_rules() {
            }),
       // the numerator's multiples of c come out of the division: x = c*q + r
       rule("(c*q + r)//c -> q (0 <= r < c)", by_const(Ops::FLOORDIV), [](const Captures&, const UOpRef& x) -> UOpRef {
-        const int64_t c = pos_divisor(x);
-        if (!c) return nullptr;
-        const DivmodSplit d = divmod_split(x, c);
-        if (d.lt.terms.empty() || !d.divisible) return nullptr;
-        return in_range(from_linear_terms(d.rem, x->src[0]->dtype), c) ? from_linear_terms(d.quot, x->src[0]->dtype) : nullptr;
+        const QuotRem* qr = quot_rem(x);
+        return qr && in_range(qr->r, qr->c) ? qr->q : nullptr;
       }),
       rule("(c*q + r)//c -> q + r//c (r >= 0)", by_const(Ops::FLOORDIV), [](const Captures&, const UOpRef& x) -> UOpRef {
-        const int64_t c = pos_divisor(x);
-        if (!c) return nullptr;
-        const DivmodSplit d = divmod_split(x, c);
-        if (d.lt.terms.empty() || !d.divisible) return nullptr;
-        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
-        if (in_range(r, c) || r->vmin() < 0) return nullptr;
-        return alu(Ops::ADD, from_linear_terms(d.quot, x->src[0]->dtype), alu(Ops::FLOORDIV, r, x->src[1]));
+        const QuotRem* qr = quot_rem(x);
+        if (!qr || in_range(qr->r, qr->c) || qr->r->vmin() < 0) return nullptr;
+        return alu(Ops::ADD, qr->q, alu(Ops::FLOORDIV, qr->r, x->src[1]));
       }),
       rule("(c*q + r)%c -> r (0 <= r < c)", by_const(Ops::FLOORMOD), [](const Captures&, const UOpRef& x) -> UOpRef {
-        const int64_t c = pos_divisor(x);
-        if (!c) return nullptr;
-        const DivmodSplit d = divmod_split(x, c);
-        if (d.lt.terms.empty() || !d.divisible) return nullptr;
-        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
-        return in_range(r, c) ? r : nullptr;
+        const QuotRem* qr = quot_rem(x);
+        return qr && in_range(qr->r, qr->c) ? qr->r : nullptr;
       }),
       rule("(c*q + r)%c -> r%c (r >= 0)", by_const(Ops::FLOORMOD), [](const Captures&, const UOpRef& x) -> UOpRef {
-        const int64_t c = pos_divisor(x);
-        if (!c) return nullptr;
-        const DivmodSplit d = divmod_split(x, c);
-        if (d.lt.terms.empty() || !d.divisible || (d.quot.terms.empty() && d.quot.constant == 0)) return nullptr;
-        UOpRef r = from_linear_terms(d.rem, x->src[0]->dtype);
-        return !in_range(r, c) && r->vmin() >= 0 ? alu(Ops::FLOORMOD, r, x->src[1]) : nullptr;
+        const QuotRem* qr = quot_rem(x);
+        if (!qr || (qr->split.quot.terms.empty() && qr->split.quot.constant == 0)) return nullptr;
+        return !in_range(qr->r, qr->c) && qr->r->vmin() >= 0 ? alu(Ops::FLOORMOD, qr->r, x->src[1]) : nullptr;
       }),
   };
 }
