@@ -97,16 +97,7 @@ UOps open_ranges_of(const UOps& xs) {
   return out;
 }
 
-UOps data_srcs(const UOp& x) {
-  switch (x.op) {
-    case Ops::PARAM: case Ops::BUFFER: case Ops::RANGE: case Ops::SPECIAL: return {};
-    case Ops::INDEX: case Ops::STAGE: case Ops::REDUCE: case Ops::AFTER: case Ops::END: return {x.src[0]};
-    default:
-      if (group::movement(x.op)) return {x.src[0]};
-      return x.src;
-  }
-}
-
+// how many of x's sources carry data (its first ones; the rest are ranges, indices, effects)
 size_t n_data_srcs(const UOp& x) {
   switch (x.op) {
     case Ops::PARAM: case Ops::BUFFER: case Ops::RANGE: case Ops::SPECIAL: return 0;
@@ -114,6 +105,7 @@ size_t n_data_srcs(const UOp& x) {
     default: return group::movement(x.op) ? 1 : x.src.size();
   }
 }
+UOps data_srcs(const UOp& x) { return UOps(x.src.begin(), x.src.begin() + n_data_srcs(x)); }
 
 // map the index part of a maybe-masked index
 UOpRef map_idx(const UOpRef& r, const std::function<UOpRef(const UOpRef&)>& f) {
