@@ -2,6 +2,7 @@
 // (memory bandwidth with a STREAM-like add and read, compute with an FMA loop), both compiled by the same JIT
 // that compiles the kernels.
 #include "app/cli/bench.h"
+#include "app/cli/bench_external.h"
 #include "app/cli/bench_run.h"
 #include "app/cli/cli.h"
 #include "app/cli/limits_cache.h"
@@ -150,12 +151,21 @@ MeasuredLimits cpu_limits_entry(const Limits& l) {
 
 ts::Tensor filled(const ts::Shape& s, double v = 1.0) { return ts::Tensor::full(s, v).realize(); }
 
+// a goal of the workload table: a ratio to a measured limit (or to the reference's time), at least `at_least`
+struct Goal {
+  double at_least = 0;  // 0: no goal in this column
+  bool vs_reference = false;  // the ratio is the reference's time over this one's (the figure is "Nx the reference's")
+};
 struct Workload {
   std::string name;
   double bytes = 0, flops = 0;  // per run
   std::function<ts::Tensor()> build;
   // the closed form of every output element (the inputs are constant fills), or of element i
   std::function<double(int64_t)> expect;
+  int reps = 5;  // timed runs after the first (the figure is the best of them)
+  // the goals of the default opts, BEAM=N, and BEAM=N with TS_OPTS=extended; max_search_s: BEAM's search time
+  Goal goal[3];
+  double max_search_s = 0;
 };
 
 // "ok", or where the output differs from the closed form (relative tolerance for float accumulation orders)
@@ -177,40 +187,69 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-void row(const Workload& w, const Limits& l, int reps) {
+// what one column of a row measured
+struct Measured {
+  bool ran = false;
+  std::string why;        // not run: the error
+  double best = 0;        // seconds, the kernels of the schedule summed, best of the timed runs
+  double rate = 0;        // GB/s or GFLOP/s
+  double ratio = 0;       // of the workload's limit
+  int nkernels = 0;
+  double setup = 0;       // schedule + codegen + compile (+ search) of the first run
+  double search = 0;      // BEAM: seconds searching, summed over the kernels searched
+  int searched = 0, cached = 0;
+  std::string check, each;
+};
+
+const char* limit_name(const Workload& w) { return w.flops > 0 ? "FMA peak" : w.name.rfind("add", 0) == 0 ? "add bw" : "read bw"; }
+double limit_of(const Workload& w, const Limits& l) { return w.flops > 0 ? l.fma_gflops : w.name.rfind("add", 0) == 0 ? l.add_gbs : l.read_gbs; }
+
+Measured measure(const Workload& w, const Limits& l, std::vector<ts::BeamProgress>& searched) {
+  Measured m;
   RealizeRun cold;
-  std::string check;
+  searched.clear();
   try {
     // the output is checked, then let go before the timed runs (so they reuse its memory, as a program would)
     ts::Tensor out;
     cold = realize_timed(w.build, &out);
-    check = verify(out, w.expect);
+    m.check = verify(out, w.expect);
+    double best = 1e9;
+    RealizeRun warm;
+    for (int i = 0; i < w.reps; ++i) {
+      RealizeRun r = realize_timed(w.build);
+      if (r.kernels < best) { best = r.kernels; warm = r; }
+    }
+    m.ran = true;
+    m.best = best;
+    m.nkernels = warm.nkernels;
+    m.each = warm.each;
   } catch (const std::exception& e) {  // a device that cannot run it says why (the figure is missing, not made up)
-    std::printf("%-28s not run: %s\n", w.name.c_str(), e.what());
+    m.why = e.what();
+    return m;
+  }
+  m.setup = cold.wall - cold.kernels;
+  m.rate = (w.flops > 0 ? w.flops : w.bytes) / m.best / 1e9;
+  m.ratio = m.rate / limit_of(w, l);
+  for (auto& p : searched) {
+    if (p.cached) ++m.cached;
+    else ++m.searched, m.search += p.elapsed_s;
+  }
+  return m;
+}
+
+void print_measured(const std::string& label, const Workload& w, const Measured& m) {
+  if (!m.ran) {
+    std::printf("%-28s %-10s not run: %s\n", label.c_str(), "", m.why.c_str());
     return;
   }
-  double best = 1e9;
-  RealizeRun warm;
-  for (int i = 0; i < reps; ++i) {
-    RealizeRun r = realize_timed(w.build);
-    if (r.kernels < best) { best = r.kernels; warm = r; }
-  }
-  double setup = cold.wall - cold.kernels;  // schedule + codegen + compile of the first run
-  std::string perf;
-  char buf[160];
-  if (w.flops > 0) {
-    double gf = w.flops / best / 1e9;
-    std::snprintf(buf, sizeof buf, "%8.1f GFLOP/s  %5.1f%% of FMA peak", gf, 100 * gf / l.fma_gflops);
-  } else {
-    double gb = w.bytes / best / 1e9;
-    std::snprintf(buf, sizeof buf, "%8.1f GB/s     %5.1f%% of %s", gb, 100 * gb / (w.name.rfind("add", 0) == 0 ? l.add_gbs : l.read_gbs),
-                  w.name.rfind("add", 0) == 0 ? "add bw" : "read bw");
-  }
-  perf = buf;
-  std::printf("%-28s %10.3f ms  %s  kernels %2d  first-run setup %7.1f ms (%5.1f ms/kernel)  output %s\n", w.name.c_str(), best * 1e3,
-              perf.c_str(), warm.nkernels, setup * 1e3, setup * 1e3 / std::max(1, cold.nkernels), check.c_str());
+  std::printf("%-28s %10.3f ms  %8.1f %s  %5.1f%% of %-8s  kernels %2d  first-run setup %7.1f ms  output %s\n", label.c_str(), m.best * 1e3,
+              m.rate, w.flops > 0 ? "GFLOP/s" : "GB/s   ", 100 * m.ratio, limit_name(w), m.nkernels, m.setup * 1e3, m.check.c_str());
+  if (m.searched || m.cached)
+    std::printf("%-28s BEAM searched %d kernel%s in %.1f s%s\n", "", m.searched, m.searched == 1 ? "" : "s", m.search,
+                m.cached ? (" (" + std::to_string(m.cached) + " from the cache)").c_str() : "");
   std::fflush(stdout);
 }
+
 
 std::string self_exe() {
   char buf[4096];
@@ -286,7 +325,7 @@ int run_bench(int argc, char** argv) {
 
 int run_bench_impl(int argc, char** argv) {
   bool quick = false, limits_only = false;
-  std::string only;
+  std::string only, reference;
   ts::RealizeConfig config = tscli::realize_config_from_env();
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -295,7 +334,9 @@ int run_bench_impl(int argc, char** argv) {
     else if (a == "--dev" && i + 1 < argc) config.device = argv[++i];
     else if (a == "--beam" && i + 1 < argc) config.beam = std::max(0, std::atoi(argv[++i]));
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else throw std::runtime_error("unknown argument '" + a + "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT] | --limits [--dev DEV])");
+    else if (a == "--reference" && i + 1 < argc) reference = argv[++i];
+    else throw std::runtime_error("unknown argument '" + a +
+                                  "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT] [--reference TINYGRAD_DIR] | --limits [--dev DEV])");
   }
   if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
   ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
@@ -319,8 +360,10 @@ int run_bench_impl(int argc, char** argv) {
   }
   const int beam = config.beam;
   ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
-  if (!host) return run_gpu_bench(dev, quick, beam, only);
-  if (!only.empty()) throw std::runtime_error("--only selects workloads of the GPU bench (a VULKAN device)");
+  if (!host) {
+    if (!reference.empty()) throw std::runtime_error("--reference compares the host devices' figures (CPU, CPU:LLVM)");
+    return run_gpu_bench(dev, quick, beam, only);
+  }
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   std::printf("device %s", dev.c_str());
   for (auto& [k, v] : ts::get_device(dev).properties())
@@ -332,6 +375,7 @@ int run_bench_impl(int argc, char** argv) {
   save_measured_limits(cpu_limits_entry(l), /*required=*/false);
   std::printf("\n");
 
+  if (only.empty()) {  // (--only: just the workload rows)
   // tutorial example, cold process: start to printed result
   std::string src = TINYSCOPE_SOURCE_DIR;
   std::vector<double> cold;
@@ -369,52 +413,162 @@ int run_bench_impl(int argc, char** argv) {
     std::printf("200-kernel program: first run %.1f ms, cached %.3f ms per kernel (target <= 0.1 ms)\n\n", first.wall * 1e3,
                 median(again) * 1e3 / 200);
   }
+  }
 
-  // a section whose inputs a device cannot make says why and the bench goes on (the figures are missing, not made up)
-  auto section = [](const char* what, const std::function<void()>& fn) {
+  // the workloads; inputs a device cannot make leave their rows out with the reason (the figures are missing, not
+  // made up)
+  const int64_t M16 = 16 << 20;
+  const int reps = quick ? 2 : 5;
+  std::vector<Workload> ws;
+  auto add_rows = [&](const char* what, const std::function<void()>& fn) {
     try {
       fn();
     } catch (const std::exception& e) {
       std::printf("%-28s not run: %s\n", what, e.what());
     }
   };
-  const int64_t M16 = 16 << 20;
-  int reps = quick ? 1 : 3;
-  section("add/sum 16M", [&] {
-    std::vector<Workload> ws;
+  add_rows("add/sum 16M", [&] {
     ts::Tensor a = filled({M16}), b = filled({M16}, 2.0);
-    ws.push_back({"add 16M", 12.0 * M16, 0, [=] { return a.add(b).contiguous(); }, [](int64_t) { return 3.0; }});
-    ws.push_back({"add fused chain 16M", 12.0 * M16, 0, [=] { return a.mul(b).add(a).mul(ts::Tensor::scalar(0.5, ts::dtypes::weakfloat)).relu().add(b).contiguous(); },
-                  [](int64_t) { return 3.5; }});
-    ws.push_back({"sum 16M", 4.0 * M16, 0, [=] { return a.sum(); }, [=](int64_t) { return static_cast<double>(M16); }});
-    for (auto& w : ws) row(w, l, reps);
+    ws.push_back({"add 16M", 12.0 * M16, 0, [=] { return a.add(b).contiguous(); }, [](int64_t) { return 3.0; }, reps, {{0.9}}});
+    ws.push_back({"add fused chain 16M", 12.0 * M16, 0,
+                  [=] { return a.mul(b).add(a).mul(ts::Tensor::scalar(0.5, ts::dtypes::weakfloat)).relu().add(b).contiguous(); },
+                  [](int64_t) { return 3.5; }, reps});
+    ws.push_back({"sum 16M", 4.0 * M16, 0, [=] { return a.sum(); }, [=](int64_t) { return static_cast<double>(M16); }, reps, {{0.85}}});
   });
-  section("sum axis 1 4096x4096", [&] {
+  add_rows("sum axis 1 4096x4096", [&] {
     ts::Tensor s = filled({4096, 4096});
-    row({"sum axis 1 4096x4096", 4.0 * 4096 * 4096, 0, [=] { return s.sum(std::vector<int64_t>{1}); }, [](int64_t) { return 4096.0; }}, l, reps);
+    ws.push_back({"sum axis 1 4096x4096", 4.0 * 4096 * 4096, 0, [=] { return s.sum(std::vector<int64_t>{1}); }, [](int64_t) { return 4096.0; }, reps});
   });
-  section("softmax 4096x1024", [&] {
+  add_rows("softmax 4096x1024", [&] {
     ts::Tensor s = filled({4096, 1024});
-    row({"softmax 4096x1024", 4.0 * 4096 * 1024 * 2, 0, [=] { return s.softmax(-1).contiguous(); }, [](int64_t) { return 1.0 / 1024; }}, l, reps);
+    ws.push_back({"softmax 4096x1024", 4.0 * 4096 * 1024 * 2, 0, [=] { return s.softmax(-1).contiguous(); }, [](int64_t) { return 1.0 / 1024; },
+                  reps, {{0.5}, {0.7}}});
   });
   for (int64_t n : {512, 1024, 2048}) {
     if (quick && n > 512) break;
-    section(("matmul " + std::to_string(n)).c_str(), [&] {
+    add_rows(("matmul " + std::to_string(n)).c_str(), [&] {
       ts::Tensor a = filled({n, n}), b = filled({n, n});
-      row({"matmul " + std::to_string(n), 0, 2.0 * n * n * n, [=] { return a.matmul(b); }, [=](int64_t) { return static_cast<double>(n); }}, l,
-          n == 2048 ? 1 : reps);
+      Workload w{"matmul " + std::to_string(n), 0, 2.0 * n * n * n, [=] { return a.matmul(b); }, [=](int64_t) { return static_cast<double>(n); },
+                 n == 2048 ? 1 : reps};
+      if (n == 1024) w.goal[0] = {3.0, true}, w.goal[1] = {0.3}, w.goal[2] = {0.7}, w.max_search_s = 15;
+      ws.push_back(w);
     });
   }
   if (!quick) {
-    section("conv2d 8x64x56x56 3x3", [&] {
+    add_rows("conv2d 8x64x56x56 3x3", [&] {
       ts::Tensor x = filled({8, 64, 56, 56}), w = filled({64, 64, 3, 3});
       // ones through a 3x3 kernel with padding 1: 64 channels times the in-bounds taps of each output pixel
       auto taps = [](int64_t i) {
         const int64_t c = i % 56, r = (i / 56) % 56;
         return 64.0 * (3 - (r == 0) - (r == 55)) * (3 - (c == 0) - (c == 55));
       };
-      row({"conv2d 8x64x56x56 3x3", 0, 2.0 * 8 * 64 * 56 * 56 * 64 * 9, [=] { return x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}); }, taps}, l, 1);
+      ws.push_back({"conv2d 8x64x56x56 3x3", 0, 2.0 * 8 * 64 * 56 * 56 * 64 * 9, [=] { return x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}); }, taps,
+                    reps, {{2.0, true}, {0.3}, {0.5}}});
     });
+  }
+  std::erase_if(ws, [&](const Workload& w) { return !only.empty() && w.name.find(only) == std::string::npos; });
+  std::vector<std::string> names;
+  for (auto& w : ws) names.push_back(w.name);
+
+  // the columns: the default opts, then (--beam N) BEAM=N, then BEAM=N over the extended opt space
+  struct Column {
+    std::string label;
+    int beam = 0;
+    bool extended = false;
+  };
+  std::vector<Column> cols{{"default opts"}};
+  if (beam > 0) {
+    cols.push_back({"BEAM=" + std::to_string(beam), beam});
+    cols.push_back({"BEAM=" + std::to_string(beam) + " + TS_OPTS=extended", beam, true});
+  }
+  std::vector<ts::BeamProgress> searched;
+  ts::realize_config().beam_lines = false;  // the rows print what was searched
+  ts::realize_config().beam_progress = [&](const ts::BeamProgress& p) {
+    if (p.finished) searched.push_back(p);
+    else if (p.done == 0)  // a round starts
+      std::fprintf(stderr, "  BEAM %s: round %d, %zu candidates, best so far %.1f us, %.1f s\n", ts::ansistrip(p.kernel).c_str(), p.round,
+                   p.total, p.best_s * 1e6, p.elapsed_s);
+  };
+  const bool ignore_cache = ts::realize_config().beam_ignore_cache;
+  std::vector<std::vector<Measured>> got(cols.size(), std::vector<Measured>(ws.size()));
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const Column& col = cols[c];
+    ts::realize_config().beam = col.beam;
+    ts::realize_config().opt_space = col.extended ? ts::OptSpace::extended : ts::OptSpace::reference;
+    // a search is timed every run (the cache would hide it), unless IGNORE_BEAM_CACHE=0 asks for the cache
+    const char* ibc = std::getenv("IGNORE_BEAM_CACHE");
+    ts::realize_config().beam_ignore_cache = col.beam > 0 && !(ibc && *ibc && std::atoi(ibc) == 0) ? true : ignore_cache;
+    std::printf("%s%s (each the best of the timed runs; the first run is checked against the closed form)\n", c ? "\n" : "", col.label.c_str());
+    for (size_t i = 0; i < ws.size(); ++i) {
+      // BEAM columns: the rows with a goal there (every row when --only picks them)
+      if (c > 0 && !ws[i].goal[c].at_least && only.empty()) continue;
+      got[c][i] = measure(ws[i], l, searched);
+      print_measured(ws[i].name, ws[i], got[c][i]);
+    }
+  }
+  ts::realize_config().beam = 0;
+  ts::realize_config().opt_space = ts::OptSpace::reference;
+  ts::realize_config().beam_progress = nullptr;
+
+  // the others, on the same machine in the same run
+  std::vector<ExternalFigures> ext;
+  if (!reference.empty()) ext.push_back(reference_figures(reference, names, reps));
+  ext.push_back(numpy_figures(names, reps));
+  const ExternalFigures* ref = reference.empty() ? nullptr : &ext[0];
+  std::printf("\nbeside (the same workloads, best of %d):\n", reps);
+  for (auto& e : ext) {
+    if (!e.error.empty()) {
+      std::printf("  %s\n", e.error.c_str());
+      continue;
+    }
+    std::printf("  %s\n", e.label.c_str());
+    for (size_t i = 0; i < ws.size(); ++i) {
+      auto it = e.secs.find(ws[i].name);
+      if (it == e.secs.end()) {
+        auto nr = e.not_run.find(ws[i].name);
+        std::printf("    %-26s not run%s\n", ws[i].name.c_str(), nr == e.not_run.end() ? "" : (": " + nr->second).c_str());
+        continue;
+      }
+      const double rate = (ws[i].flops > 0 ? ws[i].flops : ws[i].bytes) / it->second / 1e9;
+      std::printf("    %-26s %10.3f ms  %8.1f %s  %5.1f%% of %-8s", ws[i].name.c_str(), it->second * 1e3, rate,
+                  ws[i].flops > 0 ? "GFLOP/s" : "GB/s   ", 100 * rate / limit_of(ws[i], l), limit_name(ws[i]));
+      if (got[0][i].ran) std::printf("  tinyscope's default opts %.2fx its speed", it->second / got[0][i].best);
+      std::printf("\n");
+    }
+  }
+
+  // the goals, each column's figure against its goal
+  std::printf("\ngoals (ratios of this run):\n");
+  std::printf("  %-24s", "workload");
+  for (auto& col : cols) std::printf(" | %-40s", col.label.c_str());
+  std::printf("\n");
+  for (size_t i = 0; i < ws.size(); ++i) {
+    bool any = false;
+    for (auto& g : ws[i].goal) any |= g.at_least > 0;
+    if (!any) continue;
+    std::printf("  %-24s", ws[i].name.c_str());
+    for (size_t c = 0; c < cols.size(); ++c) {
+      const Goal& g = ws[i].goal[c];
+      const Measured& m = got[c][i];
+      char cell[160];
+      if (!g.at_least) std::snprintf(cell, sizeof cell, "-");
+      else if (!m.ran) std::snprintf(cell, sizeof cell, "not run");
+      else if (g.vs_reference) {
+        auto it = ref ? ref->secs.find(ws[i].name) : ref->secs.end();
+        if (!ref || it == ref->secs.end()) std::snprintf(cell, sizeof cell, "needs --reference (goal >= %.1fx)", g.at_least);
+        else {
+          const double x = it->second / m.best;
+          std::snprintf(cell, sizeof cell, "%.2fx the reference (>= %.1fx) %s", x, g.at_least, x >= g.at_least ? "met" : "MISSED");
+        }
+      } else {
+        const bool ok = m.ratio >= g.at_least && (!ws[i].max_search_s || c == 0 || m.search <= ws[i].max_search_s);
+        std::string s = std::to_string(m.ratio).substr(0, 4) + " of " + limit_name(ws[i]) + " (>= " + std::to_string(g.at_least).substr(0, 3) + ")";
+        if (c > 0 && ws[i].max_search_s) s += ", search " + std::to_string(m.search).substr(0, 4) + " s";
+        std::snprintf(cell, sizeof cell, "%s %s", s.c_str(), ok ? "met" : "MISSED");
+      }
+      std::printf(" | %-40s", cell);
+    }
+    std::printf("\n");
   }
   return 0;
 }

@@ -56,9 +56,13 @@ constexpr const char* kUsage =
     "                      headline) and, with --compare, the same calls on a second device side by side; a\n"
     "                      script runs in a child process on each device in turn; --save-trace T.json keeps\n"
     "                      the run's trace (and the compared run's in T.DEV.json)\n"
-    "  bench [--quick] [--dev DEV] [--beam N]  the benchmark table against this machine's measured limits, each\n"
+    "  bench [--quick] [--dev DEV] [--beam N] [--only TEXT] [--reference TINYGRAD_DIR]\n"
+    "                      the benchmark table against this machine's measured limits, each\n"
     "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
-    "                      CPU; --beam N: a GPU's rows again with each kernel's opts searched by BEAM=N)\n"
+    "                      CPU; --beam N: the rows again with each kernel's opts searched by BEAM=N, and on a\n"
+    "                      host device by BEAM=N over TS_OPTS=extended; --only: the rows whose name holds TEXT;\n"
+    "                      --reference: a tinygrad checkout's CPU figures beside (numpy's too where installed),\n"
+    "                      and the goals table)\n"
     "  bench --limits [--dev DEV]  measure only the device's limits (memory bandwidth, peak GFLOP/s; a few\n"
     "                      seconds) into ~/.cache/tinyscope/limits.json: a run's trace then carries them (the\n"
     "                      Roofline pane's roof); the full bench keeps its limits there too\n"
@@ -142,7 +146,7 @@ ts::RealizeConfig realize_config_from_env() {
   // the reference's codegen tuning variables go to the engine here too
   for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD",
                         "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX", "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT",
-                        "TC_STAGE", "TC_VEC8", "GLSL_LANES_SWAP"})
+                        "TC_STAGE", "TC_VEC8", "GLSL_LANES_SWAP", "FP_CONTRACT"})
     if (const char* e = std::getenv(v); e && *e) ts::codegen_options()[v] = e;
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
@@ -151,6 +155,11 @@ ts::RealizeConfig realize_config_from_env() {
   if (const char* d = std::getenv("TINYSCOPE_SNAPSHOTS"); d && *d) c.snapshots = std::atoi(d) != 0;
   if (const char* d = std::getenv("BEAM"); d && *d) c.beam = std::max(0, std::atoi(d));
   if (const char* d = std::getenv("IGNORE_BEAM_CACHE"); d && *d) c.beam_ignore_cache = std::atoi(d) != 0;
+  if (const char* d = std::getenv("TS_OPTS"); d && *d) {
+    const std::string v = d;
+    if (v == "extended") c.opt_space = ts::OptSpace::extended;
+    else if (v != "reference") throw std::runtime_error("TS_OPTS=" + v + ": the opt spaces BEAM searches are 'reference' and 'extended'");
+  }
   // the reference's CACHELEVEL=0 keeps nothing on disk
   if (const char* d = std::getenv("CACHELEVEL"); !(d && *d && std::atoi(d) == 0)) c.beam_cache_dir = cache_dir();
   return c;

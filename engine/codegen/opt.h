@@ -13,6 +13,9 @@
 
 namespace ts {
 
+// The opts BEAM searches: the reference's actions, or those and more (TS_OPTS=extended; engine/device/search.h)
+enum class OptSpace { reference, extended };
+
 enum class OptOps { TC, UPCAST, UNROLL, LOCAL, THREAD, GROUP, GROUPTOP, NOLOCALS, PADTO, SWAP };
 std::string_view opt_op_name(OptOps op);
 

@@ -38,6 +38,7 @@ std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 2
 
 struct BeamConfig {
   int width = 2;                   // BEAM=N: the candidates each round keeps
+  OptSpace space = OptSpace::reference;  // the actions each round tries (extended: beam_actions(extended))
   std::string cache_dir;           // where found opts are kept (empty: no disk cache)
   bool ignore_cache = false;       // search even when the cache has an answer (and write the new one)
   int64_t uops_max = 3000;         // BEAM_UOPS_MAX: candidates whose program has more instructions are skipped

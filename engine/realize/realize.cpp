@@ -112,6 +112,7 @@ BeamResult search_opts(const UOpRef& ast, Device& dev) {
   const RealizeConfig& rc = realize_config();
   BeamConfig bc;
   bc.width = rc.beam;
+  bc.space = rc.opt_space;
   bc.cache_dir = rc.beam_cache_dir;
   bc.ignore_cache = rc.beam_ignore_cache;
   bc.uops_max = codegen_option("BEAM_UOPS_MAX", bc.uops_max);

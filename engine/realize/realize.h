@@ -34,6 +34,7 @@ struct RealizeConfig {
   // BEAM=N: each kernel's opts are searched by timing candidates on its device (engine/device/search.h) instead of
   // the hand-coded heuristics; found opts are kept in beam_cache_dir/beam (empty: not kept) unless IGNORE_BEAM_CACHE
   int beam = 0;
+  OptSpace opt_space = OptSpace::reference;  // TS_OPTS=extended: BEAM searches more than the reference's actions
   std::string beam_cache_dir;
   bool beam_ignore_cache = false;
   // what a search reports while it runs (the trace stream gets it too), and whether each searched kernel gets a

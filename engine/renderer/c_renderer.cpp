@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine/codegen/opt.h"
 #include "engine/renderer/cstyle.h"
 #include "engine/uop/error.h"
 
@@ -50,7 +51,7 @@ class CLanguage final : public CStyleLanguage {
     if (is_float(dt)) {
       double v = c.const_float();
       bool f32 = dt != dtypes::float64;
-      std::string cast = "(" + c_type(dt) + ")";
+      const std::string cast = std::string("(").append(c_type(dt)).append(")");
       if (std::isnan(v)) return "(" + cast + "(" + (f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")") + "))";
       if (std::isinf(v)) return "(" + cast + "(" + std::string(v < 0 ? "-" : "") + (f32 ? "__builtin_inff()" : "__builtin_inf()") + "))";
       std::string s = float_digits(v, dt);
@@ -84,12 +85,20 @@ class CLanguage final : public CStyleLanguage {
   }
   std::string deref(const std::string& access) const override { return "*" + access; }
   bool float4() const override { return true; }
+  // grouped by value: lanes whose indexes were simplified differently still make one access; a 16-wide group is one
+  // AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic from there
+  bool float4_by_value() const override { return true; }
+  std::vector<int> vec_widths() const override { return {16, 8, 4}; }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                   const std::vector<std::string>&, bool uses_float4, int* body_line) const override {
+                   const std::vector<std::string>&, const std::set<int>& vec_widths_used, int* body_line) const override {
     const std::string& name = spec.function_name;
     std::ostringstream o;
+    // a*b+c in one expression may be one fma, as the reference's clang compiles it; FP_CONTRACT=0 asks for the unfused
+    // IEEE evaluation the interpreter computes (the differential tests compare against it)
+    if (codegen_option("FP_CONTRACT", 1) == 0) o << "#pragma clang fp contract(off)\n";
     // (aligned(4), not the reference's aligned(16): buffer views may start at any element)
-    if (uses_float4) o << "typedef float float4 __attribute__((aligned(4),ext_vector_type(4)));\n";
+    for (int w : vec_widths_used)
+      o << "typedef float float" << w << " __attribute__((aligned(4),ext_vector_type(" << w << ")));\n";
     o << "void " << name << "(";
     std::ostringstream call;
     call << "  " << name << "(";

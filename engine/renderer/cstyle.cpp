@@ -53,13 +53,14 @@ bool c_repeats_operands(const UOp& u) {
   return (u.op == Ops::SHL || u.op == Ops::SHR) && !const_src(u, 1);
 }
 
-// ---- float4 grouping: 4 loads (or stores) of one buffer at base+4m+0..3 in one block become one vector access
-bool divisible4(const UOp* x) {
+// ---- vector grouping: w loads (or stores) of one buffer at base+w*m+0..w-1 in one block become one vector access
+bool divisible_by(const UOp* x, int64_t w) {
   switch (x->op) {
-    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % 4 == 0;
-    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 2;
-    case Ops::MUL: return divisible4(x->src[0].get()) || divisible4(x->src[1].get());
-    case Ops::ADD: return divisible4(x->src[0].get()) && divisible4(x->src[1].get());
+    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % w == 0;
+    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 0 && x->src[1]->const_int() < 31 &&
+                          (int64_t{1} << x->src[1]->const_int()) % w == 0;
+    case Ops::MUL: return divisible_by(x->src[0].get(), w) || divisible_by(x->src[1].get(), w);
+    case Ops::ADD: return divisible_by(x->src[0].get(), w) && divisible_by(x->src[1].get(), w);
     default: return false;
   }
 }
@@ -82,9 +83,9 @@ std::pair<std::vector<const UOp*>, int64_t> split_offset(const UOp* idx) {
   return {leaves, off};
 }
 struct VecGroup {
-  std::vector<int> lanes;          // list positions of lanes 0..3
-  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of 4)
-  int64_t offset = 0;              // 4m
+  std::vector<int> lanes;          // list positions of lanes 0..w-1
+  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of w)
+  int64_t offset = 0;              // w*m
   // grouped by value (below): base is empty and the address is lane `lane`'s own index expression, or the offset
   // alone when the index is a constant
   const UOp* index = nullptr;
@@ -119,8 +120,9 @@ void linear_form(const UOp* x, int64_t scale, LinearForm& f, int depth = 0) {
   }
   f.terms[x] += scale;
 }
-// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src
-std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_value) {
+// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src. Each width of
+// `widths` (largest first) groups the accesses a wider group left: w lanes at base+w*m+0..w-1 in one block.
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_value, const std::vector<int>& widths) {
   const auto& l = lin->src;
   std::vector<int> block(l.size());
   int b = 0;
@@ -128,8 +130,15 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
     block[i] = b;
   }
-  // (buffer, index leaves, their coefficients (by value only), 4m, block) -> the list positions of lanes 0..3
-  std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<int64_t>, int64_t, int>, std::array<int, 4>> cand;
+  // each access's buffer, index terms (and their coefficients, by value) and constant offset
+  struct Access {
+    int pos;
+    const UOp* buf;
+    std::vector<const UOp*> base;
+    std::vector<int64_t> coeffs;
+    int64_t off;
+  };
+  std::vector<Access> acc;
   for (size_t i = 0; i < l.size(); ++i) {
     const UOp& u = *l[i];
     if (u.op != (is_store ? Ops::STORE : Ops::LOAD)) continue;
@@ -137,49 +146,60 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     if (index->op != Ops::INDEX || index->src.size() != 2) continue;
     const UOp* buf = index->src[0].get();
     if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
-    auto [base, off] = split_offset(index->src[1].get());
-    std::vector<int64_t> coeffs;
+    Access a{static_cast<int>(i), buf, {}, {}, 0};
     if (by_value) {
-      // the key is the index's value: its terms (each coefficient a multiple of 4) and its constant
+      // the key is the index's value: its terms and its constant
       LinearForm f;
       linear_form(index->src[1].get(), 1, f);
-      if (f.constant < 0 || std::any_of(f.terms.begin(), f.terms.end(), [](auto& t) { return t.second % 4 != 0; })) continue;
-      base.clear();
       for (auto& [leaf, c] : f.terms)
-        if (c != 0) base.push_back(leaf), coeffs.push_back(c);
-      off = f.constant;
-    } else if (off < 0 || !std::all_of(base.begin(), base.end(), divisible4)) {
-      continue;
+        if (c != 0) a.base.push_back(leaf), a.coeffs.push_back(c);
+      a.off = f.constant;
+    } else {
+      std::tie(a.base, a.off) = split_offset(index->src[1].get());
     }
-    auto key = std::make_tuple(buf, base, coeffs, off / 4 * 4, block[i]);
-    auto it = cand.find(key);
-    if (it == cand.end()) it = cand.emplace(key, std::array<int, 4>{-1, -1, -1, -1}).first;
-    if (it->second[off % 4] >= 0) continue;  // same address twice: leave scalar
-    it->second[off % 4] = static_cast<int>(i);
+    if (a.off < 0) continue;
+    acc.push_back(std::move(a));
   }
   std::vector<VecGroup> out;
-  for (auto& [key, lanes] : cand) {
-    if (std::any_of(lanes.begin(), lanes.end(), [](int x) { return x < 0; })) continue;
-    int lo = *std::min_element(lanes.begin(), lanes.end()), hi = *std::max_element(lanes.begin(), lanes.end());
-    // nothing in between may touch the same buffer the other way (a store between grouped loads, a load between stores)
-    const UOp* buf = std::get<0>(key);
-    bool clash = false;
-    for (int i = lo; i <= hi && !clash; ++i) {
-      const UOp& u = *l[i];
-      if (u.op != (is_store ? Ops::LOAD : Ops::STORE) || u.src[0]->op != Ops::INDEX) continue;
-      clash = u.src[0]->src[0].get() == buf;
+  std::unordered_set<int> taken;
+  for (int w : widths) {
+    // (buffer, index leaves, their coefficients (by value only), w*m, block) -> the list positions of lanes 0..w-1
+    std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<int64_t>, int64_t, int>, std::vector<int>> cand;
+    for (const Access& a : acc) {
+      if (taken.count(a.pos)) continue;
+      if (by_value ? std::any_of(a.coeffs.begin(), a.coeffs.end(), [&](int64_t c) { return c % w != 0; })
+                   : !std::all_of(a.base.begin(), a.base.end(), [&](const UOp* x) { return divisible_by(x, w); }))
+        continue;
+      auto key = std::make_tuple(a.buf, a.base, a.coeffs, a.off / w * w, block[a.pos]);
+      auto it = cand.find(key);
+      if (it == cand.end()) it = cand.emplace(key, std::vector<int>(w, -1)).first;
+      if (it->second[a.off % w] >= 0) continue;  // same address twice: leave scalar
+      it->second[a.off % w] = a.pos;
     }
-    if (clash) continue;
-    VecGroup g{std::vector<int>(lanes.begin(), lanes.end()), std::get<1>(key), std::get<3>(key)};
-    if (by_value) {
-      // loads are emitted at their first lane, stores at their last: that lane's index is already defined there
-      const int at = is_store ? hi : lo;
-      g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
-      g.index = l[at]->src[0]->src[1].get();
-      g.constant_index = g.base.empty();
-      g.base.clear();
+    for (auto& [key, lanes] : cand) {
+      if (std::any_of(lanes.begin(), lanes.end(), [](int x) { return x < 0; })) continue;
+      int lo = *std::min_element(lanes.begin(), lanes.end()), hi = *std::max_element(lanes.begin(), lanes.end());
+      // nothing in between may touch the same buffer the other way (a store between grouped loads, a load between stores)
+      const UOp* buf = std::get<0>(key);
+      bool clash = false;
+      for (int i = lo; i <= hi && !clash; ++i) {
+        const UOp& u = *l[i];
+        if (u.op != (is_store ? Ops::LOAD : Ops::STORE) || u.src[0]->op != Ops::INDEX) continue;
+        clash = u.src[0]->src[0].get() == buf;
+      }
+      if (clash) continue;
+      VecGroup g{lanes, std::get<1>(key), std::get<3>(key)};
+      if (by_value) {
+        // loads are emitted at their first lane, stores at their last: that lane's index is already defined there
+        const int at = is_store ? hi : lo;
+        g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
+        g.index = l[at]->src[0]->src[1].get();
+        g.constant_index = g.base.empty();
+        g.base.clear();
+      }
+      taken.insert(lanes.begin(), lanes.end());
+      out.push_back(std::move(g));
     }
-    out.push_back(std::move(g));
   }
   return out;
 }
@@ -374,7 +394,10 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   std::unordered_map<int, const VecGroup*> vload_at, vstore_at;
   std::unordered_set<int> skip;
   std::vector<VecGroup> lgroups, sgroups;
-  if (float4()) lgroups = find_vec_groups(lin, false, float4_by_value()), sgroups = find_vec_groups(lin, true, float4_by_value());
+  if (float4()) {
+    lgroups = find_vec_groups(lin, false, float4_by_value(), vec_widths());
+    sgroups = find_vec_groups(lin, true, float4_by_value(), vec_widths());
+  }
   for (auto& g : lgroups) {
     vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
     for (int x : g.lanes) skip.insert(x);
@@ -383,7 +406,9 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
     vstore_at[*std::max_element(g.lanes.begin(), g.lanes.end())] = &g;
     for (int x : g.lanes) skip.insert(x);
   }
-  bool uses_float4 = !lgroups.empty() || !sgroups.empty();
+  std::set<int> widths_used;
+  for (auto* gs : {&lgroups, &sgroups})
+    for (auto& g : *gs) widths_used.insert(static_cast<int>(g.lanes.size()));
   // liveness: what the effects need (a grouped lane needs its base, not its scalar INDEX); uses count live consumers
   std::unordered_map<const UOp*, int> pos_of;
   for (size_t i = 0; i < lin->src.size(); ++i) pos_of[lin->src[i].get()] = static_cast<int>(i);
@@ -449,14 +474,15 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
       if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
         std::string nm = fresh("val");
         auto [buf, idx] = vec_addr(*it->second);
-        line(vec4_type() + " " + nm + " = " + vec4_load(buf, idx) + ";");
-        for (int k = 0; k < 4; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
+        const int w = static_cast<int>(it->second->lanes.size());
+        line(vec_type(w) + " " + nm + " = " + vec_load(buf, idx, w) + ";");
+        for (int k = 0; k < w; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
       }
       if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {
         std::vector<std::string> lanes;
-        for (int k = 0; k < 4; ++k) lanes.push_back(strip_parens(get(lin->src[it->second->lanes[k]]->src[1])));
+        for (int k : it->second->lanes) lanes.push_back(strip_parens(get(lin->src[k]->src[1])));
         auto [buf, idx] = vec_addr(*it->second);
-        line(vec4_store(buf, idx, lanes));
+        line(vec_store(buf, idx, lanes));
       }
       if (u.op == Ops::LOAD || u.op == Ops::STORE) continue;
     }
@@ -565,7 +591,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   }
   std::sort(params.begin(), params.end(), [](const Param& a, const Param& b) { return a.uop->as<ParamArg>().slot < b.uop->as<ParamArg>().slot; });
   int body_line = 1;
-  std::string src = wrap(spec, params, lines, prologue, uses_float4, &body_line);
+  std::string src = wrap(spec, params, lines, prologue, widths_used, &body_line);
   if (source_lines) *source_lines = source_lines_of(body_line, line_uops);
   return src;
 }

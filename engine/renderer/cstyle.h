@@ -5,6 +5,7 @@
 // float -> int). A language is a set of hooks: how it spells types, casts, constants and builtins, how a buffer
 // access looks, its signature and prologue, special indices, barriers and local memory. C (c_renderer.cpp) and GLSL
 // (glsl_renderer.cpp) are its instances.
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +26,7 @@ class CStyleLanguage {
   virtual std::string unsigned_type(int bits) const = 0;    // the unsigned integer of a width
   // a cast as an operand of a larger expression, without outer parentheses: C "(int)(x)", GLSL "int(x)"
   virtual std::string cast_bare(const std::string& type, const std::string& x) const = 0;
-  std::string cast(const std::string& type, const std::string& x) const { return "(" + cast_bare(type, x) + ")"; }
+  std::string cast(const std::string& type, const std::string& x) const { return std::string("(").append(cast_bare(type, x)).append(")"); }
   virtual std::string render_const(const UOp& c) const = 0;
   // an integer CONST in the C spellings both languages share (suffixes l, ul, u; a cast for 8/16-bit dtypes)
   std::string int_literal(const UOp& c) const;
@@ -51,18 +52,23 @@ class CStyleLanguage {
   // a loaded value of a buffer of dtype dt, and a value to store into one (GLSL keeps bool as uint8_t)
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }
   virtual std::string store_value(DType dt, const std::string& v) const { return v; }
-  virtual bool float4() const { return false; }  // 4 adjacent float accesses as one vector access
+  virtual bool float4() const { return false; }  // adjacent float accesses as one vector access
+  // the vector widths accesses are grouped in, widest first (every one a power of two)
+  virtual std::vector<int> vec_widths() const { return {4}; }
   // whether accesses are grouped by the value of their index (however each was simplified) rather than by the same
-  // written terms; C keeps the written form, which is what the reference's output shows
+  // written terms
   virtual bool float4_by_value() const { return false; }
-  // the spellings of those: the vector type, a load of the 4 floats at buf[idx..idx+3] (idx a multiple of 4, written
-  // as a sum), a store of 4 values there
-  virtual std::string vec4_type() const { return "float4"; }
-  virtual std::string vec4_load(const std::string& buf, const std::string& idx) const {
-    return "(*((float4*)((" + buf + "+" + idx + "))))";
+  // the spellings of those: the vector type of w floats, a load of the w floats at buf[idx..idx+w-1] (idx a multiple
+  // of w, written as a sum), a store of lanes.size() values there
+  virtual std::string vec_type(int w) const { return std::string("float").append(std::to_string(w)); }
+  virtual std::string vec_load(const std::string& buf, const std::string& idx, int w) const {
+    return "(*((" + vec_type(w) + "*)((" + buf + "+" + idx + "))))";
   }
-  virtual std::string vec4_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const {
-    return "*((float4*)((" + buf + "+" + idx + "))) = (float4){" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + "};";
+  virtual std::string vec_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const {
+    std::string v;
+    for (const auto& l : lanes) v += (v.empty() ? "" : ",") + l;
+    const std::string t = vec_type(static_cast<int>(lanes.size()));
+    return "*((" + t + "*)((" + buf + "+" + idx + "))) = (" + t + "){" + v + "};";
   }
 
   // ---- structure
@@ -76,7 +82,7 @@ class CStyleLanguage {
     std::string name;
   };
   virtual std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                           const std::vector<std::string>& prologue, bool uses_float4, int* body_line) const = 0;
+                           const std::vector<std::string>& prologue, const std::set<int>& vec_widths_used, int* body_line) const = 0;
 
   // ---- the shared C semantics (used by the hooks' callers; built from the spellings above)
   std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;

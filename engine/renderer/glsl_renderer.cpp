@@ -141,9 +141,9 @@ class GlslLanguage final : public CStyleLanguage {
   // instead of four, which a memory-bound kernel needs to reach the bandwidth
   bool float4() const override { return true; }
   bool float4_by_value() const override { return true; }
-  std::string vec4_type() const override { return "vec4"; }
-  std::string vec4_load(const std::string& buf, const std::string& idx) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
-  std::string vec4_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
+  std::string vec_type(int) const override { return "vec4"; }
+  std::string vec_load(const std::string& buf, const std::string& idx, int) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
+  std::string vec_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
     return vec4_view(buf) + "[" + quarter(idx) + "] = vec4(" + lanes[0] + "," + lanes[1] + "," + lanes[2] + "," + lanes[3] + ");";
   }
   // a body line with the packed work group's indexes in place of the shader's own
@@ -171,7 +171,7 @@ class GlslLanguage final : public CStyleLanguage {
     return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
   }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
-                   const std::vector<std::string>& prologue, bool, int* body_line) const override {
+                   const std::vector<std::string>& prologue, const std::set<int>&, int* body_line) const override {
     // which explicit types the shader names, for its extensions
     bool arith = false, storage8 = false, storage16 = false;
     for (auto& u : spec.lowered->src) {

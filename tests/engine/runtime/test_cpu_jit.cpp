@@ -111,19 +111,28 @@ class TestCpuJit : public QObject {
     const std::string src = R"C(
 void k(float* restrict out, const float* restrict in) {
   for (int i = 0; i < 8; i++) out[i] = __builtin_sqrtf(in[i]) + __builtin_expf(in[i] * 0.0f);
-  out[8] = in[8] * in[9] + in[10];   /* no fma contraction */
+  out[8] = in[8] * in[9] + in[10];   /* one expression: contracted into an fma (clang's default, as the reference's) */
+  float p = in[8] * in[9];
+  out[10] = p + in[10];              /* two statements: never fused */
   out[9] = 1.0f / in[11];            /* inf stays inf */
 }
 )C";
     auto fn = reinterpret_cast<void (*)(float*, const float*)>(ts::cpu::compile(SourceKind::C, src, "k"));
     // in[8]*in[9] = 1 + 2^-11 + 2^-24 rounds to 1 + 2^-11: unfused gives 2^-11, a fused fma 2^-11 + 2^-24.
     float in[12] = {0, 1, 4, 9, 16, 25, 2, 3, 1.0f + 0x1p-12f, 1.0f + 0x1p-12f, -1.0f, 0.0f};
-    float out[10] = {};
+    float out[11] = {};
     fn(out, in);
     for (int i = 0; i < 8; ++i) QCOMPARE(out[i], std::sqrt(in[i]) + 1.0f);
     volatile float p = in[8] * in[9];  // rounded product, then add: unfused IEEE
-    QCOMPARE(out[8], p + in[10]);
-    QCOMPARE(out[8], 0x1p-11f);
+    QCOMPARE(out[10], p + in[10]);
+    QCOMPARE(out[10], 0x1p-11f);
+    QCOMPARE(out[8], 0x1p-11f + 0x1p-24f);
+    // a source that asks for unfused arithmetic (the C renderer's FP_CONTRACT=0) gets it in one expression too
+    auto unfused = reinterpret_cast<void (*)(float*, const float*)>(
+        ts::cpu::compile(SourceKind::C, "#pragma clang fp contract(off)\n" + src, "k"));
+    float out2[11] = {};
+    unfused(out2, in);
+    QCOMPARE(out2[8], 0x1p-11f);
     QVERIFY(std::isinf(out[9]) && out[9] > 0);
     const std::string asmText = ts::cpu::assembly(SourceKind::C, src);
     QVERIFY2(asmText.find("sqrt") != std::string::npos, asmText.c_str());

@@ -1,0 +1,183 @@
+// The reference's and numpy's figures for the host bench: a Python script in a child process times the workloads
+// it knows, one "name<TAB>seconds" (or "name<TAB>ERROR why") line each.
+#include "app/cli/bench_external.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace tscli {
+
+namespace {
+
+// the same workloads as the host bench (bench.cpp): same shapes, inputs filled with the same constants
+constexpr const char* kReferenceScript = R"PY(
+import contextlib, io, sys
+from tinygrad import Tensor, Device
+from tinygrad.helpers import Context, GlobalCounters
+def full(shape, v): return Tensor.full(shape, v).contiguous().realize()
+def add():
+  a, b = full((16<<20,), 1.0), full((16<<20,), 2.0); return lambda: (a+b).contiguous()
+def chain():
+  a, b = full((16<<20,), 1.0), full((16<<20,), 2.0); return lambda: (((a*b)+a)*0.5).relu().add(b).contiguous()
+def total():
+  a = full((16<<20,), 1.0); return lambda: a.sum()
+def rows():
+  s = full((4096, 4096), 1.0); return lambda: s.sum(1)
+def softmax():
+  s = full((4096, 1024), 1.0); return lambda: s.softmax(-1).contiguous()
+def matmul(n):
+  def make():
+    a, b = full((n, n), 1.0), full((n, n), 1.0); return lambda: a @ b
+  return make
+def conv():
+  x, w = full((8, 64, 56, 56), 1.0), full((64, 64, 3, 3), 1.0); return lambda: x.conv2d(w, padding=1)
+WORK = {"add 16M": add, "add fused chain 16M": chain, "sum 16M": total, "sum axis 1 4096x4096": rows,
+        "softmax 4096x1024": softmax, "matmul 512": matmul(512), "matmul 1024": matmul(1024), "matmul 2048": matmul(2048),
+        "conv2d 8x64x56x56 3x3": conv}
+for name in NAMES:
+  if name not in WORK:
+    print(f"{name}\tERROR not a workload of the reference script", flush=True); continue
+  try:
+    run, best = WORK[name](), float("inf")
+    with contextlib.redirect_stdout(io.StringIO()), Context(DEBUG=2):
+      for i in range(REPS + 1):
+        t0 = GlobalCounters.time_sum_s
+        run().realize()
+        if i: best = min(best, GlobalCounters.time_sum_s - t0)
+    print(f"{name}\t{best!r}", flush=True)
+  except Exception as e:
+    print(f"{name}\tERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+)PY";
+
+constexpr const char* kNumpyScript = R"PY(
+import time
+import numpy as np
+def full(shape, v): return np.full(shape, v, dtype=np.float32)
+def add():
+  a, b = full((16<<20,), 1.0), full((16<<20,), 2.0); return lambda: a + b
+def chain():
+  a, b = full((16<<20,), 1.0), full((16<<20,), 2.0); return lambda: np.maximum((a*b + a)*np.float32(0.5), 0) + b
+def total():
+  a = full((16<<20,), 1.0); return lambda: a.sum()
+def rows():
+  s = full((4096, 4096), 1.0); return lambda: s.sum(1)
+def softmax():
+  s = full((4096, 1024), 1.0)
+  def run():
+    e = np.exp(s - s.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
+  return run
+def matmul(n):
+  def make():
+    a, b = full((n, n), 1.0), full((n, n), 1.0); return lambda: a @ b
+  return make
+WORK = {"add 16M": add, "add fused chain 16M": chain, "sum 16M": total, "sum axis 1 4096x4096": rows,
+        "softmax 4096x1024": softmax, "matmul 512": matmul(512), "matmul 1024": matmul(1024), "matmul 2048": matmul(2048)}
+print(f"#numpy {np.__version__}", flush=True)
+for name in NAMES:
+  if name not in WORK:
+    print(f"{name}\tERROR numpy has no such operation here", flush=True); continue
+  run, best = WORK[name](), float("inf")
+  for i in range(REPS + 1):
+    t0 = time.perf_counter(); run(); t = time.perf_counter() - t0
+    if i: best = min(best, t)
+  print(f"{name}\t{best!r}", flush=True)
+)PY";
+
+std::string py_str(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += (c == '\'' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return o + "'";
+}
+std::string sh_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// runs `python` on the script (NAMES and REPS prepended) with `env` ("K=V K=V", shell-quoted); fills secs/not_run
+// from its lines, and the first "#..." line into label_extra
+void run_script(const std::string& env, const std::string& python, const char* script, const std::vector<std::string>& names, int reps,
+                ExternalFigures& out, std::string* label_extra) {
+  char path[] = "/tmp/tinyscope-bench-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) {
+    out.error = "cannot write a temporary script";
+    return;
+  }
+  close(fd);
+  {
+    std::ofstream f(path);
+    f << "NAMES = [";
+    for (size_t i = 0; i < names.size(); ++i) f << (i ? ", " : "") << py_str(names[i]);
+    f << "]\nREPS = " << reps << "\n" << script;
+  }
+  const std::string cmd = env + " " + python + " " + path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string all, line;
+  if (p) {
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) {
+      line = buf;
+      all += line;
+      if (!line.empty() && line.back() == '\n') line.pop_back();
+      if (label_extra && line.rfind("#", 0) == 0 && label_extra->empty()) *label_extra = line.substr(1);
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      const std::string name = line.substr(0, tab), v = line.substr(tab + 1);
+      if (v.rfind("ERROR", 0) == 0) out.not_run[name] = v.substr(std::min<size_t>(6, v.size()));
+      else out.secs[name] = std::atof(v.c_str());
+    }
+  }
+  const int st = p ? pclose(p) : -1;
+  std::filesystem::remove(path);
+  if (st != 0 && out.secs.empty()) {
+    // the child's last lines say why (an import error, a missing module)
+    std::string tail = all.size() > 600 ? all.substr(all.size() - 600) : all;
+    while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+    out.error = python + " failed" + (tail.empty() ? "" : ": " + tail.substr(tail.rfind('\n') == std::string::npos ? 0 : tail.rfind('\n') + 1));
+  }
+}
+
+bool python_has(const std::string& python, const std::string& module) {
+  return std::system((python + " -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+}  // namespace
+
+ExternalFigures reference_figures(const std::string& tinygrad_dir, const std::vector<std::string>& names, int reps) {
+  ExternalFigures out;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(tinygrad_dir, ec);
+  if (!fs::exists(dir / "tinygrad" / "tensor.py", ec)) {
+    out.error = "--reference " + tinygrad_dir + ": no tinygrad checkout there (tinygrad/tensor.py is missing)";
+    return out;
+  }
+  out.label = "tinygrad at " + dir.string() + " (DEV=CPU, its kernels' own times)";
+  run_script("PYTHONPATH=" + sh_quote(dir.string()) + " DEV=CPU", "python3", kReferenceScript, names, reps, out, nullptr);
+  return out;
+}
+
+ExternalFigures numpy_figures(const std::vector<std::string>& names, int reps) {
+  ExternalFigures out;
+  std::string python;
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (python_has(p, "numpy")) {
+      python = p;
+      break;
+    }
+  if (python.empty()) {
+    out.error = "numpy is not installed (python3 -c 'import numpy' fails)";
+    return out;
+  }
+  std::string version;
+  run_script("", python, kNumpyScript, names, reps, out, &version);
+  out.label = (version.empty() ? "numpy" : version) + " (" + python + ", wall time; its BLAS as installed)";
+  return out;
+}
+
+}  // namespace tscli

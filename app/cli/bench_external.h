@@ -1,0 +1,25 @@
+#pragma once
+// The figures `tinyscope bench` prints beside its own on a host device: the reference's CPU device (a tinygrad
+// checkout given with --reference) and numpy, each timing the same workloads (same shapes, same fills) in a child
+// Python process during the same bench run.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tscli {
+
+struct ExternalFigures {
+  std::string label;                    // what ran: "tinygrad at DIR (DEV=CPU)", "numpy 1.24.2"; empty when nothing ran
+  std::string error;                    // why nothing ran (no such checkout, no numpy), else empty
+  std::map<std::string, double> secs;   // workload name -> best time in seconds
+  std::map<std::string, std::string> not_run;  // workload name -> why it has no figure
+};
+
+// The reference's kernels, best of `reps` after a warm-up run: its own per-kernel times summed over the schedule
+// (GlobalCounters.time_sum_s under DEBUG=2, which waits for each kernel), as this bench sums its kernels' times.
+// `names` are the bench's workload names; ones the script does not know are reported in not_run.
+ExternalFigures reference_figures(const std::string& tinygrad_dir, const std::vector<std::string>& names, int reps);
+// numpy (python3 on PATH, else /usr/bin/python3), best of `reps` wall times of the same computation after a warm-up.
+ExternalFigures numpy_figures(const std::vector<std::string>& names, int reps);
+
+}  // namespace tscli
