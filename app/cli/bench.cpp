@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <fcntl.h>
@@ -163,7 +164,7 @@ struct Workload {
   // the closed form of every output element (the inputs are constant fills), or of element i
   std::function<double(int64_t)> expect;
   int reps = 5;  // timed runs after the first (the figure is the best of them)
-  // the goals of the default opts, BEAM=N, and BEAM=N with TS_OPTS=extended; max_search_s: BEAM's search time
+  // the goals of the default opts, BEAM=N, and BEAM=N with TS_OPTS=extended; max_search_s: BEAM=N's search time
   Goal goal[3];
   double max_search_s = 0;
 };
@@ -244,9 +245,11 @@ void print_measured(const std::string& label, const Workload& w, const Measured&
   }
   std::printf("%-28s %10.3f ms  %8.1f %s  %5.1f%% of %-8s  kernels %2d  first-run setup %7.1f ms  output %s\n", label.c_str(), m.best * 1e3,
               m.rate, w.flops > 0 ? "GFLOP/s" : "GB/s   ", 100 * m.ratio, limit_name(w), m.nkernels, m.setup * 1e3, m.check.c_str());
-  if (m.searched || m.cached)
+  if (m.searched || m.cached) {
     std::printf("%-28s BEAM searched %d kernel%s in %.1f s%s\n", "", m.searched, m.searched == 1 ? "" : "s", m.search,
                 m.cached ? (" (" + std::to_string(m.cached) + " from the cache)").c_str() : "");
+    std::printf("%-28s kernels: %s\n", "", m.each.c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -540,7 +543,7 @@ int run_bench_impl(int argc, char** argv) {
   // the goals, each column's figure against its goal
   std::printf("\ngoals (ratios of this run):\n");
   std::printf("  %-24s", "workload");
-  for (auto& col : cols) std::printf(" | %-40s", col.label.c_str());
+  for (auto& col : cols) std::printf(" | %-52s", col.label.c_str());
   std::printf("\n");
   for (size_t i = 0; i < ws.size(); ++i) {
     bool any = false;
@@ -561,12 +564,15 @@ int run_bench_impl(int argc, char** argv) {
           std::snprintf(cell, sizeof cell, "%.2fx the reference (>= %.1fx) %s", x, g.at_least, x >= g.at_least ? "met" : "MISSED");
         }
       } else {
-        const bool ok = m.ratio >= g.at_least && (!ws[i].max_search_s || c == 0 || m.search <= ws[i].max_search_s);
-        std::string s = std::to_string(m.ratio).substr(0, 4) + " of " + limit_name(ws[i]) + " (>= " + std::to_string(g.at_least).substr(0, 3) + ")";
-        if (c > 0 && ws[i].max_search_s) s += ", search " + std::to_string(m.search).substr(0, 4) + " s";
-        std::snprintf(cell, sizeof cell, "%s %s", s.c_str(), ok ? "met" : "MISSED");
+        // (the search-time goal is BEAM=N's, the reference's opt space)
+        const bool ok = m.ratio >= g.at_least && (!ws[i].max_search_s || c != 1 || m.search <= ws[i].max_search_s);
+        char s[120];
+        std::snprintf(s, sizeof s, "%.2f of %s (>= %.2f)", m.ratio, limit_name(ws[i]), g.at_least);
+        if (c > 0) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), ", search %.1f s", m.search);
+        if (c == 1 && ws[i].max_search_s) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " (<= %.0f s)", ws[i].max_search_s);
+        std::snprintf(cell, sizeof cell, "%s %s", s, ok ? "met" : "MISSED");
       }
-      std::printf(" | %-40s", cell);
+      std::printf(" | %-52s", cell);
     }
     std::printf("\n");
   }

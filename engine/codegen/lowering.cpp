@@ -918,6 +918,41 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
   return graph_rewrite(root, pm, map, name);
 }
 
+UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators) {
+  const UOp* inner = nullptr;  // the innermost loop over outputs (the highest axis id; WEAK until gpudims makes it a LOOP)
+  int64_t upcast = 1, reduce_trip = 1, next_id = 0;
+  for (auto& u : sink->toposort()) {
+    if (u->op != Ops::RANGE) continue;
+    const RangeArg& ra = u->as<RangeArg>();
+    next_id = std::max(next_id, ra.id + 1);
+    const bool sized = u->src[0]->op == Ops::CONST && !u->src[0]->is<Invalid>();
+    if (ra.type == AxisType::UPCAST) upcast *= sized ? u->src[0]->const_int() : 1;
+    else if (ra.type == AxisType::REDUCE) reduce_trip *= sized ? u->src[0]->const_int() : 1;
+    else if ((ra.type == AxisType::LOOP || ra.type == AxisType::GLOBAL || ra.type == AxisType::WEAK) && sized && (!inner || ra.id > inner->as<RangeArg>().id)) inner = u.get();
+  }
+  // a reduce loop short enough that its chains' latency is not what bounds it, or nothing to jam
+  if (!inner || reduce_trip < 16) return sink;
+  const int64_t size = inner->src[0]->const_int();
+  int64_t jam = 1;
+  for (int64_t j : {4, 2})
+    if (upcast * j <= max_accumulators && size % j == 0 && size > j) {
+      jam = j;
+      break;
+    }
+  if (jam == 1) return sink;
+  // only when a reduce reads the loop's index (its chains are then one per iteration)
+  bool feeds_reduce = false;
+  for (auto& u : sink->toposort())
+    if (u->op == Ops::REDUCE)
+      for (auto& v : u->toposort()) feeds_reduce |= v.get() == inner;
+  if (!feeds_reduce) return sink;
+  const UOpRef outer = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, size / jam)}, inner->arg, inner->tag);
+  const UOpRef lanes = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, jam)}, RangeArg{next_id, AxisType::UPCAST});
+  const UOpRef sub = alu(Ops::ADD, alu(Ops::MUL, outer, uconst_int(inner->dtype, jam)), lanes);
+  return substitute_traced(sink, {{inner, sub}},
+                           "jam loop " + std::to_string(inner->as<RangeArg>().id) + " into the reduce: " + std::to_string(jam) + " iterations at a time");
+}
+
 std::vector<UOpRef> ranges_of(const UOps& xs) {
   if (xs.empty()) return {};
   return UOp::make(Ops::SINK, dtypes::void_, xs)->ranges();

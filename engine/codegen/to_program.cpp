@@ -101,6 +101,7 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   }
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");
+  if (target.has_threads && codegen_option("JAM", 1) != 0) sink = jam_loops(sink, 16);
 
   // lowering to a scalar loop program
   sink = graph_rewrite(sink, pm_expander(), "expander");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -27,7 +28,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::vector<Opt> make_actions() {
+std::vector<Opt> make_actions(OptSpace space) {
   std::vector<Opt> a;
   // tensor cores (the reference's TC actions; this engine pads nothing, so its tc_opt levels are one)
   for (int axis = 0; axis < 9; ++axis) a.push_back({OptOps::TC, axis, -1});
@@ -47,6 +48,15 @@ std::vector<Opt> make_actions() {
     for (int a1 = a0 + 1; a1 < 5; ++a1) a.push_back({OptOps::SWAP, a0, a1});
   for (int64_t amt : {2, 3, 4, 5, 8, 12, 16, 24, 32, 64})
     for (int axis = 0; axis < 3; ++axis) a.push_back({OptOps::THREAD, axis, amt});
+  if (space == OptSpace::extended) {
+    // register tiles in one step: an upcast or unroll as wide as a vector register (16 floats on AVX-512; an upcast
+    // is at most 16, the target's max_upcast), which the reference reaches only through several rounds of 2..7, if
+    // its beam keeps the steps between
+    for (int64_t amt : {6, 8, 16})
+      for (int axis = 0; axis < 8; ++axis) a.push_back({OptOps::UPCAST, axis, amt});
+    for (int64_t amt : {2, 8, 16})
+      for (int axis = 0; axis < 5; ++axis) a.push_back({OptOps::UNROLL, axis, amt});
+  }
   return a;
 }
 
@@ -104,8 +114,8 @@ struct DiskCache {
     // found under some are kept apart from those found under others; version 2: lanes ordered lidx1 first
     std::string options;
     for (auto& [k, v] : codegen_options()) options += " " + k + "=" + v;
-    key = "tinyscope beam 2\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\noptions:" + options + "\n" +
-          render_graph(ast);
+    key = "tinyscope beam 2\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\nspace: " +
+          opt_space_name(c.space) + "\noptions:" + options + "\n" + render_graph(ast);
     char name[40];
     std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));
     file = std::filesystem::path(c.cache_dir) / "beam" / name;
@@ -174,6 +184,10 @@ struct Scratch {
       auto it = slots.find(i);
       owned.push_back(it == slots.end() ? dev.allocate(dtypes::int32, 1) : dev.allocate(it->second.first, it->second.second));
       bufs.push_back(owned.back().get());
+      // host memory is written once: a fresh mapping reads as the kernel's one shared zero page, which is always in
+      // cache, and would time a memory-bound candidate many times faster than it runs on real buffers (zeros: an
+      // index read from a buffer stays in bounds)
+      if (dev.host_memory() && owned.back()->ptr) std::memset(owned.back()->ptr, 0, owned.back()->nbytes());
     }
   }
   std::vector<int64_t> vars_for(const ProgramSpec& spec) const {
@@ -199,14 +213,16 @@ void check_cancel(const BeamConfig& c, const std::string& kernel) {
 
 }  // namespace
 
-const std::vector<Opt>& beam_actions() {
-  static const std::vector<Opt> a = make_actions();
-  return a;
+const std::vector<Opt>& beam_actions(OptSpace space) {
+  static const std::vector<Opt> reference = make_actions(OptSpace::reference), extended = make_actions(OptSpace::extended);
+  return space == OptSpace::extended ? extended : reference;
 }
 
-std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast, int64_t max_local) {
+const char* opt_space_name(OptSpace space) { return space == OptSpace::extended ? "extended" : "reference"; }
+
+std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast, int64_t max_local, OptSpace space) {
   std::vector<Scheduler> out;
-  const auto& acts = beam_actions();
+  const auto& acts = beam_actions(space);
   const auto fs = s.full_shape();
   const RealAxes axes(s, fs.size());
   for (const Opt& a : acts) {
@@ -358,7 +374,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     check_cancel(cfg, rep.kernel);
     std::vector<Candidate> cands;
     for (auto& [s, t] : beam)
-      for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max)) cands.emplace_back(std::move(s2));
+      for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max, cfg.space)) cands.emplace_back(std::move(s2));
     if (round == 1) {
       Scheduler d = default_scheduler(s0);
       const int64_t default_tc = d.tc_index;
@@ -397,7 +413,10 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     // every candidate once; the ones within 3x of the beam's best again (the reference's early stop)
     time_pass(to_time, 1);
     if (cfg.runs > 1) {
-      const double early_stop = best.second * 3;
+      // (in round 1 nothing was timed before: the bar is this round's fastest first run)
+      double round_best = kInf;
+      for (auto* c : to_time) round_best = std::min(round_best, c->best());
+      const double early_stop = std::min(best.second, round_best) * 3;
       std::vector<Candidate*> again;
       for (auto* c : to_time)
         if (c->ok && c->best() <= early_stop) again.push_back(c);

@@ -29,12 +29,16 @@ namespace ts {
 
 class Device;
 
-// The reference's action list (search.py `actions`), without TC and PADTO (THREAD only applies on the CPU, LOCAL and
-// GROUP only with locals: apply_opt refuses the rest).
-const std::vector<Opt>& beam_actions();
+// The reference's action list (search.py `actions`), without PADTO (THREAD only applies on the CPU, LOCAL and
+// GROUP only with locals: apply_opt refuses the rest). The extended space (TS_OPTS=extended) adds upcasts of 6, 8 and
+// 16 and unrolls of 2, 8 and 16: a vector register's width of a tile in one action.
+const std::vector<Opt>& beam_actions(OptSpace space = OptSpace::reference);
+// "reference" / "extended"
+const char* opt_space_name(OptSpace space);
 // The schedulers one action away from `s` that apply, with at most max_upcast elements upcast or unrolled and
 // max_local lanes (LOCAL and GROUP_REDUCE axes) in all (BEAM_UPCAST_MAX, BEAM_LOCAL_MAX), in action order.
-std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 256, int64_t max_local = 1024);
+std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 256, int64_t max_local = 1024,
+                                      OptSpace space = OptSpace::reference);
 
 struct BeamConfig {
   int width = 2;                   // BEAM=N: the candidates each round keeps

@@ -145,9 +145,15 @@ void print_beam_line(const BeamProgress& p, const ProgramSpec& spec) {
   std::fflush(stderr);
 }
 
+// "BEAM=2", "BEAM=2 TS_OPTS=extended": what searched a kernel's opts
+std::string beam_label() {
+  const RealizeConfig& rc = realize_config();
+  return "BEAM=" + std::to_string(rc.beam) + (rc.opt_space == OptSpace::extended ? " TS_OPTS=extended" : "");
+}
+
 std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
   // a program found by BEAM=N is another program than the default opts' one
-  const std::string pkey = realize_config().beam >= 1 ? dev.compiler_key() + " BEAM=" + std::to_string(realize_config().beam) : dev.compiler_key();
+  const std::string pkey = realize_config().beam >= 1 ? dev.compiler_key() + " " + beam_label() : dev.compiler_key();
   auto it = g_programs.find({ast.get(), pkey});
   if (it != g_programs.end()) return it->second;
   auto c = std::make_shared<Compiled>();
@@ -163,7 +169,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
       const BeamResult r = search_opts(ast, dev);
       c->spec = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
       if (realize_config().beam_lines) print_beam_line(r.final, c->spec);
-      const std::string b = "BEAM=" + std::to_string(realize_config().beam);
+      const std::string b = beam_label();
       char what[160];
       std::snprintf(what, sizeof what, " search: %zu candidates timed in %.1f s, %s with the default opts -> %s", r.final.timed, r.final.elapsed_s,
                     time_to_str(r.final.default_s, 0).c_str(), time_to_str(r.final.best_s, 0).c_str());

@@ -40,6 +40,12 @@ inline UOpRef full_sum_2x3() {
   auto r0 = R(2, 0, AxisType::REDUCE), r1 = R(3, 1, AxisType::REDUCE);
   return sink(store(o, c(0), reduce(Ops::ADD, idx(x, iadd(imul(r0, c(3)), r1)), {r0, r1})));
 }
+// out[r0] = sum_r1 x[r0*N+r1]  (rows of an R x N matrix)
+inline UOpRef row_sum(int64_t rows, int64_t n) {
+  auto o = param(0, rows), x = param(1, rows * n);
+  auto r0 = R(rows, 0), r1 = R(n, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r0, c(n)), r1)), {r1})), {r0}));
+}
 // out[r0*N+r1] = sum_r2 a[r0*K+r2]*b[r2*N+r1]
 inline UOpRef matmul(int64_t M, int64_t K, int64_t N) {
   auto o = param(0, M * N), a = param(1, M * K), b = param(2, K * N);

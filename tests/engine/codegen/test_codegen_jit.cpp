@@ -89,6 +89,9 @@ const std::vector<Case>& cases() {
       {"ew_2x4", k::ew_2x4, {}},               {"var_sum_n3", k::var_sum, {3}},
       {"var_sum_n10", k::var_sum, {10}},       {"mixed_6", k::mixed_6, {}},
       {"scaled_row_sum_4x3", k::scaled_row_sum_4x3, {}}, {"eq_5", k::eq_5, {}},
+      {"row_sum_jammed_64x256", [] { return k::row_sum(64, 256); }, {}},
+      {"row_sum_odd_rows_6x256", [] { return k::row_sum(6, 256); }, {}},
+      {"matmul_wide_48_32_64", [] { return k::matmul(48, 32, 64); }, {}},
   };
   return c;
 }
@@ -126,6 +129,40 @@ class TestCodegenJit : public QObject {
         if (u->op == Ops::PARAM && u->as<ParamArg>().slot == 0 && u->as<ParamArg>().addrspace != AddrSpace::ALU) out_dt = u->dtype;
       QVERIFY2(close(got[0], want[0], out_dt), qPrintable(QString("%1 (%2)\n%3").arg(cs.label, p.lang.c_str(), p.src.c_str())));
     }
+  }
+
+  // A reduce over few accumulators runs 4 iterations of its innermost loop together: four times the accumulators, a
+  // quarter of the loop trips, the same name (opts) and the same values (c_and_llvm_match_the_interpreter runs it)
+  void jammed_reduce_keeps_name() {
+    const UOpRef ast = k::row_sum(64, 256);
+    ProgramSpec jammed = to_program(ast, Lang::C);
+    codegen_options()["JAM"] = "0";
+    ProgramSpec plain = to_program(ast, Lang::C);
+    codegen_options().erase("JAM");
+    QCOMPARE(jammed.name, plain.name);
+    QCOMPARE(jammed.applied_opts.size(), plain.applied_opts.size());
+    auto count = [](const ProgramSpec& p, Ops op) {
+      int n = 0;
+      for (auto& u : p.lowered->src) n += u->op == op;
+      return n;
+    };
+    QCOMPARE(count(jammed, Ops::DEFINE_ACC), 4 * count(plain, Ops::DEFINE_ACC));
+    QVERIFY2(jammed.src.find("acc3 ") != std::string::npos, jammed.src.c_str());
+    QVERIFY2(plain.src.find("acc1 ") == std::string::npos, plain.src.c_str());
+  }
+
+  // accesses of 16 adjacent floats are one vector access (an AVX-512 register), of 8 one of 8, else of 4 (without
+  // jamming, which would make 16 of the 8)
+  void wide_vector_accesses() {
+    codegen_options()["JAM"] = "0";
+    std::vector<Opt> opts = {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 2}};
+    ProgramSpec p = to_program(k::matmul(48, 32, 64), Lang::C, cpu_opt_target(), opts);
+    QVERIFY2(p.src.find("typedef float float16 ") != std::string::npos, p.src.c_str());
+    QVERIFY2(p.src.find("*((float16*)") != std::string::npos, p.src.c_str());  // the output tile's rows are stored whole
+    opts = {{OptOps::UPCAST, 1, 8}};
+    p = to_program(k::matmul(48, 32, 64), Lang::C, cpu_opt_target(), opts);
+    codegen_options().erase("JAM");
+    QVERIFY2(p.src.find("float8") != std::string::npos && p.src.find("float16") == std::string::npos, p.src.c_str());
   }
 
   void variable_kernel_is_r_n() {

@@ -92,6 +92,23 @@ class TestBeam : public QObject {
     QVERIFY(capped.count("UPCAST 0 2\n"));
   }
 
+  // TS_OPTS=extended: every reference action and register-wide upcasts and unrolls besides; the 64-element kernel
+  // gets UPCAST 0 8 and 16 on the CPU target (6 does not divide it)
+  void extended_actions() {
+    const auto& ref = beam_actions(OptSpace::reference);
+    const auto& ext = beam_actions(OptSpace::extended);
+    QVERIFY(ext.size() > ref.size());
+    QVERIFY(std::equal(ref.begin(), ref.end(), ext.begin(), [](const Opt& a, const Opt& b) { return a.str() == b.str(); }));
+    const UOpRef ast = scale_add(64);
+    codegen_options()["NUM_CPU_THREADS"] = "8";
+    auto cpu = opt_set(kernel_actions(opt_scheduler(ast, cpu_opt_target()), 256, 1024, OptSpace::extended));
+    codegen_options().erase("NUM_CPU_THREADS");
+    std::set<std::string> want{"UPCAST 0 2\n", "UPCAST 0 4\n", "UPCAST 0 8\n", "UPCAST 0 16\n",
+                               "THREAD 0 2\n", "THREAD 0 4\n", "THREAD 0 8\n"};
+    QCOMPARE(cpu, want);
+    QCOMPARE(std::string(opt_space_name(OptSpace::extended)), std::string("extended"));
+  }
+
   // SWAP exchanges two GLOBAL axes' places: a 4x8 transposed copy is named E_4_8, swapped E_8_4, and its program
   // launches the swapped grid; swapping a reduce axis is refused
   void swap_reorders_axes() {
