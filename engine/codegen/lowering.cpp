@@ -180,6 +180,64 @@ bool index_in_bounds(const UOpRef& index) {
   int64_t size = index->src[0]->as<ParamArg>().size;
   return i->vmin() >= 0 && i->vmax() < size;
 }
+// (lin) % size -> lin - q*size when the clauses of c keep lin in [q*size, (q+1)*size): the wrap a padded read's
+// index gets, (i + size - 1) % size, is not needed under the pad's valid. lin's bound is found by taking each
+// clause's expression (e < k, !(e < k), k < e) out of lin wherever lin holds it times one factor (r4*8 + r7*8 is
+// 8*(r4+r7)); what is left is bounded by its own terms. nullptr when that does not show one period.
+UOpRef unwrap_given(const UOpRef& c, const UOpRef& idx) {
+  if (idx->op != Ops::FLOORMOD || idx->src[1]->op != Ops::CONST || idx->src[1]->const_int() <= 0) return nullptr;
+  const int64_t size = idx->src[1]->const_int();
+  LinearTerms lin = linear_terms(idx->src[0]);
+  std::map<const UOp*, int64_t> coeff;
+  for (auto& [t, k] : lin.terms) coeff[t.get()] += k;
+  std::map<const UOp*, std::pair<int64_t, int64_t>> bound;  // clause expression -> [lo, hi]
+  std::map<const UOp*, UOpRef> keep;
+  for (auto& cl : split_and(c)) {
+    UOpRef e;
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    auto konst = [](const UOpRef& x) { return x->op == Ops::CONST && !x->is<Invalid>() && is_int(x->dtype); };
+    if (cl->op == Ops::CMPLT && konst(cl->src[1])) e = cl->src[0], hi = cl->src[1]->const_int() - 1;
+    else if (cl->op == Ops::CMPLT && konst(cl->src[0])) e = cl->src[1], lo = cl->src[0]->const_int() + 1;
+    else if (cl->op == Ops::CMPNE && cl->src[1]->op == Ops::CONST && cl->src[1]->const_float() != 0 && cl->src[0]->op == Ops::CMPLT &&
+             konst(cl->src[0]->src[1]))
+      e = cl->src[0]->src[0], lo = cl->src[0]->src[1]->const_int();
+    if (!e) continue;
+    auto [it, fresh] = bound.emplace(e.get(), std::make_pair(e->vmin(), e->vmax()));
+    it->second.first = std::max(it->second.first, lo);
+    it->second.second = std::min(it->second.second, hi);
+    keep[e.get()] = e;
+  }
+  int64_t lo = lin.constant, hi = lin.constant;
+  for (auto& [e, b] : bound) {
+    LinearTerms et = linear_terms(keep[e]);
+    if (et.terms.empty()) continue;
+    // the factor lin holds this expression's terms with (the same for all of them)
+    auto first = coeff.find(et.terms[0].first.get());
+    if (first == coeff.end() || first->second == 0 || first->second % et.terms[0].second != 0) continue;
+    const int64_t a = first->second / et.terms[0].second;
+    bool all = true;
+    for (auto& [t, k] : et.terms) {
+      auto f = coeff.find(t.get());
+      all &= f != coeff.end() && f->second == a * k;
+    }
+    if (!all) continue;
+    for (auto& [t, k] : et.terms) coeff[t.get()] -= a * k;
+    const int64_t blo = b.first - et.constant, bhi = b.second - et.constant;  // bounds of the terms without their constant
+    lo += a > 0 ? a * blo : a * bhi;
+    hi += a > 0 ? a * bhi : a * blo;
+  }
+  for (auto& [t, k] : lin.terms) {
+    const int64_t k2 = coeff[t.get()];
+    if (k2 == 0) continue;
+    coeff[t.get()] = 0;  // (each term once)
+    lo += k2 > 0 ? k2 * t->vmin() : k2 * t->vmax();
+    hi += k2 > 0 ? k2 * t->vmax() : k2 * t->vmin();
+  }
+  auto fdiv = [](int64_t x, int64_t y) { return x / y - ((x % y) != 0 && (x < 0)); };
+  const int64_t q = fdiv(lo, size);
+  if (q != fdiv(hi, size)) return nullptr;
+  return q == 0 ? idx->src[0] : alu(Ops::ADD, idx->src[0], uconst_int(idx->dtype, -q * size));
+}
 bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses.begin(), clauses.end(), c) != clauses.end(); }
 // every read of x that may leave its buffer is gated by c as well: its gate becomes the conjunction of its own
 // clauses and those of c it lacks (a pad over several axes nests one WHERE per axis, and each one's validity
@@ -187,8 +245,26 @@ bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses
 UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
   UOps want = split_and(c);
+  auto divmods = [](const UOpRef& i) {
+    size_t n = 0;
+    for (auto& t : i->toposort()) n += t->op == Ops::FLOORDIV || t->op == Ops::FLOORMOD || t->op == Ops::CDIV || t->op == Ops::CMOD;
+    return n;
+  };
   for (auto& u : x->toposort()) {
-    if (u->op != Ops::INDEX || !is_global_param(u->src[0]) || index_in_bounds(u)) continue;
+    if (u->op != Ops::INDEX || !is_global_param(u->src[0])) continue;
+    if (index_in_bounds(u)) {
+      // in bounds everywhere, often through a wrap ((i + size - 1) % size of a padded read): gated by all of c, the
+      // index math c makes unneeded goes (the reference keeps a pad's valid on its read and simplifies under it)
+      UOpRef simpler = unwrap_given(c, u->src[1]);
+      if (!simpler) simpler = uop_given_valid(c, u->src[1]);
+      if (divmods(simpler) >= divmods(u->src[1])) continue;
+      UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
+      UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
+      for (auto& w : want)
+        if (!has_clause(have, w)) g = g ? alu(Ops::AND, g, w) : w;
+      map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], simpler, g}, u->arg);
+      continue;
+    }
     UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
     UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
     // as the reference's where_on_load: a clause moves when its ranges are the read's and it reads no other memory

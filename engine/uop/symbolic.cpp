@@ -264,6 +264,17 @@ std::vector<Rule> divmod_rules() {
         const int64_t c = pos_divisor(r);
         return c && in_range(k["x"], c) ? k["x"] : nullptr;
       }),
+      // (a padded read's index, (i + size - 1) % size, lies in one period under its gate)
+      rule("x%c -> x - k*c (k*c <= x < (k+1)*c)", by_const(Ops::FLOORMOD), [](const Captures& k, const UOpRef& r) -> UOpRef {
+        const int64_t c = pos_divisor(r);
+        if (!c) return nullptr;
+        const UOpRef& v = k["x"];
+        const int64_t lo = v->vmin(), hi = v->vmax();
+        auto fdiv = [](int64_t a, int64_t b) { return a / b - ((a % b) != 0 && ((a < 0) != (b < 0))); };
+        const int64_t q = fdiv(lo, c);
+        if (q == 0 || q != fdiv(hi, c) || lo == INT64_MIN || hi == INT64_MAX) return nullptr;
+        return alu(Ops::ADD, v, uconst_int(v->dtype, -q * c));
+      }),
       rule("(x//a)//c -> x//(a*c)", Pat::op(Ops::FLOORDIV, {Pat::op(Ops::FLOORDIV, {x, konst("a")}), konst("c")}),
            [](const Captures& k, const UOpRef& r) -> UOpRef {
              const int64_t c = pos_divisor(r), a = k["a"]->const_int();
