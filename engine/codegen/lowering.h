@@ -81,6 +81,9 @@ const PatternMatcher& pm_early_decompositions();
 // MAX -> a<b?b:a, a*(1/b) -> a/b, x*-1 -> NEG, x+NEG y -> SUB, int x*2^k -> SHL, !(a!=b) -> a==b; bfloat16 ALU ops computed in
 // float32 and casts to/from bf16 as bit operations (the reference's create_non_native_float_pats + manual bf16 cast)
 const PatternMatcher& pm_late_decompositions();
+// EXP2 and LOG2 of float32 as the reference's polynomials (xexp2, xlog2; float16 through float32), for the CPU
+// renderers, whose builtins are scalar libm calls; the interpreter (exact std::exp2/log2) and GLSL keep the ops
+const PatternMatcher& pm_transcendental();
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();
 

@@ -117,6 +117,7 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   sink = graph_rewrite(sink, pm_lower_index_dtype(), idx_dt, "lower all index dtypes");
   sink = graph_rewrite(sink, symbolic(), "final symbolic");
   sink = graph_rewrite(sink, pm_early_decompositions(), "early decompositions");
+  if (lang == Lang::C || lang == Lang::LLVM) sink = graph_rewrite(sink, pm_transcendental(), "transcendental decompositions");
   sink = graph_rewrite(sink, pm_late_decompositions(), "late decompositions");
   sink = graph_rewrite(sink, pm_split_ends(), "final rewrite");
   // LOCAL memory exists only on targets with locals (the CPU's pass list stays as it was)

@@ -89,6 +89,9 @@ class CLanguage final : public CStyleLanguage {
   // AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic from there
   bool float4_by_value() const override { return true; }
   std::vector<int> vec_widths() const override { return {16, 8, 4}; }
+  // clang emits `c ? expr : y` with an expression arm as a branch around it, which keeps the SLP vectorizer off the
+  // block (an EXP2 polynomial under its overflow check stayed scalar); a variable arm is a select
+  bool where_arms_as_variables() const override { return true; }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
                    const std::vector<std::string>&, const std::set<int>& vec_widths_used, int* body_line) const override {
     const std::string& name = spec.function_name;

@@ -418,6 +418,8 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
       for (int x : g.lanes) lane_group[x] = &g;
   std::vector<bool> live(lin->src.size(), false);
   std::unordered_map<const UOp*, int> uses;
+  // arithmetic in a WHERE's arm computed before it, where the language asks for it
+  std::unordered_set<const UOp*> where_arms;
   auto need = [&](const UOp* x) {
     x = resolve(x);
     ++uses[x];
@@ -440,6 +442,8 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
       continue;
     }
     for (auto& x : u.src) need(x.get());
+    if (u.op == Ops::WHERE && where_arms_as_variables())
+      for (size_t k = 1; k < u.src.size(); ++k) where_arms.insert(resolve(u.src[k].get()));
     if (repeats_operands(u))
       for (auto& x : u.src) need(x.get());
   }
@@ -577,7 +581,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         int nest = expr.size() == raw.size() ? 1 : 2;
         for (auto& x : u.src)
           if (auto n = inlined_depth.find(resolve(x.get())); n != inlined_depth.end()) nest = std::max(nest, n->second + (expr.size() == raw.size() ? 1 : 2));
-        if (uses[&u] <= 1 && u.op != Ops::WHERE && nest < kMaxInlineDepth) {
+        if (uses[&u] <= 1 && u.op != Ops::WHERE && !where_arms.count(&u) && nest < kMaxInlineDepth) {
           inlined_depth[&u] = nest;
           r[&u] = expr;
         } else {

@@ -58,6 +58,8 @@ class CStyleLanguage {
   // whether accesses are grouped by the value of their index (however each was simplified) rather than by the same
   // written terms
   virtual bool float4_by_value() const { return false; }
+  // whether arithmetic in a WHERE's arm gets a variable of its own rather than being inlined into the select
+  virtual bool where_arms_as_variables() const { return false; }
   // the spellings of those: the vector type of w floats, a load of the w floats at buf[idx..idx+w-1] (idx a multiple
   // of w, written as a sum), a store of lanes.size() values there
   virtual std::string vec_type(int w) const { return std::string("float").append(std::to_string(w)); }
