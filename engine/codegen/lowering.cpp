@@ -1055,7 +1055,7 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
   return graph_rewrite(root, pm, map, name);
 }
 
-UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators) {
+UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided) {
   const UOp* inner = nullptr;  // the innermost loop over outputs (the highest axis id; WEAK until gpudims makes it a LOOP)
   int64_t upcast = 1, reduce_trip = 1, next_id = 0;
   for (auto& u : sink->toposort()) {
@@ -1069,20 +1069,38 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators) {
   }
   // a reduce loop short enough that its chains' latency is not what bounds it, or nothing to jam
   if (!inner || reduce_trip < 16) return sink;
-  const int64_t size = inner->src[0]->const_int();
-  int64_t jam = 1;
-  for (int64_t j : {4, 2})
-    if (upcast * j <= max_accumulators && size % j == 0 && size > j) {
-      jam = j;
-      break;
-    }
-  if (jam == 1) return sink;
   // only when a reduce reads the loop's index (its chains are then one per iteration)
   bool feeds_reduce = false;
   for (auto& u : sink->toposort())
     if (u->op == Ops::REDUCE)
       for (auto& v : u->toposort()) feeds_reduce |= v.get() == inner;
   if (!feeds_reduce) return sink;
+  // iterations that read memory a few elements apart (a matmul's next columns) share cache lines and vectors: their
+  // accumulators are vector lanes, and more of them fit; rows far apart (a row sum's) are separate scalar chains
+  int64_t stride = 0;
+  for (auto& u : sink->toposort()) {
+    if (u->op != Ops::INDEX || !is_global_param(u->src[0])) continue;
+    bool uses = false;
+    for (auto& v : u->src[1]->toposort()) uses |= v.get() == inner;
+    if (!uses) continue;
+    int64_t k = INT64_MAX;  // not linear in the loop: far apart
+    const LinearTerms lt = linear_terms(u->src[1]);
+    for (auto& [t, c] : lt.terms)
+      if (t.get() == inner) k = std::abs(c);
+    for (auto& [t, c] : lt.terms)
+      if (t.get() != inner)
+        for (auto& v : t->toposort()) k = v.get() == inner ? INT64_MAX : k;
+    stride = std::max(stride, k);
+  }
+  const int64_t budget = stride <= 16 ? max_accumulators : max_strided;
+  const int64_t size = inner->src[0]->const_int();
+  int64_t jam = 1;
+  for (int64_t j : {4, 2})
+    if (upcast * j <= budget && size % j == 0 && size > j) {
+      jam = j;
+      break;
+    }
+  if (jam == 1) return sink;
   const UOpRef outer = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, size / jam)}, inner->arg, inner->tag);
   const UOpRef lanes = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, jam)}, RangeArg{next_id, AxisType::UPCAST});
   const UOpRef sub = alu(Ops::ADD, alu(Ops::MUL, outer, uconst_int(inner->dtype, jam)), lanes);

@@ -12,10 +12,12 @@ namespace ts {
 // graph_rewrite with a table that replaces the keys of `map` (traced under `name`, like the reference's substitute)
 UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name);
 // CPU: a reduce loop over few accumulators is a few dependent chains of adds, bound by the add's latency, not by the
-// machine. The innermost LOOP range is split so that 2 or 4 of its iterations run together (an UPCAST the opts did not
-// ask for, up to max_accumulators accumulators in all): more independent chains in the same reduce loop. Every
+// machine. The innermost loop over outputs is split so that 2 or 4 of its iterations run together (an UPCAST the opts
+// did not ask for): more independent chains in the same reduce loop, and iterations that read neighbouring elements
+// (a matmul's next columns) use each cache line they load whole. At most max_accumulators accumulators in all when
+// the iterations' reads are at most 16 elements apart (they become vector lanes), max_strided when farther. Every
 // output is computed by the same operations in the same order, and the kernel keeps its name (its opts).
-UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators);
+UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided);
 // RANGE nodes used by `xs` (not closed below them), sorted by id
 std::vector<UOpRef> ranges_of(const UOps& xs);
 

@@ -101,7 +101,8 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   }
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");
-  if (target.has_threads && codegen_option("JAM", 1) != 0) sink = jam_loops(sink, 16);
+  // (JAM=0 keeps the loops as the opts made them)
+  if (target.has_threads && codegen_option("JAM", 1) != 0) sink = jam_loops(sink, 64, 16);
 
   // lowering to a scalar loop program
   sink = graph_rewrite(sink, pm_expander(), "expander");

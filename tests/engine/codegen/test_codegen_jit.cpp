@@ -149,6 +149,16 @@ class TestCodegenJit : public QObject {
     QCOMPARE(count(jammed, Ops::DEFINE_ACC), 4 * count(plain, Ops::DEFINE_ACC));
     QVERIFY2(jammed.src.find("acc3 ") != std::string::npos, jammed.src.c_str());
     QVERIFY2(plain.src.find("acc1 ") == std::string::npos, plain.src.c_str());
+    // a matmul's next column tiles read the next elements of b (vector lanes): 4 of its 4x4 tiles together, 64
+    // accumulators; a row sum's next rows are a row apart: at most 16 scalar chains
+    const UOpRef mm = k::matmul(64, 64, 64);
+    ProgramSpec mj = to_program(mm, Lang::C);
+    codegen_options()["JAM"] = "0";
+    ProgramSpec mp = to_program(mm, Lang::C);
+    codegen_options().erase("JAM");
+    QCOMPARE(count(mp, Ops::DEFINE_ACC), 16);
+    QCOMPARE(count(mj, Ops::DEFINE_ACC), 64);
+    QCOMPARE(count(to_program(k::row_sum(64, 256), Lang::C, cpu_opt_target(), {{OptOps::UPCAST, 0, 8}}), Ops::DEFINE_ACC), 16);
   }
 
   // accesses of 16 adjacent floats are one vector access (an AVX-512 register), of 8 one of 8, else of 4 (without
