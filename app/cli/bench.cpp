@@ -118,12 +118,13 @@ exit:
   int T = l.threads;
   auto chunk = [&](int t) { return std::make_pair(n / T * t, t == T - 1 ? n : n / T * (t + 1)); };
   double best = 1e9;
-  for (int rep = 0; rep < 5; ++rep)
+  // best of 10 and 20: on a shared machine one pass can read a third of what the next reads
+  for (int rep = 0; rep < 10; ++rep)
     best = std::min(best, parallel(T, [&](int t) { auto [lo, hi] = chunk(t); add(a.data(), b.data(), c.data(), lo, hi); }));
   l.add_gbs = 12.0 * n / best / 1e9;
   best = 1e9;
   volatile float sink = 0;
-  for (int rep = 0; rep < 5; ++rep)
+  for (int rep = 0; rep < 20; ++rep)
     best = std::min(best, parallel(T, [&](int t) { auto [lo, hi] = chunk(t); sink = sink + rd(b.data(), lo, hi); }));
   l.read_gbs = 4.0 * n / best / 1e9;
   const long iters = 20000000;
@@ -541,7 +542,20 @@ int run_bench_impl(int argc, char** argv) {
   }
 
   // the goals, each column's figure against its goal
-  std::printf("\ngoals (ratios of this run):\n");
+  // the limits again: a goal's ratio is to the higher of the two readings (a machine shared with others reads less
+  // at times, and a ratio to its slower moment would flatter every figure)
+  const Limits again = measure_limits();
+  std::printf("\nmachine limits again at the end: add %.1f GB/s, read %.1f GB/s, FMA peak %.1f GFLOP/s\n", again.add_gbs, again.read_gbs,
+              again.fma_gflops);
+  Limits hi = l;
+  hi.add_gbs = std::max(l.add_gbs, again.add_gbs);
+  hi.read_gbs = std::max(l.read_gbs, again.read_gbs);
+  hi.fma_gflops = std::max(l.fma_gflops, again.fma_gflops);
+  for (size_t c = 0; c < cols.size(); ++c)
+    for (size_t i = 0; i < ws.size(); ++i)
+      if (got[c][i].ran) got[c][i].ratio = got[c][i].rate / limit_of(ws[i], hi);
+  std::printf("\ngoals (ratios of this run, to the higher reading of each limit: add %.1f GB/s, read %.1f GB/s, FMA %.1f GFLOP/s):\n",
+              hi.add_gbs, hi.read_gbs, hi.fma_gflops);
   std::printf("  %-24s", "workload");
   for (auto& col : cols) std::printf(" | %-52s", col.label.c_str());
   std::printf("\n");

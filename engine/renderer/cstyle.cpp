@@ -190,8 +190,9 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
       if (clash) continue;
       VecGroup g{lanes, std::get<1>(key), std::get<3>(key)};
       if (by_value) {
-        // loads are emitted at their first lane, stores at their last: that lane's index is already defined there
-        const int at = is_store ? hi : lo;
+        // loads are emitted at their first lane, stores at their last; the address is lane 0's index where that is
+        // defined there (every lane's index precedes its store), else the emitting lane's less its lane number
+        const int at = is_store || lanes[0] == lo ? lanes[0] : lo;
         g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
         g.index = l[at]->src[0]->src[1].get();
         g.constant_index = g.base.empty();
