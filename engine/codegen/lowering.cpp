@@ -1067,14 +1067,19 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
     else if (ra.type == AxisType::REDUCE) reduce_trip *= sized ? u->src[0]->const_int() : 1;
     else if ((ra.type == AxisType::LOOP || ra.type == AxisType::GLOBAL || ra.type == AxisType::WEAK) && sized && (!inner || ra.id > inner->as<RangeArg>().id)) inner = u.get();
   }
-  // a reduce loop short enough that its chains' latency is not what bounds it, or nothing to jam
-  if (!inner || reduce_trip < 16) return sink;
-  // only when a reduce reads the loop's index (its chains are then one per iteration)
-  bool feeds_reduce = false;
-  for (auto& u : sink->toposort())
-    if (u->op == Ops::REDUCE)
-      for (auto& v : u->toposort()) feeds_reduce |= v.get() == inner;
-  if (!feeds_reduce) return sink;
+  if (!inner) return sink;
+  // a reduce: only when it reads the loop's index (its chains are then one per iteration) and its loop is long enough
+  // that their latency is what bounds it. No reduce (elementwise): only contiguous iterations, at most one 16-wide
+  // vector of them, and a body small enough to copy four times (an exp's polynomial computed 16 lanes at a time)
+  bool has_reduce = false, feeds_reduce = false;
+  size_t body = 0;
+  for (auto& u : sink->toposort()) {
+    body += group::alu(u->op);
+    if (u->op != Ops::REDUCE) continue;
+    has_reduce = true;
+    for (auto& v : u->toposort()) feeds_reduce |= v.get() == inner;
+  }
+  if (has_reduce ? !feeds_reduce || reduce_trip < 16 : body > 256) return sink;
   // iterations that read memory a few elements apart (a matmul's next columns) share cache lines and vectors: their
   // accumulators are vector lanes, and more of them fit; rows far apart (a row sum's) are separate scalar chains
   int64_t stride = 0;
@@ -1092,7 +1097,8 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
         for (auto& v : t->toposort()) k = v.get() == inner ? INT64_MAX : k;
     stride = std::max(stride, k);
   }
-  const int64_t budget = stride <= 16 ? max_accumulators : max_strided;
+  if (!has_reduce && stride > 16) return sink;
+  const int64_t budget = !has_reduce ? 16 : stride <= 16 ? max_accumulators : max_strided;
   const int64_t size = inner->src[0]->const_int();
   int64_t jam = 1;
   for (int64_t j : {4, 2})
@@ -1105,7 +1111,8 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
   const UOpRef lanes = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, jam)}, RangeArg{next_id, AxisType::UPCAST});
   const UOpRef sub = alu(Ops::ADD, alu(Ops::MUL, outer, uconst_int(inner->dtype, jam)), lanes);
   return substitute_traced(sink, {{inner, sub}},
-                           "jam loop " + std::to_string(inner->as<RangeArg>().id) + " into the reduce: " + std::to_string(jam) + " iterations at a time");
+                           "jam loop " + std::to_string(inner->as<RangeArg>().id) + (has_reduce ? " into the reduce: " : ": ") +
+                               std::to_string(jam) + " iterations at a time");
 }
 
 std::vector<UOpRef> ranges_of(const UOps& xs) {

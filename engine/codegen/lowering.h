@@ -16,7 +16,8 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 // did not ask for): more independent chains in the same reduce loop, and iterations that read neighbouring elements
 // (a matmul's next columns) use each cache line they load whole. At most max_accumulators accumulators in all when
 // the iterations' reads are at most 16 elements apart (they become vector lanes), max_strided when farther. Every
-// output is computed by the same operations in the same order, and the kernel keeps its name (its opts).
+// output is computed by the same operations in the same order, and the kernel keeps its name (its opts). An
+// elementwise kernel (no reduce) over contiguous elements gets up to one 16-wide vector of iterations at a time.
 UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided);
 // RANGE nodes used by `xs` (not closed below them), sorted by id
 std::vector<UOpRef> ranges_of(const UOps& xs);

@@ -92,6 +92,11 @@ const std::vector<Case>& cases() {
       {"row_sum_jammed_64x256", [] { return k::row_sum(64, 256); }, {}},
       {"row_sum_odd_rows_6x256", [] { return k::row_sum(6, 256); }, {}},
       {"matmul_wide_48_32_64", [] { return k::matmul(48, 32, 64); }, {}},
+      {"exp2_jammed_4096", [] {
+         auto o = k::param(0, 4096), x = k::param(1, 4096);
+         auto r = k::R(4096, 0);
+         return k::sink(k::end(k::store(o, r, alu(Ops::EXP2, k::idx(x, r))), {r}));
+       }, {}},
   };
   return c;
 }
@@ -159,6 +164,15 @@ class TestCodegenJit : public QObject {
     QCOMPARE(count(mp, Ops::DEFINE_ACC), 16);
     QCOMPARE(count(mj, Ops::DEFINE_ACC), 64);
     QCOMPARE(count(to_program(k::row_sum(64, 256), Lang::C, cpu_opt_target(), {{OptOps::UPCAST, 0, 8}}), Ops::DEFINE_ACC), 16);
+    // an elementwise kernel over contiguous elements: 4 of its 4-wide iterations are one 16-wide vector
+    auto o = k::param(0, 4096), x = k::param(1, 4096);
+    auto r = k::R(4096, 0);
+    const UOpRef ew = k::sink(k::end(k::store(o, r, alu(Ops::EXP2, k::idx(x, r))), {r}));
+    ProgramSpec ej = to_program(ew, Lang::C);
+    QVERIFY2(ej.src.find("float16 val") != std::string::npos, ej.src.c_str());
+    codegen_options()["JAM"] = "0";
+    QCOMPARE(to_program(ew, Lang::C).name, ej.name);
+    codegen_options().erase("JAM");
   }
 
   // accesses of 16 adjacent floats are one vector access (an AVX-512 register), of 8 one of 8, else of 4 (without
