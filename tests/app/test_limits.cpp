@@ -232,6 +232,46 @@ class TestLimits : public QObject {
     QCOMPARE(t["limits"].toObject(), expected_trace_limits(*l));
   }
 
+  // bench --reference: the same workload timed by a tinygrad checkout in a child python3, its figure beside this
+  // one's and in the goals table. The checkout here is a stand-in whose every kernel takes 2 ms by its counters (the
+  // parse and the arithmetic of the ratio are what is checked); one that is not a checkout says so and the bench goes on
+  void bench_beside_a_reference() {
+    const QString home = dir_.filePath("bench-ref");
+    const QString fake = dir_.filePath("fake-tinygrad");
+    QDir().mkpath(fake + "/tinygrad");
+    auto put = [&](const QString& name, const char* text) {
+      QFile f(fake + "/tinygrad/" + name);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Text));
+      f.write(text);
+    };
+    put("__init__.py", "from tinygrad.tensor import Tensor\nDevice = {}\n");
+    put("helpers.py",
+        "import contextlib\nclass GlobalCounters: time_sum_s = 0.0\n"
+        "@contextlib.contextmanager\ndef Context(**kw): yield\n");
+    put("tensor.py",
+        "from tinygrad.helpers import GlobalCounters\n"
+        "class Tensor:\n"
+        "  @staticmethod\n  def full(shape, v): return Tensor()\n"
+        "  def contiguous(self): return self\n"
+        "  def realize(self):\n    GlobalCounters.time_sum_s += 0.002\n    return self\n"
+        "  def __add__(self, o): return self\n");
+    Result r = run({"bench", "--only", "add 16M", "--reference", fake}, home);
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("tinygrad at " + QDir(fake).absolutePath() + " (DEV=CPU, its kernels' own times)"), why(r).constData());
+    static const QRegularExpression ref_row(R"(\n    add 16M +2\.000 ms .* tinyscope's default opts (\d+\.\d+)x its speed)");
+    QVERIFY2(ref_row.match(r.out).hasMatch(), why(r).constData());
+    static const QRegularExpression goal_row(R"(\n  add 16M +\| (\d\.\d\d) of add bw \(>= 0\.90\) (met|MISSED))");
+    QVERIFY2(goal_row.match(r.out).hasMatch(), why(r).constData());
+    QVERIFY2(r.out.contains("add 16M") && r.out.contains("output ok"), why(r).constData());
+    r = run({"bench", "--only", "add 16M", "--reference", dir_.filePath("nothing-here")}, home);
+    QVERIFY2(r.code == 0 && r.out.contains("no tinygrad checkout there (tinygrad/tensor.py is missing)"), why(r).constData());
+    // TS_OPTS names an opt space; anything else is refused before a kernel runs
+    QProcessEnvironment bad;
+    bad.insert("TS_OPTS", "fastest");
+    r = run({"run", source_dir() + "/resources/examples/tutorial.py"}, home, bad);
+    QVERIFY2(r.code != 0 && r.err.contains("TS_OPTS=fastest: the opt spaces BEAM searches are 'reference' and 'extended'"), why(r).constData());
+  }
+
   // bench --limits --dev VULKAN on lavapipe: the hand-written shaders' add and fp32 matmul, keyed by the device and
   // its driver
   void bench_limits_fills_the_cache_on_vulkan() {
