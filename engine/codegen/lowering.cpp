@@ -1070,7 +1070,8 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
   if (!inner) return sink;
   // a reduce: only when it reads the loop's index (its chains are then one per iteration) and its loop is long enough
   // that their latency is what bounds it. No reduce (elementwise): only contiguous iterations, at most one 16-wide
-  // vector of them, and a body small enough to copy four times (an exp's polynomial computed 16 lanes at a time)
+  // vector of them, a body small enough to copy four times (an exp's polynomial computed 16 lanes at a time), and a
+  // loop long enough to gain more than the bigger program costs to compile
   bool has_reduce = false, feeds_reduce = false;
   size_t body = 0;
   for (auto& u : sink->toposort()) {
@@ -1079,7 +1080,7 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
     has_reduce = true;
     for (auto& v : u->toposort()) feeds_reduce |= v.get() == inner;
   }
-  if (has_reduce ? !feeds_reduce || reduce_trip < 16 : body > 256) return sink;
+  if (has_reduce ? !feeds_reduce || reduce_trip < 16 : body > 256 || inner->src[0]->const_int() < 256) return sink;
   // iterations that read memory a few elements apart (a matmul's next columns) share cache lines and vectors: their
   // accumulators are vector lanes, and more of them fit; rows far apart (a row sum's) are separate scalar chains
   int64_t stride = 0;
