@@ -85,9 +85,7 @@ class CLanguage final : public CStyleLanguage {
   }
   std::string deref(const std::string& access) const override { return "*" + access; }
   bool float4() const override { return true; }
-  // grouped by value: lanes whose indexes were simplified differently still make one access; a 16-wide group is one
-  // AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic from there
-  bool float4_by_value() const override { return true; }
+  // a 16-wide group is one AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic from there
   std::vector<int> vec_widths() const override { return {16, 8, 4}; }
   // clang emits `c ? expr : y` with an expression arm as a branch around it, which keeps the SLP vectorizer off the
   // block (an EXP2 polynomial under its overflow check stayed scalar); a variable arm is a select

@@ -3,12 +3,12 @@
 //   void NAME(float* restrict data0_4, float* restrict data1_4, const int data2_) { ... }
 // plus the uniform entry the runtime calls:
 //   void NAME_entry(void** bufs, const long long* vars, int core_id)
-// No libc headers: math uses clang builtins. Four float lanes at base+4m..4m+3 (base provably a multiple of 4)
-// in one block become one float4 load/store, like the reference's memory coalescing.
-// Deviations from the reference: EXP2/LOG2/SIN on floats are __builtin_exp2f/__builtin_log2f/__builtin_sinf (libm
-// symbols resolved by the JIT from the process) instead of its polynomial decomposition (so estimates.ops of
-// softmax-like kernels are smaller); the float4 typedef is aligned(4), not aligned(16), because buffer views may
-// start at any element; other math is scalar (no vector ALU).
+// No libc headers: math uses clang builtins. 16, 8 or 4 float lanes at base+w*m..w*m+w-1 (by the value of their
+// indexes) in one block become one vector load/store, like the reference's memory coalescing; clang's SLP vectorizer
+// carries the vectors through the arithmetic.
+// Deviations from the reference: the vector typedefs are aligned(4), not aligned(16), because buffer views may start
+// at any element; SIN and float64 EXP2/LOG2 are __builtin_sinf/__builtin_exp2/... (libm symbols resolved by the JIT
+// from the process) instead of its polynomial decomposition (float32 EXP2/LOG2 are decomposed as the reference does).
 #include <string>
 
 #include "engine/codegen/program.h"

@@ -53,41 +53,13 @@ bool c_repeats_operands(const UOp& u) {
   return (u.op == Ops::SHL || u.op == Ops::SHR) && !const_src(u, 1);
 }
 
-// ---- vector grouping: w loads (or stores) of one buffer at base+w*m+0..w-1 in one block become one vector access
-bool divisible_by(const UOp* x, int64_t w) {
-  switch (x->op) {
-    case Ops::CONST: return !x->is<Invalid>() && x->const_int() % w == 0;
-    case Ops::SHL: return x->src[1]->op == Ops::CONST && x->src[1]->const_int() >= 0 && x->src[1]->const_int() < 31 &&
-                          (int64_t{1} << x->src[1]->const_int()) % w == 0;
-    case Ops::MUL: return divisible_by(x->src[0].get(), w) || divisible_by(x->src[1].get(), w);
-    case Ops::ADD: return divisible_by(x->src[0].get(), w) && divisible_by(x->src[1].get(), w);
-    default: return false;
-  }
-}
-// index = sum(leaves) + offset, leaves are the non-constant terms of its ADD tree (sorted, the group key)
-void add_leaves(const UOp* x, std::vector<const UOp*>& leaves, int64_t& off) {
-  if (x->op == Ops::ADD) {
-    add_leaves(x->src[0].get(), leaves, off);
-    add_leaves(x->src[1].get(), leaves, off);
-  } else if (x->op == Ops::CONST && !x->is<Invalid>()) {
-    off += x->const_int();
-  } else {
-    leaves.push_back(x);
-  }
-}
-std::pair<std::vector<const UOp*>, int64_t> split_offset(const UOp* idx) {
-  std::vector<const UOp*> leaves;
-  int64_t off = 0;
-  add_leaves(idx, leaves, off);
-  std::sort(leaves.begin(), leaves.end());
-  return {leaves, off};
-}
+// ---- vector grouping: w loads (or stores) of one buffer whose indexes are base+w*m+0..w-1 by value (however each
+// lane's index was simplified), in one block, become one vector access
 struct VecGroup {
-  std::vector<int> lanes;          // list positions of lanes 0..w-1
-  std::vector<const UOp*> base;    // index leaves (their sum is a multiple of w)
-  int64_t offset = 0;              // w*m
-  // grouped by value (below): base is empty and the address is lane `lane`'s own index expression, or the offset
-  // alone when the index is a constant
+  std::vector<int> lanes;  // list positions of lanes 0..w-1
+  int64_t offset = 0;      // w*m: the address of lane 0 when the index is a constant
+  // the address is lane `lane`'s own index expression less its lane number, or the offset alone when the index is a
+  // constant
   const UOp* index = nullptr;
   int lane = 0;
   bool constant_index = false;
@@ -121,8 +93,9 @@ void linear_form(const UOp* x, int64_t scale, LinearForm& f, int depth = 0) {
   f.terms[x] += scale;
 }
 // finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src. Each width of
-// `widths` (largest first) groups the accesses a wider group left: w lanes at base+w*m+0..w-1 in one block.
-std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_value, const std::vector<int>& widths) {
+// `widths` (largest first) groups the accesses a wider group left: w lanes at base+w*m+0..w-1 in one block, keyed by
+// the index's value (its terms, each coefficient a multiple of w, and its constant).
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, const std::vector<int>& widths) {
   const auto& l = lin->src;
   std::vector<int> block(l.size());
   int b = 0;
@@ -130,11 +103,11 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
     block[i] = b;
   }
-  // each access's buffer, index terms (and their coefficients, by value) and constant offset
+  // each access's buffer, index terms with their coefficients, and constant offset
   struct Access {
     int pos;
     const UOp* buf;
-    std::vector<const UOp*> base;
+    std::vector<const UOp*> terms;
     std::vector<int64_t> coeffs;
     int64_t off;
   };
@@ -146,31 +119,22 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
     if (index->op != Ops::INDEX || index->src.size() != 2) continue;
     const UOp* buf = index->src[0].get();
     if (buf->op != Ops::PARAM || buf->dtype != dtypes::float32) continue;
-    Access a{static_cast<int>(i), buf, {}, {}, 0};
-    if (by_value) {
-      // the key is the index's value: its terms and its constant
-      LinearForm f;
-      linear_form(index->src[1].get(), 1, f);
-      for (auto& [leaf, c] : f.terms)
-        if (c != 0) a.base.push_back(leaf), a.coeffs.push_back(c);
-      a.off = f.constant;
-    } else {
-      std::tie(a.base, a.off) = split_offset(index->src[1].get());
-    }
-    if (a.off < 0) continue;
+    LinearForm f;
+    linear_form(index->src[1].get(), 1, f);
+    if (f.constant < 0) continue;
+    Access a{static_cast<int>(i), buf, {}, {}, f.constant};
+    for (auto& [leaf, c] : f.terms)
+      if (c != 0) a.terms.push_back(leaf), a.coeffs.push_back(c);
     acc.push_back(std::move(a));
   }
   std::vector<VecGroup> out;
   std::unordered_set<int> taken;
   for (int w : widths) {
-    // (buffer, index leaves, their coefficients (by value only), w*m, block) -> the list positions of lanes 0..w-1
+    // (buffer, index terms, their coefficients, w*m, block) -> the list positions of lanes 0..w-1
     std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<int64_t>, int64_t, int>, std::vector<int>> cand;
     for (const Access& a : acc) {
-      if (taken.count(a.pos)) continue;
-      if (by_value ? std::any_of(a.coeffs.begin(), a.coeffs.end(), [&](int64_t c) { return c % w != 0; })
-                   : !std::all_of(a.base.begin(), a.base.end(), [&](const UOp* x) { return divisible_by(x, w); }))
-        continue;
-      auto key = std::make_tuple(a.buf, a.base, a.coeffs, a.off / w * w, block[a.pos]);
+      if (taken.count(a.pos) || std::any_of(a.coeffs.begin(), a.coeffs.end(), [&](int64_t c) { return c % w != 0; })) continue;
+      auto key = std::make_tuple(a.buf, a.terms, a.coeffs, a.off / w * w, block[a.pos]);
       auto it = cand.find(key);
       if (it == cand.end()) it = cand.emplace(key, std::vector<int>(w, -1)).first;
       if (it->second[a.off % w] >= 0) continue;  // same address twice: leave scalar
@@ -188,16 +152,15 @@ std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, bool by_
         clash = u.src[0]->src[0].get() == buf;
       }
       if (clash) continue;
-      VecGroup g{lanes, std::get<1>(key), std::get<3>(key)};
-      if (by_value) {
-        // loads are emitted at their first lane, stores at their last; the address is lane 0's index where that is
-        // defined there (every lane's index precedes its store), else the emitting lane's less its lane number
-        const int at = is_store || lanes[0] == lo ? lanes[0] : lo;
-        g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
-        g.index = l[at]->src[0]->src[1].get();
-        g.constant_index = g.base.empty();
-        g.base.clear();
-      }
+      // loads are emitted at their first lane, stores at their last; the address is lane 0's index where that is
+      // defined there (every lane's index precedes its store), else the emitting lane's less its lane number
+      const int at = is_store || lanes[0] == lo ? lanes[0] : lo;
+      VecGroup g;
+      g.lanes = lanes;
+      g.offset = std::get<3>(key);
+      g.lane = static_cast<int>(std::find(lanes.begin(), lanes.end(), at) - lanes.begin());
+      g.index = l[at]->src[0]->src[1].get();
+      g.constant_index = std::get<1>(key).empty();
       taken.insert(lanes.begin(), lanes.end());
       out.push_back(std::move(g));
     }
@@ -396,8 +359,8 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   std::unordered_set<int> skip;
   std::vector<VecGroup> lgroups, sgroups;
   if (float4()) {
-    lgroups = find_vec_groups(lin, false, float4_by_value(), vec_widths());
-    sgroups = find_vec_groups(lin, true, float4_by_value(), vec_widths());
+    lgroups = find_vec_groups(lin, false, vec_widths());
+    sgroups = find_vec_groups(lin, true, vec_widths());
   }
   for (auto& g : lgroups) {
     vload_at[*std::min_element(g.lanes.begin(), g.lanes.end())] = &g;
@@ -410,7 +373,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   std::set<int> widths_used;
   for (auto* gs : {&lgroups, &sgroups})
     for (auto& g : *gs) widths_used.insert(static_cast<int>(g.lanes.size()));
-  // liveness: what the effects need (a grouped lane needs its base, not its scalar INDEX); uses count live consumers
+  // liveness: what the effects need (a group needs its emitting lane's index only); uses count live consumers
   std::unordered_map<const UOp*, int> pos_of;
   for (size_t i = 0; i < lin->src.size(); ++i) pos_of[lin->src[i].get()] = static_cast<int>(i);
   std::unordered_map<int, const VecGroup*> lane_group;
@@ -436,8 +399,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
     if (lg != lane_group.end()) {
       bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
       if (emits_here) {
-        for (auto* l : lg->second->base) need(l);
-        if (lg->second->index && !lg->second->constant_index) need(lg->second->index);
+        if (!lg->second->constant_index) need(lg->second->index);
       }
       if (u.op == Ops::STORE) need(u.src[1].get());
       continue;
@@ -448,21 +410,14 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
     if (repeats_operands(u))
       for (auto& x : u.src) need(x.get());
   }
-  // a group's buffer and its first lane's index, written as the sum of its leaves and offset
+  // a group's buffer and its lane 0's address: the emitting lane's index less its lane number (a constant index: its
+  // value)
   auto vec_addr = [&](const VecGroup& g) {
     const UOp* buf = lin->src[g.lanes[0]]->src[0]->src[0].get();
-    if (g.index) {  // by value: the emitting lane's index, less its lane number (a constant index: its value)
-      if (g.constant_index) return std::make_pair(r.at(buf), std::to_string(g.offset));
-      std::string e = r.at(resolve(g.index));
-      if (g.index->dtype->bitsize == 64) e = cast_bare(type(dtypes::int32), e);  // subscripts are 32-bit
-      return std::make_pair(r.at(buf), g.lane ? "(" + e + ")-" + std::to_string(g.lane) : e);
-    }
-    std::vector<const UOp*> leaves = g.base;
-    std::sort(leaves.begin(), leaves.end(), [&](const UOp* a, const UOp* b) { return pos_of.at(a) < pos_of.at(b); });
-    std::string idx;
-    for (auto* l : leaves) idx += (idx.empty() ? "" : "+") + r.at(l);  // leaves are never ADDs: keep their parens
-    if (g.offset || leaves.empty()) idx += (idx.empty() ? "" : "+") + std::to_string(g.offset);
-    return std::make_pair(r.at(buf), idx);
+    if (g.constant_index) return std::make_pair(r.at(buf), std::to_string(g.offset));
+    std::string e = r.at(resolve(g.index));
+    if (g.index->dtype->bitsize == 64) e = cast_bare(type(dtypes::int32), e);  // subscripts are 32-bit
+    return std::make_pair(r.at(buf), g.lane ? "(" + e + ")-" + std::to_string(g.lane) : e);
   };
   // the buffer element dtype behind an access (bool buffers are stored as bytes in some languages)
   // (local memory keeps its own dtype: bool is a bool there)

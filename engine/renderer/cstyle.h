@@ -55,9 +55,6 @@ class CStyleLanguage {
   virtual bool float4() const { return false; }  // adjacent float accesses as one vector access
   // the vector widths accesses are grouped in, widest first (every one a power of two)
   virtual std::vector<int> vec_widths() const { return {4}; }
-  // whether accesses are grouped by the value of their index (however each was simplified) rather than by the same
-  // written terms
-  virtual bool float4_by_value() const { return false; }
   // whether arithmetic in a WHERE's arm gets a variable of its own rather than being inlined into the select
   virtual bool where_arms_as_variables() const { return false; }
   // the spellings of those: the vector type of w floats, a load of the w floats at buf[idx..idx+w-1] (idx a multiple

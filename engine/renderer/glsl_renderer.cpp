@@ -140,7 +140,6 @@ class GlslLanguage final : public CStyleLanguage {
   // 16-byte accesses through a vec4 view of the same binding (data0_v4 beside data0_16): one load instruction
   // instead of four, which a memory-bound kernel needs to reach the bandwidth
   bool float4() const override { return true; }
-  bool float4_by_value() const override { return true; }
   std::string vec_type(int) const override { return "vec4"; }
   std::string vec_load(const std::string& buf, const std::string& idx, int) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
   std::string vec_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
