@@ -59,10 +59,11 @@ UOpRef quiet_rewrite(const UOpRef& x, const PatternMatcher& pm) {
   return out;
 }
 
-size_t count_divmod(const UOpRef& x) {
+// divisions and modulos in x's math, x itself included (or not)
+size_t count_divmod(const UOpRef& x, bool with_x = false) {
   size_t n = 0;
   for (auto& u : x->toposort())
-    if (u.get() != x.get() && (u->op == Ops::FLOORDIV || u->op == Ops::FLOORMOD)) ++n;
+    if ((with_x || u.get() != x.get()) && (u->op == Ops::FLOORDIV || u->op == Ops::FLOORMOD || u->op == Ops::CDIV || u->op == Ops::CMOD)) ++n;
   return n;
 }
 
@@ -182,7 +183,7 @@ bool index_in_bounds(const UOpRef& index) {
 }
 // (lin) % size -> lin - q*size when the clauses of c keep lin in [q*size, (q+1)*size): the wrap a padded read's
 // index gets, (i + size - 1) % size, is not needed under the pad's valid. lin's bound is found by taking each
-// clause's expression (e < k, !(e < k), k < e) out of lin wherever lin holds it times one factor (r4*8 + r7*8 is
+// clause's expression (valid_bounds) out of lin wherever lin holds it times one factor (r4*8 + r7*8 is
 // 8*(r4+r7)); what is left is bounded by its own terms. nullptr when that does not show one period.
 UOpRef unwrap_given(const UOpRef& c, const UOpRef& idx) {
   if (idx->op != Ops::FLOORMOD || idx->src[1]->op != Ops::CONST || idx->src[1]->const_int() <= 0) return nullptr;
@@ -190,26 +191,9 @@ UOpRef unwrap_given(const UOpRef& c, const UOpRef& idx) {
   LinearTerms lin = linear_terms(idx->src[0]);
   std::map<const UOp*, int64_t> coeff;
   for (auto& [t, k] : lin.terms) coeff[t.get()] += k;
-  std::map<const UOp*, std::pair<int64_t, int64_t>> bound;  // clause expression -> [lo, hi]
-  std::map<const UOp*, UOpRef> keep;
-  for (auto& cl : split_and(c)) {
-    UOpRef e;
-    int64_t lo = INT64_MIN, hi = INT64_MAX;
-    auto konst = [](const UOpRef& x) { return x->op == Ops::CONST && !x->is<Invalid>() && is_int(x->dtype); };
-    if (cl->op == Ops::CMPLT && konst(cl->src[1])) e = cl->src[0], hi = cl->src[1]->const_int() - 1;
-    else if (cl->op == Ops::CMPLT && konst(cl->src[0])) e = cl->src[1], lo = cl->src[0]->const_int() + 1;
-    else if (cl->op == Ops::CMPNE && cl->src[1]->op == Ops::CONST && cl->src[1]->const_float() != 0 && cl->src[0]->op == Ops::CMPLT &&
-             konst(cl->src[0]->src[1]))
-      e = cl->src[0]->src[0], lo = cl->src[0]->src[1]->const_int();
-    if (!e) continue;
-    auto [it, fresh] = bound.emplace(e.get(), std::make_pair(e->vmin(), e->vmax()));
-    it->second.first = std::max(it->second.first, lo);
-    it->second.second = std::min(it->second.second, hi);
-    keep[e.get()] = e;
-  }
   int64_t lo = lin.constant, hi = lin.constant;
-  for (auto& [e, b] : bound) {
-    LinearTerms et = linear_terms(keep[e]);
+  for (const ValidBound& b : valid_bounds(c)) {
+    LinearTerms et = linear_terms(b.expr);
     if (et.terms.empty()) continue;
     // the factor lin holds this expression's terms with (the same for all of them)
     auto first = coeff.find(et.terms[0].first.get());
@@ -222,7 +206,8 @@ UOpRef unwrap_given(const UOpRef& c, const UOpRef& idx) {
     }
     if (!all) continue;
     for (auto& [t, k] : et.terms) coeff[t.get()] -= a * k;
-    const int64_t blo = b.first - et.constant, bhi = b.second - et.constant;  // bounds of the terms without their constant
+    // bounds of the terms without their constant
+    const int64_t blo = b.lo.value_or(b.expr->vmin()) - et.constant, bhi = b.hi.value_or(b.expr->vmax()) - et.constant;
     lo += a > 0 ? a * blo : a * bhi;
     hi += a > 0 ? a * bhi : a * blo;
   }
@@ -233,10 +218,7 @@ UOpRef unwrap_given(const UOpRef& c, const UOpRef& idx) {
     lo += k2 > 0 ? k2 * t->vmin() : k2 * t->vmax();
     hi += k2 > 0 ? k2 * t->vmax() : k2 * t->vmin();
   }
-  auto fdiv = [](int64_t x, int64_t y) { return x / y - ((x % y) != 0 && (x < 0)); };
-  const int64_t q = fdiv(lo, size);
-  if (q != fdiv(hi, size)) return nullptr;
-  return q == 0 ? idx->src[0] : alu(Ops::ADD, idx->src[0], uconst_int(idx->dtype, -q * size));
+  return mod_in_one_period(idx->src[0], size, lo, hi);
 }
 bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses.begin(), clauses.end(), c) != clauses.end(); }
 // every read of x that may leave its buffer is gated by c as well: its gate becomes the conjunction of its own
@@ -245,11 +227,6 @@ bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses
 UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
   UOps want = split_and(c);
-  auto divmods = [](const UOpRef& i) {
-    size_t n = 0;
-    for (auto& t : i->toposort()) n += t->op == Ops::FLOORDIV || t->op == Ops::FLOORMOD || t->op == Ops::CDIV || t->op == Ops::CMOD;
-    return n;
-  };
   for (auto& u : x->toposort()) {
     if (u->op != Ops::INDEX || !is_global_param(u->src[0])) continue;
     if (index_in_bounds(u)) {
@@ -257,7 +234,7 @@ UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
       // index math c makes unneeded goes (the reference keeps a pad's valid on its read and simplifies under it)
       UOpRef simpler = unwrap_given(c, u->src[1]);
       if (!simpler) simpler = uop_given_valid(c, u->src[1]);
-      if (divmods(simpler) >= divmods(u->src[1])) continue;
+      if (count_divmod(simpler, true) >= count_divmod(u->src[1], true)) continue;
       UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
       UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
       for (auto& w : want)

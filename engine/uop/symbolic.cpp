@@ -12,13 +12,26 @@
 
 namespace ts {
 
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+UOpRef mod_in_one_period(const UOpRef& x, int64_t c, int64_t lo, int64_t hi) {
+  if (c <= 0 || lo == INT64_MIN || hi == INT64_MAX) return nullptr;
+  const int64_t q = floor_div(lo, c);
+  if (q != floor_div(hi, c)) return nullptr;
+  return q == 0 ? x : alu(Ops::ADD, x, uconst_int(x->dtype, -q * c));
+}
+
 namespace {
 
 bool is_c(const UOpRef& x) { return x->op == Ops::CONST && !x->is<Invalid>(); }
 bool int_math(const UOpRef& x) { return is_int(x->dtype); }
 
 // python-style floor division / modulo
-int64_t fdiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) --q; return q; }
+int64_t fdiv(int64_t a, int64_t b) { return floor_div(a, b); }
 int64_t fmod_(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
 
 double round_to(DType dt, double v) {
@@ -267,13 +280,9 @@ std::vector<Rule> divmod_rules() {
       // (a padded read's index, (i + size - 1) % size, lies in one period under its gate)
       rule("x%c -> x - k*c (k*c <= x < (k+1)*c)", by_const(Ops::FLOORMOD), [](const Captures& k, const UOpRef& r) -> UOpRef {
         const int64_t c = pos_divisor(r);
-        if (!c) return nullptr;
         const UOpRef& v = k["x"];
-        const int64_t lo = v->vmin(), hi = v->vmax();
-        auto fdiv = [](int64_t a, int64_t b) { return a / b - ((a % b) != 0 && ((a < 0) != (b < 0))); };
-        const int64_t q = fdiv(lo, c);
-        if (q == 0 || q != fdiv(hi, c) || lo == INT64_MIN || hi == INT64_MAX) return nullptr;
-        return alu(Ops::ADD, v, uconst_int(v->dtype, -q * c));
+        UOpRef y = c ? mod_in_one_period(v, c, v->vmin(), v->vmax()) : nullptr;
+        return y == v ? nullptr : y;  // (k = 0 is the rule above's)
       }),
       rule("(x//a)//c -> x//(a*c)", Pat::op(Ops::FLOORDIV, {Pat::op(Ops::FLOORDIV, {x, konst("a")}), konst("c")}),
            [](const Captures& k, const UOpRef& r) -> UOpRef {
@@ -861,21 +870,25 @@ UOps split_and(const UOpRef& x) {
   return out;
 }
 
-UOpRef uop_given_valid(const UOpRef& valid, UOpRef uop, bool try_simplex) {
-  // bounds per expression, in the order the clauses name them
-  std::vector<std::pair<UOpRef, std::pair<std::optional<int64_t>, std::optional<int64_t>>>> bounds;
+std::vector<ValidBound> valid_bounds(const UOpRef& valid) {
+  std::vector<ValidBound> bounds;
   for (auto& stmt : split_and(valid)) {
     ParsedValid p;
     if (!parse_valid(stmt, p)) continue;
-    auto it = std::find_if(bounds.begin(), bounds.end(), [&](auto& b) { return b.first == p.expr; });
-    if (it == bounds.end()) { bounds.push_back({p.expr, {}}); it = bounds.end() - 1; }
-    (p.upper ? it->second.second : it->second.first) = p.c;
+    auto it = std::find_if(bounds.begin(), bounds.end(), [&](auto& b) { return b.expr == p.expr; });
+    if (it == bounds.end()) { bounds.push_back({p.expr, {}, {}}); it = bounds.end() - 1; }
+    (p.upper ? it->hi : it->lo) = p.c;
   }
+  return bounds;
+}
+
+UOpRef uop_given_valid(const UOpRef& valid, UOpRef uop, bool try_simplex) {
+  const std::vector<ValidBound> bounds = valid_bounds(valid);
   std::vector<std::pair<UOpRef, UOpRef>> all;
   for (size_t i = 0; i < bounds.size(); ++i) {
-    const UOpRef& expr = bounds[i].first;
-    int64_t v0 = bounds[i].second.first ? *bounds[i].second.first : expr->vmin();
-    int64_t v1 = bounds[i].second.second ? *bounds[i].second.second : expr->vmax();
+    const UOpRef& expr = bounds[i].expr;
+    int64_t v0 = bounds[i].lo ? *bounds[i].lo : expr->vmin();
+    int64_t v1 = bounds[i].hi ? *bounds[i].hi : expr->vmax();
     all.push_back({expr, fake_variable(i, v0, v1, expr->dtype)});
     if (!try_simplex) continue;
     // every candidate is a set of constrained expressions; when each one simplifies uop to the same result, take it

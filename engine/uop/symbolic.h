@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include "engine/uop/rewrite.h"
 
 namespace ts {
@@ -24,6 +25,19 @@ UOps split_and(const UOpRef& x);
 UOpRef uop_given_valid(const UOpRef& valid, UOpRef uop, bool try_simplex = true);
 // each clause of an AND chain simplified under the clauses before it, duplicates dropped; nullptr when unchanged
 UOpRef simplify_valid(const UOpRef& valid);
+
+// the bounds a valid's clauses (X < c, c < X, !(X < c)) set on their expressions, each expression once in the order
+// the clauses name it (a later clause's bound replaces an earlier one's)
+struct ValidBound {
+  UOpRef expr;
+  std::optional<int64_t> lo, hi;
+};
+std::vector<ValidBound> valid_bounds(const UOpRef& valid);
+// python-style floor division of integers
+int64_t floor_div(int64_t a, int64_t b);
+// x % c of an x known to lie in [lo, hi]: x - k*c when that is one period [k*c, (k+1)*c) (x itself for k = 0), else
+// nullptr
+UOpRef mod_in_one_period(const UOpRef& x, int64_t c, int64_t lo, int64_t hi);
 
 // a linear decomposition of integer math: sum(coeff_i * term_i) + constant
 struct LinearTerms {
