@@ -195,7 +195,6 @@ struct Measured {
   std::string why;        // not run: the error
   double best = 0;        // seconds, the kernels of the schedule summed, best of the timed runs
   double rate = 0;        // GB/s or GFLOP/s
-  double ratio = 0;       // of the workload's limit
   int nkernels = 0;
   double setup = 0;       // schedule + codegen + compile (+ search) of the first run
   double search = 0;      // BEAM: seconds searching, summed over the kernels searched
@@ -206,7 +205,7 @@ struct Measured {
 const char* limit_name(const Workload& w) { return w.flops > 0 ? "FMA peak" : w.name.rfind("add", 0) == 0 ? "add bw" : "read bw"; }
 double limit_of(const Workload& w, const Limits& l) { return w.flops > 0 ? l.fma_gflops : w.name.rfind("add", 0) == 0 ? l.add_gbs : l.read_gbs; }
 
-Measured measure(const Workload& w, const Limits& l, std::vector<ts::BeamProgress>& searched) {
+Measured measure(const Workload& w, std::vector<ts::BeamProgress>& searched) {
   Measured m;
   RealizeRun cold;
   searched.clear();
@@ -231,7 +230,6 @@ Measured measure(const Workload& w, const Limits& l, std::vector<ts::BeamProgres
   }
   m.setup = cold.wall - cold.kernels;
   m.rate = (w.flops > 0 ? w.flops : w.bytes) / m.best / 1e9;
-  m.ratio = m.rate / limit_of(w, l);
   for (auto& p : searched) {
     if (p.cached) ++m.cached;
     else ++m.searched, m.search += p.elapsed_s;
@@ -239,13 +237,13 @@ Measured measure(const Workload& w, const Limits& l, std::vector<ts::BeamProgres
   return m;
 }
 
-void print_measured(const std::string& label, const Workload& w, const Measured& m) {
+void print_measured(const std::string& label, const Workload& w, const Measured& m, const Limits& l) {
   if (!m.ran) {
     std::printf("%-28s %-10s not run: %s\n", label.c_str(), "", m.why.c_str());
     return;
   }
   std::printf("%-28s %10.3f ms  %8.1f %s  %5.1f%% of %-8s  kernels %2d  first-run setup %7.1f ms  output %s\n", label.c_str(), m.best * 1e3,
-              m.rate, w.flops > 0 ? "GFLOP/s" : "GB/s   ", 100 * m.ratio, limit_name(w), m.nkernels, m.setup * 1e3, m.check.c_str());
+              m.rate, w.flops > 0 ? "GFLOP/s" : "GB/s   ", 100 * m.rate / limit_of(w, l), limit_name(w), m.nkernels, m.setup * 1e3, m.check.c_str());
   if (m.searched || m.cached) {
     std::printf("%-28s BEAM searched %d kernel%s in %.1f s%s\n", "", m.searched, m.searched == 1 ? "" : "s", m.search,
                 m.cached ? (" (" + std::to_string(m.cached) + " from the cache)").c_str() : "");
@@ -493,21 +491,21 @@ int run_bench_impl(int argc, char** argv) {
       std::fprintf(stderr, "  BEAM %s: round %d, %zu candidates, best so far %.1f us, %.1f s\n", ts::ansistrip(p.kernel).c_str(), p.round,
                    p.total, p.best_s * 1e6, p.elapsed_s);
   };
-  const bool ignore_cache = ts::realize_config().beam_ignore_cache;
+  // a search is timed every run (the cache would hide it), unless IGNORE_BEAM_CACHE=0 asks for the cache
+  const char* ibc = std::getenv("IGNORE_BEAM_CACHE");
+  const bool beam_ignores_cache = !(ibc && *ibc && std::atoi(ibc) == 0), ignore_cache = ts::realize_config().beam_ignore_cache;
   std::vector<std::vector<Measured>> got(cols.size(), std::vector<Measured>(ws.size()));
   for (size_t c = 0; c < cols.size(); ++c) {
     const Column& col = cols[c];
     ts::realize_config().beam = col.beam;
     ts::realize_config().opt_space = col.extended ? ts::OptSpace::extended : ts::OptSpace::reference;
-    // a search is timed every run (the cache would hide it), unless IGNORE_BEAM_CACHE=0 asks for the cache
-    const char* ibc = std::getenv("IGNORE_BEAM_CACHE");
-    ts::realize_config().beam_ignore_cache = col.beam > 0 && !(ibc && *ibc && std::atoi(ibc) == 0) ? true : ignore_cache;
+    ts::realize_config().beam_ignore_cache = col.beam > 0 ? beam_ignores_cache : ignore_cache;
     std::printf("%s%s (each the best of the timed runs; the first run is checked against the closed form)\n", c ? "\n" : "", col.label.c_str());
     for (size_t i = 0; i < ws.size(); ++i) {
       // BEAM columns: the rows with a goal there (every row when --only picks them)
       if (c > 0 && !ws[i].goal[c].at_least && only.empty()) continue;
-      got[c][i] = measure(ws[i], l, searched);
-      print_measured(ws[i].name, ws[i], got[c][i]);
+      got[c][i] = measure(ws[i], searched);
+      print_measured(ws[i].name, ws[i], got[c][i], l);
     }
   }
   ts::realize_config().beam = 0;
@@ -551,9 +549,6 @@ int run_bench_impl(int argc, char** argv) {
   hi.add_gbs = std::max(l.add_gbs, again.add_gbs);
   hi.read_gbs = std::max(l.read_gbs, again.read_gbs);
   hi.fma_gflops = std::max(l.fma_gflops, again.fma_gflops);
-  for (size_t c = 0; c < cols.size(); ++c)
-    for (size_t i = 0; i < ws.size(); ++i)
-      if (got[c][i].ran) got[c][i].ratio = got[c][i].rate / limit_of(ws[i], hi);
   std::printf("\ngoals (ratios of this run, to the higher reading of each limit: add %.1f GB/s, read %.1f GB/s, FMA %.1f GFLOP/s):\n",
               hi.add_gbs, hi.read_gbs, hi.fma_gflops);
   std::printf("  %-24s", "workload");
@@ -571,17 +566,20 @@ int run_bench_impl(int argc, char** argv) {
       if (!g.at_least) std::snprintf(cell, sizeof cell, "-");
       else if (!m.ran) std::snprintf(cell, sizeof cell, "not run");
       else if (g.vs_reference) {
-        auto it = ref ? ref->secs.find(ws[i].name) : ref->secs.end();
-        if (!ref || it == ref->secs.end()) std::snprintf(cell, sizeof cell, "needs --reference (goal >= %.1fx)", g.at_least);
+        const double* ref_s = nullptr;
+        if (ref)
+          if (auto it = ref->secs.find(ws[i].name); it != ref->secs.end()) ref_s = &it->second;
+        if (!ref_s) std::snprintf(cell, sizeof cell, "needs --reference (goal >= %.1fx)", g.at_least);
         else {
-          const double x = it->second / m.best;
+          const double x = *ref_s / m.best;
           std::snprintf(cell, sizeof cell, "%.2fx the reference (>= %.1fx) %s", x, g.at_least, x >= g.at_least ? "met" : "MISSED");
         }
       } else {
         // (the search-time goal is BEAM=N's, the reference's opt space)
-        const bool ok = m.ratio >= g.at_least && (!ws[i].max_search_s || c != 1 || m.search <= ws[i].max_search_s);
+        const double ratio = m.rate / limit_of(ws[i], hi);
+        const bool ok = ratio >= g.at_least && (!ws[i].max_search_s || c != 1 || m.search <= ws[i].max_search_s);
         char s[120];
-        std::snprintf(s, sizeof s, "%.2f of %s (>= %.2f)", m.ratio, limit_name(ws[i]), g.at_least);
+        std::snprintf(s, sizeof s, "%.2f of %s (>= %.2f)", ratio, limit_name(ws[i]), g.at_least);
         if (c > 0) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), ", search %.1f s", m.search);
         if (c == 1 && ws[i].max_search_s) std::snprintf(s + std::strlen(s), sizeof s - std::strlen(s), " (<= %.0f s)", ws[i].max_search_s);
         std::snprintf(cell, sizeof cell, "%s %s", s, ok ? "met" : "MISSED");
