@@ -186,7 +186,7 @@ const UOp* base_param(const UOp* u) {
 }
 const UOp* local_buffer(const UOp* u) {
   while (!u->src.empty() && u->op != Ops::BUFFER && u->op != Ops::PARAM) u = u->src[0].get();
-  return u->op == Ops::BUFFER && u->as<ParamArg>().addrspace == AddrSpace::LOCAL ? u : nullptr;
+  return u->op == Ops::BUFFER && u->as<ParamArg>().addrspace != AddrSpace::GLOBAL ? u : nullptr;
 }
 double trip_count(const UOpRef& size) {
   if (size->op == Ops::CONST) return static_cast<double>(size->const_int());
@@ -209,7 +209,7 @@ Estimates estimate(const UOpRef& linear) {
   std::map<std::pair<const UOp*, Ops>, double> mem;
   for (auto& u : linear->src) {
     if ((u->op == Ops::LOAD || u->op == Ops::STORE) && local_buffer(u.get())) {
-      e.lds += (u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype)->itemsize() * mults;  // LOCAL memory: moved, not unique bytes
+      e.lds += (u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype)->itemsize() * mults;  // LOCAL memory, a program's own array: moved, not unique bytes
     } else if (u->op == Ops::LOAD || u->op == Ops::STORE) {
       if (const UOp* buf = base_param(u.get())) {
         DType dt = u->op == Ops::LOAD ? u->dtype : u->src[1]->dtype;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -1091,6 +1092,163 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
   return substitute_traced(sink, {{inner, sub}},
                            "jam loop " + std::to_string(inner->as<RangeArg>().id) + (has_reduce ? " into the reduce: " : ": ") +
                                std::to_string(jam) + " iterations at a time");
+}
+
+namespace {
+// x's value with the given RANGEs/PARAMs at the given values and every other one at 0 (nullopt: not an integer
+// constant then, e.g. a load in the index)
+std::optional<int64_t> value_at(const UOpRef& x, const std::unordered_map<const UOp*, int64_t>& at) {
+  SubMap m;
+  for (auto& u : x->toposort())
+    if (u->op == Ops::RANGE || (u->op == Ops::PARAM && u->as<ParamArg>().addrspace == AddrSpace::ALU)) {
+      auto it = at.find(u.get());
+      m[u.get()] = uconst_int(u->dtype, it == at.end() ? 0 : it->second);
+    }
+  std::unordered_map<const UOp*, UOpRef> memo;
+  std::function<UOpRef(const UOpRef&)> sub = [&](const UOpRef& u) -> UOpRef {
+    if (auto it = m.find(u.get()); it != m.end()) return it->second;
+    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+    UOps ns;
+    bool changed = false;
+    for (auto& s : u->src) ns.push_back(sub(s)), changed |= ns.back() != s;
+    return memo[u.get()] = changed ? u->replace_src(std::move(ns)) : u;
+  };
+  const UOpRef v = simplify(sub(x));
+  if (v->op != Ops::CONST || v->is<Invalid>()) return std::nullopt;
+  return v->const_int();
+}
+bool is_output_loop(const UOpRef& r) {
+  const AxisType t = rtype(r);
+  return (t == AxisType::WEAK || t == AxisType::LOOP || t == AxisType::GLOBAL) && r->src[0]->op == Ops::CONST && !is_invalid(r->src[0]);
+}
+}  // namespace
+
+UOpRef pack_panels(const UOpRef& sink, int64_t max_bytes) {
+  if (sink->src.size() != 1 || sink->src[0]->op != Ops::END) return sink;
+  const UOpRef& end = sink->src[0];
+  const UOps loops(end->src.begin() + 1, end->src.end());
+  if (loops.size() < 2 || !std::all_of(loops.begin(), loops.end(), [&](const UOpRef& r) { return is_range(r) && is_output_loop(r) && rtype(r) == rtype(loops[0]); }))
+    return sink;
+  const UOps topo = end->toposort();
+  std::unordered_set<const UOp*> written;
+  int64_t next_id = 0;
+  for (auto& u : topo) {
+    if (u->op == Ops::STORE) written.insert(buffer_uop(u.get()));
+    if (u->op == Ops::RANGE) next_id = std::max(next_id, rid(u) + 1);
+  }
+  // the reads of each (buffer, loops used, reduce ranges used)
+  struct Panel {
+    UOps in_loops, reduces, loads;
+  };
+  std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<const UOp*>>, Panel> panels;
+  for (auto& u : topo) {
+    if (u->op != Ops::LOAD || u->src.size() != 1) continue;
+    const UOpRef& idx = u->src[0];
+    if (idx->op != Ops::INDEX || !is_global_param(idx->src[0]) || written.count(idx->src[0].get())) continue;
+    UOps in_loops, reduces;
+    bool other = false;
+    // (a gated read is copied with its gate: the gate's ranges count too)
+    for (auto& v : UOp::make(Ops::SINK, dtypes::void_, UOps(idx->src.begin() + 1, idx->src.end()))->toposort()) {
+      if (v->op != Ops::RANGE) continue;
+      if (std::find(loops.begin(), loops.end(), v) != loops.end()) in_loops.push_back(v);
+      else if (rtype(v) == AxisType::REDUCE && v->src[0]->op == Ops::CONST) reduces.push_back(v);
+      else other = true;
+    }
+    if (other || reduces.empty() || in_loops.size() == loops.size()) continue;
+    auto ids = [](const UOps& xs) {
+      std::vector<const UOp*> o;
+      for (auto& x : xs) o.push_back(x.get());
+      std::sort(o.begin(), o.end());
+      return o;
+    };
+    Panel& p = panels[{idx->src[0].get(), ids(in_loops), ids(reduces)}];
+    if (p.loads.empty()) p.in_loops = in_loops, p.reduces = reduces;
+    p.loads.push_back(u);
+  }
+  // the largest panel that fits, is reused, and is a strided walk (every reduce step at least 1 KiB apart)
+  const Panel* best = nullptr;
+  int64_t best_bytes = 0;
+  for (auto& [key, p] : panels) {
+    int64_t steps = 1, reuse = 1;
+    for (auto& r : p.reduces) steps *= r->src[0]->const_int();
+    for (auto& l : loops)
+      if (std::find(p.in_loops.begin(), p.in_loops.end(), l) == p.in_loops.end()) reuse *= l->src[0]->const_int();
+    const int64_t bytes = steps * static_cast<int64_t>(p.loads.size()) * p.loads[0]->dtype->itemsize();
+    if (bytes > max_bytes || reuse < 2 || bytes <= best_bytes) continue;
+    const UOpRef& idx = p.loads[0]->src[0]->src[1];
+    const std::optional<int64_t> at0 = value_at(idx, {});
+    bool strided = at0.has_value();
+    for (auto& r : p.reduces) {
+      const std::optional<int64_t> at1 = value_at(idx, {{r.get(), 1}});
+      strided = strided && at1 && std::abs(*at1 - *at0) >= 1024 / p.loads[0]->dtype->itemsize();
+    }
+    if (!strided) continue;
+    best = &p;
+    best_bytes = bytes;
+  }
+  if (!best) return sink;
+
+  // the panel: one slot a read, in the order of the reads' addresses, for every step of its reduce ranges
+  UOps loads = best->loads, reduces = best->reduces;
+  std::sort(reduces.begin(), reduces.end(), [](const UOpRef& a, const UOpRef& b) { return rid(a) < rid(b); });
+  std::vector<std::pair<int64_t, UOpRef>> by_addr;
+  for (auto& l : loads) by_addr.emplace_back(value_at(l->src[0]->src[1], {}).value_or(0), l);
+  std::stable_sort(by_addr.begin(), by_addr.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const int64_t k = static_cast<int64_t>(by_addr.size());
+  int64_t steps = 1;
+  for (auto& r : reduces) steps *= r->src[0]->const_int();
+  const DType dt = loads[0]->dtype, it = reduces[0]->dtype;
+  ParamArg pa;
+  pa.slot = 0;
+  pa.size = steps * k;
+  pa.addrspace = AddrSpace::REG;
+  const UOpRef buf = UOp::make(Ops::BUFFER, dt, {}, pa);
+  auto slot = [&](const UOps& rs, int64_t j) {
+    UOpRef lin = uconst_int(it, 0);
+    for (auto& r : rs) lin = alu(Ops::ADD, alu(Ops::MUL, lin, uconst_int(it, r->src[0]->const_int())), r);
+    return simplify(alu(Ops::ADD, alu(Ops::MUL, lin, uconst_int(it, k)), uconst_int(it, j)));
+  };
+  // the copy: its own loops over the reduce ranges (new ids), inside the panel's loops
+  UOps copy_rs;
+  SubMap to_copy;
+  for (auto& r : reduces) {
+    copy_rs.push_back(UOp::make(Ops::RANGE, r->dtype, r->src, RangeArg{next_id++, rtype(loops[0])}));
+    to_copy[r.get()] = copy_rs.back();
+  }
+  UOps stores;
+  std::unordered_map<const UOp*, UOpRef> memo;
+  for (int64_t j = 0; j < k; ++j) {
+    const UOpRef& l = by_addr[static_cast<size_t>(j)].second;
+    const UOpRef read = l->replace_src({rename_ranges(l->src[0], to_copy, memo)});
+    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {UOp::make(Ops::INDEX, dt, {buf, slot(copy_rs, j)}), read}));
+  }
+  UOps end_src{UOp::make(Ops::GROUP, dtypes::void_, stores)};
+  end_src.insert(end_src.end(), copy_rs.begin(), copy_rs.end());
+  const UOpRef copied = UOp::make(Ops::AFTER, dt, {buf, UOp::make(Ops::END, dtypes::void_, end_src)});
+  SubMap reads;
+  for (int64_t j = 0; j < k; ++j) {
+    const UOpRef& l = by_addr[static_cast<size_t>(j)].second;
+    reads[l.get()] = UOp::make(Ops::LOAD, dt, {UOp::make(Ops::INDEX, dt, {copied, slot(reduces, j)})});
+  }
+  std::string what = "copy " + std::to_string(k) + " strided reads of " + std::to_string(steps) + " reduce steps into a panel (" +
+                     std::to_string(steps * k * dt->itemsize() / 1024) + " KiB)";
+  UOpRef out = substitute_traced(sink, reads, what);
+  // the loops over outputs: the panel's outermost, the ones it is reused across inside them (new ids in that order:
+  // loops nest by id)
+  UOps order = best->in_loops, rest = loops;
+  auto by_id = [](const UOpRef& a, const UOpRef& b) { return rid(a) < rid(b); };
+  std::sort(order.begin(), order.end(), by_id);
+  std::sort(rest.begin(), rest.end(), by_id);
+  for (auto& l : rest)
+    if (std::find(order.begin(), order.end(), l) == order.end()) order.push_back(l);
+  if (std::equal(order.begin(), order.end(), rest.begin())) return out;
+  SubMap renumber;
+  std::string ids;
+  for (auto& l : order) {
+    renumber[l.get()] = UOp::make(Ops::RANGE, l->dtype, l->src, RangeArg{next_id++, rtype(l)}, l->tag);
+    ids += (ids.empty() ? "" : ", ") + std::to_string(rid(l)) + " as " + std::to_string(next_id - 1);
+  }
+  return substitute_traced(out, renumber, "loops over outputs reordered for the panel, outermost first: " + ids);
 }
 
 std::vector<UOpRef> ranges_of(const UOps& xs) {

@@ -19,6 +19,13 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 // output is computed by the same operations in the same order, and the kernel keeps its name (its opts). An
 // elementwise kernel (no reduce) over contiguous elements gets up to one 16-wide vector of iterations at a time.
 UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided);
+// CPU (C programs): a read in a reduce whose index walks memory far apart along the reduce (a matmul's B down its
+// columns, one row of B a step) and does not use one of the loops over outputs is a strided walk repeated in every
+// iteration of that loop. Such reads ("a panel": one buffer, the same loops) are copied once into a contiguous stack
+// array before that loop and read from there; the loops over outputs are reordered so the panel's own loops are
+// outside the ones it is reused across. Only when the panel fits in max_bytes and is used at least twice. Every
+// output is computed from the same values by the same operations in the same order, and the kernel keeps its name.
+UOpRef pack_panels(const UOpRef& sink, int64_t max_bytes);
 // RANGE nodes used by `xs` (not closed below them), sorted by id
 std::vector<UOpRef> ranges_of(const UOps& xs);
 

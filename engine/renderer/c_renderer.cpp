@@ -90,6 +90,14 @@ class CLanguage final : public CStyleLanguage {
   // clang emits `c ? expr : y` with an expression arm as a branch around it, which keeps the SLP vectorizer off the
   // block (an EXP2 polynomial under its overflow check stayed scalar); a variable arm is a select
   bool where_arms_as_variables() const override { return true; }
+  // (never faults: an address past the buffer, as the last block's next one, is only not fetched; PREFETCH=0: none)
+  std::string prefetch(const std::string& addr) const override {
+    return codegen_option("PREFETCH", 1) == 0 ? std::string() : "__builtin_prefetch(" + addr + ");";
+  }
+  // on the stack of the thread that runs the kernel (each core its own), 64-byte aligned for whole-line vectors
+  std::string array_decl(DType dt, const std::string& nm, int64_t size) const override {
+    return c_type(dt) + " " + nm + "[" + std::to_string(size) + "] __attribute__((aligned(64)));";
+  }
   std::string wrap(const ProgramSpec& spec, const std::vector<Param>& params, const std::vector<std::string>& body,
                    const std::vector<std::string>&, const std::set<int>& vec_widths_used, int* body_line) const override {
     const std::string& name = spec.function_name;
