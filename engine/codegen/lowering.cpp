@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -1105,15 +1104,7 @@ std::optional<int64_t> value_at(const UOpRef& x, const std::unordered_map<const 
       m[u.get()] = uconst_int(u->dtype, it == at.end() ? 0 : it->second);
     }
   std::unordered_map<const UOp*, UOpRef> memo;
-  std::function<UOpRef(const UOpRef&)> sub = [&](const UOpRef& u) -> UOpRef {
-    if (auto it = m.find(u.get()); it != m.end()) return it->second;
-    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-    UOps ns;
-    bool changed = false;
-    for (auto& s : u->src) ns.push_back(sub(s)), changed |= ns.back() != s;
-    return memo[u.get()] = changed ? u->replace_src(std::move(ns)) : u;
-  };
-  const UOpRef v = simplify(sub(x));
+  const UOpRef v = simplify(rename_ranges(x, m, memo));
   if (v->op != Ops::CONST || v->is<Invalid>()) return std::nullopt;
   return v->const_int();
 }
@@ -1141,6 +1132,7 @@ UOpRef pack_panels(const UOpRef& sink, int64_t max_bytes) {
     UOps in_loops, reduces, loads;
   };
   std::map<std::tuple<const UOp*, std::vector<const UOp*>, std::vector<const UOp*>>, Panel> panels;
+  std::vector<const Panel*> in_order;  // (as the reads come: the same choice every run)
   for (auto& u : topo) {
     if (u->op != Ops::LOAD || u->src.size() != 1) continue;
     const UOpRef& idx = u->src[0];
@@ -1162,13 +1154,14 @@ UOpRef pack_panels(const UOpRef& sink, int64_t max_bytes) {
       return o;
     };
     Panel& p = panels[{idx->src[0].get(), ids(in_loops), ids(reduces)}];
-    if (p.loads.empty()) p.in_loops = in_loops, p.reduces = reduces;
+    if (p.loads.empty()) p.in_loops = in_loops, p.reduces = reduces, in_order.push_back(&p);
     p.loads.push_back(u);
   }
   // the largest panel that fits, is reused, and is a strided walk (every reduce step at least 1 KiB apart)
   const Panel* best = nullptr;
   int64_t best_bytes = 0;
-  for (auto& [key, p] : panels) {
+  for (const Panel* pp : in_order) {
+    const Panel& p = *pp;
     int64_t steps = 1, reuse = 1;
     for (auto& r : p.reduces) steps *= r->src[0]->const_int();
     for (auto& l : loops)

@@ -340,8 +340,7 @@ std::string CStyleLanguage::render_cast(const UOp& u, const std::string& x) cons
 // asks for its share of the outer loop's next block, in address order, so that block is in cache when it is read.
 struct PrefetchPlan {
   const UOp* buf = nullptr;
-  const UOp* reduce = nullptr;           // the reduce loop's RANGE (its iteration count scales the offset)
-  std::map<const UOp*, int64_t> terms;   // the block's start: the index's other terms
+  std::vector<std::pair<const UOp*, int64_t>> terms;  // the block's start: the index's other terms (in program order)
   int64_t constant = 0;                  // ... its lowest constant plus one outer step (the next block)
   int64_t step = 0;                      // elements asked for per reduce iteration
   int lines = 0, line_elems = 0;
@@ -351,10 +350,12 @@ std::unordered_map<int, std::vector<PrefetchPlan>> find_prefetches(const UOpRef&
   std::unordered_map<int, std::vector<PrefetchPlan>> out;
   std::vector<int> open;  // positions of the open RANGEs
   struct Group {
-    int at;
+    int at, first;  // the reduce loop's position, its first read's
     std::set<int64_t> constants;
     int64_t c_reduce, c_outer;
   };
+  std::unordered_map<const UOp*, int> pos;
+  for (size_t i = 0; i < l.size(); ++i) pos[l[i].get()] = static_cast<int>(i);
   std::map<std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>, Group> groups;
   auto sized = [](const UOp* r) { return r->src[0]->op == Ops::CONST && !r->src[0]->is<Invalid>(); };
   for (size_t i = 0; i < l.size(); ++i) {
@@ -374,10 +375,15 @@ std::unordered_map<int, std::vector<PrefetchPlan>> find_prefetches(const UOpRef&
     for (auto& [leaf, c] : f.terms) plain = plain && c != 0 && (leaf->op == Ops::RANGE || leaf->op == Ops::PARAM);
     if (!plain || !f.terms.count(red) || !f.terms.count(outer) || f.terms.at(red) <= 0 || f.terms.at(outer) <= 0) continue;
     std::vector<std::pair<const UOp*, int64_t>> key(f.terms.begin(), f.terms.end());
-    auto [it, added] = groups.try_emplace({index->src[0].get(), red, key}, Group{open.back(), {}, f.terms.at(red), f.terms.at(outer)});
+    auto [it, added] = groups.try_emplace({index->src[0].get(), red, key}, Group{open.back(), static_cast<int>(i), {}, f.terms.at(red), f.terms.at(outer)});
     it->second.constants.insert(f.constant);
   }
-  for (auto& [key, g] : groups) {
+  // (in program order, not the keys' addresses: the source is the same every run)
+  std::vector<std::pair<int, const decltype(groups)::value_type*>> ordered;
+  for (auto& kv : groups) ordered.emplace_back(kv.second.first, &kv);
+  std::sort(ordered.begin(), ordered.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (auto& [first, kv] : ordered) {
+    const auto& [key, g] = *kv;
     const auto& [buf, red, terms] = key;
     const int64_t trip = red->src[0]->const_int(), rows = static_cast<int64_t>(g.constants.size());
     const int64_t item = buf->dtype->itemsize();
@@ -385,9 +391,9 @@ std::unordered_map<int, std::vector<PrefetchPlan>> find_prefetches(const UOpRef&
     if (rows * trip != g.c_outer || g.c_reduce * trip >= g.c_outer || g.c_outer % trip != 0) continue;
     PrefetchPlan p;
     p.buf = buf;
-    p.reduce = red;
     for (auto& [leaf, c] : terms)
-      if (leaf != red) p.terms[leaf] = c;
+      if (leaf != red) p.terms.emplace_back(leaf, c);
+    std::sort(p.terms.begin(), p.terms.end(), [&](auto& a, auto& b) { return pos.at(a.first) < pos.at(b.first); });
     p.constant = *g.constants.begin() + g.c_outer;
     p.step = g.c_outer / trip;
     p.line_elems = static_cast<int>(64 / item);
