@@ -90,6 +90,8 @@ class CLanguage final : public CStyleLanguage {
   // clang emits `c ? expr : y` with an expression arm as a branch around it, which keeps the SLP vectorizer off the
   // block (an EXP2 polynomial under its overflow check stayed scalar); a variable arm is a select
   bool where_arms_as_variables() const override { return true; }
+  // (TRANSPOSE=0: the 16 scalar chains as written)
+  bool transposed_accumulate() const override { return codegen_option("TRANSPOSE", 1) != 0; }
   // (never faults: an address past the buffer, as the last block's next one, is only not fetched; PREFETCH=0: none)
   std::string prefetch(const std::string& addr) const override {
     return codegen_option("PREFETCH", 1) == 0 ? std::string() : "__builtin_prefetch(" + addr + ");";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -404,6 +405,71 @@ std::unordered_map<int, std::vector<PrefetchPlan>> find_prefetches(const UOpRef&
   return out;
 }
 
+// Accumulations of 16 rows at once, transposed. A reduce whose loop body updates 16 accumulators each as
+// (((acc + x0) + x1) + x2) + x3 (as written) with x0..x3 the lanes, in order, of one 4-wide vector load (a jammed row
+// sum: 16 rows, 4 adjacent elements of each) is 16 scalar chains; clang's SLP vectorizer makes them one vector of accumulators but
+// gathers its operands with some 50 shuffles an iteration. Written as a 4x4 transpose within each 128-bit lane of four
+// 16-wide vectors (12 inserts, 8 shuffles) and 4 vector adds, each accumulator gets the same additions in the same
+// order.
+struct TransposedAcc {
+  std::vector<int> stores;            // the 16 accumulators' STOREs, in program order (accumulator i is lane i)
+  std::vector<const UOp*> accs;       // their DEFINE_ACCs
+  std::vector<const VecGroup*> rows;  // each one's 4-wide load
+  int at = 0;                         // the last STORE: where the block is written
+};
+std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::unordered_map<int, const VecGroup*>& lane_group) {
+  const auto& l = lin->src;
+  std::unordered_map<const UOp*, int> pos, uses;
+  for (size_t i = 0; i < l.size(); ++i) {
+    pos[l[i].get()] = static_cast<int>(i);
+    for (auto& x : l[i]->src) ++uses[resolve(x.get())];
+  }
+  std::vector<TransposedAcc> out;
+  TransposedAcc cur;
+  auto flush = [&] {
+    if (cur.stores.size() == 16) out.push_back(cur);
+    cur = TransposedAcc{};
+  };
+  for (size_t i = 0; i < l.size(); ++i) {
+    const UOp& u = *l[i];
+    if (u.op == Ops::RANGE || u.op == Ops::END || u.op == Ops::BARRIER) flush();
+    if (u.op != Ops::STORE) continue;
+    const UOp* acc = resolve(u.src[0].get());
+    if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32) continue;
+    // the value as C evaluates what this renderer writes: a single-use ADD under an ADD is written without its
+    // parentheses (as the reference's renderer writes it), so acc + (((x0 + x1) + x2) + x3) is computed as
+    // (((acc + x0) + x1) + x2) + x3: the terms left to right, which must be the accumulator and then the lanes
+    std::vector<const UOp*> xs;
+    std::function<void(const UOp*, bool)> flatten = [&](const UOp* v, bool top) {
+      if (v->op == Ops::ADD && v->dtype == dtypes::float32 && (top || uses[v] == 1) && xs.size() < 8) {
+        flatten(v->src[0].get(), false);
+        flatten(v->src[1].get(), false);
+      } else {
+        xs.push_back(v);
+      }
+    };
+    flatten(u.src[1].get(), true);
+    if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
+    xs.erase(xs.begin());
+    const VecGroup* g = nullptr;
+    bool lanes = true;
+    for (size_t j = 0; j < xs.size() && lanes; ++j) {
+      auto p = pos.find(xs[j]);
+      auto lg = p == pos.end() ? lane_group.end() : lane_group.find(p->second);
+      lanes = lg != lane_group.end() && lg->second->lanes.size() == 4 && lg->second->lanes[j] == p->second && (!g || g == lg->second) &&
+              xs[j]->op == Ops::LOAD && uses[xs[j]] == 1;
+      if (lanes) g = lg->second;
+    }
+    if (!lanes) continue;
+    cur.stores.push_back(static_cast<int>(i));
+    cur.accs.push_back(acc);
+    cur.rows.push_back(g);
+    cur.at = static_cast<int>(i);
+    if (cur.stores.size() == 16) flush();
+  }
+  return out;
+}
+
 // ---- the walk ---------------------------------------------------------------------------------------
 
 std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_lines) const {
@@ -457,6 +523,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   for (auto* gs : {&lgroups, &sgroups})
     for (auto& g : *gs)
       for (int x : g.lanes) lane_group[x] = &g;
+  std::vector<TransposedAcc> transposed;
+  std::unordered_map<int, const TransposedAcc*> transposed_store;
+  if (transposed_accumulate()) transposed = find_transposed_accs(lin, lane_group);
+  for (auto& t : transposed)
+    for (int x : t.stores) transposed_store[x] = &t;
+  if (!transposed.empty()) widths_used.insert({4, 8, 16});
   std::vector<bool> live(lin->src.size(), false);
   std::unordered_map<const UOp*, int> uses;
   // arithmetic in a WHERE's arm computed before it, where the language asks for it
@@ -472,6 +544,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         u.op == Ops::BARRIER || u.op == Ops::BUFFER)
       live[i] = true;
     if (!live[i]) continue;
+    if (auto t = transposed_store.find(static_cast<int>(i)); t != transposed_store.end()) {  // its row's loads, not the adds
+      need(u.src[0].get());
+      const VecGroup* g = t->second->rows[static_cast<size_t>(std::find(t->second->stores.begin(), t->second->stores.end(), static_cast<int>(i)) - t->second->stores.begin())];
+      for (int x : g->lanes) need(lin->src[x].get());
+      continue;
+    }
     auto lg = lane_group.find(static_cast<int>(i));
     if (lg != lane_group.end()) {
       bool emits_here = u.op == Ops::LOAD ? vload_at.count(static_cast<int>(i)) : vstore_at.count(static_cast<int>(i));
@@ -503,16 +581,57 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
     return b->op == Ops::BUFFER && is_bool(b->dtype) ? dtypes::uint8 : b->dtype;
   };
 
+  std::unordered_map<const VecGroup*, std::string> vec_name;  // an emitted vector load's variable
   for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
     if (!live[pos]) continue;
     cur = &u;
+    if (auto t = transposed_store.find(static_cast<int>(pos)); t != transposed_store.end()) {
+      if (t->second->at == static_cast<int>(pos)) {
+        const TransposedAcc& ta = *t->second;
+        auto row = [&](int i) { return vec_name.at(ta.rows[static_cast<size_t>(i)]); };
+        auto shuf = [&](const std::string& a, const std::string& b, std::initializer_list<int> idx) {
+          std::string o = "__builtin_shufflevector(" + a + ", " + b;
+          for (int k : idx) o += "," + std::to_string(k);
+          return o + ")";
+        };
+        // z[m]: rows m, m+4, m+8, m+12 (a row a 128-bit lane); then per lane a 4x4 transpose: c[e] = element e of rows 0..15
+        std::string z[4], t4[4], c[4];
+        for (int m = 0; m < 4; ++m) {
+          z[m] = fresh("trows");
+          line(vec_type(16) + " " + z[m] + " = " + shuf(shuf(row(m), row(m + 4), {0, 1, 2, 3, 4, 5, 6, 7}), shuf(row(m + 8), row(m + 12), {0, 1, 2, 3, 4, 5, 6, 7}),
+                                                       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}) + ";");
+        }
+        for (int k = 0; k < 4; ++k) {
+          t4[k] = fresh("tpair");
+          const std::string& a = z[k < 2 ? 0 : 2];
+          const std::string& b = z[k < 2 ? 1 : 3];
+          line(vec_type(16) + " " + t4[k] + " = " + (k % 2 == 0 ? shuf(a, b, {0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29})
+                                                              : shuf(a, b, {2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31})) + ";");
+        }
+        for (int e = 0; e < 4; ++e) {
+          c[e] = fresh("tcol");
+          const std::string& a = t4[e < 2 ? 0 : 1];
+          const std::string& b = t4[e < 2 ? 2 : 3];
+          line(vec_type(16) + " " + c[e] + " = " + (e % 2 == 0 ? shuf(a, b, {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29})
+                                                              : shuf(a, b, {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31})) + ";");
+        }
+        const std::string sv = fresh("tacc");
+        std::string init;
+        for (const UOp* a : ta.accs) init += (init.empty() ? "" : ",") + r.at(a);
+        line(vec_type(16) + " " + sv + " = (" + vec_type(16) + "){" + init + "};");
+        line(sv + " = " + sv + "+" + c[0] + "+" + c[1] + "+" + c[2] + "+" + c[3] + ";");
+        for (size_t i = 0; i < ta.accs.size(); ++i) line(r.at(ta.accs[i]) + " = " + sv + "[" + std::to_string(i) + "];");
+      }
+      continue;
+    }
     if (skip.count(static_cast<int>(pos))) {
       if (auto it = vload_at.find(static_cast<int>(pos)); it != vload_at.end()) {
         std::string nm = fresh("val");
         auto [buf, idx] = vec_addr(*it->second);
         const int w = static_cast<int>(it->second->lanes.size());
         line(vec_type(w) + " " + nm + " = " + vec_load(buf, idx, w) + ";");
+        vec_name[it->second] = nm;
         for (int k = 0; k < w; ++k) r[lin->src[it->second->lanes[k]].get()] = nm + "[" + std::to_string(k) + "]";
       }
       if (auto it = vstore_at.find(static_cast<int>(pos)); it != vstore_at.end()) {

@@ -77,6 +77,9 @@ class CStyleLanguage {
   virtual std::string local_decl(DType dt, const std::string& nm, int64_t size) const;
   // an array of the program's own (a copied panel: AddrSpace::REG), declared where the program starts
   virtual std::string array_decl(DType dt, const std::string& nm, int64_t size) const;
+  // 16 accumulations of 4-wide loads in one reduce loop written as one transposed vector accumulation (with the
+  // language's __builtin_shufflevector)
+  virtual bool transposed_accumulate() const { return false; }
   // a hint that the cache line at the address `addr` (a pointer expression) is read soon; empty: the language has none
   virtual std::string prefetch(const std::string&) const { return {}; }
   // the whole source around the body lines (one source line each, in order); *body_line: the 1-based line of the first

@@ -189,25 +189,36 @@ class TestCodegenJit : public QObject {
     QVERIFY2(p.src.find("float8") != std::string::npos && p.src.find("float16") == std::string::npos, p.src.c_str());
   }
 
-  // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), and reduces that
-  // read several rows at once asking for the next block: the same values as without either, bit for bit
-  void panels_and_prefetches_keep_every_value() {
+  // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), reduces that
+  // read several rows at once asking for the next block, and 16 rows' accumulations written as one transposed vector
+  // accumulation: the same values as without any of them, bit for bit
+  void panels_prefetches_and_transposes_keep_every_value() {
     struct Shape {
       const char* label;
       UOpRef ast;
-      const char* marks;
+      std::vector<const char*> marks;
+      std::vector<Opt> opts = {};  // (none: the default opts)
     };
-    for (const Shape& c : {Shape{"matmul 64", k::matmul(64, 64, 64), "panel0["}, Shape{"matmul 96x128x256", k::matmul(96, 128, 256), "panel0["},
-                           Shape{"row sum 64x256", k::row_sum(64, 256), "__builtin_prefetch("}}) {
+    const char* const options[] = {"PACK", "PREFETCH", "TRANSPOSE"};
+    for (const Shape& c : {Shape{"matmul 64", k::matmul(64, 64, 64), {"panel0["}}, Shape{"matmul 96x128x256", k::matmul(96, 128, 256), {"panel0["}},
+                           Shape{"row sum 64x256", k::row_sum(64, 256), {"__builtin_prefetch("}},
+                           Shape{"row sum 512x1024, 4 rows of 4", k::row_sum(512, 1024), {"__builtin_prefetch(", "tacc0 = tacc0+tcol0+tcol1+tcol2+tcol3;"},
+                                 {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}}}) {
+      // values whose sums round (make_buffers' quarters add exactly in any order)
       auto init = make_buffers(c.ast);
-      ProgramSpec fast = to_program(c.ast, Lang::C);
-      codegen_options()["PACK"] = "0";
-      codegen_options()["PREFETCH"] = "0";
-      ProgramSpec plain = to_program(c.ast, Lang::C);
-      codegen_options().erase("PACK");
-      codegen_options().erase("PREFETCH");
-      QVERIFY2(fast.src.find(c.marks) != std::string::npos, qPrintable(QString("%1\n%2").arg(c.label, fast.src.c_str())));
-      QVERIFY2(plain.src.find("panel") == std::string::npos && plain.src.find("prefetch") == std::string::npos, plain.src.c_str());
+      for (auto& b : init)
+        for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+          const float v = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 1000.0 + 1.0 / (static_cast<double>(i) + 3.0));
+          std::memcpy(&b[i], &v, 4);
+        }
+      auto build = [&] { return c.opts.empty() ? to_program(c.ast, Lang::C) : to_program(c.ast, Lang::C, cpu_opt_target(), c.opts); };
+      ProgramSpec fast = build();
+      for (const char* o : options) codegen_options()[o] = "0";
+      ProgramSpec plain = build();
+      for (const char* o : options) codegen_options().erase(o);
+      for (const char* m : c.marks) QVERIFY2(fast.src.find(m) != std::string::npos, qPrintable(QString("%1: %2\n%3").arg(c.label, m, fast.src.c_str())));
+      QVERIFY2(plain.src.find("panel") == std::string::npos && plain.src.find("prefetch") == std::string::npos &&
+                   plain.src.find("shufflevector") == std::string::npos, plain.src.c_str());
       QCOMPARE(fast.name, plain.name);
       std::vector<std::vector<uint8_t>> got[2];
       int i = 0;
