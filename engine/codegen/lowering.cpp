@@ -1032,7 +1032,8 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
   return graph_rewrite(root, pm, map, name);
 }
 
-UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided) {
+UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided, int64_t below_id, int64_t* vector_jam) {
+  if (vector_jam) *vector_jam = -1;
   const UOp* inner = nullptr;  // the innermost loop over outputs (the highest axis id; WEAK until gpudims makes it a LOOP)
   int64_t upcast = 1, reduce_trip = 1, next_id = 0;
   for (auto& u : sink->toposort()) {
@@ -1042,7 +1043,9 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
     const bool sized = u->src[0]->op == Ops::CONST && !u->src[0]->is<Invalid>();
     if (ra.type == AxisType::UPCAST) upcast *= sized ? u->src[0]->const_int() : 1;
     else if (ra.type == AxisType::REDUCE) reduce_trip *= sized ? u->src[0]->const_int() : 1;
-    else if ((ra.type == AxisType::LOOP || ra.type == AxisType::GLOBAL || ra.type == AxisType::WEAK) && sized && (!inner || ra.id > inner->as<RangeArg>().id)) inner = u.get();
+    else if ((ra.type == AxisType::LOOP || ra.type == AxisType::GLOBAL || ra.type == AxisType::WEAK) && sized && (below_id < 0 || ra.id < below_id) &&
+             (!inner || ra.id > inner->as<RangeArg>().id))
+      inner = u.get();
   }
   if (!inner) return sink;
   // a reduce: only when it reads the loop's index (its chains are then one per iteration) and its loop is long enough
@@ -1076,7 +1079,9 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
     stride = std::max(stride, k);
   }
   if (!has_reduce && stride > 16) return sink;
-  const int64_t budget = !has_reduce ? 16 : stride <= 16 ? max_accumulators : max_strided;
+  if (below_id >= 0 && !has_reduce) return sink;
+  // (a second loop, jammed after the innermost one: more accumulators of the same vector lanes, whatever its stride)
+  const int64_t budget = !has_reduce ? 16 : stride <= 16 || below_id >= 0 ? max_accumulators : max_strided;
   const int64_t size = inner->src[0]->const_int();
   int64_t jam = 1;
   for (int64_t j : {4, 2})
@@ -1085,6 +1090,7 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
       break;
     }
   if (jam == 1) return sink;
+  if (vector_jam && has_reduce && stride <= 16 && below_id < 0) *vector_jam = inner->as<RangeArg>().id;
   const UOpRef outer = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, size / jam)}, inner->arg, inner->tag);
   const UOpRef lanes = UOp::make(Ops::RANGE, inner->dtype, {uconst_int(inner->src[0]->dtype, jam)}, RangeArg{next_id, AxisType::UPCAST});
   const UOpRef sub = alu(Ops::ADD, alu(Ops::MUL, outer, uconst_int(inner->dtype, jam)), lanes);

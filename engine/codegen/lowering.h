@@ -18,7 +18,10 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 // the iterations' reads are at most 16 elements apart (they become vector lanes), max_strided when farther. Every
 // output is computed by the same operations in the same order, and the kernel keeps its name (its opts). An
 // elementwise kernel (no reduce) over contiguous elements gets up to one 16-wide vector of iterations at a time.
-UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided);
+// *vector_jam: the id of the loop jammed when its iterations became vector lanes of a reduce's accumulators (else -1).
+// below_id >= 0: the innermost loop over outputs of an id below it instead, whatever its stride (a second jam after
+// such a first one: more independent vector accumulators, up to max_accumulators in all; conv2d's next output row).
+UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided, int64_t below_id = -1, int64_t* vector_jam = nullptr);
 // CPU (C programs): a read in a reduce whose index walks memory far apart along the reduce (a matmul's B down its
 // columns, one row of B a step) and does not use one of the loops over outputs is a strided walk repeated in every
 // iteration of that loop. Such reads ("a panel": one buffer, the same loops) are copied once into a contiguous stack

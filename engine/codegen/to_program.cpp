@@ -101,8 +101,12 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   }
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");
-  // (JAM=0 keeps the loops as the opts made them)
-  if (target.has_threads && codegen_option("JAM", 1) != 0) sink = jam_loops(sink, 64, 16);
+  // (JAM=0 keeps the loops as the opts made them; JAM2=0 jams one loop at most)
+  if (target.has_threads && codegen_option("JAM", 1) != 0) {
+    int64_t lanes_of = -1;
+    sink = jam_loops(sink, 64, 16, -1, &lanes_of);
+    if (lanes_of >= 0 && codegen_option("JAM2", 1) != 0) sink = jam_loops(sink, 64, 16, lanes_of);
+  }
 
   // lowering to a scalar loop program
   sink = graph_rewrite(sink, pm_expander(), "expander");

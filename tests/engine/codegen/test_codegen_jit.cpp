@@ -190,20 +190,23 @@ class TestCodegenJit : public QObject {
   }
 
   // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), reduces that
-  // read several rows at once asking for the next block, and 16 rows' accumulations written as one transposed vector
-  // accumulation: the same values as without any of them, bit for bit
+  // read several rows at once asking for the next block, 16 rows' accumulations written as one transposed vector
+  // accumulation, and a second loop jammed: the same values as without any of them, bit for bit
   void panels_prefetches_and_transposes_keep_every_value() {
     struct Shape {
       const char* label;
       UOpRef ast;
       std::vector<const char*> marks;
       std::vector<Opt> opts = {};  // (none: the default opts)
+      const char* plain_lacks = nullptr;
     };
-    const char* const options[] = {"PACK", "PREFETCH", "TRANSPOSE"};
+    const char* const options[] = {"PACK", "PREFETCH", "TRANSPOSE", "JAM2"};
     for (const Shape& c : {Shape{"matmul 64", k::matmul(64, 64, 64), {"panel0["}}, Shape{"matmul 96x128x256", k::matmul(96, 128, 256), {"panel0["}},
                            Shape{"row sum 64x256", k::row_sum(64, 256), {"__builtin_prefetch("}},
                            Shape{"row sum 512x1024, 4 rows of 4", k::row_sum(512, 1024), {"__builtin_prefetch(", "tacc0 = tacc0+tcol0+tcol1+tcol2+tcol3;"},
-                                 {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}}}) {
+                                 {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}},
+                           // 4 columns jammed into 16 vector lanes, then 4 rows: 64 accumulators (16 without the second)
+                           Shape{"matmul 64, two loops jammed", k::matmul(64, 64, 64), {"float acc63 "}, {{OptOps::UPCAST, 1, 4}}, "float acc16 "}}) {
       // values whose sums round (make_buffers' quarters add exactly in any order)
       auto init = make_buffers(c.ast);
       for (auto& b : init)
@@ -219,6 +222,7 @@ class TestCodegenJit : public QObject {
       for (const char* m : c.marks) QVERIFY2(fast.src.find(m) != std::string::npos, qPrintable(QString("%1: %2\n%3").arg(c.label, m, fast.src.c_str())));
       QVERIFY2(plain.src.find("panel") == std::string::npos && plain.src.find("prefetch") == std::string::npos &&
                    plain.src.find("shufflevector") == std::string::npos, plain.src.c_str());
+      if (c.plain_lacks) QVERIFY2(plain.src.find(c.plain_lacks) == std::string::npos, plain.src.c_str());
       QCOMPARE(fast.name, plain.name);
       std::vector<std::vector<uint8_t>> got[2];
       int i = 0;
