@@ -15,7 +15,7 @@ namespace {
 
 // the same workloads as the host bench (bench.cpp): same shapes, inputs filled with the same constants
 constexpr const char* kReferenceScript = R"PY(
-import contextlib, io, sys
+import contextlib, io, sys, time
 from tinygrad import Tensor, Device
 from tinygrad.helpers import Context, GlobalCounters
 def full(shape, v): return Tensor.full(shape, v).contiguous().realize()
@@ -44,10 +44,14 @@ for name in NAMES:
   try:
     run, best = WORK[name](), float("inf")
     with contextlib.redirect_stdout(io.StringIO()), Context(DEBUG=2):
-      for i in range(REPS + 1):
+      run().realize()
+      w0, n = time.perf_counter(), 0
+      while n < 2 or time.perf_counter() - w0 < WARM_S:
+        run().realize(); n += 1
+      for i in range(REPS):
         t0 = GlobalCounters.time_sum_s
         run().realize()
-        if i: best = min(best, GlobalCounters.time_sum_s - t0)
+        best = min(best, GlobalCounters.time_sum_s - t0)
     print(f"{name}\t{best!r}", flush=True)
   except Exception as e:
     print(f"{name}\tERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
@@ -81,9 +85,13 @@ for name in NAMES:
   if name not in WORK:
     print(f"{name}\tERROR numpy has no such operation here", flush=True); continue
   run, best = WORK[name](), float("inf")
-  for i in range(REPS + 1):
+  run()
+  w0, n = time.perf_counter(), 0
+  while n < 2 or time.perf_counter() - w0 < WARM_S:
+    run(); n += 1
+  for i in range(REPS):
     t0 = time.perf_counter(); run(); t = time.perf_counter() - t0
-    if i: best = min(best, t)
+    best = min(best, t)
   print(f"{name}\t{best!r}", flush=True)
 )PY";
 
@@ -113,7 +121,7 @@ void run_script(const std::string& env, const std::string& python, const char* s
     std::ofstream f(path);
     f << "NAMES = [";
     for (size_t i = 0; i < names.size(); ++i) f << (i ? ", " : "") << py_str(names[i]);
-    f << "]\nREPS = " << reps << "\n" << script;
+    f << "]\nREPS = " << reps << "\nWARM_S = " << kWarmSeconds << "\n" << script;
   }
   const std::string cmd = env + " " + python + " " + path + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -1,5 +1,6 @@
 #pragma once
 // A small persistent thread pool for running a kernel's core_ids in parallel (the reference's CPU worker threads).
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -28,6 +29,9 @@ class ThreadPool {
   const std::function<void(int)>* fn_ = nullptr;
   int next_ = 0, total_ = 0, pending_ = 0;
   uint64_t generation_ = 0;
+  // generation_ as the workers poll it between launches, without the lock (see worker_loop)
+  std::atomic<uint64_t> published_{0};
+  std::atomic<bool> stopping_{false};
   bool stop_ = false;
   std::exception_ptr error_;
   std::mutex run_mu_;  // one parallel_for at a time
