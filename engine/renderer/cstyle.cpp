@@ -426,8 +426,17 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
   }
   std::vector<TransposedAcc> out;
   TransposedAcc cur;
+  std::unordered_set<const UOp*> leaves;  // the accumulators' reads that begin their chains
+  // (the group's updates are all written at its last STORE: no other read of its accumulators may come in between)
+  auto read_between = [&](const TransposedAcc& t) {
+    for (int p = t.stores.front(); p <= t.at; ++p) {
+      const UOp& x = *l[static_cast<size_t>(p)];
+      if (x.op == Ops::LOAD && !leaves.count(&x) && std::find(t.accs.begin(), t.accs.end(), resolve(x.src[0].get())) != t.accs.end()) return true;
+    }
+    return false;
+  };
   auto flush = [&] {
-    if (cur.stores.size() == 16) out.push_back(cur);
+    if (cur.stores.size() == 16 && !read_between(cur)) out.push_back(cur);
     cur = TransposedAcc{};
   };
   for (size_t i = 0; i < l.size(); ++i) {
@@ -450,6 +459,7 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     };
     flatten(u.src[1].get(), true);
     if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
+    const UOp* leaf = xs[0];
     xs.erase(xs.begin());
     const VecGroup* g = nullptr;
     bool lanes = true;
@@ -461,6 +471,7 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
       if (lanes) g = lg->second;
     }
     if (!lanes) continue;
+    leaves.insert(leaf);
     cur.stores.push_back(static_cast<int>(i));
     cur.accs.push_back(acc);
     cur.rows.push_back(g);

@@ -6,7 +6,7 @@
 
 namespace ts {
 
-ThreadPool::ThreadPool(int workers) {
+ThreadPool::ThreadPool(int workers) : poll_(workers + 1 <= static_cast<int>(std::thread::hardware_concurrency())) {
   for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { worker_loop(); });
 }
 
@@ -22,12 +22,13 @@ ThreadPool::~ThreadPool() {
 
 // A worker polls for the next launch for a while before it sleeps: a program's kernels come back to back, and waking
 // a sleeping thread costs more than a small kernel runs (on this kind of virtual machine the second core's share began
-// about 80 us after the first core's when its thread slept, within 2 us when it polled).
+// about 80 us after the first core's when its thread slept, within 2 us when it polled). Only when the pool's threads
+// fit the cores.
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   std::unique_lock lk(mu_);
   for (;;) {
-    if (generation_ == seen && !stop_) {
+    if (poll_ && generation_ == seen && !stop_) {
       lk.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
       while (published_.load(std::memory_order_acquire) == seen && !stopping_.load(std::memory_order_relaxed) &&

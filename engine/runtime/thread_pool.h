@@ -32,6 +32,8 @@ class ThreadPool {
   // generation_ as the workers poll it between launches, without the lock (see worker_loop)
   std::atomic<uint64_t> published_{0};
   std::atomic<bool> stopping_{false};
+  bool poll_ = false;  // the workers and the caller fit the machine's cores (more polling threads than cores would
+                       // take the cores from the ones with work)
   bool stop_ = false;
   std::exception_ptr error_;
   std::mutex run_mu_;  // one parallel_for at a time
