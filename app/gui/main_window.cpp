@@ -683,7 +683,7 @@ void MainWindow::select_first_kernel() {
   if (initial_tour_ > 0) return show_tour(initial_tour_ - 1);  // --tour N: the tour at stop N instead
   if (!initial_context_.isEmpty())
     for (int i = 0; i < session_->contexts().size(); ++i)
-      if (session_->contexts()[i].name.contains(initial_context_)) return selection_->select_context(i);
+      if (session_->contexts()[i].plain_name.contains(initial_context_)) return selection_->select_context(i);  // (the name without its colours)
   const auto& calls = session_->calls();
   for (int i = 0; i < calls.size(); ++i)
     if (calls[i].kind == "kernel") return selection_->select_call(i);

@@ -2069,6 +2069,31 @@ class TestViewer : public QObject {
     }
     QVERIFY(!w.open_trace(source_dir() + "/no/such.json"));
   }
+
+  // --select TEXT: the context whose name, as shown (without its colour codes), holds TEXT; the kernel's name "E_4" is
+  // stored as E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m
+  void select_finds_a_kernel_by_its_shown_name() {
+    // the fixture with a second kernel context after E_4's, named r_8 (in colour), that no call ran
+    QFile f(fixture());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    QJsonArray contexts = root["contexts"].toArray();
+    QJsonObject second = contexts[3].toObject();
+    second["id"] = contexts.size();
+    second["name"] = QStringLiteral("r\x1b[90m_\x1b[0m\x1b[97m8\x1b[0m");
+    contexts.append(second);
+    root["contexts"] = contexts;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("two_kernels.trace.json");
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(root).toJson());
+    out.close();
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.set_initial_context(QStringLiteral("r_8"));
+    QVERIFY(w.open_trace(path));
+    QCOMPARE(w.selection()->current().context, 4);
+  }
 };
 
 QTEST_MAIN(TestViewer)
