@@ -613,19 +613,23 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
           line(vec_type(16) + " " + z[m] + " = " + shuf(shuf(row(m), row(m + 4), {0, 1, 2, 3, 4, 5, 6, 7}), shuf(row(m + 8), row(m + 12), {0, 1, 2, 3, 4, 5, 6, 7}),
                                                        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}) + ";");
         }
-        for (int k = 0; k < 4; ++k) {
-          t4[k] = fresh("tpair");
-          const std::string& a = z[k < 2 ? 0 : 2];
-          const std::string& b = z[k < 2 ? 1 : 3];
-          line(vec_type(16) + " " + t4[k] + " = " + (k % 2 == 0 ? shuf(a, b, {0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29})
-                                                              : shuf(a, b, {2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31})) + ";");
-        }
-        for (int e = 0; e < 4; ++e) {
-          c[e] = fresh("tcol");
-          const std::string& a = t4[e < 2 ? 0 : 1];
-          const std::string& b = t4[e < 2 ? 2 : 3];
-          line(vec_type(16) + " " + c[e] + " = " + (e % 2 == 0 ? shuf(a, b, {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29})
-                                                              : shuf(a, b, {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31})) + ";");
+        // the low (k even) or high halves of a and b within each 128-bit lane, interleaved by `unit` elements (1: as
+        // unpcklps/unpckhps, 2: as unpcklpd/unpckhpd): rows (0,1) and (2,3) by one element, then (0,2) and (1,3) by two
+        for (int unit : {1, 2}) {
+          const std::string* in = unit == 1 ? z : t4;
+          std::string* out = unit == 1 ? t4 : c;
+          for (int k = 0; k < 4; ++k) {
+            const std::string& a = in[unit == 1 ? (k < 2 ? 0 : 2) : (k < 2 ? 0 : 1)];
+            const std::string& b = in[unit == 1 ? (k < 2 ? 1 : 3) : (k < 2 ? 2 : 3)];
+            std::string o = "__builtin_shufflevector(" + a + ", " + b;
+            for (int lane = 0; lane < 4; ++lane) {
+              const int base = 4 * lane + (k % 2 ? 2 : 0);
+              for (int x : unit == 1 ? std::array<int, 4>{base, 16 + base, base + 1, 17 + base} : std::array<int, 4>{base, base + 1, 16 + base, 17 + base})
+                o += "," + std::to_string(x);
+            }
+            out[k] = fresh(unit == 1 ? "tpair" : "tcol");
+            line(vec_type(16) + " " + out[k] + " = " + o + ");");
+          }
         }
         const std::string sv = fresh("tacc");
         std::string init;
