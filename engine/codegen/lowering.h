@@ -22,8 +22,8 @@ UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*
 // below_id >= 0: the innermost loop over outputs of an id below it instead, whatever its stride (a second jam after
 // such a first one: more independent vector accumulators, up to max_accumulators in all; conv2d's next output row).
 UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strided, int64_t below_id = -1, int64_t* vector_jam = nullptr);
-// CPU (C programs): a read in a reduce whose index walks memory far apart along the reduce (a matmul's B down its
-// columns, one row of B a step) and does not use one of the loops over outputs is a strided walk repeated in every
+// CPU (C programs): a read in a reduce whose index walks memory far apart along the reduce (at least 1 KiB a step: a
+// matmul's B down its columns) and does not use one of the loops over outputs is a strided walk repeated in every
 // iteration of that loop. Such reads ("a panel": one buffer, the same loops) are copied once into a contiguous stack
 // array before that loop and read from there; the loops over outputs are reordered so the panel's own loops are
 // outside the ones it is reused across. Only when the panel fits in max_bytes and is used at least twice. Every

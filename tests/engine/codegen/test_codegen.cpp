@@ -192,7 +192,8 @@ class TestCodegen : public QObject {
     ProgramSpec c = to_program(k::matmul(64, 64, 64), Lang::C);
     QVERIFY2(c.src.find("void r_8_16_2_4_4_16_4(float* restrict data0_4096, float* restrict data1_4096, float* restrict data2_4096, const int data3_) {") != std::string::npos, c.src.c_str());
     QVERIFY2(c.src.find("for (int Ridx2 = 0; Ridx2 < 16; Ridx2++) {") != std::string::npos, c.src.c_str());
-    // b's reads walk its columns (64 floats a reduce step): copied into a panel per column tile, before the row loop
+    // b's reads walk its columns (4 rows of 64 floats, 1 KiB, a reduce step): copied into a panel per column tile, before
+    // the row loop
     QVERIFY2(c.src.find("float panel0[1024] __attribute__((aligned(64)));") != std::string::npos, c.src.c_str());
     codegen_options()["PACK"] = "0";
     const ProgramSpec unpacked = to_program(k::matmul(64, 64, 64), Lang::C);
