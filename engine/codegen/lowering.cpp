@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -227,6 +228,14 @@ bool has_clause(const UOps& clauses, const UOpRef& c) { return std::find(clauses
 UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
   SubMap map;
   UOps want = split_and(c);
+  // the read's gate with the clauses of c it lacks that `take` accepts added
+  auto gate_with = [&](const UOpRef& u, const std::function<bool(const UOpRef&)>& take) {
+    UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
+    UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
+    for (auto& w : want)
+      if (!has_clause(have, w) && take(w)) g = g ? alu(Ops::AND, g, w) : w;
+    return g;
+  };
   for (auto& u : x->toposort()) {
     if (u->op != Ops::INDEX || !is_global_param(u->src[0])) continue;
     if (index_in_bounds(u)) {
@@ -235,15 +244,9 @@ UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
       UOpRef simpler = unwrap_given(c, u->src[1]);
       if (!simpler) simpler = uop_given_valid(c, u->src[1]);
       if (count_divmod(simpler, true) >= count_divmod(u->src[1], true)) continue;
-      UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
-      UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
-      for (auto& w : want)
-        if (!has_clause(have, w)) g = g ? alu(Ops::AND, g, w) : w;
-      map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], simpler, g}, u->arg);
+      map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], simpler, gate_with(u, [](const UOpRef&) { return true; })}, u->arg);
       continue;
     }
-    UOps have = u->src.size() > 2 ? split_and(u->src[2]) : UOps{};
-    UOpRef g = u->src.size() > 2 ? u->src[2] : nullptr;
     // as the reference's where_on_load: a clause moves when its ranges are the read's and it reads no other memory
     auto rs = u->src[1]->ranges();
     auto slice = u->src[1]->toposort();
@@ -254,8 +257,7 @@ UOpRef gate_reads(const UOpRef& x, const UOpRef& c) {
         if (t->op == Ops::INDEX && std::find(slice.begin(), slice.end(), t) == slice.end()) return false;
       return true;
     };
-    for (auto& w : want)
-      if (!has_clause(have, w) && movable(w)) g = g ? alu(Ops::AND, g, w) : w;
+    const UOpRef g = gate_with(u, movable);
     if (!g) continue;
     if (u->src.size() > 2 && g == u->src[2]) continue;  // already gated by every clause of c
     map[u.get()] = UOp::make(Ops::INDEX, u->dtype, {u->src[0], u->src[1], g}, u->arg);
