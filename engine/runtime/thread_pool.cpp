@@ -14,7 +14,6 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
-    stopping_ = true;
   }
   work_cv_.notify_all();
   for (auto& t : threads_) t.join();
@@ -31,7 +30,7 @@ void ThreadPool::worker_loop() {
     if (poll_ && generation_ == seen && !stop_) {
       lk.unlock();
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
-      while (published_.load(std::memory_order_acquire) == seen && !stopping_.load(std::memory_order_relaxed) &&
+      while (generation_.load(std::memory_order_acquire) == seen && !stop_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -72,7 +71,6 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
   pending_ = n;
   error_ = nullptr;
   ++generation_;
-  published_.store(generation_, std::memory_order_release);
   work_cv_.notify_all();
   // the caller helps too
   while (next_ < total_) {

@@ -28,13 +28,11 @@ class ThreadPool {
   std::condition_variable work_cv_, done_cv_;
   const std::function<void(int)>* fn_ = nullptr;
   int next_ = 0, total_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
-  // generation_ as the workers poll it between launches, without the lock (see worker_loop)
-  std::atomic<uint64_t> published_{0};
-  std::atomic<bool> stopping_{false};
+  // written under mu_; atomic because polling workers read them without it (see worker_loop)
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
   bool poll_ = false;  // the workers and the caller fit the machine's cores (more polling threads than cores would
                        // take the cores from the ones with work)
-  bool stop_ = false;
   std::exception_ptr error_;
   std::mutex run_mu_;  // one parallel_for at a time
 };
