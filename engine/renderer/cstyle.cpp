@@ -601,7 +601,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
       if (t->second->at == static_cast<int>(pos)) {
         const TransposedAcc& ta = *t->second;
         auto row = [&](int i) { return vec_name.at(ta.rows[static_cast<size_t>(i)]); };
-        auto shuf = [&](const std::string& a, const std::string& b, std::initializer_list<int> idx) {
+        auto shuf = [&](const std::string& a, const std::string& b, const std::vector<int>& idx) {
           std::string o = "__builtin_shufflevector(" + a + ", " + b;
           for (int k : idx) o += "," + std::to_string(k);
           return o + ")";
@@ -621,14 +621,14 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
           for (int k = 0; k < 4; ++k) {
             const std::string& a = in[unit == 1 ? (k < 2 ? 0 : 2) : (k < 2 ? 0 : 1)];
             const std::string& b = in[unit == 1 ? (k < 2 ? 1 : 3) : (k < 2 ? 2 : 3)];
-            std::string o = "__builtin_shufflevector(" + a + ", " + b;
+            std::vector<int> idx;
             for (int lane = 0; lane < 4; ++lane) {
               const int base = 4 * lane + (k % 2 ? 2 : 0);
               for (int x : unit == 1 ? std::array<int, 4>{base, 16 + base, base + 1, 17 + base} : std::array<int, 4>{base, base + 1, 16 + base, 17 + base})
-                o += "," + std::to_string(x);
+                idx.push_back(x);
             }
             out[k] = fresh(unit == 1 ? "tpair" : "tcol");
-            line(vec_type(16) + " " + out[k] + " = " + o + ");");
+            line(vec_type(16) + " " + out[k] + " = " + shuf(a, b, idx) + ";");
           }
         }
         const std::string sv = fresh("tacc");
