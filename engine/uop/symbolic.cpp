@@ -31,8 +31,7 @@ bool is_c(const UOpRef& x) { return x->op == Ops::CONST && !x->is<Invalid>(); }
 bool int_math(const UOpRef& x) { return is_int(x->dtype); }
 
 // python-style floor division / modulo
-int64_t fdiv(int64_t a, int64_t b) { return floor_div(a, b); }
-int64_t fmod_(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+int64_t fmod_(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 double round_to(DType dt, double v) {
   if (dt == dtypes::float32) return static_cast<double>(static_cast<float>(v));
@@ -71,7 +70,7 @@ UOpRef fold_const(const UOpRef& x) {
       case Ops::MUL: r = iv(0) * iv(1); break;
       case Ops::NEG: r = -iv(0); break;
       case Ops::MAX: r = std::max(iv(0), iv(1)); break;
-      case Ops::FLOORDIV: if (iv(1) == 0) return nullptr; r = fdiv(iv(0), iv(1)); break;
+      case Ops::FLOORDIV: if (iv(1) == 0) return nullptr; r = floor_div(iv(0), iv(1)); break;
       case Ops::FLOORMOD: if (iv(1) == 0) return nullptr; r = fmod_(iv(0), iv(1)); break;
       case Ops::CDIV: if (iv(1) == 0) return nullptr; r = iv(0) / iv(1); break;
       case Ops::CMOD: if (iv(1) == 0) return nullptr; r = iv(0) % iv(1); break;
@@ -224,7 +223,7 @@ DivmodSplit divmod_split(const UOpRef& x, int64_t c) {
       d.rem.terms.push_back({t, k % c});
     } else d.rem.terms.push_back({t, k});
   }
-  d.quot.constant = fdiv(d.lt.constant, c);
+  d.quot.constant = floor_div(d.lt.constant, c);
   d.rem.constant = fmod_(d.lt.constant, c);
   d.divisible = !(d.quot.terms.empty() && d.quot.constant == 0 && d.rem.constant == d.lt.constant);
   return d;
