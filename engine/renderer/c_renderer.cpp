@@ -92,6 +92,8 @@ class CLanguage final : public CStyleLanguage {
   bool where_arms_as_variables() const override { return true; }
   // (TRANSPOSE=0: the 16 scalar chains as written)
   bool transposed_accumulate() const override { return codegen_option("TRANSPOSE", 1) != 0; }
+  // (VECACC=0: one scalar accumulator per lane, as written)
+  bool vector_accumulate() const override { return codegen_option("VECACC", 1) != 0; }
   // (never faults: an address past the buffer, as the last block's next one, is only not fetched; PREFETCH=0: none)
   std::string prefetch(const std::string& addr) const override {
     return codegen_option("PREFETCH", 1) == 0 ? std::string() : "__builtin_prefetch(" + addr + ");";

@@ -405,6 +405,24 @@ std::unordered_map<int, std::vector<PrefetchPlan>> find_prefetches(const UOpRef&
   return out;
 }
 
+// The terms of a float sum as C evaluates what this renderer writes, left to right: a single-use ADD under an ADD is
+// written without its parentheses (as the reference's renderer writes it), so acc + ((x0 + x1) + x2) is computed as
+// ((acc + x0) + x1) + x2. At most `max` terms (the rest stays one term).
+std::vector<const UOp*> c_sum_terms(const UOp* v, const std::unordered_map<const UOp*, int>& uses, size_t max) {
+  std::vector<const UOp*> xs;
+  std::function<void(const UOp*, bool)> flatten = [&](const UOp* x, bool top) {
+    auto n = uses.find(x);
+    if (x->op == Ops::ADD && x->dtype == dtypes::float32 && (top || (n != uses.end() && n->second == 1)) && xs.size() < max) {
+      flatten(x->src[0].get(), false);
+      flatten(x->src[1].get(), false);
+    } else {
+      xs.push_back(x);
+    }
+  };
+  flatten(v, true);
+  return xs;
+}
+
 // Accumulations of 16 rows at once, transposed. A reduce whose loop body updates 16 accumulators each as
 // (((acc + x0) + x1) + x2) + x3 (as written) with x0..x3 the lanes, in order, of one 4-wide vector load (a jammed row
 // sum: 16 rows, 4 adjacent elements of each) is 16 scalar chains; clang's SLP vectorizer makes them one vector of accumulators but
@@ -445,19 +463,8 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     if (u.op != Ops::STORE) continue;
     const UOp* acc = resolve(u.src[0].get());
     if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32) continue;
-    // the value as C evaluates what this renderer writes: a single-use ADD under an ADD is written without its
-    // parentheses (as the reference's renderer writes it), so acc + (((x0 + x1) + x2) + x3) is computed as
-    // (((acc + x0) + x1) + x2) + x3: the terms left to right, which must be the accumulator and then the lanes
-    std::vector<const UOp*> xs;
-    std::function<void(const UOp*, bool)> flatten = [&](const UOp* v, bool top) {
-      if (v->op == Ops::ADD && v->dtype == dtypes::float32 && (top || uses[v] == 1) && xs.size() < 8) {
-        flatten(v->src[0].get(), false);
-        flatten(v->src[1].get(), false);
-      } else {
-        xs.push_back(v);
-      }
-    };
-    flatten(u.src[1].get(), true);
+    // the terms as C evaluates them: the accumulator, then the lanes
+    std::vector<const UOp*> xs = c_sum_terms(u.src[1].get(), uses, 8);
     if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
     const UOp* leaf = xs[0];
     xs.erase(xs.begin());
@@ -477,6 +484,124 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     cur.rows.push_back(g);
     cur.at = static_cast<int>(i);
     if (cur.stores.size() == 16) flush();
+  }
+  return out;
+}
+
+// Accumulators as vectors. A reduce whose loop body updates w accumulators (w a vector load's width) each as
+// acc + s1*v1[k] + s2*v2[k] + ... (the terms as C evaluates them), where accumulator k takes lane k of the same vector
+// loads v1, v2, ... and every accumulator the same scalars s1, s2, ..., is one w-wide accumulator updated as
+// vacc + s1*v1 + s2*v2 + ...: each lane gets the same operations in the same order (a*b+c contracts to the same fma
+// in both). Written as scalars, these are w chains that clang's SLP vectorizer gathers back into vectors with
+// shuffles, and a matmul tile of 8 rows x 32 columns (256 accumulators) spilled; as vectors they are 16 registers.
+struct VectorAcc {
+  struct Term {
+    const UOp* scalar;      // s
+    const VecGroup* group;  // v
+    bool scalar_first;      // written s*v (else v*s)
+  };
+  std::vector<Term> terms;
+  std::vector<int> stores;       // accumulator k's STORE, by lane
+  std::vector<const UOp*> accs;  // accumulator k's DEFINE_ACC, by lane
+  int at = 0;                    // the last STORE: where the update is written
+  int decl = 0;                  // the first DEFINE_ACC: where the vector is declared
+};
+std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_map<int, const VecGroup*>& lane_group,
+                                        const std::unordered_set<int>& taken_stores) {
+  const auto& l = lin->src;
+  std::unordered_map<const UOp*, int> pos, uses, acc_stores;
+  std::vector<int> block(l.size());
+  int b = 0;
+  for (size_t i = 0; i < l.size(); ++i) {
+    pos[l[i].get()] = static_cast<int>(i);
+    for (auto& x : l[i]->src) ++uses[resolve(x.get())];
+    if (l[i]->op == Ops::STORE) ++acc_stores[resolve(l[i]->src[0].get())];
+    if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
+    block[i] = b;
+  }
+  // the lane of a vector load that x is, or none
+  auto lane_of = [&](const UOp* x) -> std::pair<const VecGroup*, int> {
+    auto p = pos.find(x);
+    if (p == pos.end() || x->op != Ops::LOAD) return {nullptr, -1};
+    auto g = lane_group.find(p->second);
+    if (g == lane_group.end()) return {nullptr, -1};
+    const auto& lanes = g->second->lanes;
+    return {g->second, static_cast<int>(std::find(lanes.begin(), lanes.end(), p->second) - lanes.begin())};
+  };
+  // candidate groups: (block, terms) -> each lane's STORE; a product of two lanes can be read either way round, so a
+  // STORE may be a candidate of several, and is taken by the first that completes
+  using Key = std::pair<int, std::vector<std::tuple<const UOp*, const VecGroup*, bool>>>;
+  std::map<Key, std::vector<int>> cand;
+  std::vector<Key> order;
+  for (size_t i = 0; i < l.size(); ++i) {
+    const UOp& u = *l[i];
+    if (u.op != Ops::STORE || taken_stores.count(static_cast<int>(i))) continue;
+    const UOp* acc = resolve(u.src[0].get());
+    if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32 || acc_stores[acc] != 1 || acc->src.empty() || acc->src[0]->op != Ops::CONST) continue;
+    std::vector<const UOp*> xs = c_sum_terms(u.src[1].get(), uses, 17);
+    if (xs.size() < 2 || xs.size() > 17 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
+    // each product's readings: (scalar, group, scalar first, lane)
+    std::vector<std::vector<std::tuple<const UOp*, const VecGroup*, bool, int>>> readings;
+    for (size_t j = 1; j < xs.size(); ++j) {
+      const UOp* m = xs[j];
+      readings.emplace_back();
+      if (m->op != Ops::MUL || m->dtype != dtypes::float32 || uses[m] != 1) break;
+      for (int v = 0; v < 2; ++v) {
+        auto [g, k] = lane_of(m->src[static_cast<size_t>(v)].get());
+        if (g) readings.back().emplace_back(m->src[static_cast<size_t>(1 - v)].get(), g, v == 1, k);
+      }
+    }
+    if (readings.size() != xs.size() - 1 || std::any_of(readings.begin(), readings.end(), [](auto& r) { return r.empty(); })) continue;
+    // every combination of readings with one lane and one width throughout
+    std::vector<size_t> pick(readings.size(), 0);
+    while (true) {
+      Key key{block[i], {}};
+      int lane = -1;
+      size_t width = 0;
+      bool ok = true;
+      for (size_t j = 0; j < readings.size() && ok; ++j) {
+        auto [sc, g, first, k] = readings[j][pick[j]];
+        if (lane < 0) lane = k, width = g->lanes.size();
+        ok = k == lane && g->lanes.size() == width;
+        key.second.emplace_back(sc, g, first);
+      }
+      if (ok) {
+        auto it = cand.find(key);
+        if (it == cand.end()) it = cand.emplace(key, std::vector<int>(width, -1)).first, order.push_back(key);
+        if (it->second[static_cast<size_t>(lane)] < 0) it->second[static_cast<size_t>(lane)] = static_cast<int>(i);
+      }
+      size_t j = 0;
+      while (j < pick.size() && ++pick[j] == readings[j].size()) pick[j++] = 0;
+      if (j == pick.size()) break;
+    }
+  }
+  std::vector<VectorAcc> out;
+  std::unordered_set<int> taken;
+  for (const Key& key : order) {
+    const std::vector<int>& st = cand.at(key);
+    if (std::any_of(st.begin(), st.end(), [&](int x) { return x < 0 || taken.count(x); })) continue;
+    VectorAcc va;
+    for (auto& [sc, g, first] : key.second) va.terms.push_back({sc, g, first});
+    va.stores = st;
+    va.at = *std::max_element(st.begin(), st.end());
+    va.decl = static_cast<int>(l.size());
+    for (int x : st) {
+      va.accs.push_back(resolve(l[static_cast<size_t>(x)]->src[0].get()));
+      va.decl = std::min(va.decl, pos.at(va.accs.back()));
+    }
+    // the vector is declared where the first accumulator is: all of them in one block
+    bool clash = std::any_of(va.accs.begin(), va.accs.end(), [&](const UOp* a) { return block[static_cast<size_t>(pos.at(a))] != block[static_cast<size_t>(va.decl)]; });
+    // the update is written at the last STORE: nothing may read an accumulator between the first STORE and it, but
+    // the STOREs' own reads of their accumulators
+    const int first = *std::min_element(st.begin(), st.end());
+    for (int p = first; p <= va.at && !clash; ++p) {
+      const UOp& x = *l[static_cast<size_t>(p)];
+      if (x.op != Ops::LOAD || std::find(va.accs.begin(), va.accs.end(), resolve(x.src[0].get())) == va.accs.end()) continue;
+      clash = std::none_of(st.begin(), st.end(), [&](int s) { return c_sum_terms(l[static_cast<size_t>(s)]->src[1].get(), uses, 17)[0] == &x; });
+    }
+    if (clash) continue;
+    taken.insert(st.begin(), st.end());
+    out.push_back(std::move(va));
   }
   return out;
 }
@@ -540,6 +665,19 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   for (auto& t : transposed)
     for (int x : t.stores) transposed_store[x] = &t;
   if (!transposed.empty()) widths_used.insert({4, 8, 16});
+  std::vector<VectorAcc> vector_accs;
+  std::unordered_map<int, const VectorAcc*> vector_acc_store;
+  std::unordered_map<const UOp*, const VectorAcc*> vector_acc_of;
+  if (vector_accumulate()) {
+    std::unordered_set<int> taken(transposed_store.size());
+    for (auto& [x, t] : transposed_store) taken.insert(x);
+    vector_accs = find_vector_accs(lin, lane_group, taken);
+  }
+  for (auto& va : vector_accs) {
+    for (int x : va.stores) vector_acc_store[x] = &va;
+    for (const UOp* a : va.accs) vector_acc_of[a] = &va;
+    widths_used.insert(static_cast<int>(va.accs.size()));
+  }
   std::vector<bool> live(lin->src.size(), false);
   std::unordered_map<const UOp*, int> uses;
   // arithmetic in a WHERE's arm computed before it, where the language asks for it
@@ -559,6 +697,14 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
       need(u.src[0].get());
       const VecGroup* g = t->second->rows[static_cast<size_t>(std::find(t->second->stores.begin(), t->second->stores.end(), static_cast<int>(i)) - t->second->stores.begin())];
       for (int x : g->lanes) need(lin->src[x].get());
+      continue;
+    }
+    if (auto va = vector_acc_store.find(static_cast<int>(i)); va != vector_acc_store.end()) {  // the products' operands
+      need(u.src[0].get());
+      for (const VectorAcc::Term& t : va->second->terms) {
+        need(t.scalar);
+        for (int x : t.group->lanes) need(lin->src[x].get());
+      }
       continue;
     }
     auto lg = lane_group.find(static_cast<int>(i));
@@ -593,6 +739,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
   };
 
   std::unordered_map<const VecGroup*, std::string> vec_name;  // an emitted vector load's variable
+  std::unordered_map<const VectorAcc*, std::string> vector_acc_name;
   for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
     if (!live[pos]) continue;
@@ -637,6 +784,20 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         line(vec_type(16) + " " + sv + " = (" + vec_type(16) + "){" + init + "};");
         line(sv + " = " + sv + "+" + c[0] + "+" + c[1] + "+" + c[2] + "+" + c[3] + ";");
         for (size_t i = 0; i < ta.accs.size(); ++i) line(r.at(ta.accs[i]) + " = " + sv + "[" + std::to_string(i) + "];");
+      }
+      continue;
+    }
+    if (auto va = vector_acc_store.find(static_cast<int>(pos)); va != vector_acc_store.end()) {
+      if (va->second->at == static_cast<int>(pos)) {
+        const std::string& nm = vector_acc_name.at(va->second);
+        std::string e = nm;
+        for (const VectorAcc::Term& t : va->second->terms) {
+          std::string sc = r.at(resolve(t.scalar));
+          if (sc.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_[]") != std::string::npos) sc = "(" + sc + ")";
+          const std::string& v = vec_name.at(t.group);
+          e += "+" + (t.scalar_first ? sc + "*" + v : v + "*" + sc);
+        }
+        line(nm + " = " + e + ";");
       }
       continue;
     }
@@ -700,6 +861,23 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         line("}");
         break;
       case Ops::DEFINE_ACC: {
+        if (auto va = vector_acc_of.find(&u); va != vector_acc_of.end()) {  // the first declares the vector of them all
+          if (va->second->decl == static_cast<int>(pos)) {
+            const VectorAcc& v = *va->second;
+            const std::string nm = fresh("vacc"), t = vec_type(static_cast<int>(v.accs.size()));
+            vector_acc_name[&v] = nm;
+            std::vector<std::string> init;
+            for (size_t k = 0; k < v.accs.size(); ++k) {
+              init.push_back(render_const(*v.accs[k]->src[0]));
+              r[v.accs[k]] = nm + "[" + std::to_string(k) + "]";
+            }
+            std::string all = init[0];
+            if (std::any_of(init.begin(), init.end(), [&](const std::string& x) { return x != init[0]; }))
+              for (size_t k = 1; k < init.size(); ++k) all += "," + init[k];
+            line(t + " " + nm + " = (" + t + ")" + (all == init[0] ? "(" + all + ")" : "{" + all + "}") + ";");
+          }
+          break;
+        }
         std::string nm = fresh("acc");
         r[&u] = nm;
         line(type(u.dtype) + " " + nm + " = " + get(u.src[0]) + ";");

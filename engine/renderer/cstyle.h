@@ -80,6 +80,8 @@ class CStyleLanguage {
   // 16 accumulations of 4-wide loads in one reduce loop written as one transposed vector accumulation (with the
   // language's __builtin_shufflevector)
   virtual bool transposed_accumulate() const { return false; }
+  // accumulators that take the lanes of the same vector loads times the same scalars kept as one vector
+  virtual bool vector_accumulate() const { return false; }
   // a hint that the cache line at the address `addr` (a pointer expression) is read soon; empty: the language has none
   virtual std::string prefetch(const std::string&) const { return {}; }
   // the whole source around the body lines (one source line each, in order); *body_line: the 1-based line of the first

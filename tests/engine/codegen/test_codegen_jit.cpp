@@ -191,7 +191,8 @@ class TestCodegenJit : public QObject {
 
   // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), reduces that
   // read several rows at once asking for the next block, 16 rows' accumulations written as one transposed vector
-  // accumulation, and a second loop jammed: the same values as without any of them, bit for bit
+  // accumulation, a second loop jammed, and accumulators kept as vectors: the same values as without any of them, bit
+  // for bit
   void panels_prefetches_and_transposes_keep_every_value() {
     struct Shape {
       const char* label;
@@ -200,13 +201,19 @@ class TestCodegenJit : public QObject {
       std::vector<Opt> opts = {};  // (none: the default opts)
       const char* plain_lacks = nullptr;
     };
-    const char* const options[] = {"PACK", "PREFETCH", "TRANSPOSE", "JAM2"};
+    const char* const options[] = {"PACK", "PREFETCH", "TRANSPOSE", "JAM2", "VECACC"};
     for (const Shape& c : {Shape{"matmul 64", k::matmul(64, 64, 64), {"panel0["}}, Shape{"matmul 96x128x256", k::matmul(96, 128, 256), {"panel0["}},
                            Shape{"row sum 64x256", k::row_sum(64, 256), {"__builtin_prefetch("}},
                            Shape{"row sum 512x1024, 4 rows of 4", k::row_sum(512, 1024), {"__builtin_prefetch(", "tacc0 = tacc0+tcol0+tcol1+tcol2+tcol3;"},
                                  {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}},
                            // 4 columns jammed into 16 vector lanes, then 4 rows: 64 accumulators (16 without the second)
-                           Shape{"matmul 64, two loops jammed", k::matmul(64, 64, 64), {"float acc63 "}, {{OptOps::UPCAST, 1, 4}}, "float acc16 "}}) {
+                           Shape{"matmul 64, two loops jammed", k::matmul(64, 64, 64), {"float16 vacc3 "}, {{OptOps::UPCAST, 1, 4}}, "float acc16 "},
+                           // 8 rows x 32 columns: 16 vector accumulators, each row's scalar times a 16-wide load
+                           Shape{"matmul 64, an 8x32 tile", k::matmul(64, 64, 64), {"float16 vacc15 ", "vacc15 = vacc15+"},
+                                 {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 1, 2}, {OptOps::UPCAST, 0, 8}}, "vacc"},
+                           // 4 products an update (an unrolled reduce): acc+s0*v0+s1*v1+s2*v2+s3*v3, in that order
+                           Shape{"matmul 64, unrolled by 4", k::matmul(64, 64, 64), {"float16 vacc0 ", "*val5+"},
+                                 {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}, "vacc"}}) {
       // values whose sums round (make_buffers' quarters add exactly in any order)
       auto init = make_buffers(c.ast);
       for (auto& b : init)
