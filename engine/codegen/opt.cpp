@@ -823,7 +823,11 @@ void hand_coded_optimizations(Scheduler& k, std::optional<int64_t> tc_select) {
     }
   }
 
-  // threads (CPU): about 128K ops per thread
+  threads_opt(k);
+}
+
+// threads (CPU): about 128K ops per thread
+void threads_opt(Scheduler& k) {
   if (k.target.has_threads && k.target.global_max[0] > 0) {
     for (int threads : {32, 16, 12, 8, 6, 5, 4, 3, 2}) {
       if (threads > k.target.global_max[0]) continue;

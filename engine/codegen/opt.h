@@ -152,6 +152,8 @@ class Scheduler {
 // The hand-coded heuristics (heuristic.py): mat-vec, GROUPTOP, upcasts, unrolls, then locals (GPU) or threads (CPU).
 // tc_select: the tensor core to try (the TC_SELECT option when unset; -1 = the first that fits)
 void hand_coded_optimizations(Scheduler& k, std::optional<int64_t> tc_select = std::nullopt);
+// the heuristics' last step on the CPU: a THREAD opt on the first loop over outputs that divides, about 128K ops a thread
+void threads_opt(Scheduler& k);
 
 // The opts a kernel gets without BEAM: the hand-coded ones, unless NOOPT=1 or the kernel has several blocks (STAGE).
 void default_opts(Scheduler& k);

@@ -207,6 +207,34 @@ Scheduler default_scheduler(const Scheduler& s0) {
   return d;
 }
 
+// Register tiles in one step (the extended space's first round): rows x columns of outputs, the columns 16 or 32 (one
+// or two AVX-512 vectors of a read along them), the rows 4 or 8, then the heuristics' threads. A tile of 8 x 32 is 16
+// vector accumulators, each updated by one fma an iteration: as many independent chains as the FMA units need to stay
+// busy. One opt at a time, a narrow beam rarely reaches it: its first step (a single 16-wide column) is slow.
+std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast) {
+  std::vector<Scheduler> out;
+  const std::vector<int> axes = s0.axes_of({AxisType::WEAK, AxisType::GLOBAL});
+  for (int cols_axis : axes)
+    for (int rows_axis : axes) {
+      if (rows_axis == cols_axis) continue;
+      for (int64_t cols : {16, 32})
+        for (int64_t rows : {4, 8}) {
+          if (cols * rows > max_upcast) continue;
+          Scheduler s = s0;
+          try {
+            s.apply_opt({OptOps::UPCAST, cols_axis, 16});
+            if (cols == 32) s.apply_opt({OptOps::UPCAST, cols_axis, 2});
+            s.apply_opt({OptOps::UPCAST, rows_axis, rows});
+          } catch (const KernelOptError&) {
+            continue;
+          }
+          threads_opt(s);
+          out.push_back(std::move(s));
+        }
+    }
+  return out;
+}
+
 void check_cancel(const BeamConfig& c, const std::string& kernel) {
   if (c.cancel && c.cancel->load()) throw Error("BEAM search of " + kernel + " cancelled");
 }
@@ -376,6 +404,8 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     for (auto& [s, t] : beam)
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max, cfg.space)) cands.emplace_back(std::move(s2));
     if (round == 1) {
+      if (cfg.space == OptSpace::extended)
+        for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t));
       Scheduler d = default_scheduler(s0);
       const int64_t default_tc = d.tc_index;
       cands.emplace_back(std::move(d), true);
