@@ -29,6 +29,11 @@ UOpRef jam_loops(const UOpRef& sink, int64_t max_accumulators, int64_t max_strid
 // outside the ones it is reused across. Only when the panel fits in max_bytes and is used at least twice. Every
 // output is computed from the same values by the same operations in the same order, and the kernel keeps its name.
 UOpRef pack_panels(const UOpRef& sink, int64_t max_bytes);
+// CPU (C programs): reads in a reduce whose addresses form a grid of C rows S apart (S at least `lanes`, C a multiple of
+// `lanes`: the upcast lanes of a conv2d's weights, 576 floats apart) of the same columns t (its 3x3 taps) are copied,
+// once before all the loops over outputs, into a stack panel that holds each column's C rows side by side: the lanes
+// are then adjacent, one vector read. Also over the loops over outputs the reads use, when it all fits in max_bytes.
+UOpRef pack_spread_lanes(const UOpRef& sink, int64_t max_bytes, int64_t lanes);
 // RANGE nodes used by `xs` (not closed below them), sorted by id
 std::vector<UOpRef> ranges_of(const UOps& xs);
 

@@ -122,7 +122,7 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   sink = graph_rewrite(sink, pm_lower_index_dtype(), idx_dt, "lower all index dtypes");
   sink = graph_rewrite(sink, symbolic(), "final symbolic");
   // (PACK=0: reads as the loops make them)
-  if (lang == Lang::C && target.has_threads && codegen_option("PACK", 1) != 0) sink = pack_panels(sink, 256 << 10);
+  if (lang == Lang::C && target.has_threads && codegen_option("PACK", 1) != 0) sink = pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
   sink = graph_rewrite(sink, pm_early_decompositions(), "early decompositions");
   if (lang == Lang::C || lang == Lang::LLVM) sink = graph_rewrite(sink, pm_transcendental(), "transcendental decompositions");
   sink = graph_rewrite(sink, pm_late_decompositions(), "late decompositions");

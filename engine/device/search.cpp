@@ -154,9 +154,12 @@ struct DiskCache {
 };
 
 struct Candidate {
-  explicit Candidate(Scheduler sched, bool dflt = false) : s(std::move(sched)), is_default(dflt) {}
+  explicit Candidate(Scheduler sched, bool dflt = false, bool tile = false) : s(std::move(sched)), is_default(dflt), is_tile(tile) {}
   Scheduler s;
   bool is_default = false;  // the hand-coded opts: a candidate of round 1 whose time is also reported
+  // a register tile of the extended space's first round: not held to uops_max (its accumulators are vectors: the
+  // source is many times smaller than the count of scalar instructions)
+  bool is_tile = false;
   ProgramSpec spec;
   std::shared_ptr<Executable> exe;
   bool ok = false;
@@ -207,31 +210,53 @@ Scheduler default_scheduler(const Scheduler& s0) {
   return d;
 }
 
-// Register tiles in one step (the extended space's first round): rows x columns of outputs, the columns 16 or 32 (one
-// or two AVX-512 vectors of a read along them), the rows 4 or 8, then the heuristics' threads. A tile of 8 x 32 is 16
-// vector accumulators, each updated by one fma an iteration: as many independent chains as the FMA units need to stay
-// busy. One opt at a time, a narrow beam rarely reaches it: its first step (a single 16-wide column) is slow.
+// Register tiles in one step (the extended space's first round): 16 or 32 columns of outputs (one or two AVX-512
+// vectors of a read along them) by rows of 4 or 8 outputs along one other loop, or 4x4 or 8x2 along two (a conv2d's x
+// and y), then the heuristics' threads, each with and without the heuristics' unrolls (a conv2d's 3x3 taps). A tile
+// of 8 x 32 is 16 vector accumulators, each updated by one fma an iteration: as many independent chains as the FMA
+// units need to stay busy. One opt at a time, a narrow beam rarely reaches one: its first step (a single 16-wide
+// column) is slow.
 std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast) {
+  std::vector<Opt> unrolls;
+  for (const Opt& o : default_scheduler(s0).applied_opts)
+    if (o.op == OptOps::UNROLL) unrolls.push_back(o);
   std::vector<Scheduler> out;
   const std::vector<int> axes = s0.axes_of({AxisType::WEAK, AxisType::GLOBAL});
-  for (int cols_axis : axes)
-    for (int rows_axis : axes) {
-      if (rows_axis == cols_axis) continue;
+  for (int cols_axis : axes) {
+    std::vector<int> others;
+    for (int a : axes)
+      if (a != cols_axis) others.push_back(a);
+    // (cols, rows along each of up to two other loops)
+    std::vector<std::pair<int64_t, std::vector<std::pair<int, int64_t>>>> tiles;
+    for (int a : others)
       for (int64_t cols : {16, 32})
-        for (int64_t rows : {4, 8}) {
-          if (cols * rows > max_upcast) continue;
-          Scheduler s = s0;
-          try {
-            s.apply_opt({OptOps::UPCAST, cols_axis, 16});
-            if (cols == 32) s.apply_opt({OptOps::UPCAST, cols_axis, 2});
-            s.apply_opt({OptOps::UPCAST, rows_axis, rows});
-          } catch (const KernelOptError&) {
-            continue;
-          }
-          threads_opt(s);
-          out.push_back(std::move(s));
+        for (int64_t rows : {4, 8}) tiles.push_back({cols, {{a, rows}}});
+    for (size_t x = 0; x < others.size(); ++x)
+      for (size_t y = 0; y < others.size(); ++y)
+        if (x != y)
+          for (auto [rx, ry] : {std::pair<int64_t, int64_t>{4, 4}, {8, 2}})
+            if (rx != ry || x < y) tiles.push_back({16, {{others[x], rx}, {others[y], ry}}});
+    for (auto& [cols, rows] : tiles) {
+      int64_t n = cols;
+      for (auto& r : rows) n *= r.second;
+      if (n > max_upcast) continue;
+      for (bool unroll : {false, true}) {
+        if (unroll && unrolls.empty()) continue;
+        Scheduler s = s0;
+        try {
+          s.apply_opt({OptOps::UPCAST, cols_axis, 16});
+          if (cols == 32) s.apply_opt({OptOps::UPCAST, cols_axis, 2});
+          for (auto& [axis, amt] : rows) s.apply_opt({OptOps::UPCAST, axis, amt});
+          if (unroll)
+            for (const Opt& o : unrolls) s.apply_opt(o);
+        } catch (const KernelOptError&) {
+          continue;
         }
+        threads_opt(s);
+        out.push_back(std::move(s));
+      }
     }
+  }
   return out;
 }
 
@@ -354,7 +379,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       Scheduler k = c.s;
       UOpRef opt = k.get_optimized_ast(&test_name);
       c.spec = lower_program(kernel_ast, opt, lang, target);
-      if (cfg.uops_max > 0 && static_cast<int64_t>(c.spec.lowered->src.size()) >= cfg.uops_max) return;
+      if (cfg.uops_max > 0 && static_cast<int64_t>(c.spec.lowered->src.size()) >= cfg.uops_max && !c.is_tile) return;
       c.exe = dev.load(c.spec);
       c.ok = true;
     } catch (const std::exception&) {
@@ -405,7 +430,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max, cfg.space)) cands.emplace_back(std::move(s2));
     if (round == 1) {
       if (cfg.space == OptSpace::extended)
-        for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t));
+        for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t), false, true);
       Scheduler d = default_scheduler(s0);
       const int64_t default_tc = d.tc_index;
       cands.emplace_back(std::move(d), true);
