@@ -53,6 +53,17 @@ inline UOpRef matmul(int64_t M, int64_t K, int64_t N) {
   auto v = alu(Ops::MUL, idx(a, iadd(imul(r0, c(K)), r2)), idx(b, iadd(imul(r2, c(N)), r1)));
   return sink(end(store(o, iadd(imul(r0, c(N)), r1), reduce(Ops::ADD, v, {r2})), {r0, r1}));
 }
+// out[co][y][x] = sum_{ci,ky,kx} x[ci][y+ky][x+kx] * w[co][ci][ky][kx]  (a 3x3 conv2d without padding, H x W in)
+inline UOpRef conv2d_3x3(int64_t CO, int64_t CI, int64_t H, int64_t W) {
+  const int64_t OH = H - 2, OW = W - 2;
+  auto o = param(0, CO * OH * OW), x = param(1, CI * H * W), w = param(2, CO * CI * 9);
+  auto co = R(CO, 0), y = R(OH, 1), xx = R(OW, 2);
+  auto ci = R(CI, 3, AxisType::REDUCE), ky = R(3, 4, AxisType::REDUCE), kx = R(3, 5, AxisType::REDUCE);
+  auto in = idx(x, iadd(iadd(imul(ci, c(H * W)), imul(iadd(y, ky), c(W))), iadd(xx, kx)));
+  auto wt = idx(w, iadd(iadd(imul(co, c(CI * 9)), imul(ci, c(9))), iadd(imul(ky, c(3)), kx)));
+  auto out = iadd(iadd(imul(co, c(OH * OW)), imul(y, c(OW))), xx);
+  return sink(end(store(o, out, reduce(Ops::ADD, alu(Ops::MUL, in, wt), {ci, ky, kx})), {co, y, xx}));
+}
 // out[r0*2+r1] = x[r1*3+r0]  (3x2 transposed copy of 2x3)
 inline UOpRef transpose_3x2() {
   auto o = param(0, 6), x = param(1, 6);

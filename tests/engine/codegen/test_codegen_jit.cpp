@@ -189,10 +189,10 @@ class TestCodegenJit : public QObject {
     QVERIFY2(p.src.find("float8") != std::string::npos && p.src.find("float16") == std::string::npos, p.src.c_str());
   }
 
-  // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), reduces that
-  // read several rows at once asking for the next block, 16 rows' accumulations written as one transposed vector
-  // accumulation, a second loop jammed, and accumulators kept as vectors: the same values as without any of them, bit
-  // for bit
+  // b's strided reads copied into a panel (the loop over rows then inside the one over column tiles), reads whose
+  // lanes lie far apart copied side by side, reduces that read several rows at once asking for the next block, 16
+  // rows' accumulations written as one transposed vector accumulation, a second loop jammed, and accumulators kept as
+  // vectors: the same values as without any of them, bit for bit
   void panels_prefetches_and_transposes_keep_every_value() {
     struct Shape {
       const char* label;
@@ -213,7 +213,11 @@ class TestCodegenJit : public QObject {
                                  {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 1, 2}, {OptOps::UPCAST, 0, 8}}, "vacc"},
                            // 4 products an update (an unrolled reduce): acc+s0*v0+s1*v1+s2*v2+s3*v3, in that order
                            Shape{"matmul 64, unrolled by 4", k::matmul(64, 64, 64), {"float16 vacc0 ", "*val5+"},
-                                 {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}, "vacc"}}) {
+                                 {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}, "vacc"},
+                           // 16 of 32 output channels' weights (72 floats apart) copied with each tap's 16 side by side: a
+                           // 16-wide read, times each input value, into 4 vector accumulators
+                           Shape{"conv2d 3x3, 16 output channels as lanes", k::conv2d_3x3(32, 8, 10, 10), {"panel0[", "float16 vacc3 "},
+                                 {{OptOps::UPCAST, 0, 16}, {OptOps::UPCAST, 2, 4}, {OptOps::UNROLL, 2, 0}, {OptOps::UNROLL, 1, 0}}, "vacc"}}) {
       // values whose sums round (make_buffers' quarters add exactly in any order)
       auto init = make_buffers(c.ast);
       for (auto& b : init)
