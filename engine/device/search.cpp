@@ -429,7 +429,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     for (auto& [s, t] : beam)
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max, cfg.space)) cands.emplace_back(std::move(s2));
     if (round == 1) {
-      if (cfg.space == OptSpace::extended)
+      if (cfg.space == OptSpace::extended && target.has_threads)  // (the CPU's vector registers)
         for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t), false, true);
       Scheduler d = default_scheduler(s0);
       const int64_t default_tc = d.tc_index;

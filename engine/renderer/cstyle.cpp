@@ -552,6 +552,10 @@ std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_
       }
     }
     if (readings.size() != xs.size() - 1 || std::any_of(readings.begin(), readings.end(), [](auto& r) { return r.empty(); })) continue;
+    // (products of two lanes in every term: at most 64 combinations, or it stays scalar)
+    size_t combos = 1;
+    for (auto& r : readings) combos = std::min<size_t>(combos * r.size(), 65);
+    if (combos > 64) continue;
     // every combination of readings with one lane and one width throughout
     std::vector<size_t> pick(readings.size(), 0);
     while (true) {
