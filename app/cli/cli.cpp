@@ -37,10 +37,12 @@ constexpr const char* kUsage =
     "                      --snapshots keeps every call's output buffer in the trace, read back right after the\n"
     "                      call ran (calls run one at a time)\n"
     "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots]\n"
-    "         [--measure] [--select TEXT] [--step N] [--tour N] [--pane NAME] [--screenshot OUT.png]\n"
+    "         [--beam N [--extended]] [--measure] [--select TEXT] [--step N] [--tour N] [--pane NAME] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
     "                      --compare-trace puts a saved trace beside the one opened or run (File > Compare);\n"
+    "                      --beam N searches each kernel's opts (BEAM=N; --extended: TS_OPTS=extended) for the\n"
+    "                      window's runs, as its toolbar's BEAM and extended do (not saved);\n"
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"
     "                      --step N opens the rewrite stepper at step N of the selected context;\n"
     "                      --tour N opens the tour of the pipeline at stop N (1-8, Help > Tour);\n"
@@ -277,6 +279,7 @@ int cmd_serve() {
     // the request is untrusted text: every field is checked here, before anything is set
     std::string dev, stream;
     int repeat = 1, beam = -1;
+    std::string opts;  // "reference" or "extended": TS_OPTS for the run (empty: as the environment says)
     bool snapshots = false;
     ts::trace::Level level = ts::trace::Level::Off;
     try {
@@ -315,6 +318,12 @@ int cmd_serve() {
           throw std::runtime_error("\"beam\" must be a whole number from 0 to 16, not " + b.dump());
         beam = b.get<int>();
       }
+      if (req.contains("opts")) {
+        const auto& o = req["opts"];
+        if (!o.is_string() || (o.get<std::string>() != "reference" && o.get<std::string>() != "extended"))
+          throw std::runtime_error("\"opts\" must be \"reference\" or \"extended\" (the opt space BEAM searches), not " + o.dump());
+        opts = o.get<std::string>();
+      }
       level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
       if (req.contains("trace") && (!req["trace"].is_string() || !parse_level(req["trace"].get<std::string>(), &level)))
         throw std::runtime_error("\"trace\" must be \"off\", \"passes\" or \"matches\", not " + req["trace"].dump());
@@ -328,6 +337,7 @@ int cmd_serve() {
     setenv("TINYSCOPE_REPEAT", std::to_string(repeat).c_str(), 1);
     setenv("TINYSCOPE_SNAPSHOTS", snapshots ? "1" : "0", 1);
     if (beam >= 0) setenv("BEAM", std::to_string(beam).c_str(), 1);
+    if (!opts.empty()) setenv("TS_OPTS", opts.c_str(), 1);
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
     if (!stream.empty()) ts::trace::stream_to(stream);

@@ -57,8 +57,8 @@ QString examples_dir() {
 
 int main(int argc, char** argv) {
   QString file, dev, shot, compare, select, tour, compare_trace, pane, step_arg;
-  bool run = false, measure = false, snapshots = false;
-  int runs = 1, step = 0;
+  bool run = false, measure = false, snapshots = false, extended = false;
+  int runs = 1, step = 0, beam = -1;
   for (int i = 1; i < argc; ++i) {
     QString a = QString::fromLocal8Bit(argv[i]);
     auto value = [&](const char* name, QString* out) {
@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
     else if (a == "--snapshots") snapshots = true;
+    else if (a == "--extended") extended = true;
     else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) ||
              value("--select", &select) || value("--tour", &tour) || value("--pane", &pane))
       continue;
@@ -79,6 +80,14 @@ int main(int argc, char** argv) {
       step = step_arg.toInt(&ok);
       if (!ok || step < 1) {
         std::fprintf(stderr, "tinyscope: --step needs a step of the rewrite stepper from 1, not '%s'\n", qPrintable(step_arg));
+        return 2;
+      }
+    }
+    else if (value("--beam", &n)) {
+      bool ok = false;
+      beam = n.toInt(&ok);
+      if (!ok || beam < 0 || beam > 8) {
+        std::fprintf(stderr, "tinyscope: --beam needs a beam width from 0 (off) to 8, not '%s'\n", qPrintable(n));
         return 2;
       }
     }
@@ -133,6 +142,11 @@ int main(int argc, char** argv) {
     run = false;
   }
   if (snapshots) w.set_snapshots(true);
+  if (extended && beam <= 0) {
+    std::fprintf(stderr, "tinyscope: --extended is the opt space BEAM searches: it needs --beam N (N from 1)\n");
+    return 2;
+  }
+  if (beam >= 0) w.set_beam(beam, extended);
   if (!select.isEmpty()) w.set_initial_context(select);
   if (!tour.isEmpty()) {
     bool ok = false;

@@ -151,6 +151,20 @@ MainWindow::MainWindow(const QString& examples_dir, bool restore_layout, QWidget
   });
   tb->addWidget(new QLabel(tr("  BEAM "), this));
   tb->addWidget(beam_spin_);
+  // TS_OPTS=extended: the search also tries what the reference's opts cannot reach (register tiles in one step)
+  extended_box_ = new QCheckBox(tr("extended"), this);
+  extended_box_->setObjectName(QStringLiteral("beam_extended"));
+  extended_box_->setChecked(QSettings().value(QStringLiteral("run/extended"), false).toBool());
+  extended_box_->setToolTip(tr("TS_OPTS=extended: BEAM also searches beyond the reference's opts (register tiles of 16 or 32 columns "
+                               "by 4 or 8 rows in one step); the kernel names still follow the opts. Only with BEAM on"));
+  extended_box_->setEnabled(beam_spin_->value() > 0);
+  controller_->set_extended(extended_box_->isChecked());
+  connect(extended_box_, &QCheckBox::toggled, this, [this](bool on) {
+    controller_->set_extended(on);
+    QSettings().setValue(QStringLiteral("run/extended"), on);
+  });
+  connect(beam_spin_, &QSpinBox::valueChanged, extended_box_, [this](int n) { extended_box_->setEnabled(n > 0); });
+  tb->addWidget(extended_box_);
   tb->addSeparator();
   run_act_ = tb->addAction(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run"), this, &MainWindow::run);
   run_act_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -667,6 +681,15 @@ bool MainWindow::save_compare(const QString& path, QString* error) {
   return true;
 }
 
+void MainWindow::set_beam(int n, bool extended) {
+  const QSignalBlocker b1(beam_spin_), b2(extended_box_);
+  beam_spin_->setValue(n);
+  extended_box_->setChecked(extended);
+  extended_box_->setEnabled(n > 0);
+  controller_->set_beam(n);
+  controller_->set_extended(extended);
+}
+
 void MainWindow::set_snapshots(bool on) { snapshots_act_->setChecked(on); }
 
 QString MainWindow::first_label() const { return first_label_.isEmpty() ? first_device() : first_label_; }
@@ -730,7 +753,10 @@ void MainWindow::run() {
   console_->clear();
   mark_error_line(-1);
   QString name = script_path_.isEmpty() ? QStringLiteral("script.py") : QFileInfo(script_path_).fileName();
-  append_console(controller_->beam() ? tr("$ tinyscope run %1 (DEV=%2 BEAM=%3)\n").arg(name, device_combo_->currentText()).arg(controller_->beam())
+  append_console(controller_->beam() ? tr("$ tinyscope run %1 (DEV=%2 BEAM=%3%4)\n")
+                                           .arg(name, device_combo_->currentText())
+                                           .arg(controller_->beam())
+                                           .arg(controller_->extended() ? QStringLiteral(" TS_OPTS=extended") : QString())
                                       : tr("$ tinyscope run %1 (DEV=%2)\n").arg(name, device_combo_->currentText()),
                  false);
   run_act_->setEnabled(false);

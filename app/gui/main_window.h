@@ -84,6 +84,8 @@ class MainWindow : public QMainWindow {
   QString second_label() const;
   // Run > Record every call's buffers: each call's output buffer kept in the trace (`tinyscope run --snapshots`)
   void set_snapshots(bool on);
+  // BEAM=n over the reference's or the extended opt space for this window's runs (`--beam N [--extended]`; not saved)
+  void set_beam(int n, bool extended);
   // runs every script on a second device too ("" or "none": no comparison), shown in the Compare dock
   bool set_compare_device(const QString& dev, QString* error = nullptr);  // as set_device
   QString compare_device() const;
@@ -190,6 +192,7 @@ class MainWindow : public QMainWindow {
   QComboBox* device_combo_;
   QSpinBox* repeat_spin_ = nullptr;
   QSpinBox* beam_spin_ = nullptr;
+  QCheckBox* extended_box_ = nullptr;
   QProgressBar* beam_bar_ = nullptr;
   QToolButton* beam_cancel_ = nullptr;
   QAction* run_act_;

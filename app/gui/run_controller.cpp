@@ -150,7 +150,8 @@ void RunController::start_file(const QString& script_path, const QString& device
   });
   if (p->state() == QProcess::NotRunning) return fail_to_start(p);  // it failed before the handlers were connected
   QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"stream", stream_path_}, {"trace", "matches"},
-                  {"dev", device},    {"repeat", repeat_},  {"beam", beam_}, {"snapshots", snapshots_}};
+                  {"dev", device},    {"repeat", repeat_},  {"beam", beam_}, {"opts", extended_ ? "extended" : "reference"},
+                  {"snapshots", snapshots_}};
   run_clock_.start();
   poll_->start();
   p->write(QJsonDocument(req).toJson(QJsonDocument::Compact) + "\n");

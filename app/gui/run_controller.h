@@ -37,6 +37,9 @@ class RunController : public QObject {
   // BEAM=n for the runs (0: the default opts)
   void set_beam(int n) { beam_ = n < 0 ? 0 : n; }
   int beam() const { return beam_; }
+  // the opt space BEAM searches: the reference's actions, or the extended space (TS_OPTS=extended)
+  void set_extended(bool on) { extended_ = on; }
+  bool extended() const { return extended_; }
   // keep a spare child started between runs (default on)
   void set_keep_warm(bool on);
   // starts the spare child now if there is none
@@ -99,6 +102,7 @@ class RunController : public QObject {
   int repeat_ = 1;
   bool snapshots_ = false;
   int beam_ = 0;
+  bool extended_ = false;
   std::unique_ptr<QTemporaryDir> dir_;
   QString script_path_, trace_path_, stream_path_, stderr_;
   TraceStream stream_;

@@ -260,6 +260,8 @@ class TestCli : public QObject {
         {req(", \"repeat\": \"abc\""), "\"repeat\" must be a whole number from 1 to 10000, not \"abc\""},
         {req(", \"repeat\": 0"), "\"repeat\" must be"},
         {req(", \"repeat\": 2.5"), "\"repeat\" must be"},
+        {req(", \"opts\": \"wide\""), "\"opts\" must be \"reference\" or \"extended\" (the opt space BEAM searches), not \"wide\""},
+        {req(", \"opts\": 1"), "\"opts\" must be"},
         {req(", \"dev\": 3"), "\"dev\" must be a string"},
         {req(", \"json\": []"), "\"json\" must be a string"},
         {req(", \"args\": [1]"), "\"args\" must be an array of strings"},

@@ -4,6 +4,7 @@
 // its place), and the timings say what each number measured.
 //
 // TS_VIEWER_SHOT_DIR=DIR also saves the window during a run, after a crash and with a device error, to look at.
+#include <QCheckBox>
 #include <QDockWidget>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -20,6 +21,7 @@
 #include <QTest>
 #include <QComboBox>
 #include <QProgressBar>
+#include <QCheckBox>
 #include <QSpinBox>
 #include <QToolButton>
 
@@ -442,6 +444,37 @@ class TestRuns : public QObject {
     }
     QVERIFY(restored > 0);  // Adam's assigns write what they read
     QVERIFY(rerun > 0);
+  }
+
+  // the toolbar's "extended" (only with BEAM on) makes the run's search TS_OPTS=extended: the console says so, and
+  // every kernel's opts in the trace say they came from that search
+  void beam_extended_reaches_the_run() {
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    qputenv("XDG_CACHE_HOME", tmp.filePath("cache").toLocal8Bit());  // a search, not opts from an earlier run's cache
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    auto* beam = w.findChild<QSpinBox*>(QStringLiteral("beam"));
+    auto* extended = w.findChild<QCheckBox*>(QStringLiteral("beam_extended"));
+    QVERIFY(beam && extended);
+    beam->setValue(0);
+    QVERIFY(!extended->isEnabled());
+    beam->setValue(1);
+    QVERIFY(extended->isEnabled());
+    extended->setChecked(true);
+    QVERIFY(w.controller()->extended());
+    w.editor()->setPlainText("from tinygrad import Tensor\nprint((Tensor.ones(64, 64).contiguous() * 2).sum(axis=1).tolist()[0])\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.wait(120000));
+    QVERIFY2(done.front().at(0).toBool(), qPrintable(w.console()->toPlainText()));
+    QVERIFY2(w.console()->toPlainText().contains("BEAM=1 TS_OPTS=extended)"), qPrintable(w.console()->toPlainText()));
+    QVERIFY2(w.console()->toPlainText().contains("128.0"), qPrintable(w.console()->toPlainText()));
+    QVERIFY2(w.session()->raw().contains("BEAM=1 TS_OPTS=extended search: "), w.session()->raw().left(2000).constData());
+    extended->setChecked(false);
+    beam->setValue(0);
+    QVERIFY(!w.controller()->extended() && w.controller()->beam() == 0);
+    qunsetenv("XDG_CACHE_HOME");
   }
 
   // (last: it registers the Vulkan devices in this process, which the device-list tests above must not see)
