@@ -428,13 +428,42 @@ std::vector<const UOp*> c_sum_terms(const UOp* v, const std::unordered_map<const
 // sum: 16 rows, 4 adjacent elements of each) is 16 scalar chains; clang's SLP vectorizer makes them one vector of accumulators but
 // gathers its operands with some 50 shuffles an iteration. Written as a 4x4 transpose within each 128-bit lane of four
 // 16-wide vectors (12 inserts, 8 shuffles) and 4 vector adds, each accumulator gets the same additions in the same
-// order.
+// order. The terms may also be one expression of the lanes (a softmax's exp(x - max)): the same operations in every
+// term, whose other operands are the same in every term (constants), or the same in each row's four (the row's max).
+// The expression is then computed once per column, 16 rows at a time, with the same statements and the same
+// operations as the 64 scalar copies, lane by lane.
 struct TransposedAcc {
   std::vector<int> stores;            // the 16 accumulators' STOREs, in program order (accumulator i is lane i)
   std::vector<const UOp*> accs;       // their DEFINE_ACCs
   std::vector<const VecGroup*> rows;  // each one's 4-wide load
+  std::vector<std::array<const UOp*, 4>> terms;  // each one's four terms
   int at = 0;                         // the last STORE: where the block is written
+  // the expression of the terms (none: each term is its lane): row 0's term 0, and what each of its leaves is
+  enum class Leaf { lane, common, per_row };
+  std::unordered_map<const UOp*, Leaf> leaves;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> row_values;  // a per_row leaf's value in each row
+  std::unordered_map<const UOp*, int> uses;                            // an inner node's uses, as the scalar code counts them
 };
+namespace {
+bool vector_lane_dtype(DType dt) { return dt == dtypes::float32 || dt == dtypes::int32 || dt == dtypes::uint32 || dt == dtypes::bool_; }
+// an op the transposed expression can compute on 16-wide vectors (see CStyleLanguage::render's vector_alu)
+bool vector_op(const UOp& u) {
+  if (!vector_lane_dtype(u.dtype)) return false;
+  for (auto& x : u.src)
+    if (!vector_lane_dtype(x->dtype)) return false;
+  switch (u.op) {
+    case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::FDIV: case Ops::MAX: case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ:
+    case Ops::WHERE: case Ops::NEG: return true;
+    case Ops::AND: case Ops::OR: case Ops::XOR: return true;
+    case Ops::RECIPROCAL: return is_float(u.dtype);
+    case Ops::SHL: case Ops::SHR:  // by a constant count within the lane
+      return !is_float(u.dtype) && u.src[1]->op == Ops::CONST && u.src[1]->const_int() >= 0 && u.src[1]->const_int() < 32;
+    case Ops::CAST: return !is_bool(u.dtype) && !is_bool(u.src[0]->dtype);
+    case Ops::BITCAST: return !is_bool(u.dtype) && !is_bool(u.src[0]->dtype);
+    default: return false;
+  }
+}
+}  // namespace
 std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::unordered_map<int, const VecGroup*>& lane_group) {
   const auto& l = lin->src;
   std::unordered_map<const UOp*, int> pos, uses;
@@ -442,6 +471,88 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     pos[l[i].get()] = static_cast<int>(i);
     for (auto& x : l[i]->src) ++uses[resolve(x.get())];
   }
+  auto lane_of = [&](const UOp* x) -> std::pair<const VecGroup*, int> {
+    auto p = pos.find(x);
+    auto lg = p == pos.end() || x->op != Ops::LOAD ? lane_group.end() : lane_group.find(p->second);
+    if (lg == lane_group.end() || lg->second->lanes.size() != 4) return {nullptr, -1};
+    const auto& ln = lg->second->lanes;
+    return {lg->second, static_cast<int>(std::find(ln.begin(), ln.end(), p->second) - ln.begin())};
+  };
+  // the 4-wide load whose lane `lane` the term reads first (depth first), or none
+  auto row_of = [&](const UOp* term, int lane) -> const VecGroup* {
+    std::vector<const UOp*> stack{term};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty() && seen.size() < 256) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (auto [g, k] = lane_of(x); g) {
+        if (k == lane) return g;
+        continue;
+      }
+      if (x->op == Ops::LOAD) continue;
+      for (auto it = x->src.rbegin(); it != x->src.rend(); ++it) stack.push_back(resolve(it->get()));
+    }
+    return nullptr;
+  };
+  // the 64 terms as one expression of row 0's term 0: every leaf a lane of its row's load, the same value in all 64,
+  // or the same in each row's four; every inner node the same op in all 64, used only inside its term
+  auto expression = [&](TransposedAcc& t) {
+    std::unordered_map<const UOp*, std::vector<const UOp*>> at;  // template node -> its 64 nodes (row-major)
+    std::function<bool(const std::vector<const UOp*>&)> walk = [&](const std::vector<const UOp*>& ns) {
+      const UOp* tn = ns[0];
+      if (auto m = at.find(tn); m != at.end()) return m->second == ns;
+      at[tn] = ns;
+      if (!vector_lane_dtype(tn->dtype)) return false;
+      if (std::all_of(ns.begin(), ns.end(), [&](const UOp* x) { return x == tn; })) {
+        t.leaves[tn] = TransposedAcc::Leaf::common;
+        return !is_bool(tn->dtype);
+      }
+      bool lane = true, row = true;
+      for (size_t r = 0; r < 16; ++r)
+        for (size_t j = 0; j < 4; ++j) {
+          auto [g, k] = lane_of(ns[r * 4 + j]);
+          lane = lane && g == t.rows[r] && k == static_cast<int>(j);
+          row = row && ns[r * 4 + j] == ns[r * 4];
+        }
+      if (lane) {
+        t.leaves[tn] = TransposedAcc::Leaf::lane;
+        return true;
+      }
+      if (row) {
+        t.leaves[tn] = TransposedAcc::Leaf::per_row;
+        for (size_t r = 0; r < 16; ++r) t.row_values[tn].push_back(ns[r * 4]);
+        return !is_bool(tn->dtype);
+      }
+      if (tn->op == Ops::LOAD || !vector_op(*tn)) return false;
+      for (const UOp* x : ns)
+        if (x->op != tn->op || x->dtype != tn->dtype || x->src.size() != tn->src.size()) return false;
+      for (size_t k = 0; k < tn->src.size(); ++k) {
+        std::vector<const UOp*> sub;
+        for (const UOp* x : ns) sub.push_back(resolve(x->src[k].get()));
+        if (sub[0]->dtype != resolve(tn->src[k].get())->dtype || !walk(sub)) return false;
+      }
+      return true;
+    };
+    std::vector<const UOp*> roots;
+    for (size_t r = 0; r < 16; ++r)
+      for (size_t j = 0; j < 4; ++j) roots.push_back(t.terms[r][j]);
+    if (!walk(roots)) return false;
+    if (t.leaves.count(roots[0]) && t.leaves.at(roots[0]) == TransposedAcc::Leaf::lane) return true;  // the lanes themselves
+    // an inner node is used only inside its own term (as often as the template's inner nodes use it there)
+    std::unordered_map<const UOp*, int> inner_uses;
+    for (auto& [tn, ns] : at)
+      if (!t.leaves.count(tn))
+        for (auto& x : tn->src) ++inner_uses[resolve(x.get())];
+    for (auto& [tn, ns] : at) {
+      if (t.leaves.count(tn) || tn == roots[0]) continue;
+      for (const UOp* x : ns)
+        if (uses[x] != inner_uses[tn]) return false;
+      t.uses[tn] = inner_uses[tn];
+    }
+    t.uses[roots[0]] = 1;
+    return true;
+  };
   std::vector<TransposedAcc> out;
   TransposedAcc cur;
   std::unordered_set<const UOp*> leaves;  // the accumulators' reads that begin their chains
@@ -454,7 +565,7 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     return false;
   };
   auto flush = [&] {
-    if (cur.stores.size() == 16 && !read_between(cur)) out.push_back(cur);
+    if (cur.stores.size() == 16 && !read_between(cur) && expression(cur)) out.push_back(cur);
     cur = TransposedAcc{};
   };
   for (size_t i = 0; i < l.size(); ++i) {
@@ -463,25 +574,19 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     if (u.op != Ops::STORE) continue;
     const UOp* acc = resolve(u.src[0].get());
     if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32) continue;
-    // the terms as C evaluates them: the accumulator, then the lanes
+    // the terms as C evaluates them: the accumulator, then the four terms
     std::vector<const UOp*> xs = c_sum_terms(u.src[1].get(), uses, 8);
     if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
     const UOp* leaf = xs[0];
-    xs.erase(xs.begin());
-    const VecGroup* g = nullptr;
-    bool lanes = true;
-    for (size_t j = 0; j < xs.size() && lanes; ++j) {
-      auto p = pos.find(xs[j]);
-      auto lg = p == pos.end() ? lane_group.end() : lane_group.find(p->second);
-      lanes = lg != lane_group.end() && lg->second->lanes.size() == 4 && lg->second->lanes[j] == p->second && (!g || g == lg->second) &&
-              xs[j]->op == Ops::LOAD && uses[xs[j]] == 1;
-      if (lanes) g = lg->second;
-    }
-    if (!lanes) continue;
+    const VecGroup* g = row_of(xs[1], 0);
+    bool ok = g != nullptr;
+    for (size_t j = 1; j < 5 && ok; ++j) ok = uses[xs[j]] == 1 && row_of(xs[j], static_cast<int>(j - 1)) == g;
+    if (!ok) continue;
     leaves.insert(leaf);
     cur.stores.push_back(static_cast<int>(i));
     cur.accs.push_back(acc);
     cur.rows.push_back(g);
+    cur.terms.push_back({xs[1], xs[2], xs[3], xs[4]});
     cur.at = static_cast<int>(i);
     if (cur.stores.size() == 16) flush();
   }
@@ -699,8 +804,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
     if (!live[i]) continue;
     if (auto t = transposed_store.find(static_cast<int>(i)); t != transposed_store.end()) {  // its row's loads, not the adds
       need(u.src[0].get());
-      const VecGroup* g = t->second->rows[static_cast<size_t>(std::find(t->second->stores.begin(), t->second->stores.end(), static_cast<int>(i)) - t->second->stores.begin())];
-      for (int x : g->lanes) need(lin->src[x].get());
+      const TransposedAcc& ta = *t->second;
+      const size_t row = static_cast<size_t>(std::find(ta.stores.begin(), ta.stores.end(), static_cast<int>(i)) - ta.stores.begin());
+      for (int x : ta.rows[row]->lanes) need(lin->src[x].get());
+      for (auto& [leaf, kind] : ta.leaves)  // the expression's other operands
+        if (kind == TransposedAcc::Leaf::common) need(leaf);
+        else if (kind == TransposedAcc::Leaf::per_row) need(ta.row_values.at(leaf)[row]);
       continue;
     }
     if (auto va = vector_acc_store.find(static_cast<int>(i)); va != vector_acc_store.end()) {  // the products' operands
@@ -744,6 +853,119 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
 
   std::unordered_map<const VecGroup*, std::string> vec_name;  // an emitted vector load's variable
   std::unordered_map<const VectorAcc*, std::string> vector_acc_name;
+  // The four terms of a transposed accumulation computed 16 rows at a time: column j's expression with each leaf its
+  // vector (a lane: column j of the transposed rows; per row: the 16 rows' values; common: the scalar). Each node is
+  // inlined or named exactly where the scalar code inlines or names it (its uses, a WHERE or a WHERE's arm, the
+  // nesting; a cast: one use or a constant), with the same parentheses: every statement computes what the scalar ones
+  // compute, a*b+c contracts to the same fma, lane by lane.
+  bool int_vectors = false;
+  auto transposed_terms = [&](const TransposedAcc& ta, const std::string* c) {
+    auto vt = [&](DType dt) { return is_float(dt) ? vec_type(16) : std::string(dt == dtypes::uint32 ? "tuint16" : "tint16"); };
+    if (!int_vectors) {
+      line("typedef int tint16 __attribute__((ext_vector_type(16)));");
+      line("typedef unsigned int tuint16 __attribute__((ext_vector_type(16)));");
+      int_vectors = true;
+    }
+    const UOp* root = ta.terms[0][0];
+    // the inner nodes, each once, and their uses as the scalar code counts them (an op that names an operand twice,
+    // a float -> int cast, counts it twice); the WHERE arms (variables in this language)
+    std::unordered_map<const UOp*, int> vuses;
+    std::unordered_set<const UOp*> arms, seen;
+    std::function<void(const UOp*)> count = [&](const UOp* n) {
+      if (ta.leaves.count(n) || !seen.insert(n).second) return;
+      for (auto& x : n->src) {
+        const UOp* y = resolve(x.get());
+        vuses[y] += repeats_operands(*n) ? 2 : 1;
+        count(y);
+      }
+      if (n->op == Ops::WHERE && where_arms_as_variables())
+        for (size_t k = 1; k < n->src.size(); ++k) arms.insert(resolve(n->src[k].get()));
+    };
+    count(root);
+    vuses[root] = 1;
+    std::unordered_map<const UOp*, std::string> row_vec;
+    for (auto& [leaf, vals] : ta.row_values) {
+      // lanes 0..15, in order, of one 16-wide load: that load; else the 16 values gathered
+      auto first = pos_of.find(vals[0]);
+      auto h = first == pos_of.end() ? lane_group.end() : lane_group.find(first->second);
+      bool whole = h != lane_group.end() && h->second->lanes.size() == 16 && vec_name.count(h->second);
+      for (size_t k = 0; k < 16 && whole; ++k) whole = pos_of.count(vals[k]) && h->second->lanes[k] == pos_of.at(vals[k]);
+      if (whole) {
+        row_vec[leaf] = vec_name.at(h->second);
+        continue;
+      }
+      std::string all;
+      for (const UOp* v : vals) all += (all.empty() ? "" : ",") + r.at(resolve(v));
+      const std::string nm = fresh("trow");
+      line(vt(leaf->dtype) + " " + nm + " = (" + vt(leaf->dtype) + "){" + all + "};");
+      row_vec[leaf] = nm;
+    }
+    std::vector<std::string> cols;
+    for (int j = 0; j < 4; ++j) {
+      std::unordered_map<const UOp*, std::string> vr;
+      std::unordered_map<const UOp*, int> depth;  // nesting of each inlined node
+      std::function<std::string(const UOp*)> expr = [&](const UOp* n) -> std::string {
+        if (auto lf = ta.leaves.find(n); lf != ta.leaves.end())
+          return lf->second == TransposedAcc::Leaf::lane ? c[j] : lf->second == TransposedAcc::Leaf::per_row ? row_vec.at(n) : r.at(n);
+        if (auto v = vr.find(n); v != vr.end()) return v->second;
+        std::vector<std::string> sv;
+        const bool assoc = n->op == Ops::ADD || n->op == Ops::MUL || n->op == Ops::XOR || n->op == Ops::OR || n->op == Ops::AND;
+        int nest = 1;
+        for (auto& x : n->src) {
+          const UOp* y = resolve(x.get());
+          std::string e = expr(y);
+          sv.push_back(assoc && y->op == n->op && !ta.leaves.count(y) && vuses[y] <= 1 ? strip_parens(e) : e);
+          if (auto d = depth.find(y); d != depth.end()) nest = std::max(nest, d->second + 1);
+        }
+        std::string e;
+        bool inl;
+        if (n->op == Ops::CAST || n->op == Ops::BITCAST) {
+          const DType from = n->src[0]->dtype, to = n->dtype;
+          const std::string& x = sv[0];
+          if (n->op == Ops::BITCAST) e = "__builtin_bit_cast(" + vt(to) + ", " + x + ")";
+          else if (is_float(from) && !is_float(to)) {
+            const bool u32 = to == dtypes::uint32;
+            e = "(((" + x + (u32 ? ">" + float_literal("-1.0", from) : ">=" + float_literal("-2147483648.0", from)) + ")&(" + x + "<" +
+                float_literal(u32 ? "4294967296.0" : "2147483648.0", from) + "))?__builtin_convertvector(" + x + ", " + vt(to) + "):(" + vt(to) +
+                ")(" + (u32 ? "4294967295u" : "-2147483647-1") + "))";
+          } else if (from == to) e = x;
+          else e = "__builtin_convertvector(" + x + ", " + vt(to) + ")";
+          inl = vuses[n] <= 1 || n->src[0]->op == Ops::CONST;
+        } else {
+          auto bin = [&](const char* o) { return "(" + sv[0] + o + sv[1] + ")"; };
+          switch (n->op) {
+            case Ops::ADD: e = bin("+"); break;
+            case Ops::SUB: e = bin("-"); break;
+            case Ops::MUL: e = bin("*"); break;
+            case Ops::FDIV: e = bin("/"); break;
+            case Ops::MAX: e = "((" + sv[0] + "<" + sv[1] + ")?" + sv[1] + ":" + sv[0] + ")"; break;
+            case Ops::CMPLT: e = bin("<"); break;
+            case Ops::CMPNE: e = bin("!="); break;
+            case Ops::CMPEQ: e = bin("=="); break;
+            case Ops::AND: e = bin("&"); break;
+            case Ops::OR: e = bin("|"); break;
+            case Ops::XOR: e = bin("^"); break;
+            case Ops::SHL: e = bin("<<"); break;
+            case Ops::SHR: e = bin(">>"); break;
+            case Ops::WHERE: e = "(" + sv[0] + "?" + sv[1] + ":" + sv[2] + ")"; break;
+            case Ops::NEG: e = "(-" + sv[0] + ")"; break;
+            case Ops::RECIPROCAL: e = "(" + one(n->dtype) + "/" + sv[0] + ")"; break;
+            default: throw Error(name() + ": a transposed term's " + std::string(op_name(n->op)) + " has no vector form");
+          }
+          inl = vuses[n] <= 1 && n->op != Ops::WHERE && !arms.count(n) && nest < kMaxInlineDepth;
+        }
+        if (inl) {
+          if (n->op != Ops::CAST && n->op != Ops::BITCAST) depth[n] = nest;
+          return vr[n] = e;
+        }
+        const std::string nm = fresh("tv");
+        line(vt(n->dtype) + " " + nm + " = " + e + ";");
+        return vr[n] = nm;
+      };
+      cols.push_back(expr(root));
+    }
+    return cols;
+  };
   for (size_t pos = 0; pos < lin->src.size(); ++pos) {
     const UOp& u = *lin->src[pos];
     if (!live[pos]) continue;
@@ -786,7 +1008,12 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         std::string init;
         for (const UOp* a : ta.accs) init += (init.empty() ? "" : ",") + r.at(a);
         line(vec_type(16) + " " + sv + " = (" + vec_type(16) + "){" + init + "};");
-        line(sv + " = " + sv + "+" + c[0] + "+" + c[1] + "+" + c[2] + "+" + c[3] + ";");
+        std::string terms[4] = {c[0], c[1], c[2], c[3]};
+        if (auto root = ta.leaves.find(ta.terms[0][0]); root == ta.leaves.end() || root->second != TransposedAcc::Leaf::lane) {
+          std::vector<std::string> cols = transposed_terms(ta, c);
+          for (int j = 0; j < 4; ++j) terms[j] = cols[static_cast<size_t>(j)];
+        }
+        line(sv + " = " + sv + "+" + terms[0] + "+" + terms[1] + "+" + terms[2] + "+" + terms[3] + ";");
         for (size_t i = 0; i < ta.accs.size(); ++i) line(r.at(ta.accs[i]) + " = " + sv + "[" + std::to_string(i) + "];");
       }
       continue;

@@ -46,6 +46,14 @@ inline UOpRef row_sum(int64_t rows, int64_t n) {
   auto r0 = R(rows, 0), r1 = R(n, 1, AxisType::REDUCE);
   return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r0, c(n)), r1)), {r1})), {r0}));
 }
+// out[r0] = sum_r1 exp2((x[r0*N+r1] - m[r0]) * 0.0144)  (a softmax's sum of exps, its inputs scaled down)
+inline UOpRef row_sum_exp(int64_t rows, int64_t n) {
+  auto o = param(0, rows), x = param(1, rows * n), m = param(2, rows);
+  auto r0 = R(rows, 0), r1 = R(n, 1, AxisType::REDUCE);
+  auto d = alu(Ops::ADD, idx(x, iadd(imul(r0, c(n)), r1)), alu(Ops::NEG, idx(m, r0)));
+  auto e = alu(Ops::EXP2, alu(Ops::MUL, d, uconst(dtypes::float32, 0.0144)));
+  return sink(end(store(o, r0, reduce(Ops::ADD, e, {r1})), {r0}));
+}
 // out[r0*N+r1] = sum_r2 a[r0*K+r2]*b[r2*N+r1]
 inline UOpRef matmul(int64_t M, int64_t K, int64_t N) {
   auto o = param(0, M * N), a = param(1, M * K), b = param(2, K * N);
