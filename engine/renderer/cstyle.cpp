@@ -424,7 +424,8 @@ std::vector<const UOp*> c_sum_terms(const UOp* v, const std::unordered_map<const
 }
 
 // Accumulations of 16 rows at once, transposed. A reduce whose loop body updates 16 accumulators each as
-// (((acc + x0) + x1) + x2) + x3 (as written) with x0..x3 the lanes, in order, of one 4-wide vector load (a jammed row
+// (((acc + x0) + x1) + x2) + x3 (as written), or as max(acc, max(max(max(x0, x1), x2), x3)) (a running max), with
+// x0..x3 the lanes, in order, of one 4-wide vector load (a jammed row
 // sum: 16 rows, 4 adjacent elements of each) is 16 scalar chains; clang's SLP vectorizer makes them one vector of accumulators but
 // gathers its operands with some 50 shuffles an iteration. Written as a 4x4 transpose within each 128-bit lane of four
 // 16-wide vectors (12 inserts, 8 shuffles) and 4 vector adds, each accumulator gets the same additions in the same
@@ -438,6 +439,7 @@ struct TransposedAcc {
   std::vector<const VecGroup*> rows;  // each one's 4-wide load
   std::vector<std::array<const UOp*, 4>> terms;  // each one's four terms
   int at = 0;                         // the last STORE: where the block is written
+  Ops op = Ops::ADD;                  // ADD: acc + t0 + t1 + t2 + t3; MAX: max(acc, max(max(max(t0, t1), t2), t3))
   // the expression of the terms (none: each term is its lane): row 0's term 0, and what each of its leaves is
   enum class Leaf { lane, common, per_row };
   std::unordered_map<const UOp*, Leaf> leaves;
@@ -550,7 +552,7 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
         if (uses[x] != inner_uses[tn]) return false;
       t.uses[tn] = inner_uses[tn];
     }
-    t.uses[roots[0]] = 1;
+    t.uses[roots[0]] = t.op == Ops::MAX ? 2 : 1;  // (a max, a < b ? b : a, names its operands twice)
     return true;
   };
   std::vector<TransposedAcc> out;
@@ -574,15 +576,42 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     if (u.op != Ops::STORE) continue;
     const UOp* acc = resolve(u.src[0].get());
     if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32) continue;
-    // the terms as C evaluates them: the accumulator, then the four terms
-    std::vector<const UOp*> xs = c_sum_terms(u.src[1].get(), uses, 8);
-    if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
+    // the terms as C evaluates them: the accumulator, then the four terms; or a running max: max(acc, max(max(max(t0,
+    // t1), t2), t3)), the row's maximum first
+    // (a max is a < b ? b : a by now: each operand named twice)
+    auto max_of = [&](const UOp* n) -> std::pair<const UOp*, const UOp*> {
+      if (n->op != Ops::WHERE) return {nullptr, nullptr};
+      const UOp* c = resolve(n->src[0].get());
+      if (c->op != Ops::CMPLT || uses[c] != 1 || resolve(c->src[0].get()) != resolve(n->src[2].get()) || resolve(c->src[1].get()) != resolve(n->src[1].get()))
+        return {nullptr, nullptr};
+      return {resolve(n->src[2].get()), resolve(n->src[1].get())};
+    };
+    const UOp* v = u.src[1].get();
+    const Ops op = max_of(v).first ? Ops::MAX : Ops::ADD;
+    const int once = op == Ops::MAX ? 2 : 1;  // the uses of a value used once
+    std::vector<const UOp*> xs;
+    if (op == Ops::ADD) {
+      xs = c_sum_terms(v, uses, 8);
+    } else {
+      xs = {max_of(v).first};
+      std::vector<const UOp*> rest;
+      const UOp* m = max_of(v).second;
+      while (max_of(m).first && uses[m] == 2 && rest.size() < 3) {
+        rest.push_back(max_of(m).second);
+        m = max_of(m).first;
+      }
+      rest.push_back(m);
+      xs.insert(xs.end(), rest.rbegin(), rest.rend());
+    }
+    if (xs.size() != 5 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == once)) continue;
+    if (!cur.stores.empty() && cur.op != op) flush();
     const UOp* leaf = xs[0];
     const VecGroup* g = row_of(xs[1], 0);
     bool ok = g != nullptr;
-    for (size_t j = 1; j < 5 && ok; ++j) ok = uses[xs[j]] == 1 && row_of(xs[j], static_cast<int>(j - 1)) == g;
+    for (size_t j = 1; j < 5 && ok; ++j) ok = uses[xs[j]] == once && row_of(xs[j], static_cast<int>(j - 1)) == g;
     if (!ok) continue;
     leaves.insert(leaf);
+    cur.op = op;
     cur.stores.push_back(static_cast<int>(i));
     cur.accs.push_back(acc);
     cur.rows.push_back(g);
@@ -882,7 +911,7 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         for (size_t k = 1; k < n->src.size(); ++k) arms.insert(resolve(n->src[k].get()));
     };
     count(root);
-    vuses[root] = 1;
+    vuses[root] = ta.uses.at(root);
     std::unordered_map<const UOp*, std::string> row_vec;
     for (auto& [leaf, vals] : ta.row_values) {
       // lanes 0..15, in order, of one 16-wide load: that load; else the 16 values gathered
@@ -1013,7 +1042,16 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
           std::vector<std::string> cols = transposed_terms(ta, c);
           for (int j = 0; j < 4; ++j) terms[j] = cols[static_cast<size_t>(j)];
         }
-        line(sv + " = " + sv + "+" + terms[0] + "+" + terms[1] + "+" + terms[2] + "+" + terms[3] + ";");
+        if (ta.op == Ops::MAX) {  // (as the scalar code: each max a select on a <)
+          auto mx = [](const std::string& a, const std::string& b) { return "((" + a + "<" + b + ")?" + b + ":" + a + ")"; };
+          const std::string m = fresh("tmax");
+          line(vec_type(16) + " " + m + " = " + mx(terms[0], terms[1]) + ";");
+          line(m + " = " + mx(m, terms[2]) + ";");
+          line(m + " = " + mx(m, terms[3]) + ";");
+          line(sv + " = " + mx(sv, m) + ";");
+        } else {
+          line(sv + " = " + sv + "+" + terms[0] + "+" + terms[1] + "+" + terms[2] + "+" + terms[3] + ";");
+        }
         for (size_t i = 0; i < ta.accs.size(); ++i) line(r.at(ta.accs[i]) + " = " + sv + "[" + std::to_string(i) + "];");
       }
       continue;

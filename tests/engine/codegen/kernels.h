@@ -46,6 +46,12 @@ inline UOpRef row_sum(int64_t rows, int64_t n) {
   auto r0 = R(rows, 0), r1 = R(n, 1, AxisType::REDUCE);
   return sink(end(store(o, r0, reduce(Ops::ADD, idx(x, iadd(imul(r0, c(n)), r1)), {r1})), {r0}));
 }
+// out[r0] = max_r1 x[r0*N+r1]
+inline UOpRef row_max(int64_t rows, int64_t n) {
+  auto o = param(0, rows), x = param(1, rows * n);
+  auto r0 = R(rows, 0), r1 = R(n, 1, AxisType::REDUCE);
+  return sink(end(store(o, r0, reduce(Ops::MAX, idx(x, iadd(imul(r0, c(n)), r1)), {r1})), {r0}));
+}
 // out[r0] = sum_r1 exp2((x[r0*N+r1] - m[r0]) * 0.0144)  (a softmax's sum of exps, its inputs scaled down)
 inline UOpRef row_sum_exp(int64_t rows, int64_t n) {
   auto o = param(0, rows), x = param(1, rows * n), m = param(2, rows);

@@ -206,7 +206,10 @@ class TestCodegenJit : public QObject {
                            Shape{"row sum 64x256", k::row_sum(64, 256), {"__builtin_prefetch("}},
                            Shape{"row sum 512x1024, 4 rows of 4", k::row_sum(512, 1024), {"__builtin_prefetch(", "tacc0 = tacc0+tcol0+tcol1+tcol2+tcol3;"},
                                  {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}},
-                           // the same with each term an exp of its lane less its row's max: the exp computed 16 rows
+                           // a running max of 16 rows at once
+                           Shape{"row max 512x1024, 4 rows of 4", k::row_max(512, 1024), {"tacc0 = ((tacc0<tmax0)?tmax0:tacc0);"},
+                                 {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}},
+                           // the row sum with each term an exp of its lane less its row's max: the exp computed 16 rows
                            // at a time on the transposed columns
                            Shape{"sum of exps 512x1024, 4 rows of 4", k::row_sum_exp(512, 1024), {"tacc0 = tacc0+tv", "__builtin_convertvector("},
                                  {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}}},
