@@ -1,6 +1,9 @@
 #include "engine/renderer/c_renderer.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "engine/codegen/opt.h"
@@ -48,6 +51,16 @@ class CLanguage final : public CStyleLanguage {
     DType dt = c.dtype;
     if (c.is<Invalid>()) return "0";
     if (is_bool(dt)) return c.const_float() != 0 ? "1" : "0";
+    if (dt == dtypes::bfloat16) {
+      // __bf16 is a storage type to clang (no conversion from float is spelled): its bits, rounded to nearest even
+      const float f = static_cast<float>(c.const_float());
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      const uint32_t h = std::isnan(f) ? 0x7FC0u : (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%04X", static_cast<unsigned>(h & 0xFFFFu));
+      return "__builtin_bit_cast(__bf16, (unsigned short)" + std::string(hex) + ")";
+    }
     if (is_float(dt)) {
       double v = c.const_float();
       bool f32 = dt != dtypes::float64;
