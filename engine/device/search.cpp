@@ -216,6 +216,8 @@ Scheduler default_scheduler(const Scheduler& s0) {
 // of 8 x 32 is 16 vector accumulators, each updated by one fma an iteration: as many independent chains as the FMA
 // units need to stay busy. One opt at a time, a narrow beam rarely reaches one: its first step (a single 16-wide
 // column) is slow.
+}  // namespace
+
 std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast) {
   std::vector<Opt> unrolls;
   for (const Opt& o : default_scheduler(s0).applied_opts)
@@ -259,6 +261,8 @@ std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast) {
   }
   return out;
 }
+
+namespace {
 
 void check_cancel(const BeamConfig& c, const std::string& kernel) {
   if (c.cancel && c.cancel->load()) throw Error("BEAM search of " + kernel + " cancelled");
@@ -371,6 +375,23 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
   std::vector<std::pair<Scheduler, double>> beam{{s0, kInf}};
   std::pair<Scheduler, double> best{s0, kInf};  // the fastest kernel timed so far
   int stale = 0;                                // rounds in a row that did not beat it
+  // The fastest kernels of the whole search (kFinalists), timed again side by side at its end: each round's times
+  // were taken minutes apart on a machine whose speed moves by a third within minutes, and a kernel timed in a fast
+  // moment would otherwise win over a faster one timed in a slow moment. Their new times, taken in turns, decide.
+  constexpr size_t kFinalists = 4;
+  std::vector<Candidate> finalists;
+  std::optional<Candidate> default_kernel;  // (timed in the same turns: what the search gained is measured fairly)
+  auto keep_finalist = [&](const Candidate& c) {
+    if (c.is_default) default_kernel = c;
+    for (auto& f : finalists)
+      if (f.spec.src == c.spec.src) {
+        if (c.best() < f.best()) f.times = c.times;
+        return;
+      }
+    finalists.push_back(c);
+    std::stable_sort(finalists.begin(), finalists.end(), [](const Candidate& a, const Candidate& b) { return a.best() < b.best(); });
+    if (finalists.size() > kFinalists) finalists.pop_back();
+  };
   std::set<std::string> seen;
   if (cfg.debug >= 2) std::printf("   0.00s:                from   1 ->   1 actions %s\n", s0.colored_shape().c_str());
 
@@ -486,6 +507,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       if (c.is_default) rep.default_s = c.best();
       timed.emplace_back(c.s, c.best());
       ++rep.timed;
+      keep_finalist(c);
     }
     std::stable_sort(timed.begin(), timed.end(), [](auto& a, auto& b) { return a.second < b.second; });
     const size_t n_timed = timed.size();
@@ -516,6 +538,29 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       std::fflush(stdout);
     }
     if (exiting) break;
+  }
+  if (finalists.size() > 1) {
+    if (default_kernel && std::none_of(finalists.begin(), finalists.end(), [&](const Candidate& f) { return f.spec.src == default_kernel->spec.src; }))
+      finalists.push_back(*default_kernel);
+    std::vector<Candidate*> again;
+    for (auto& f : finalists) {
+      f.times.clear();
+      again.push_back(&f);
+    }
+    rep.done = 0;
+    rep.total = again.size() * static_cast<size_t>(std::max(cfg.runs, 3));
+    for (int r = 0; r < std::max(cfg.runs, 3); ++r) time_pass(again, 1);
+    const Candidate* win = nullptr;
+    for (auto& f : finalists)
+      if (f.ok && !f.times.empty() && (!win || f.best() < win->best())) win = &f;
+    if (win) {
+      best = {win->s, win->best()};
+      rep.best_s = best.second;
+      rep.best_shape = best.first.colored_shape();
+      rep.best_opts = best.first.applied_opts;
+      for (auto& f : finalists)
+        if (f.spec.src == (default_kernel ? default_kernel->spec.src : std::string()) && f.ok && !f.times.empty()) rep.default_s = f.best();
+    }
   }
   rep.finished = true;
   report();

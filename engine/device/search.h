@@ -40,6 +40,11 @@ const char* opt_space_name(OptSpace space);
 std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 256, int64_t max_local = 1024,
                                       OptSpace space = OptSpace::reference);
 
+// Register tiles, the extended space's first round besides the single opts: 16 or 32 columns along one loop over
+// outputs by 4 or 8 rows along another (or 4x4, 8x2 along two), then the heuristics' threads; each with and without
+// the heuristics' unrolls (on the CPU: a 16-wide vector per read along the columns, 16 vector accumulators at most).
+std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast);
+
 struct BeamConfig {
   int width = 2;                   // BEAM=N: the candidates each round keeps
   OptSpace space = OptSpace::reference;  // the actions each round tries (extended: beam_actions(extended))

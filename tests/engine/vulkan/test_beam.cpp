@@ -109,6 +109,34 @@ class TestBeam : public QObject {
     QCOMPARE(std::string(opt_space_name(OptSpace::extended)), std::string("extended"));
   }
 
+  // the extended space's register tiles: a matmul's 8 rows x 32 columns in one step (its threads after), with and
+  // without the heuristics' unroll; a conv2d's rows along two loops; never more than 256 lanes
+  void register_tiles_in_one_step() {
+    codegen_options()["NUM_CPU_THREADS"] = "2";
+    const Scheduler mm = opt_scheduler(k::matmul(256, 256, 256), cpu_opt_target());
+    std::vector<Opt> unroll;
+    Scheduler dflt = mm;
+    hand_coded_optimizations(dflt);
+    for (const Opt& o : dflt.applied_opts)
+      if (o.op == OptOps::UNROLL) unroll.push_back(o);
+    std::set<std::string> got;
+    for (const Scheduler& t : register_tiles(mm, 256)) {
+      got.insert(format_opts(t.applied_opts));
+      int64_t lanes = 1;
+      for (const Opt& o : t.applied_opts)
+        if (o.op == OptOps::UPCAST) lanes *= o.arg;
+      QVERIFY2(lanes <= 256, format_opts(t.applied_opts).c_str());
+    }
+    QVERIFY2(got.count("UPCAST 1 16\nUPCAST 1 2\nUPCAST 0 8\nTHREAD 0 2\n"), [&] { std::string s; for (auto& g : got) s += g + "--\n"; return s; }().c_str());
+    QVERIFY(!unroll.empty());
+    QVERIFY(got.count("UPCAST 1 16\nUPCAST 1 2\nUPCAST 0 8\n" + format_opts(unroll) + "THREAD 0 2\n"));
+    QVERIFY(register_tiles(mm, 64).size() < register_tiles(mm, 256).size());  // (the cap)
+    got.clear();
+    for (const Scheduler& t : register_tiles(opt_scheduler(k::conv2d_3x3(64, 8, 18, 18), cpu_opt_target()), 256)) got.insert(format_opts(t.applied_opts));
+    QVERIFY(got.count("UPCAST 0 16\nUPCAST 2 4\nUPCAST 1 4\nTHREAD 0 2\n") || got.count("UPCAST 0 16\nUPCAST 1 4\nUPCAST 2 4\nTHREAD 0 2\n"));
+    codegen_options().erase("NUM_CPU_THREADS");
+  }
+
   // SWAP exchanges two GLOBAL axes' places: a 4x8 transposed copy is named E_4_8, swapped E_8_4, and its program
   // launches the swapped grid; swapping a reduce axis is refused
   void swap_reorders_axes() {
