@@ -68,6 +68,12 @@ int main(int argc, char** argv) {
       return false;
     };
     QString n;
+    // a whole number from lo to hi
+    auto whole = [](const QString& text, int lo, int hi, int* out) {
+      bool ok = false;
+      *out = text.toInt(&ok);
+      return ok && *out >= lo && *out <= hi;
+    };
     if (a == "--run") run = true;
     else if (a == "--measure") measure = true;
     else if (a == "--snapshots") snapshots = true;
@@ -84,17 +90,13 @@ int main(int argc, char** argv) {
       }
     }
     else if (value("--beam", &n)) {
-      bool ok = false;
-      beam = n.toInt(&ok);
-      if (!ok || beam < 0 || beam > 8) {
+      if (!whole(n, 0, 8, &beam)) {
         std::fprintf(stderr, "tinyscope: --beam needs a beam width from 0 (off) to 8, not '%s'\n", qPrintable(n));
         return 2;
       }
     }
     else if (value("--runs", &n)) {
-      bool ok = false;
-      runs = n.toInt(&ok);
-      if (!ok || runs < 1 || runs > 10000) {
+      if (!whole(n, 1, 10000, &runs)) {
         std::fprintf(stderr, "tinyscope: --runs needs a number of runs from 1 to 10000, not '%s'\n", qPrintable(n));
         return 2;
       }
