@@ -212,16 +212,18 @@ Scheduler default_scheduler(const Scheduler& s0) {
 
 // Register tiles in one step (the extended space's first round): 16 or 32 columns of outputs (one or two AVX-512
 // vectors of a read along them) by rows of 4 or 8 outputs along one other loop, or 4x4 or 8x2 along two (a conv2d's x
-// and y), then the heuristics' threads, each with and without the heuristics' unrolls (a conv2d's 3x3 taps). A tile
+// and y), then the heuristics' threads, each with and without the heuristics' whole unrolls (a conv2d's 3x3 taps). A tile
 // of 8 x 32 is 16 vector accumulators, each updated by one fma an iteration: as many independent chains as the FMA
 // units need to stay busy. One opt at a time, a narrow beam rarely reaches one: its first step (a single 16-wide
 // column) is slow.
 }  // namespace
 
 std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast) {
+  // (the whole of a small reduce axis only, a conv2d's taps: part of a long one, a matmul's k by 4, makes each
+  // accumulator a chain of that many fmas an iteration, with that many more operands live: a 8x32 tile spilled)
   std::vector<Opt> unrolls;
   for (const Opt& o : default_scheduler(s0).applied_opts)
-    if (o.op == OptOps::UNROLL) unrolls.push_back(o);
+    if (o.op == OptOps::UNROLL && o.arg == 0) unrolls.push_back(o);
   std::vector<Scheduler> out;
   const std::vector<int> axes = s0.axes_of({AxisType::WEAK, AxisType::GLOBAL});
   for (int cols_axis : axes) {

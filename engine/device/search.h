@@ -42,7 +42,8 @@ std::vector<Scheduler> kernel_actions(const Scheduler& s, int64_t max_upcast = 2
 
 // Register tiles, the extended space's first round besides the single opts: 16 or 32 columns along one loop over
 // outputs by 4 or 8 rows along another (or 4x4, 8x2 along two), then the heuristics' threads; each with and without
-// the heuristics' unrolls (on the CPU: a 16-wide vector per read along the columns, 16 vector accumulators at most).
+// the heuristics' unrolls of whole (small) reduce axes (on the CPU: a 16-wide vector per read along the columns, 16
+// vector accumulators at most).
 std::vector<Scheduler> register_tiles(const Scheduler& s0, int64_t max_upcast);
 
 struct BeamConfig {

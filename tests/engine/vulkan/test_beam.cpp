@@ -109,8 +109,9 @@ class TestBeam : public QObject {
     QCOMPARE(std::string(opt_space_name(OptSpace::extended)), std::string("extended"));
   }
 
-  // the extended space's register tiles: a matmul's 8 rows x 32 columns in one step (its threads after), with and
-  // without the heuristics' unroll; a conv2d's rows along two loops; never more than 256 lanes
+  // the extended space's register tiles: a matmul's 8 rows x 32 columns in one step (its threads after), not with the
+  // heuristics' unroll of part of its k; a conv2d's rows along two loops, with and without its taps unrolled whole;
+  // never more than 256 lanes
   void register_tiles_in_one_step() {
     codegen_options()["NUM_CPU_THREADS"] = "2";
     const Scheduler mm = opt_scheduler(k::matmul(256, 256, 256), cpu_opt_target());
@@ -128,12 +129,20 @@ class TestBeam : public QObject {
       QVERIFY2(lanes <= 256, format_opts(t.applied_opts).c_str());
     }
     QVERIFY2(got.count("UPCAST 1 16\nUPCAST 1 2\nUPCAST 0 8\nTHREAD 0 2\n"), [&] { std::string s; for (auto& g : got) s += g + "--\n"; return s; }().c_str());
-    QVERIFY(!unroll.empty());
-    QVERIFY(got.count("UPCAST 1 16\nUPCAST 1 2\nUPCAST 0 8\n" + format_opts(unroll) + "THREAD 0 2\n"));
+    QVERIFY(!unroll.empty() && unroll[0].arg != 0);
+    QVERIFY(!got.count("UPCAST 1 16\nUPCAST 1 2\nUPCAST 0 8\n" + format_opts(unroll) + "THREAD 0 2\n"));
     QVERIFY(register_tiles(mm, 64).size() < register_tiles(mm, 256).size());  // (the cap)
     got.clear();
-    for (const Scheduler& t : register_tiles(opt_scheduler(k::conv2d_3x3(64, 8, 18, 18), cpu_opt_target()), 256)) got.insert(format_opts(t.applied_opts));
-    QVERIFY(got.count("UPCAST 0 16\nUPCAST 2 4\nUPCAST 1 4\nTHREAD 0 2\n") || got.count("UPCAST 0 16\nUPCAST 1 4\nUPCAST 2 4\nTHREAD 0 2\n"));
+    const Scheduler conv = opt_scheduler(k::conv2d_3x3(64, 8, 18, 18), cpu_opt_target());
+    Scheduler conv_dflt = conv;
+    hand_coded_optimizations(conv_dflt);
+    std::vector<Opt> taps;
+    for (const Opt& o : conv_dflt.applied_opts)
+      if (o.op == OptOps::UNROLL) taps.push_back(o);
+    QVERIFY(!taps.empty() && taps[0].arg == 0);
+    for (const Scheduler& t : register_tiles(conv, 256)) got.insert(format_opts(t.applied_opts));
+    QVERIFY(got.count("UPCAST 0 16\nUPCAST 1 4\nUPCAST 2 4\nTHREAD 0 2\n"));
+    QVERIFY(got.count("UPCAST 0 16\nUPCAST 1 4\nUPCAST 2 4\n" + format_opts(taps) + "THREAD 0 2\n"));
     codegen_options().erase("NUM_CPU_THREADS");
   }
 
