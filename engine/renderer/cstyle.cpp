@@ -448,7 +448,8 @@ struct TransposedAcc {
 };
 namespace {
 bool vector_lane_dtype(DType dt) { return dt == dtypes::float32 || dt == dtypes::int32 || dt == dtypes::uint32 || dt == dtypes::bool_; }
-// an op the transposed expression can compute on 16-wide vectors (see CStyleLanguage::render's vector_alu)
+// an op the transposed expression can compute on 16-wide vectors: one whose C spelling (render_alu's) holds for
+// vectors of 32-bit lanes too, or a cast between them (spelled for vectors in render's transposed_terms)
 bool vector_op(const UOp& u) {
   if (!vector_lane_dtype(u.dtype)) return false;
   for (auto& x : u.src)
@@ -939,12 +940,10 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
         if (auto v = vr.find(n); v != vr.end()) return v->second;
         std::vector<std::string> sv;
         const bool assoc = n->op == Ops::ADD || n->op == Ops::MUL || n->op == Ops::XOR || n->op == Ops::OR || n->op == Ops::AND;
-        int nest = 1;
         for (auto& x : n->src) {
           const UOp* y = resolve(x.get());
           std::string e = expr(y);
           sv.push_back(assoc && y->op == n->op && !ta.leaves.count(y) && vuses[y] <= 1 ? strip_parens(e) : e);
-          if (auto d = depth.find(y); d != depth.end()) nest = std::max(nest, d->second + 1);
         }
         std::string e;
         bool inl;
@@ -961,32 +960,18 @@ std::string CStyleLanguage::render(const ProgramSpec& spec, SourceLines* source_
           else e = "__builtin_convertvector(" + x + ", " + vt(to) + ")";
           inl = vuses[n] <= 1 || n->src[0]->op == Ops::CONST;
         } else {
-          auto bin = [&](const char* o) { return "(" + sv[0] + o + sv[1] + ")"; };
-          switch (n->op) {
-            case Ops::ADD: e = bin("+"); break;
-            case Ops::SUB: e = bin("-"); break;
-            case Ops::MUL: e = bin("*"); break;
-            case Ops::FDIV: e = bin("/"); break;
-            case Ops::MAX: e = "((" + sv[0] + "<" + sv[1] + ")?" + sv[1] + ":" + sv[0] + ")"; break;
-            case Ops::CMPLT: e = bin("<"); break;
-            case Ops::CMPNE: e = bin("!="); break;
-            case Ops::CMPEQ: e = bin("=="); break;
-            case Ops::AND: e = bin("&"); break;
-            case Ops::OR: e = bin("|"); break;
-            case Ops::XOR: e = bin("^"); break;
-            case Ops::SHL: e = bin("<<"); break;
-            case Ops::SHR: e = bin(">>"); break;
-            case Ops::WHERE: e = "(" + sv[0] + "?" + sv[1] + ":" + sv[2] + ")"; break;
-            case Ops::NEG: e = "(-" + sv[0] + ")"; break;
-            case Ops::RECIPROCAL: e = "(" + one(n->dtype) + "/" + sv[0] + ")"; break;
-            default: throw Error(name() + ": a transposed term's " + std::string(op_name(n->op)) + " has no vector form");
-          }
+          // the scalar code's own spelling (vector_op admits only ops whose C spelling holds for vectors too), and
+          // its nesting count
+          const std::string raw = render_alu(n->op, n->op == Ops::WHERE || group::comparison(n->op) ? n->src.back()->dtype : n->dtype, sv, *n);
+          e = to_dtype(*n, raw);
+          const int step = e.size() == raw.size() ? 1 : 2;
+          int nest = step;
+          for (auto& x : n->src)
+            if (auto d = depth.find(resolve(x.get())); d != depth.end()) nest = std::max(nest, d->second + step);
           inl = vuses[n] <= 1 && n->op != Ops::WHERE && !arms.count(n) && nest < kMaxInlineDepth;
+          if (inl) depth[n] = nest;
         }
-        if (inl) {
-          if (n->op != Ops::CAST && n->op != Ops::BITCAST) depth[n] = nest;
-          return vr[n] = e;
-        }
+        if (inl) return vr[n] = e;
         const std::string nm = fresh("tv");
         line(vt(n->dtype) + " " + nm + " = " + e + ";");
         return vr[n] = nm;
