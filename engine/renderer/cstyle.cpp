@@ -93,17 +93,22 @@ void linear_form(const UOp* x, int64_t scale, LinearForm& f, int depth = 0) {
   }
   f.terms[x] += scale;
 }
-// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src. Each width of
-// `widths` (largest first) groups the accesses a wider group left: w lanes at base+w*m+0..w-1 in one block, keyed by
-// the index's value (its terms, each coefficient a multiple of w, and its constant).
-std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, const std::vector<int>& widths) {
-  const auto& l = lin->src;
+// each position's block: the stretch of lin->src between two loop boundaries (RANGE, END, BARRIER), numbered in order
+std::vector<int> loop_blocks(const UOps& l) {
   std::vector<int> block(l.size());
   int b = 0;
   for (size_t i = 0; i < l.size(); ++i) {
     if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
     block[i] = b;
   }
+  return block;
+}
+// finds groups among the LOADs (is_store false) or STOREs of float buffers; positions index lin->src. Each width of
+// `widths` (largest first) groups the accesses a wider group left: w lanes at base+w*m+0..w-1 in one block, keyed by
+// the index's value (its terms, each coefficient a multiple of w, and its constant).
+std::vector<VecGroup> find_vec_groups(const UOpRef& lin, bool is_store, const std::vector<int>& widths) {
+  const auto& l = lin->src;
+  const std::vector<int> block = loop_blocks(l);
   // each access's buffer, index terms with their coefficients, and constant offset
   struct Access {
     int pos;
@@ -423,6 +428,25 @@ std::vector<const UOp*> c_sum_terms(const UOp* v, const std::unordered_map<const
   return xs;
 }
 
+// The vector load a LOAD is a lane of, and which lane (positions index lin->src), or none.
+std::pair<const VecGroup*, int> lane_in(const UOp* x, const std::unordered_map<const UOp*, int>& pos,
+                                        const std::unordered_map<int, const VecGroup*>& lane_group) {
+  auto p = pos.find(x);
+  auto g = p == pos.end() || x->op != Ops::LOAD ? lane_group.end() : lane_group.find(p->second);
+  if (g == lane_group.end()) return {nullptr, -1};
+  const auto& lanes = g->second->lanes;
+  return {g->second, static_cast<int>(std::find(lanes.begin(), lanes.end(), p->second) - lanes.begin())};
+}
+// Whether a LOAD of one of `accs` lies in l[first..last], but the reads in `chains` (the updates' own reads of their
+// accumulators): a group's updates are all written at its last STORE, so nothing else may read them in between.
+bool acc_read_between(const UOps& l, int first, int last, const std::vector<const UOp*>& accs, const std::unordered_set<const UOp*>& chains) {
+  for (int p = first; p <= last; ++p) {
+    const UOp& x = *l[static_cast<size_t>(p)];
+    if (x.op == Ops::LOAD && !chains.count(&x) && std::find(accs.begin(), accs.end(), resolve(x.src[0].get())) != accs.end()) return true;
+  }
+  return false;
+}
+
 // Accumulations of 16 rows at once, transposed. A reduce whose loop body updates 16 accumulators each as
 // (((acc + x0) + x1) + x2) + x3 (as written), or as max(acc, max(max(max(x0, x1), x2), x3)) (a running max), with
 // x0..x3 the lanes, in order, of one 4-wide vector load (a jammed row
@@ -474,12 +498,9 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
     pos[l[i].get()] = static_cast<int>(i);
     for (auto& x : l[i]->src) ++uses[resolve(x.get())];
   }
-  auto lane_of = [&](const UOp* x) -> std::pair<const VecGroup*, int> {
-    auto p = pos.find(x);
-    auto lg = p == pos.end() || x->op != Ops::LOAD ? lane_group.end() : lane_group.find(p->second);
-    if (lg == lane_group.end() || lg->second->lanes.size() != 4) return {nullptr, -1};
-    const auto& ln = lg->second->lanes;
-    return {lg->second, static_cast<int>(std::find(ln.begin(), ln.end(), p->second) - ln.begin())};
+  auto lane_of = [&](const UOp* x) -> std::pair<const VecGroup*, int> {  // (of a 4-wide load)
+    auto lk = lane_in(x, pos, lane_group);
+    return lk.first && lk.first->lanes.size() == 4 ? lk : std::make_pair(nullptr, -1);
   };
   // the 4-wide load whose lane `lane` the term reads first (depth first), or none
   auto row_of = [&](const UOp* term, int lane) -> const VecGroup* {
@@ -559,16 +580,8 @@ std::vector<TransposedAcc> find_transposed_accs(const UOpRef& lin, const std::un
   std::vector<TransposedAcc> out;
   TransposedAcc cur;
   std::unordered_set<const UOp*> leaves;  // the accumulators' reads that begin their chains
-  // (the group's updates are all written at its last STORE: no other read of its accumulators may come in between)
-  auto read_between = [&](const TransposedAcc& t) {
-    for (int p = t.stores.front(); p <= t.at; ++p) {
-      const UOp& x = *l[static_cast<size_t>(p)];
-      if (x.op == Ops::LOAD && !leaves.count(&x) && std::find(t.accs.begin(), t.accs.end(), resolve(x.src[0].get())) != t.accs.end()) return true;
-    }
-    return false;
-  };
   auto flush = [&] {
-    if (cur.stores.size() == 16 && !read_between(cur) && expression(cur)) out.push_back(cur);
+    if (cur.stores.size() == 16 && !acc_read_between(l, cur.stores.front(), cur.at, cur.accs, leaves) && expression(cur)) out.push_back(cur);
     cur = TransposedAcc{};
   };
   for (size_t i = 0; i < l.size(); ++i) {
@@ -645,29 +658,18 @@ std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_
                                         const std::unordered_set<int>& taken_stores) {
   const auto& l = lin->src;
   std::unordered_map<const UOp*, int> pos, uses, acc_stores;
-  std::vector<int> block(l.size());
-  int b = 0;
+  const std::vector<int> block = loop_blocks(l);
   for (size_t i = 0; i < l.size(); ++i) {
     pos[l[i].get()] = static_cast<int>(i);
     for (auto& x : l[i]->src) ++uses[resolve(x.get())];
     if (l[i]->op == Ops::STORE) ++acc_stores[resolve(l[i]->src[0].get())];
-    if (l[i]->op == Ops::RANGE || l[i]->op == Ops::END || l[i]->op == Ops::BARRIER) ++b;
-    block[i] = b;
   }
-  // the lane of a vector load that x is, or none
-  auto lane_of = [&](const UOp* x) -> std::pair<const VecGroup*, int> {
-    auto p = pos.find(x);
-    if (p == pos.end() || x->op != Ops::LOAD) return {nullptr, -1};
-    auto g = lane_group.find(p->second);
-    if (g == lane_group.end()) return {nullptr, -1};
-    const auto& lanes = g->second->lanes;
-    return {g->second, static_cast<int>(std::find(lanes.begin(), lanes.end(), p->second) - lanes.begin())};
-  };
   // candidate groups: (block, terms) -> each lane's STORE; a product of two lanes can be read either way round, so a
   // STORE may be a candidate of several, and is taken by the first that completes
   using Key = std::pair<int, std::vector<std::tuple<const UOp*, const VecGroup*, bool>>>;
   std::map<Key, std::vector<int>> cand;
   std::vector<Key> order;
+  std::unordered_map<int, const UOp*> chain;  // a candidate STORE's read of its accumulator
   for (size_t i = 0; i < l.size(); ++i) {
     const UOp& u = *l[i];
     if (u.op != Ops::STORE || taken_stores.count(static_cast<int>(i))) continue;
@@ -675,6 +677,7 @@ std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_
     if (acc->op != Ops::DEFINE_ACC || acc->dtype != dtypes::float32 || acc_stores[acc] != 1 || acc->src.empty() || acc->src[0]->op != Ops::CONST) continue;
     std::vector<const UOp*> xs = c_sum_terms(u.src[1].get(), uses, 17);
     if (xs.size() < 2 || xs.size() > 17 || !(xs[0]->op == Ops::LOAD && resolve(xs[0]->src[0].get()) == acc && uses[xs[0]] == 1)) continue;
+    chain[static_cast<int>(i)] = xs[0];
     // each product's readings: (scalar, group, scalar first, lane)
     std::vector<std::vector<std::tuple<const UOp*, const VecGroup*, bool, int>>> readings;
     for (size_t j = 1; j < xs.size(); ++j) {
@@ -682,7 +685,7 @@ std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_
       readings.emplace_back();
       if (m->op != Ops::MUL || m->dtype != dtypes::float32 || uses[m] != 1) break;
       for (int v = 0; v < 2; ++v) {
-        auto [g, k] = lane_of(m->src[static_cast<size_t>(v)].get());
+        auto [g, k] = lane_in(m->src[static_cast<size_t>(v)].get(), pos, lane_group);
         if (g) readings.back().emplace_back(m->src[static_cast<size_t>(1 - v)].get(), g, v == 1, k);
       }
     }
@@ -730,15 +733,10 @@ std::vector<VectorAcc> find_vector_accs(const UOpRef& lin, const std::unordered_
     }
     // the vector is declared where the first accumulator is: all of them in one block
     bool clash = std::any_of(va.accs.begin(), va.accs.end(), [&](const UOp* a) { return block[static_cast<size_t>(pos.at(a))] != block[static_cast<size_t>(va.decl)]; });
-    // the update is written at the last STORE: nothing may read an accumulator between the first STORE and it, but
-    // the STOREs' own reads of their accumulators
-    const int first = *std::min_element(st.begin(), st.end());
-    for (int p = first; p <= va.at && !clash; ++p) {
-      const UOp& x = *l[static_cast<size_t>(p)];
-      if (x.op != Ops::LOAD || std::find(va.accs.begin(), va.accs.end(), resolve(x.src[0].get())) == va.accs.end()) continue;
-      clash = std::none_of(st.begin(), st.end(), [&](int s) { return c_sum_terms(l[static_cast<size_t>(s)]->src[1].get(), uses, 17)[0] == &x; });
-    }
-    if (clash) continue;
+    // (the update is written at the last STORE)
+    std::unordered_set<const UOp*> chains;
+    for (int x : st) chains.insert(chain.at(x));
+    if (clash || acc_read_between(l, *std::min_element(st.begin(), st.end()), va.at, va.accs, chains)) continue;
     taken.insert(st.begin(), st.end());
     out.push_back(std::move(va));
   }
