@@ -4,8 +4,8 @@ ASAN_BUILD ?= build-asan
 JOBS ?= 2
 PKGS = g++ make cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libgraphviz-dev graphviz \
        llvm-16-dev libclang-16-dev libclang-cpp16-dev libvulkan-dev mesa-vulkan-drivers vulkan-tools \
-       glslang-dev glslang-tools spirv-tools xvfb xauth fonts-dejavu-core pybind11-dev python3-dev nlohmann-json3-dev \
-       vulkan-validationlayers chromium
+       glslang-dev glslang-tools spirv-tools xvfb xauth fonts-dejavu-core pybind11-dev python3-dev python3-numpy nlohmann-json3-dev \
+       vulkan-validationlayers chromium python3-torch python3-hypothesis python3-pytest
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 HEADLESS_BUILD ?= build-headless

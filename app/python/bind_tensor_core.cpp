@@ -16,6 +16,25 @@ using ts::Tensor;
   throw py::error_already_set();
 }
 
+bool is_numpy_ndarray(py::handle h) { return py::str(py::type::of(h)).cast<std::string>() == "<class 'numpy.ndarray'>"; }
+
+// a C-contiguous array's memory as a PYTHON buffer, read when the tensor is realized (as the reference's NPY buffer);
+// the buffer keeps the array alive
+Tensor from_array(py::object arr, py::handle shape, py::handle dtype, py::handle device) {
+  py::buffer_info info = py::buffer(arr).request();
+  ts::DType dt = to_dtype(dtype);
+  ts::Shape sh = int_list(shape);
+  size_t nbytes = static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize);
+  if (static_cast<size_t>(info.itemsize) != static_cast<size_t>(dt->itemsize()))
+    throw py::value_error("array items of " + std::to_string(info.itemsize) + " bytes do not hold " + ts::dtype_repr(dt));
+  auto* keep = new py::object(std::move(arr));
+  return Tensor::from_memory(info.ptr, nbytes, sh, dt, device_arg(device), [keep] {
+    if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release
+    py::gil_scoped_acquire gil;
+    delete keep;
+  });
+}
+
 // tinygrad's Tensor.__init__: constants stay deviceless and weak (cast if a dtype is given), lists become a
 // PYTHON buffer copied to the device
 Tensor make_tensor(py::handle data, py::handle device, py::handle dtype) {
@@ -44,6 +63,8 @@ Tensor make_tensor(py::handle data, py::handle device, py::handle dtype) {
     return dt && dt != t.dtype() ? t.bitcast(dt) : t;
   }
   if (py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data)) return Tensor::from_host(host_from_py(data, dt), dev);
+  if (is_numpy_ndarray(data))  // numpy's dtype maps live in the prelude (tinygrad.dtype._from_np_dtype)
+    return py::module_::import("tinyscope").attr("_prelude")["_tensor_from_numpy"](data, device, dtype).cast<Tensor>();
   throw py::type_error("can't create Tensor from " + std::string(py::repr(data)) + " with type " +
                        std::string(py::str(py::type::of(data).attr("__name__"))));
 }
@@ -229,7 +250,18 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     d.shape.clear();
     return host_to_py(d);
   });
-  t.def("numpy", [](const Tensor&) -> py::object { not_implemented("Tensor.numpy: numpy is not available in tinyscope"); });
+  t.def_static("_from_array", &from_array, py::arg("array"), py::arg("shape"), py::arg("dtype"), py::arg("device") = py::none(),
+               "a C-contiguous buffer-protocol object (a numpy array) as a tensor that reads it when realized");
+  t.def_static("_from_bytes", [](py::buffer b, py::handle shape, py::handle dtype, py::handle device) {
+    py::buffer_info info = b.request();
+    ts::DType dt = to_dtype(dtype);
+    return Tensor::from_bytes(info.ptr, static_cast<size_t>(info.size * info.itemsize), int_list(shape), dt, device_arg(device));
+  }, py::arg("data"), py::arg("shape"), py::arg("dtype"), py::arg("device") = py::none(), "a copy of the bytes as a tensor");
+  t.def("_bytes", [](const Tensor& self) {
+    ts::HostData d = self.bytes();
+    return py::reinterpret_steal<py::object>(
+        PyByteArray_FromStringAndSize(reinterpret_cast<const char*>(d.raw.data()), static_cast<py::ssize_t>(d.raw.size())));
+  }, "the realized contents as stored, row-major (a bytearray)");
 
   // Variable("n", 1, 10).bind(3) is a bound symbolic int, usable as a shrink end (t.shrink(((0, v),)))
   m.def("Variable", [](const std::string& name, int64_t min_val, int64_t max_val) {

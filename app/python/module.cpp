@@ -4,6 +4,7 @@
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/device/device.h"
 #include "engine/realize/realize.h"
 
 namespace py = pybind11;
@@ -42,5 +43,15 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
     }
     return out;
   }, "the latest executed, counted calls of this process, in order (the log keeps the last ten thousand)");
+  auto str_list = [](const std::vector<std::string>& v) {
+    py::list out;
+    for (const auto& x : v) out.append(x);
+    return out;
+  };
+  m.def("_device_names", [str_list] { return str_list(ts::device_names()); }, "the devices this build can open");
+  m.def("_check_device", [](const std::string& name) { return ts::require_device(name); },
+        "the canonical name of a device, or the engine's error naming the devices there are");
+  m.def("_device_dtypes", [str_list](const std::string& name) { return str_list(ts::get_device(ts::require_device(name)).dtypes()); },
+        "the dtypes a device's kernels can use (empty: every dtype)");
   m.def("call_count", [] { return ts::call_count(); }, "how many calls this process executed and counted");
 }

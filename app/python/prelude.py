@@ -1628,3 +1628,317 @@ def AdamW(params, lr=0.001, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.01, devic
   return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True, device=device, fused=fused)
 
 _module("tinygrad.nn.optim", Optimizer=Optimizer, OptimizerGroup=OptimizerGroup, LARS=LARS, SGD=SGD, LAMB=LAMB, Adam=Adam, AdamW=AdamW)
+
+# ---- numpy, both ways (tinygrad.tensor._fromnp, Tensor.numpy, tinygrad.dtype's numpy/torch maps) ----
+def _is_numpy_ndarray(x): return str(type(x)) == "<class 'numpy.ndarray'>"
+def _to_np_dtype(dtype):
+  import numpy as np
+  if dtype in (dtypes.bfloat16, *dtypes.fp8s): return np.float32
+  return np.dtype(dtype.fmt).type if dtype.fmt is not None else None
+def _from_np_dtype(npdtype):
+  import numpy as np
+  return DTYPES_DICT[np.dtype(npdtype).name]
+@functools.cache
+def _to_torch_dtype(dtype):
+  import numpy as np, torch
+  dtype = strong_dtype(dtype)
+  if dtype == dtypes.uint64: return getattr(torch, "uint64", None)
+  if dtype == dtypes.bfloat16: return torch.bfloat16
+  if dtype in dtypes.fp8s: return torch.uint8
+  try: return torch.from_numpy(np.array([], dtype=_to_np_dtype(dtype))).dtype
+  except TypeError: return None
+@functools.cache
+def _from_torch_dtype(torchdtype): return {v: k for k in DTYPES_DICT.values() if (v := _to_torch_dtype(k)) is not None}[torchdtype]
+
+def _tensor_from_numpy(x, device, dtype):
+  # a 0-d array is a constant of its dtype; otherwise the array (converted first when a dtype is given, as the
+  # reference's astype) is a buffer read at realize, cast on the device to the dtype numpy cannot hold (bf16)
+  import numpy as np
+  dtype = None if dtype is None else to_dtype(dtype)
+  if x.shape == (): return Tensor(x.item(), device=device, dtype=dtype or _from_np_dtype(x.dtype))
+  if dtype in dtypes.weaks: raise RuntimeError(f"cannot create storage for weak dtype {dtype}")
+  if dtype is not None and (npdt := _to_np_dtype(dtype)) is not None: x = x.astype(npdt)
+  src = _from_np_dtype(x.dtype)
+  t = Tensor._from_array(np.require(x, requirements="C"), x.shape, src, device)
+  return t if dtype is None or dtype is src else t.cast(dtype)
+
+@_install
+def numpy(self):
+  if self.dtype in dtypes.weaks: return self.cast(strong_dtype(self.dtype)).numpy()
+  import numpy as np
+  if self.dtype in (dtypes.bfloat16, *dtypes.fp8s): return self.float().numpy()
+  if 0 in self.shape: return np.empty(self.shape, dtype=_to_np_dtype(self.dtype))
+  return np.frombuffer(self._bytes(), dtype=_to_np_dtype(self.dtype)).reshape(self.shape)
+
+@_install
+def data(self):
+  # the realized contents as a memoryview of the dtype's format (bf16 as its 16-bit storage), shaped as the tensor
+  if self.dtype in dtypes.weaks: return self.cast(strong_dtype(self.dtype)).data()
+  if 0 in self.shape: raise ValueError(f"can't get data of a tensor with 0 in shape {self.shape}")
+  fmt = self.dtype.fmt or {dtypes.bfloat16: "H"}.get(self.dtype, "B")
+  mv = memoryview(self._bytes()).cast(fmt)
+  return mv.cast(fmt, self.shape) if self.ndim > 1 else mv
+
+# ---- Tensor methods the reference has that the bound ops lacked ----
+@_install
+def normalize(self, p=2.0, dim=1, eps=1e-12):
+  den = self.ne(0).sum(dim, keepdim=True) if p == 0 else self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p)
+  return self / den.maximum(eps)
+@_install
+def newton_schulz(self, steps, params, eps=1.0e-7):
+  assert self.ndim > 1, "NS only works for two or more dims"
+  if self.shape[-2] > self.shape[-1]: return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
+  G = self / (self.square().sum(axis=(-2, -1), keepdim=True).sqrt() + eps)
+  for _ in range(steps):
+    G = functools.reduce(lambda a, b: a + b, (p * functools.reduce(lambda x, y: (y @ y.transpose(-2, -1)) @ x, [G] * i, G)
+                                               for i, p in enumerate(params)))
+  return G
+_c_pad_to, _c_clone = Tensor.pad_to, Tensor.clone
+@_install
+def pad_to(self, shape, *args, value=0.0):
+  new = argfix(shape, *args)
+  if len(new) != self.ndim: raise ValueError(f"dim mismatch, cannot pad {self.shape} to {new}")
+  return self.pad(tuple(None if ns is None else (0, ns - s) for s, ns in zip(self.shape, new)), value=value)
+@_install
+def clone(self, device=None):
+  ret = _c_clone(self) if device is None else _c_clone(self).to(device)
+  if self.grad is not None: ret.grad = self.grad.clone(device=device)
+  return ret.is_param_(self.is_param)
+def _tensor_reduce(self):  # pickling: the realized contents, shape, dtype and device
+  import numpy as np
+  return _tensor_unpickle, (bytes(self.contiguous()._bytes()) if 0 not in self.shape else b"", self.shape, self.dtype.name, self.device)
+def _tensor_unpickle(data, shape, dtype, device):
+  return Tensor._from_bytes(data, shape, to_dtype(dtype), device) if 0 not in shape else Tensor.empty(*shape, dtype=to_dtype(dtype), device=device)
+Tensor.__reduce__ = _tensor_reduce
+_tensor_unpickle.__module__, _tensor_unpickle.__qualname__ = "tinygrad.tensor", "_tensor_unpickle"
+
+# ---- tinygrad.dtype: the rest of its public names ----
+dtypes.fp8s = ()
+DTYPES_DICT = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "void", "weak", "_"))}
+INVERSE_DTYPES_DICT = {**{v.name: k for k, v in DTYPES_DICT.items()}, "void": "void", "weakint": "weakint", "weakfloat": "weakfloat"}
+dtypes.int8s, dtypes.int16s = (dtypes.uint8, dtypes.int8), (dtypes.uint16, dtypes.int16)
+dtypes.int32s, dtypes.int64s = (dtypes.uint32, dtypes.int32), (dtypes.uint64, dtypes.int64)
+def _finfo(dtype):
+  if not dtypes.is_float(dtype): raise ValueError(f"{dtype} is not a floating point type")
+  return {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52)}[dtype]
+dtypes.finfo = staticmethod(_finfo)
+DType.min = property(lambda self: dtypes.min(self))
+DType.max = property(lambda self: dtypes.max(self))
+def weak_dtype(dtype): return dtypes.weakfloat if dtypes.is_float(dtype) else dtypes.weakint if dtypes.is_int(dtype) else dtype
+def least_upper_float(dt):
+  return dtypes.weakfloat if dt is dtypes.weakint else dt if dtypes.is_float(dt) else least_upper_dtype(dt, dtypes.default_float)
+def float_to_fp16(x):
+  import struct
+  try: return struct.unpack("e", struct.pack("e", float(x)))[0]
+  except OverflowError: return math.copysign(math.inf, x)
+def float_to_bf16(x):
+  import struct
+  if not math.isfinite(x): return x
+  u = struct.unpack("I", struct.pack("f", x))[0]
+  u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+  return struct.unpack("f", struct.pack("I", u))[0]
+def _ctypes_truncate(name):
+  import ctypes
+  c = getattr(ctypes, f"c_{name}")
+  return lambda x: c(x).value
+truncate = {dtypes.bool: bool, dtypes.float16: float_to_fp16, dtypes.bfloat16: lambda x: float_to_bf16(float(x)),
+            **{getattr(dtypes, n): _ctypes_truncate(n) for n in ("float", "double", "int8", "int16", "int32", "int64",
+                                                                  "uint8", "uint16", "uint32", "uint64")}}
+def can_lossless_cast(dt0, dt1):
+  if dt0 == dt1 or dt0 == dtypes.bool: return True
+  if dt1 == dtypes.weakint: return dt0 in dtypes.ints
+  if dt1 == dtypes.double: return dt0 in (dtypes.float, dtypes.half, dtypes.bfloat16, dtypes.uint32, dtypes.uint16, dtypes.uint8,
+                                          dtypes.int32, dtypes.int16, dtypes.int8)
+  if dt1 == dtypes.float: return dt0 in (dtypes.half, dtypes.bfloat16, dtypes.uint16, dtypes.uint8, dtypes.int16, dtypes.int8)
+  if dt1 == dtypes.half: return dt0 in (dtypes.uint8, dtypes.int8)
+  if dt1 == dtypes.bfloat16: return dt0 in (dtypes.uint8, dtypes.int8)
+  if dt1 in (dtypes.uint64, dtypes.uint32, dtypes.uint16): return dt0 in dtypes.uints and dt0.itemsize <= dt1.itemsize
+  if dt1 in (dtypes.int64, dtypes.int32, dtypes.int16): return dt0 in dtypes.ints and dt0.itemsize < dt1.itemsize or (dt0 in dtypes.sints and dt0.itemsize <= dt1.itemsize)
+  return False
+sys.modules["tinygrad.dtype"].__dict__.update(
+  DTYPES_DICT=DTYPES_DICT, INVERSE_DTYPES_DICT=INVERSE_DTYPES_DICT, weak_dtype=weak_dtype, least_upper_float=least_upper_float,
+  truncate=truncate, float_to_fp16=float_to_fp16, float_to_bf16=float_to_bf16, can_lossless_cast=can_lossless_cast,
+  _to_np_dtype=_to_np_dtype, _from_np_dtype=_from_np_dtype, _to_torch_dtype=_to_torch_dtype, _from_torch_dtype=_from_torch_dtype,
+  DTypeLike=(str, DType), ImageDType=type("ImageDType", (), {}))
+sys.modules["tinygrad.tensor"].__dict__.update(_to_np_dtype=_to_np_dtype, _from_np_dtype=_from_np_dtype,
+                                               is_numpy_ndarray=_is_numpy_ndarray, _tensor_unpickle=_tensor_unpickle)
+
+# ---- tinygrad.helpers: the rest of its public names ----
+import typing, tempfile, dataclasses, re
+T = typing.TypeVar("T")
+def all_same(items): return all(x == items[0] for x in items)
+def temp(x, append_user=False):
+  import getpass, pathlib
+  return (pathlib.Path(tempfile.gettempdir()) / (f"{x}.{getpass.getuser()}" if append_user else x)).as_posix()
+def mv_address(mv):
+  import ctypes
+  return ctypes.addressof(ctypes.c_char.from_buffer(mv))
+def unwrap(x):
+  assert x is not None
+  return x
+def fully_flatten(l):
+  if hasattr(l, "__len__") and hasattr(l, "__getitem__") and not isinstance(l, str):
+    if hasattr(l, "shape") and l.shape == (): return [l[()]]
+    return [x for li in l for x in fully_flatten(li)]
+  return [l]
+def partition(itr, fxn):
+  ret = ([], [])
+  for s in itr: ret[0 if fxn(s) else 1].append(s)
+  return ret
+def merge_dicts_(ds): return merge_dicts(ds)
+def pluralize(st, cnt): return f"{cnt} {st}" + ('' if cnt == 1 else 's')
+def to_function_name(s):
+  import string
+  return ''.join([c if c in (string.ascii_letters + string.digits + '_') else f'{ord(c):02X}' for c in ansistrip(s)])
+def _tolist(self, obj=None):
+  assert isinstance(self.value, str)
+  return [getattr(obj, x) if obj else x for x in self.value.split(',') if x]
+ContextVar.tolist = _tolist
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+  device: str = ""
+  renderer: str = ""
+  arch: str = ""
+  interface: str = ""
+  indices: str = ""
+  @staticmethod
+  def parse(s):
+    if len(split := s.split('+')) == 2:
+      (iface, indices), s = ((p[0], p[1]) if len(p := split[0].rsplit(":", 1)) == 2 else (split[0], "")), split[1]
+    elif len(split) > 2: raise RuntimeError(f"too many '+' in target string: {s!r}")
+    else: iface, indices = "", ""
+    parts = [x.upper() if i < 2 else x for i, x in enumerate(s.split(':'))]
+    if len(parts) > 3: raise RuntimeError(f"too many ':' in target string: {s!r}")
+    return Target(*(parts + [""] * (3 - len(parts))), interface=iface, indices=indices)
+  def __repr__(self):
+    fst, snd = re.sub(":*$", "", ":".join([self.interface, self.indices])), re.sub(":*$", "", ":".join([self.device, self.renderer, self.arch]))
+    return (fst + "+" if fst else "") + snd
+  def replacedefault(self, **kwargs): return dataclasses.replace(self, **{k: v for k, v in kwargs.items() if not getattr(self, k)})
+
+class _DEV(ContextVar):
+  # DEV as the reference parses it ("CPU", "CPU:LLVM", "VULKAN"): DEV.device, DEV.renderer, DEV.interface
+  def __init__(self, key, default_value):
+    ContextVar._cache[key] = self
+    self.key, self._value = key, [Target.parse(t) for t in (os.getenv(key) or default_value).split(';')]
+  @property
+  def value(self): return self._value
+  @value.setter
+  def value(self, v):
+    self._value = v if isinstance(v, list) else [v] if isinstance(v, Target) else [Target.parse(t) for t in v.split(';')]
+  def __repr__(self): return ";".join(repr(t) for t in self._value)
+  def __getattr__(self, k):
+    if k.startswith("_"): raise AttributeError(k)
+    return getattr(self._value[0], k)
+  def target(self, dev, **kwargs):
+    return dataclasses.replace(next((t for t in self._value if not t.device or t.device == dev), Target(device=dev)).replacedefault(**kwargs), device=dev)
+DEV = _DEV("DEV", "")
+
+# the ContextVars the reference defines (the tests set several through Context); values read from the environment
+for _k, _v in dict(BEAM=0, NOOPT=0, IMAGE=0, FLOAT16=0, OPENPILOT_HACKS=0, JIT=1, JIT_BATCH_SIZE=32, WINO=0, CAPTURING=1, TRACEMETA=1,
+                   NO_COLOR=0, TC=1, TC_SELECT=-1, TC_OPT=0, TRANSCENDENTAL=1, NOLOCALS=0, SPLIT_REDUCEOP=1, NO_MEMORY_PLANNER=0,
+                   LRU=1, RING=1, ALL2ALL=0, ALLREDUCE_CAST=1, CACHELEVEL=2, IGNORE_BEAM_CACHE=0, VALIDATE_WITH_CPU=0,
+                   DISABLE_FAST_IDIV=1, ALLOW_DEVICE_USAGE=1, MAX_BUFFER_SIZE=0, MAX_KERNEL_BUFFERS=0, EMULATED_DTYPES="",
+                   DEFAULT_FLOAT="float32", DEFAULT_INT="int32", CAPTURE_PROCESS_REPLAY=0, PROFILE=0, SPEC=1, CHECK_OOB=0,
+                   PCONTIG=0, DEBUG_RANGEIFY=0, TUPLE_ORDER=1, CCACHE=1, ALLOW_TF32=0, SCACHE=1, USE_ATOMICS=0,
+                   DISALLOW_BROADCAST=0, TRACK_MATCH_STATS=0, PARALLEL=0, NUM_CPU_THREADS=os.cpu_count() or 1).items():
+  if _k not in ContextVar._cache: ContextVar(_k, _v)
+_helper_vars = {k: ContextVar._cache[k] for k in ContextVar._cache}
+_helper_vars.update(USE_TC=ContextVar._cache["TC"])
+sys.modules["tinygrad.helpers"].__dict__.update(
+  _helper_vars, DEV=DEV, Target=Target, T=T, all_same=all_same, temp=temp, mv_address=mv_address, unwrap=unwrap,
+  fully_flatten=fully_flatten, partition=partition, merge_dicts=merge_dicts, pluralize=pluralize, polyN=polyN,
+  to_function_name=to_function_name, getenv=getenv, CI=os.getenv("CI", "") != "", OSX=sys.platform == "darwin",
+  WIN=sys.platform == "win32")
+
+# ---- Device: Device[name] is the device object tinygrad's tests read (its renderer's dtypes, synchronize) ----
+class _Renderer:
+  def __init__(self, device): self.device = device
+  def supported_dtypes(self):
+    names = set(_ts._device_dtypes(self.device))
+    return {d for d in dtypes.all if not names or d.name in names or INVERSE_DTYPES_DICT.get(d.name) in names}
+  def __repr__(self): return f"<renderer of {self.device}>"
+class _Compiled:
+  def __init__(self, device):
+    self.device, self.renderer, self.graph = device, _Renderer(device), None
+  def synchronize(self): pass  # every call has finished when it returns
+  def __repr__(self): return f"<device {self.device}>"
+class _DeviceMeta(type):
+  _opened = {}
+  def __getitem__(cls, ix):
+    d = cls.canonicalize(ix)
+    if d not in _DeviceMeta._opened:
+      _ts._check_device(d)
+      _DeviceMeta._opened[d] = _Compiled(d)
+    return _DeviceMeta._opened[d]
+  def get_available_devices(cls): return iter(_ts._device_names())
+  @property
+  def _devices(cls): return list(_ts._device_names())
+Device = _DeviceMeta("Device", (), {k: v for k, v in vars(Device).items() if k not in ("__dict__", "__weakref__")})
+for _m in ("tinygrad", "tinygrad.device"): sys.modules[_m].Device = Device
+
+# ---- tinygrad.uop.ops.KernelInfo (a kernel's name and opts as the reference's SINK carries them) ----
+@dataclasses.dataclass(frozen=True)
+class KernelInfo:
+  name: str = "test"
+  axis_types: tuple = ()
+  dont_use_locals: bool = False
+  applied_opts: tuple = ()
+  opts_to_apply: typing.Optional[tuple] = None
+  estimates: typing.Any = None
+  beam: int = 0
+  @property
+  def function_name(self): return to_function_name(self.name)
+sys.modules["tinygrad.uop.ops"].KernelInfo = KernelInfo
+
+# ---- TinyJit: until capture and replay exist, every call runs the function (the reference's JIT=0) ----
+class JitError(Exception): pass
+def _check_no_non_tensor_return(ret):
+  if ret is None or isinstance(ret, Tensor): return
+  if isinstance(ret, (tuple, list, dict)):
+    for item in (ret.values() if isinstance(ret, dict) else ret): _check_no_non_tensor_return(item)
+    return
+  raise JitError(f"JIT return contains non-Tensor value of type {type(ret).__name__}")
+class _TinyJit:
+  def __init__(self, fxn, captured=None, prune=False):
+    assert fxn or captured, "need either a function or a CapturedJit"
+    self.fxn, self.captured, self.cnt, self.prune = fxn, captured, 0, prune
+  def reset(self):
+    assert self.fxn is not None, "can't reset without function"
+    self.cnt, self.captured = 0, None
+  def __get__(self, obj, objtype): return functools.partial(self.__call__, obj)
+  def __call__(self, *args, **kwargs):
+    ret = self.fxn(*args, **kwargs)
+    if len(params := get_state_dict(ret, tensor_type=Tensor)): Tensor.realize(*params.values())
+    self.cnt += 1
+    return ret
+def TinyJit(fxn=None, **kwargs): return (lambda f: _TinyJit(f, **kwargs)) if fxn is None else _TinyJit(fxn, **kwargs)
+def graph_class(dev): return dev.graph
+_module("tinygrad.engine.jit", TinyJit=TinyJit, JitError=JitError, graph_class=graph_class)
+sys.modules["tinygrad"].TinyJit = TinyJit
+
+# ---- tinygrad.nn: ConvTranspose1d, LSTMCell; tinygrad.nn.optim.Muon ----
+def ConvTranspose1d(in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1, groups=1, bias=True):
+  return ConvTranspose2d(in_channels, out_channels, (kernel_size,), stride, padding, output_padding, dilation, groups, bias)
+class LSTMCell:
+  def __init__(self, input_size, hidden_size, bias=True):
+    stdv = 1.0 / math.sqrt(hidden_size)
+    self.weight_ih = Tensor.uniform(hidden_size * 4, input_size, low=-stdv, high=stdv)
+    self.weight_hh = Tensor.uniform(hidden_size * 4, hidden_size, low=-stdv, high=stdv)
+    self.bias_ih = Tensor.zeros(hidden_size * 4) if bias else None
+    self.bias_hh = Tensor.zeros(hidden_size * 4) if bias else None
+  def __call__(self, x, hc=None):
+    if hc is None: hc = (Tensor.zeros(x.size(0), self.weight_hh.size(1), dtype=x.dtype, buffer=False),) * 2
+    gates = x.linear(self.weight_ih.T, self.bias_ih) + hc[0].linear(self.weight_hh.T, self.bias_hh)
+    i, f, g, o = gates.chunk(4, dim=1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    new_c = f * hc[1] + i * g
+    return o * new_c.tanh(), new_c
+sys.modules["tinygrad.nn"].__dict__.update(ConvTranspose1d=ConvTranspose1d, LSTMCell=LSTMCell)
+def Muon(params, lr=0.001, momentum=0.95, weight_decay=0.1, ns_steps=5, ns_coefficients=(3.4445, -4.775, 2.0315), nesterov=True,
+         device=None, fused=None):
+  fused = bool(FUSE_OPTIM) if fused is None else fused
+  assert not fused, "FUSE_OPTIM not allowed for Muon optimizer"
+  return LARS(params, lr, momentum, weight_decay, ns_steps, ns_coefficients, nesterov, classic=False, pre_wd=False, tcoef=0.0,
+              device=device, fused=fused)
+sys.modules["tinygrad.nn.optim"].Muon = Muon

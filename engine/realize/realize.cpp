@@ -509,7 +509,7 @@ void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
   run_schedule(sched, true);
 }
 
-HostData read_buffer(const UOpRef& view) {
+HostData read_buffer(const UOpRef& view, bool raw) {
   const UOp* u = view.get();
   int64_t offset = 0;
   while (u->op == Ops::RESHAPE || u->op == Ops::SHRINK) {
@@ -523,7 +523,9 @@ HostData read_buffer(const UOpRef& view) {
   h.dtype = b.dtype;
   std::vector<uint8_t> staged;
   if (!b.ptr) staged = read_bytes(b);
-  decode_values(static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()) + offset * b.dtype->itemsize(), view->numel(), h);
+  const uint8_t* p = static_cast<const uint8_t*>(b.ptr ? b.ptr : staged.data()) + offset * b.dtype->itemsize();
+  if (raw) h.raw.assign(p, p + view->numel() * b.dtype->itemsize());
+  else decode_values(p, view->numel(), h);
   return h;
 }
 
@@ -564,11 +566,14 @@ void install_realize(RealizeConfig config) {
     return std::make_shared<trace::ContextScope>(trace::ContextKind::Schedule, where.empty() ? name : name + " · " + where);
   };
   trace_graph_hook() = [](const UOps& graph) { trace::snapshot_tensor_graph(graph); };
-  read_hook() = [](const UOpRef& v) {
+  read_hook() = [](const UOpRef& v, bool raw) {
     std::lock_guard lk(g_mu);
-    HostData h = read_buffer(v);
+    HostData h = read_buffer(v, raw);
     // what the script reads is what a comparison of two devices compares
-    if (trace::recording_calls()) trace::record_output(host_values(h), caller_location_hook() ? caller_location_hook()() : std::string());
+    if (trace::recording_calls()) {
+      HostData values = raw ? read_buffer(v, false) : HostData{};
+      trace::record_output(host_values(raw ? values : h), caller_location_hook() ? caller_location_hook()() : std::string());
+    }
     return h;
   };
 }

@@ -118,6 +118,19 @@ int64_t Tensor::resolve_dim(int64_t d, int64_t extra) const {
 }
 
 // ---- creation -----------------------------------------------------------------------------------
+namespace {
+// a filled host buffer as a PYTHON BUFFER copied to `device` (the default device when empty), in `shape`
+Tensor python_buffer_tensor(const std::shared_ptr<Buffer>& buf, const Shape& shape, const std::string& device) {
+  const int64_t n = buf->size;
+  UOpRef b = new_buffer("PYTHON", n, buf->dtype);
+  b->buffer = buf;
+  std::string dev = device.empty() ? default_device() : device;
+  UOpRef c = UOp::make(Ops::COPY, buf->dtype, {b}, std::string(dev));
+  if (shape.size() != 1 || shape[0] != n) c = UOp::make(Ops::RESHAPE, buf->dtype, {c}, Shape(shape));
+  return Tensor(c);
+}
+}  // namespace
+
 Tensor Tensor::from_host(const HostData& h, const std::string& device) {
   int64_t n = 1;
   for (auto s : h.shape) n *= s;
@@ -149,12 +162,41 @@ Tensor Tensor::from_host(const HostData& h, const std::string& device) {
     else if (dt == dtypes::bool_) { bool v = iv != 0; std::memcpy(dst, &v, 1); }
     else std::memcpy(dst, &iv, dt->itemsize());  // little endian truncation
   }
-  UOpRef b = new_buffer("PYTHON", n, dt);
-  b->buffer = buf;
-  std::string dev = device.empty() ? default_device() : device;
-  UOpRef c = UOp::make(Ops::COPY, dt, {b}, std::string(dev));
-  if (h.shape.size() != 1 || h.shape[0] != n) c = UOp::make(Ops::RESHAPE, dt, {c}, Shape(h.shape));
-  return Tensor(c);
+  return python_buffer_tensor(buf, h.shape, device);
+}
+
+namespace {
+// a PYTHON buffer of `shape` x `dt` that must hold exactly nbytes
+std::shared_ptr<Buffer> host_buffer(size_t nbytes, const Shape& shape, DType dt) {
+  int64_t n = 1;
+  for (auto s : shape) {
+    if (s < 0) throw Error("Tensor: negative dimension in shape " + shape_str(shape));
+    n *= s;
+  }
+  if (static_cast<size_t>(n) * dt->itemsize() != nbytes)
+    throw Error("Tensor: " + std::to_string(nbytes) + " bytes do not hold shape " + shape_str(shape) + " of " + dtype_repr(dt));
+  auto buf = std::make_shared<Buffer>();
+  buf->device = "PYTHON";
+  buf->dtype = dt;
+  buf->size = n;
+  return buf;
+}
+}  // namespace
+
+Tensor Tensor::from_bytes(const void* bytes, size_t nbytes, const Shape& shape, DType dt, const std::string& device) {
+  auto buf = host_buffer(nbytes, shape, dt);
+  buf->ptr = std::malloc(std::max<size_t>(nbytes, 1));
+  buf->release = [](void* p, size_t) { std::free(p); };
+  if (nbytes) std::memcpy(buf->ptr, bytes, nbytes);
+  return python_buffer_tensor(buf, shape, device);
+}
+
+Tensor Tensor::from_memory(void* ptr, size_t nbytes, const Shape& shape, DType dt, const std::string& device,
+                           std::function<void()> release) {
+  auto buf = host_buffer(nbytes, shape, dt);
+  buf->ptr = ptr;
+  buf->release = [release = std::move(release)](void*, size_t) { release(); };
+  return python_buffer_tensor(buf, shape, device);
 }
 
 Tensor Tensor::scalar(double v, DType dt) { return Tensor(uconst(dt, v)); }
@@ -1022,7 +1064,15 @@ HostData Tensor::data() const {
   if (device().empty()) c = c.clone();
   c.realize();
   if (!read_hook()) throw Error("no realize backend installed");
-  return read_hook()(c.uop());
+  return read_hook()(c.uop(), false);
+}
+
+HostData Tensor::bytes() const {
+  Tensor c = contiguous();
+  if (device().empty()) c = c.clone();
+  c.realize();
+  if (!read_hook()) throw Error("no realize backend installed");
+  return read_hook()(c.uop(), true);
 }
 
 }  // namespace ts

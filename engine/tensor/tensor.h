@@ -32,6 +32,7 @@ struct HostData {
   DType dtype;
   std::vector<double> f;   // float dtypes
   std::vector<int64_t> i;  // int and bool dtypes
+  std::vector<uint8_t> raw;  // the bytes as stored (a raw read fills this instead of f and i)
 };
 
 using AxisArg = std::optional<std::vector<int64_t>>;  // nullopt = all axes
@@ -45,6 +46,11 @@ class Tensor {
 
   // ---- creation ----
   static Tensor from_host(const HostData& data, const std::string& device = "");  // PYTHON buffer + COPY
+  // the same from `nbytes` bytes laid out as `dt` in row-major order (numpy arrays, bytes, the buffer protocol)
+  static Tensor from_bytes(const void* bytes, size_t nbytes, const Shape& shape, DType dt, const std::string& device = "");
+  // memory the caller owns, read when the tensor is realized; `release` runs when the buffer is freed
+  static Tensor from_memory(void* ptr, size_t nbytes, const Shape& shape, DType dt, const std::string& device,
+                            std::function<void()> release);
   static Tensor scalar(double v, DType dt);  // deviceless python constant (dtype usually weak)
   static Tensor empty(const Shape& shape, DType dt = nullptr, const std::string& device = "");
   static Tensor full(const Shape& shape, double v, DType dt = nullptr, const std::string& device = "");
@@ -185,6 +191,7 @@ class Tensor {
   Tensor& realize();
   static void realize_all(const std::vector<Tensor>& ts);
   HostData data() const;  // realizes a contiguous copy and reads it back (does not change this tensor)
+  HostData bytes() const;  // the same, as the stored bytes (HostData::raw)
   bool is_realized() const;  // has buffer identity
 
   // helpers
@@ -207,7 +214,8 @@ TraceScopeHook& trace_scope_hook();
 using TraceGraphHook = std::function<void(const UOps& graph)>;
 TraceGraphHook& trace_graph_hook();
 // read a realized BUFFER node's bytes back to the host
-using ReadHook = std::function<HostData(const UOpRef& buffer_view)>;
+// (raw: the bytes as stored in HostData::raw, not decoded)
+using ReadHook = std::function<HostData(const UOpRef& buffer_view, bool raw)>;
 ReadHook& read_hook();
 
 // Variable(name, lo, hi): a symbolic integer; bind gives it a value for one realize (the value is not part of any

@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""The peer suite: tinygrad's own test files, unchanged, run inside tinyscope and compared with the reference.
+
+  run_peer.py --tinyscope BIN --peer ../shared/peer --device CPU [--workers 2] [--suite test_ops ...] [--only SUBSTR]
+              [--report out.csv] [--timeout 180]
+
+Each suite is a reference-outcomes CSV (`test,outcome,secs,etype,message`, one row a test) named after a test file
+(test_ops.csv is test/backend/test_ops.py; unit_test_jit.csv is test/unit/test_jit.py); the project's own recordings
+of the reference (tests/peer/reference-outcomes/) are read beside the shared ones. Worker processes
+(`tinyscope run peer_worker.py`) each run many tests; a test that crashes its worker or runs past --timeout fails
+(outcome crash/hang) and the worker is restarted. A test *counts* when the reference passes it and
+tests/peer/internal.txt does not list it. The run fails when a counted test fails and tests/peer/known_failures.txt
+does not list it for this device, or when a listed test passes (the list only shrinks).
+"""
+import argparse, csv, json, os, selectors, subprocess, sys, tempfile, time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def read_reference(dirs):
+  suites = {}
+  for d in dirs:
+    if not os.path.isdir(d): continue
+    for f in sorted(os.listdir(d)):
+      if f.endswith(".csv"):
+        with open(os.path.join(d, f)) as fh: suites[f[:-4]] = {r["test"]: r["outcome"] for r in csv.DictReader(fh)}
+  return suites
+
+def read_list(path, with_device):
+  """`[DEVICE|*] test.id  reason...` lines (# comments); returns {(device, id): reason} or {id: reason}"""
+  out = {}
+  with open(path) as fh:
+    for n, line in enumerate(fh, 1):
+      line = line.strip()
+      if not line or line.startswith("#"): continue
+      parts = line.split(None, 2 if with_device else 1)
+      need = 3 if with_device else 2
+      if len(parts) < need: sys.exit(f"{path}:{n}: every entry needs a reason: {line!r}")
+      if with_device: out[(parts[0], parts[1])] = parts[2]
+      else: out[parts[0]] = parts[1]
+  return out
+
+class Worker:
+  def __init__(self, args, env, log):
+    self.rfd, wfd = os.pipe()
+    env = dict(env, PEER_RESULT_FD=str(wfd))
+    self.proc = subprocess.Popen([args.tinyscope, "run", os.path.join(HERE, "peer_worker.py")], stdin=subprocess.PIPE,
+                                 stdout=log, stderr=subprocess.STDOUT, env=env, pass_fds=(wfd,), cwd=args.tmp, text=True)
+    os.close(wfd)
+    os.set_blocking(self.rfd, False)
+    self.buf, self.current, self.since = b"", None, 0.0
+
+  def send(self, tid):
+    self.current, self.since = tid, time.monotonic()
+    self.proc.stdin.write(tid + "\n")
+    self.proc.stdin.flush()
+
+  def lines(self):
+    try: chunk = os.read(self.rfd, 1 << 16)
+    except BlockingIOError: return [], False
+    if not chunk: return [], True  # the worker's end closed: it exited
+    self.buf += chunk
+    *done, self.buf = self.buf.split(b"\n")
+    return [json.loads(x) for x in done if x.strip()], False
+
+  def kill(self):
+    try: self.proc.kill()
+    except ProcessLookupError: pass
+    self.proc.wait()
+    os.close(self.rfd)
+
+def run_tests(args, ids, env):
+  """runs `ids` in args.workers workers; returns {id: (outcome, secs, etype, message)}"""
+  todo, results = list(reversed(ids)), {}
+  log = open(os.path.join(args.tmp, "worker.log"), "a")
+  sel = selectors.DefaultSelector()
+  workers = []
+  def start():
+    w = Worker(args, env, log)
+    sel.register(w.rfd, selectors.EVENT_READ, w)
+    workers.append(w)
+    feed(w)
+  def feed(w):
+    if todo: w.send(todo.pop())
+    else: w.current = None; w.proc.stdin.close()
+  def retire(w, outcome):
+    if w.current is not None:
+      results[w.current] = (outcome, round(time.monotonic() - w.since, 3), "", f"the worker {'crashed' if outcome == 'crash' else 'ran past the timeout'}")
+      report_progress(w.current)
+    sel.unregister(w.rfd)
+    w.kill()
+    workers.remove(w)
+  def report_progress(tid):
+    if args.verbose: print(f"  {results[tid][0]:6s} {results[tid][1]:7.2f}s {tid}", flush=True)
+  for _ in range(min(args.workers, len(todo))): start()
+  while workers:
+    for key, _ in sel.select(timeout=1.0):
+      w = key.data
+      lines, closed = w.lines()
+      for r in lines:
+        if "test" in r:
+          results[r["test"]] = (r["outcome"], r["secs"], r["etype"], r["message"])
+          report_progress(r["test"])
+          feed(w)
+      if closed:
+        retire(w, "crash")
+        if todo: start()
+    now = time.monotonic()
+    for w in list(workers):
+      if w.current is not None and now - w.since > args.timeout:
+        retire(w, "hang")
+        if todo: start()
+  log.close()
+  return results
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--tinyscope", required=True)
+  ap.add_argument("--peer", required=True, help="the folder holding tinygrad-tests/ and reference-outcomes/")
+  ap.add_argument("--device", default="CPU")
+  ap.add_argument("--workers", type=int, default=2)
+  ap.add_argument("--suite", action="append", help="a reference-outcomes CSV's name (default: all)")
+  ap.add_argument("--only", help="run only the tests whose id contains this")
+  ap.add_argument("--timeout", type=float, default=180)
+  ap.add_argument("--report", help="write every test's outcome here (CSV)")
+  ap.add_argument("--verbose", action="store_true")
+  args = ap.parse_args()
+  args.tinyscope = os.path.abspath(args.tinyscope)
+  suites = read_reference([os.path.join(args.peer, "reference-outcomes"), os.path.join(HERE, "reference-outcomes")])
+  names = args.suite or sorted(suites)
+  for n in names:
+    if n not in suites: sys.exit(f"no reference outcomes for suite {n!r} (have {', '.join(sorted(suites))})")
+  known = read_list(os.path.join(HERE, "known_failures.txt"), True)
+  internal = read_list(os.path.join(HERE, "internal.txt"), False)
+  ids = [t for n in names for t in suites[n] if args.only is None or args.only in t]
+  ref = {t: o for n in names for t, o in suites[n].items()}
+
+  args.tmp = tempfile.mkdtemp(prefix="tinyscope-peer-")
+  env = dict(os.environ, DEV=args.device, RUN_SLOW="1", DEBUG="0", PEER_ROOT=os.path.join(args.peer, "tinygrad-tests"),
+             HYPOTHESIS_STORAGE_DIRECTORY=os.path.join(args.tmp, "hypothesis"), PYTHONDONTWRITEBYTECODE="1")
+  t0 = time.monotonic()
+  results = run_tests(args, ids, env)
+  wall = time.monotonic() - t0
+
+  bad, counts = [], Counter()
+  for t in ids:
+    outcome, secs, etype, msg = results.get(t, ("not-run", 0, "", ""))
+    is_known = (args.device, t) in known or ("*", t) in known
+    if ref[t] != "pass": counts["not counted (the reference does not pass)"] += 1; continue
+    if t in internal: counts["internal"] += 1; continue
+    counts["counted"] += 1
+    if outcome == "pass":
+      counts["passed"] += 1
+      if is_known: bad.append(f"NOW PASSES (remove it from known_failures.txt): {args.device} {t}")
+    elif not is_known: bad.append(f"FAILS ({outcome}{': ' + etype if etype else ''}): {t}\n      {msg}")
+    else: counts["known failure"] += 1
+  if args.report:
+    with open(args.report, "w", newline="") as fh:
+      w = csv.writer(fh)
+      w.writerow(["test", "reference", "outcome", "secs", "etype", "message"])
+      for t in ids: w.writerow([t, ref[t], *results.get(t, ("not-run", 0, "", ""))])
+  c = counts["counted"]
+  print(f"peer {'+'.join(names)} on {args.device}: {counts['passed']} of {c} counted tests pass "
+        f"({100.0 * counts['passed'] / max(c, 1):.1f}%), {counts['known failure']} known failures, {counts['internal']} internal, "
+        f"{counts['not counted (the reference does not pass)']} not passed by the reference; {wall:.0f} s with {args.workers} workers")
+  print(f"  outcomes: {dict(Counter(results.get(t, ('not-run',))[0] for t in ids))}")
+  print(f"  worker output: {os.path.join(args.tmp, 'worker.log')}")
+  for b in bad: print("  " + b)
+  return 1 if bad else 0
+
+if __name__ == "__main__":
+  sys.exit(main())
