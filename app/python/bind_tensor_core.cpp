@@ -40,6 +40,10 @@ Tensor from_array(py::object arr, py::handle shape, py::handle dtype, py::handle
 Tensor make_tensor(py::handle data, py::handle device, py::handle dtype) {
   ts::DType dt = to_dtype_or_null(dtype);
   std::string dev = device_arg(device);
+  if (dt && (ts::is_int(dt) || ts::is_bool(dt)) && py::isinstance<py::int_>(data) && !py::isinstance<py::bool_>(data)) {
+    Tensor t = as_tensor(data);  // the int's 64 bits exactly (a cast would fold through a double)
+    return ts::is_int(dt) ? Tensor(ts::uconst_int(dt, t.uop()->as<int64_t>())) : t.cast(dt);
+  }
   if (data.is_none() || is_py_scalar(data)) {
     Tensor t = data.is_none() ? Tensor::scalar(0.0, ts::dtypes::weakfloat) : as_tensor(data);
     return dt && dt != t.dtype() ? t.cast(dt) : t;
@@ -154,6 +158,19 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
                      : (lo < -2147483648.0 || hi > 2147483647.0 ? ts::dtypes::int64 : ts::dtypes::default_int);
     } else {
       dt = to_dtype(dtype);
+    }
+    // the range's first and last values must fit the dtype (the reference raises OverflowError, as numpy would wrap)
+    double lo = st > 0 ? a : b - st, hi = st > 0 ? b - st : a;
+    if (ts::is_int(dt) || ts::is_bool(dt)) {
+      int bits = ts::is_bool(dt) ? 1 : dt->bitsize;
+      double mn = ts::is_bool(dt) || ts::is_unsigned(dt) ? 0.0 : -std::ldexp(1.0, bits - 1);
+      double mx = std::ldexp(1.0, bits) - 1 + mn;
+      if (lo < mn || mx < hi) {
+        std::string msg = "arange [" + py::repr(start).cast<std::string>() + ", " + py::repr(stop).cast<std::string>() +
+                          ") is not representable in dtype " + ts::dtype_repr(dt);
+        PyErr_SetString(PyExc_OverflowError, msg.c_str());
+        throw py::error_already_set();
+      }
     }
     return Tensor::arange(a, b, st, dt);
   }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),

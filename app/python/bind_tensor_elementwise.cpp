@@ -62,7 +62,8 @@ Tensor div(const Tensor& a, const Tensor& b, const py::object& mode) {
   ts::DType dt = ts::least_upper(a.dtype(), b.dtype());
   if (m == "floor") return ts::is_int(dt) ? a.floordiv(b) : a.div(b).floor();
   if (m == "trunc") return ts::is_int(dt) ? a.div(b).trunc().cast(ts::strong(dt)) : a.div(b).trunc();
-  throw py::value_error("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'");
+  PyErr_SetString(PyExc_RuntimeError, ("rounding_mode must be None, 'trunc' or 'floor', got '" + m + "'").c_str());
+  throw py::error_already_set();
 }
 }  // namespace
 
@@ -149,7 +150,10 @@ void bind_tensor_elementwise(TensorClass& t) {
   def_unary(t, "square", &Tensor::square);
   t.def("leaky_relu", &Tensor::leaky_relu, py::arg("neg_slope") = 0.01);
   auto clip = [](const Tensor& a, std::optional<double> lo, std::optional<double> hi) {
-    if (!lo && !hi) throw py::value_error("at least one of 'min_' or 'max_' must not be None");
+    if (!lo && !hi) {  // the reference raises RuntimeError here
+      PyErr_SetString(PyExc_RuntimeError, "at least one of 'min_' or 'max_' must not be None");
+      throw py::error_already_set();
+    }
     return a.clip(lo, hi);
   };
   t.def("clip", clip, py::arg("min_") = py::none(), py::arg("max_") = py::none());

@@ -32,6 +32,27 @@ int64_t to_int64(py::handle h) {
   return v;
 }
 
+// a python int as the 64 bits the engine stores: int64's range, and 2**63 .. 2**64-1 (uint64 values) as their bits
+int64_t int_bits(py::handle h) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_OverflowError, ("Python int " + py::repr(h).cast<std::string>() + " does not fit in 64 bits").c_str());
+      throw py::error_already_set();
+    }
+    return static_cast<int64_t>(u);
+  }
+  if (overflow < 0) {
+    PyErr_SetString(PyExc_OverflowError, ("Python int " + py::repr(h).cast<std::string>() + " does not fit in 64 bits").c_str());
+    throw py::error_already_set();
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
 bool is_sequence(py::handle h) { return py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h); }
 }  // namespace
 
@@ -40,8 +61,10 @@ ts::DType to_dtype(py::handle h) {
   if (py::isinstance<py::str>(h)) {
     std::string name = h.cast<std::string>();
     if (name.rfind("dtypes.", 0) == 0) name = name.substr(7);
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (ts::DType d = ts::dtypes::from_name(name)) return d;
-    throw py::type_error("unknown dtype '" + name + "'");
+    PyErr_SetString(PyExc_AttributeError, ("type object 'dtypes' has no attribute '" + name + "'").c_str());
+    throw py::error_already_set();
   }
   throw py::type_error("expected a DType or a dtype name, got " + std::string(py::str(py::type::of(h).attr("__name__"))));
 }
@@ -84,7 +107,7 @@ bool is_tensor(py::handle h) { return py::isinstance<ts::Tensor>(h); }
 ts::Tensor as_tensor(py::handle h) {
   if (is_tensor(h)) return h.cast<ts::Tensor>();
   if (py::isinstance<py::bool_>(h)) return ts::Tensor::scalar(h.cast<bool>() ? 1.0 : 0.0, ts::dtypes::bool_);
-  if (py::isinstance<py::int_>(h)) return ts::Tensor::scalar(static_cast<double>(to_int64(h)), ts::dtypes::weakint);
+  if (py::isinstance<py::int_>(h)) return ts::Tensor(ts::uconst_int(ts::dtypes::weakint, int_bits(h)));
   if (py::isinstance<py::float_>(h)) return ts::Tensor::scalar(h.cast<double>(), ts::dtypes::weakfloat);
   throw py::type_error("expected a Tensor or a python scalar, got " +
                        std::string(py::str(py::type::of(h).attr("__name__"))));
@@ -173,7 +196,7 @@ void flatten_into(py::handle x, ts::HostData& out, bool as_float) {
     if (!std::isfinite(v)) throw py::value_error("cannot convert " + std::string(py::repr(x)) + " to an integer dtype");
     out.i.push_back(static_cast<int64_t>(v));  // python int() truncates
   } else {
-    out.i.push_back(to_int64(x));
+    out.i.push_back(int_bits(x));
   }
 }
 }  // namespace

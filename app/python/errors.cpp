@@ -15,13 +15,18 @@ PyObject* engine_error_type() {
                                                     PyTuple_Pack(2, PyExc_RuntimeError, PyExc_ValueError), nullptr);
   return type;
 }
-// an engine error that is also the Python exception the reference raises there (ZeroDivisionError, OverflowError)
+// an engine error that is also the Python exception the reference raises there (ZeroDivisionError, OverflowError,
+// IndexError)
 PyObject* engine_error_type(PyObject* base, const char* name) {
   return PyErr_NewExceptionWithDoc(name, "an invalid Tensor program (the engine's ts::Error)",
                                    PyTuple_Pack(2, base, engine_error_type()), nullptr);
 }
 PyObject* zero_division_type() {
   static PyObject* type = engine_error_type(PyExc_ZeroDivisionError, "tinyscope.EngineZeroDivisionError");
+  return type;
+}
+PyObject* index_type() {
+  static PyObject* type = engine_error_type(PyExc_IndexError, "tinyscope.EngineIndexError");
   return type;
 }
 PyObject* overflow_type() {
@@ -38,6 +43,7 @@ void bind_errors(py::module_& m) {
     } catch (const ts::Error& e) {
       PyObject* type = e.kind == ts::Error::Kind::ZeroDivision ? zero_division_type()
                        : e.kind == ts::Error::Kind::Overflow   ? overflow_type()
+                       : e.kind == ts::Error::Kind::Index      ? index_type()
                                                                : engine_error_type();
       PyErr_SetString(type, e.what());
     }

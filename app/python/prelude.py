@@ -279,7 +279,7 @@ def elu(self, alpha=1.0): return self.relu() - alpha * (1 - self.exp()).relu()
 @_install
 def celu(self, alpha=1.0): return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
 @_install
-def softplus(self, beta=1.0): return (1 / beta) * (1 + (self * beta).exp()).log()
+def softplus(self, beta=1.0): return (1 / beta) * (self * beta).logaddexp(0.0)
 @_install
 def mish(self): return self * self.softplus().tanh()
 @_install
@@ -1228,6 +1228,9 @@ def _broadcast_shape(*shapes):
     out.append(0 if 0 in dims else big)
   return tuple(out)
 
+def _flatten_seq(x): return [y for xi in x for y in _flatten_seq(xi)] if isinstance(x, (list, tuple)) else [x]
+def _seq_shape(x): return (len(x),) + _seq_shape(x[0]) if isinstance(x, (list, tuple)) and len(x) else (len(x),) if isinstance(x, (list, tuple)) else ()
+
 def _parse_indices(self, indices):
   if (isinstance(indices, list) and all_int(indices)) or not isinstance(indices, (tuple, list)): indices = [indices]
   indices = list(indices)
@@ -1241,9 +1244,10 @@ def _parse_indices(self, indices):
   for index in indices:
     size = 1 if index is None else self.shape[dim]
     if isinstance(index, (list, tuple)):
-      flat = _fully_flatten(list(index))
-      if not all_int(flat): raise IndexError(f"{index=} contains non-int element")
-      index = Tensor(index, device=self.device, dtype=dtypes.int32)
+      # nested lists/tuples of ints are a tensor index; bools or floats in them are not (the reference's inference)
+      flat = _flatten_seq(index)
+      if not flat or all(isinstance(i, bool) for i in flat) or not all_int(flat): raise IndexError(f"{index=} contains non-int element")
+      index = Tensor([i + size if i < 0 else i for i in flat], device=self.device, dtype=dtypes.int32).reshape(_seq_shape(index))
     if isinstance(index, Tensor):
       if not dtypes.is_int(index.dtype): raise IndexError(f"index dtype {index.dtype} is not supported")
       p = {"size": size, "boundary": (0, size), "stride": 1, "collapse_dim": False, "index": (index < 0).where(index + size, index)}
@@ -1942,3 +1946,25 @@ def Muon(params, lr=0.001, momentum=0.95, weight_decay=0.1, ns_steps=5, ns_coeff
   return LARS(params, lr, momentum, weight_decay, ns_steps, ns_coefficients, nesterov, classic=False, pre_wd=False, tcoef=0.0,
               device=device, fused=fused)
 sys.modules["tinygrad.nn.optim"].Muon = Muon
+
+# ---- creation and movement entries with the reference's signatures ----
+_c_zeros, _c_ones, _c_stack, _c_unfold = Tensor.zeros, Tensor.ones, Tensor.stack, Tensor.unfold
+def _zeros(*shape, buffer=True, **kwargs): return _c_zeros(*shape, **kwargs) if buffer else Tensor.full(argfix(*shape), 0.0, buffer=False, **kwargs)
+def _ones(*shape, buffer=True, **kwargs): return _c_ones(*shape, **kwargs) if buffer else Tensor.full(argfix(*shape), 1.0, buffer=False, **kwargs)
+Tensor.zeros, Tensor.ones = staticmethod(_zeros), staticmethod(_ones)
+def _stack(self, *args, dim=0):
+  # Tensor.stack(a, b), a.stack(b) and Tensor.stack((a, b)): the tensors as argfix reads them
+  tensors = argfix(self, *args)
+  return _c_stack(tensors[0], *tensors[1:], dim=dim)
+Tensor.stack = _stack
+@_install
+def unfold(self, dim, size, step):
+  if size < 0: raise RuntimeError(f'size must be >= 0 but got {size=}')
+  if step <= 0: raise RuntimeError(f'step must be > 0 but got {step=}')
+  dim = self._resolve_dim(dim)
+  if size > self.shape[dim]: raise RuntimeError(f'maximum size for tensor at dimension {dim} is {self.shape[dim]} but size is {size}')
+  if size == 0:  # empty windows: (s - 0) // step + 1 of them, each of no elements
+    n = self.shape[dim] // step + 1
+    x = self.transpose(dim, -1)[..., :0]
+    return x.reshape(*x.shape[:-1], 1, 0).expand(*x.shape[:-1], n, 0).transpose(dim, -2)
+  return _c_unfold(self, dim, size, step)

@@ -111,12 +111,21 @@ UOpRef linearize(const UOpRef& sink) {
   // the loops of s are the innermost open ones (any other open loop is outside them): an effect placed there runs
   // once per iteration of s's loops (repeated by outer loops it does not depend on, which recompute the same value:
   // an accumulator of a reduce that does not use an outer output axis)
+  // An open output loop between s's loops is allowed too (the effect, and what uses it at s's level, is then redone
+  // per iteration of that loop: a reduce that does not use a middle output axis); a reduce loop there never is.
+  auto is_reduce_loop = [&](int r) {
+    AxisType t = nodes[range_node[r]]->as<RangeArg>().type;
+    return t == AxisType::REDUCE || t == AxisType::GROUP_REDUCE || t == AxisType::UNROLL;
+  };
   auto innermost = [&](const RSet& s) {
     if (s.empty()) return stack.empty();
-    if (s.size() > stack.size()) return false;
-    for (size_t k = stack.size() - s.size(); k < stack.size(); ++k)
-      if (!has(s, stack[k])) return false;
-    return true;
+    if (s.size() > stack.size() || !has(s, stack.back())) return false;
+    size_t inside = 0;
+    for (size_t k = 0; k < stack.size(); ++k) {
+      if (has(s, stack[k])) ++inside;
+      else if (inside > 0 && is_reduce_loop(stack[k])) return false;
+    }
+    return inside == s.size();
   };
   auto rank = [&](int r) {
     const auto& ra = nodes[range_node[r]]->as<RangeArg>();

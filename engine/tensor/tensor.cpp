@@ -113,7 +113,7 @@ int64_t Tensor::resolve_dim(int64_t d, int64_t extra) const {
   int64_t n = ndim() + extra;
   int64_t r = d < 0 ? d + n : d;
   if (r < 0 || r >= std::max<int64_t>(n, 1))
-    throw Error("dim " + std::to_string(d) + " out of range for tensor of shape " + shape_str(shape()));
+    throw Error("dim " + std::to_string(d) + " out of range for tensor of shape " + shape_str(shape()), Error::Kind::Index);
   return r;
 }
 
@@ -402,7 +402,7 @@ Tensor Tensor::round() const {
 }
 Tensor Tensor::abs() const {
   if (is_unsigned(dtype()) || is_bool(dtype())) return *this;
-  return lt(py(0)).where(neg(), *this);
+  return mul(sign());  // the reference's x * sign(x): its gradient is sign(x), 0 at 0
 }
 Tensor Tensor::sign() const {
   auto c = [&](double v) { return Tensor::scalar(v, dtype()); };  // const_like: the tensor's own dtype
@@ -664,6 +664,7 @@ Tensor Tensor::to(const std::string& dev) const {
 
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
   if (ts.empty()) throw Error("cat: no tensors");
+  if (ts[0].ndim() == 0) throw Error("cat: zero-dimensional tensors cannot be concatenated", Error::Kind::Index);
   int64_t d = ts[0].resolve_dim(dim);
   for (auto& t : ts) {
     if (t.ndim() != ts[0].ndim()) throw Error("cat: tensors have different ranks: " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()));
@@ -732,7 +733,8 @@ Tensor Tensor::reduce(Ops op, const AxisArg& axis_in, bool keepdim, const char* 
   else for (auto a : *axis_in) {
     if (ndim() == 0 && (a == 0 || a == -1)) continue;
     int64_t r = a < 0 ? a + ndim() : a;
-    if (r < 0 || r >= ndim()) throw Error(std::string(opname) + ": axis " + std::to_string(a) + " out of range for shape " + shape_str(shape()));
+    if (r < 0 || r >= ndim())
+      throw Error(std::string(opname) + ": axis " + std::to_string(a) + " out of range for shape " + shape_str(shape()), Error::Kind::Index);
     axis.push_back(r);
   }
   if (ndim() == 0) axis.clear();

@@ -468,6 +468,34 @@ std::vector<Rule> where_rules() {
   };
 }
 
+// reciprocals of products, and x/(1+x) as 1 - 1/(1+x) (the reference's sym: a sigmoid's exp2 overflowing to inf then
+// gives 1 - 0, and its gradient a finite 0, where inf * 0 would be NaN)
+std::vector<Rule> reciprocal_rules() {
+  const Pat x = Pat::var("x"), y = Pat::var("y");
+  auto recip = [](Pat p) { return Pat::op(Ops::RECIPROCAL, {std::move(p)}); };
+  auto floats = [](const UOp& u) { return is_float(u.dtype); };
+  auto one_minus = [](const UOpRef& d) { return alu(Ops::ADD, uconst(d->dtype, 1), alu(Ops::MUL, d, uconst(d->dtype, -1))); };
+  return {
+      rule("1/(x*x) -> (1/x)*(1/x)", recip(x * x).such_that(floats), [](const Captures& c, const UOpRef&) {
+        return alu(Ops::MUL, alu(Ops::RECIPROCAL, c["x"]), alu(Ops::RECIPROCAL, c["x"]));
+      }),
+      rule("1/(x*c) -> (1/x)*(1/c)", recip(x * Pat::cvar("c")).such_that(floats), [](const Captures& c, const UOpRef&) {
+        return alu(Ops::MUL, alu(Ops::RECIPROCAL, c["x"]), uconst(c["c"]->dtype, 1.0 / c["c"]->const_float()));
+      }),
+      rule("x*(1/(1+x)) -> 1-1/(1+x)", x * recip(Pat::cnst(1) + x).named("d"), [one_minus](const Captures& c, const UOpRef& r) -> UOpRef {
+        return is_float(r->dtype) ? one_minus(c["d"]) : nullptr;
+      }),
+      rule("x*((1/(1+x))*y) -> y*(1-1/(1+x))", x * (recip(Pat::cnst(1) + x).named("d") * y),
+           [one_minus](const Captures& c, const UOpRef& r) -> UOpRef {
+             return is_float(r->dtype) ? alu(Ops::MUL, c["y"], one_minus(c["d"])) : nullptr;
+           }),
+      rule("x*((1/(1+x))+y) -> (1-1/(1+x))+x*y", x * (recip(Pat::cnst(1) + x).named("d") + y),
+           [one_minus](const Captures& c, const UOpRef& r) -> UOpRef {
+             return is_float(r->dtype) ? alu(Ops::ADD, one_minus(c["d"]), alu(Ops::MUL, c["x"], c["y"])) : nullptr;
+           }),
+  };
+}
+
 // x ** c for a constant c, one rewrite a rule (tried in this order)
 std::vector<Rule> pow_rules() {
   const Pat x = Pat::var("x");
@@ -559,7 +587,7 @@ const PatternMatcher& symbolic() {
       rule("(x+c1)+c2 -> x+(c1+c2)", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::constants); }),
       rule("(x + y)*c + z -> x*c + y*c + z", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::distribute); }),
       rule("(x*c1)*c2 + y -> x*(c1*c2) + y", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::factors); }),
-  }, weak_index_rules(), floordiv_compare_rules(), pow_rules(), {
+  }, weak_index_rules(), floordiv_compare_rules(), pow_rules(), reciprocal_rules(), {
       rule("1 ** x -> 1", Pat::op(Ops::POW, {konst("b").such_that([](const UOp& u) { return u.const_float() == 1; }), nonconst("e")}),
            [](const Captures&, const UOpRef& r) { return uconst(r->dtype, 1); }),
       rule("c ** x -> exp2(x * log2(c)) (c > 0)",
