@@ -43,6 +43,11 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     for (const auto& [name, v] : s->var_vals) vars[py::str(name)] = py::int_(v);
     return py::make_tuple(py::cast(UOpHandle{linear_uop(*s), s}), vars);
   });
+  m.def("compile_linear", [](const UOpHandle& linear) {
+    if (!linear.schedule) throw py::type_error("compile_linear needs a LINEAR returned by Tensor.linear_with_vars()");
+    ts::compile_schedule(*linear.schedule);
+    return py::cast(linear);
+  }, py::arg("linear"), "compile every kernel of a LINEAR for its device, running none; returns the LINEAR");
   m.def("run_linear", [](const UOpHandle& linear, py::object var_vals, py::kwargs) {
     if (!linear.schedule) throw py::type_error("run_linear needs a LINEAR returned by Tensor.schedule_linear()");
     if (var_vals.is_none() || py::len(var_vals) == 0) return ts::run_linear(*linear.schedule);

@@ -6,6 +6,7 @@
 #include "app/python/convert.h"
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
+#include "engine/runtime/allocator.h"
 
 namespace py = pybind11;
 
@@ -54,4 +55,9 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
   m.def("_device_dtypes", [str_list](const std::string& name) { return str_list(ts::get_device(ts::require_device(name)).dtypes()); },
         "the dtypes a device's kernels can use (empty: every dtype)");
   m.def("call_count", [] { return ts::call_count(); }, "how many calls this process executed and counted");
+  m.def("work_totals", [] {
+    const ts::WorkTotals w = ts::work_totals();
+    return py::make_tuple(w.ops, w.mem);
+  }, "(estimated ops, bytes moved) of every executed call so far");
+  m.def("allocated_bytes", [] { return ts::allocated_bytes(); }, "bytes held by live device buffers");
 }

@@ -134,12 +134,20 @@ class Context(contextlib.ContextDecorator):
 DEBUG, VIZ = ContextVar("DEBUG", 0), ContextVar("VIZ", 0)
 
 class _GlobalCountersMeta(type):
+  # the engine's totals since the last reset(): calls run, their estimated ops and bytes moved; mem_used is the
+  # bytes device buffers hold now (reset() leaves it, as the reference's)
   @property
   def kernel_count(cls): return _ts.call_count() - cls._base
+  @property
+  def global_ops(cls): return int(_ts.work_totals()[0] - cls._base_work[0])
+  @property
+  def global_mem(cls): return int(_ts.work_totals()[1] - cls._base_work[1])
+  @property
+  def mem_used(cls): return _ts.allocated_bytes()
 class GlobalCounters(metaclass=_GlobalCountersMeta):
-  _base = 0
+  _base, _base_work = 0, (0.0, 0.0)
   @staticmethod
-  def reset(): GlobalCounters._base = _ts.call_count()
+  def reset(): GlobalCounters._base, GlobalCounters._base_work = _ts.call_count(), _ts.work_totals()
 
 class Device:
   DEFAULT = _ts.default_device()
@@ -1355,7 +1363,7 @@ _module("tinygrad.device", Device=Device)
 _module("tinygrad.uop", Ops=Ops, GroupOp=GroupOp)
 _module("tinygrad.uop.ops", Ops=Ops, UOp=UOp, GroupOp=GroupOp, Variable=Variable)
 _module("tinygrad.engine")
-_module("tinygrad.engine.realize", run_linear=run_linear)
+_module("tinygrad.engine.realize", run_linear=run_linear, compile_linear=_ts.compile_linear)
 
 # ---- tinygrad.nn: the layers (tinygrad/nn/__init__.py) and nn.state, same graphs as tinygrad ----
 def _init_param(fn, *shape, **kwargs):
@@ -1968,3 +1976,11 @@ def unfold(self, dim, size, step):
     x = self.transpose(dim, -1)[..., :0]
     return x.reshape(*x.shape[:-1], 1, 0).expand(*x.shape[:-1], n, 0).transpose(dim, -2)
   return _c_unfold(self, dim, size, step)
+
+# ---- gradient: the reference's checks before the engine's pass ----
+_c_gradient = Tensor.gradient
+@_install
+def gradient(self, *targets, gradient=None):
+  assert gradient is not None or self.shape == (), "when no gradient is provided, backward must be called on a scalar tensor"
+  if gradient is not None and gradient.shape != self.shape and gradient.numel() == self.numel(): gradient = gradient.reshape(self.shape)
+  return _c_gradient(self, *targets, gradient=gradient)

@@ -193,11 +193,11 @@ Device& get_device(const std::string& name) {
 }
 
 Device& memory_device(const std::string& memory) {
-  if (memory != "CPU" && memory != "PYTHON") run_providers();
+  if (!is_host_memory(memory)) run_providers();
   std::lock_guard lk(g_mu);
   if (auto it = memory_owners().find(memory); it != memory_owners().end()) return *it->second;
   Device* found = nullptr;
-  if (memory == "CPU" || memory == "PYTHON" || memory.empty()) {
+  if (is_host_memory(memory) || memory.empty()) {
     for (auto& d : registry())
       if (!found && d->host_memory()) found = d.get();
     if (!found) throw Error("no host device is registered");

@@ -88,6 +88,9 @@ void register_device_provider(std::function<void()> provider);
 void register_device_alias(const std::string& alias, const std::string& name);
 // The registered device names, in order (providers run first).
 std::vector<std::string> registered_device_names();
+// host memory by name: the CPU's, and the host buffers a program's data arrives in (PYTHON: lists and bytes, NPY:
+// numpy arrays, as the reference names them)
+inline bool is_host_memory(const std::string& memory) { return memory == "CPU" || memory == "PYTHON" || memory == "NPY"; }
 // `name` canonicalized as the reference does ("cpu" -> "CPU", "CPU:0" -> "CPU", "LLVM" -> "CPU:LLVM"), or an Error that
 // names it and the devices that exist: an unknown device never runs as another one.
 std::string canonical_device(const std::string& name);

@@ -36,6 +36,7 @@ uint64_t g_calls_total = 0;
 int g_counter = 0;
 int g_schedule_index = 0;
 double g_time_sum = 0;
+WorkTotals g_work;
 
 struct Compiled {
   ProgramSpec spec;
@@ -52,7 +53,7 @@ std::set<std::string> g_seen_copies;
 // The device that runs a kernel whose buffers are in `memory`: for host memory the run's device when it computes on
 // the host (CPU, CPU:LLVM, INTERP), else the host's first; otherwise the device that owns that memory.
 Device& kernel_device(const std::string& memory) {
-  if (memory == "CPU" || memory == "PYTHON") {
+  if (is_host_memory(memory)) {
     Device& run = get_device(realize_config().device);
     return run.host_memory() ? run : memory_device("CPU");
   }
@@ -301,11 +302,16 @@ HostData read_buffer_head(Buffer& b, size_t max) {
   return h;
 }
 
-void run_schedule(const Schedule& sched, bool update_stats) {
-  // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
+std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
   for (size_t i = 0; i < sched.items.size(); ++i)
     if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast, kernel_device(item_memory(sched.items[i])));
+  return progs;
+}
+
+void run_schedule(const Schedule& sched, bool update_stats) {
+  // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
+  std::vector<std::shared_ptr<Compiled>> progs = compile_all(sched);
   int sidx = g_schedule_index++;
   // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
   // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
@@ -329,6 +335,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   auto finish = [&](size_t i, CallRecord rec) {
     const ScheduleItem& it = sched.items[i];
     g_time_sum += rec.seconds;
+    g_work.ops += rec.estimates.ops;
+    g_work.mem += rec.estimates.mem;
     rec.counter = ++g_counter;
     rec.schedule_index = sidx;
     bool first = false;
@@ -377,8 +385,13 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       runner->begin_batch(timed);
       batch_dev = runner;
     }
-    for (auto& b : it.bufs) {
+    for (size_t k = 0; k < it.bufs.size(); ++k) {
+      const UOpRef& b = it.bufs[k];
+      // a call's input that nothing wrote yet (Tensor.empty) reads as zeros on the host, not as whatever memory the
+      // allocator hands back: a program's results do not depend on what ran before it
+      const bool unwritten = k > 0 && !b->buffer;
       Buffer& buf = ensure_buffer(b);
+      if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
       bufs.push_back(&buf);
       rec.arg_sizes.push_back({buf.size, buf.dtype->name});
     }
@@ -580,6 +593,12 @@ void install_realize(RealizeConfig config) {
 
 const std::deque<CallRecord>& call_log() { return g_calls; }
 uint64_t call_count() { return g_calls_total; }
+WorkTotals work_totals() { return g_work; }
+
+void compile_schedule(const Schedule& linear) {
+  std::lock_guard lk(g_mu);
+  compile_all(linear);
+}
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
   std::lock_guard lk(g_mu);

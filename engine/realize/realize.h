@@ -67,5 +67,13 @@ void install_realize(RealizeConfig config = {});
 constexpr size_t kCallLogSize = 10000;
 const std::deque<CallRecord>& call_log();
 uint64_t call_count();
+// the work of every executed call so far (the reference's GlobalCounters.global_ops and global_mem): estimated
+// operations and bytes moved
+struct WorkTotals {
+  double ops = 0, mem = 0;
+};
+WorkTotals work_totals();
+// compiles every kernel of a schedule for its device without running any (the reference's compile_linear)
+void compile_schedule(const Schedule& linear);
 
 }  // namespace ts

@@ -61,7 +61,9 @@ class GlslLanguage final : public CStyleLanguage {
     }
     return int_literal(c);
   }
-  bool repeats_operands(const UOp& u) const override { return u.op == Ops::POW || CStyleLanguage::repeats_operands(u); }
+  bool repeats_operands(const UOp& u) const override {
+    return u.op == Ops::POW || u.op == Ops::EXP2 || u.op == Ops::LOG2 || CStyleLanguage::repeats_operands(u);
+  }
   std::string one(DType dt) const override { return render_const(*uconst(dt, 1.0)); }
   std::string float_literal(const std::string& digits, DType dt) const override {
     return digits + (dt == dtypes::float64 ? "lf" : "f");
@@ -74,8 +76,21 @@ class GlslLanguage final : public CStyleLanguage {
       case Ops::FLOORDIV: return "floor(" + s[0] + "/" + s[1] + ")";
       case Ops::FLOORMOD: return "(" + s[0] + "-" + s[1] + "*floor(" + s[0] + "/" + s[1] + "))";
       case Ops::SQRT: return "sqrt(" + s[0] + ")";
-      case Ops::EXP2: return "exp2(" + s[0] + ")";
-      case Ops::LOG2: return "log2(" + s[0] + ")";
+      // GLSL leaves exp2 and log2 undefined at infinities, NaN and log2(x <= 0) (lavapipe returns 0 for exp2(inf)):
+      // those inputs, and exp2's overflow and underflow, take their IEEE results explicitly
+      case Ops::EXP2: {
+        auto c = [&](double v) { return render_const(*uconst(dt, v)); };
+        const bool half = dt == dtypes::float16;
+        const std::string& x = s[0];
+        return "(isnan(" + x + ")?" + x + ":(" + x + ">=" + c(half ? 16 : 128) + ")?" + c(INFINITY) + ":(" + x + "<" + c(half ? -25 : -150) +
+               ")?" + c(0) + ":exp2(" + x + "))";
+      }
+      case Ops::LOG2: {
+        auto c = [&](double v) { return render_const(*uconst(dt, v)); };
+        const std::string& x = s[0];
+        return "(isnan(" + x + ")?" + x + ":(" + x + "<" + c(0) + ")?" + c(NAN) + ":(" + x + "==" + c(0) + ")?" + c(-INFINITY) + ":isinf(" + x +
+               ")?" + x + ":log2(" + x + "))";
+      }
       case Ops::SIN: return "sin(" + s[0] + ")";
       case Ops::TRUNC: return "trunc(" + s[0] + ")";
       case Ops::POW: {
@@ -85,8 +100,11 @@ class GlslLanguage final : public CStyleLanguage {
         auto c = [&](double v) { return render_const(*uconst(dt, v)); };
         const std::string p = "pow(abs(" + x + "), " + y + ")", yint = "(trunc(" + y + ")==" + y + ")",
                           odd = "(trunc(" + y + "*" + c(0.5) + ")*" + c(2.0) + "!=" + y + ")";
+        // (-inf)^y: inf for y > 0 and 0 for y < 0, negative for an odd integral y
+        const std::string neg_inf = "(" + x + "==" + c(-INFINITY) + ")?((" + y + ">" + c(0) + ")?((" + yint + "&&" + odd + ")?" + c(-INFINITY) + ":" +
+                                    c(INFINITY) + "):((" + yint + "&&" + odd + ")?" + c(-0.0) + ":" + c(0) + ")):";
         return "(((" + y + "==" + c(0) + ")||(" + x + "==" + c(1) + "))?" + c(1) + ":(isnan(" + x + ")||isnan(" + y + "))?" + c(NAN) + ":(" + x + "==" + c(0) + ")?((" + y + ">" + c(0) + ")?" +
-               c(0) + ":" + c(INFINITY) + "):(" + x + "<" + c(0) + ")?(" + yint + "?(" + odd + "?(-" + p + "):" + p + "):" + c(NAN) + "):" + p + ")";
+               c(0) + ":" + c(INFINITY) + "):" + neg_inf + "(" + x + "<" + c(0) + ")?(" + yint + "?(" + odd + "?(-" + p + "):" + p + "):" + c(NAN) + "):" + p + ")";
       }
       default: throw Error("GLSL renderer: unsupported op " + std::string(op_name(u.op)));
     }
@@ -121,9 +139,13 @@ class GlslLanguage final : public CStyleLanguage {
   }
   // GLSL subscripts are 32-bit: a 64-bit index (its math may pass 2^31, the element index never does: one binding
   // holds at most maxStorageBufferRange bytes) is narrowed at the access
+  // A constant negative subscript is a load hoisted out of the loop whose gate guards every use of it (the value is
+  // never read there): glslang rejects such a subscript, so it reads element 0 instead, which the gate discards too.
   std::string index(const std::string& buf, const std::string& idx, bool, DType idx_dtype) const override {
-    if (idx_dtype && idx_dtype->bitsize == 64) return buf + "[int(" + strip_parens(idx) + ")]";
-    return buf + "[" + strip_parens(idx) + "]";
+    std::string i = strip_parens(idx);
+    if (i.size() > 1 && i[0] == '-' && i.find_first_not_of("0123456789", 1) == std::string::npos) i = "0";
+    if (idx_dtype && idx_dtype->bitsize == 64) return buf + "[int(" + i + ")]";
+    return buf + "[" + i + "]";
   }
   std::string deref(const std::string& access) const override { return access; }
   std::string load_value(DType dt, const std::string& v) const override { return is_bool(dt) ? "bool(" + v + ")" : v; }

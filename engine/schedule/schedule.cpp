@@ -287,7 +287,19 @@ struct Callify {
       bool view_store = !b && viewed->op == Ops::BUFFER;
       if (view_store) b = viewed;
       if (!b) {
-        // an assign into a value that has no buffer yet is that value, computed (the reference: CONTIGUOUS)
+        // an assign into a value that has no buffer yet is that value: copied when it is a copy from another device
+        // (a list or an array assigned to an unrealized tensor), else computed (the reference: CONTIGUOUS)
+        UOpRef value = x->src[1]->src[1];
+        if (value->op == Ops::RESHAPE && value->src[0]->op == Ops::COPY) value = value->src[0];
+        const UOp* sb = value->op == Ops::COPY ? buffer_base(value->src[0].get()) : nullptr;
+        if (sb && value->src[0]->device != value->device) {
+          current = x.get();
+          UOpRef dst = new_buffer(value->device, sb->numel(), value->dtype);
+          add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
+          repl[x.get()] = reshape_to(dst, x->shape);
+          decide(x, Became::AssignCopy);
+          return;
+        }
         realize_value(x, x->src[1]->src[1]);
         decide(x, Became::AssignValue);
         return;

@@ -111,7 +111,8 @@ bool Tensor::is_realized() const {
 
 int64_t Tensor::resolve_dim(int64_t d, int64_t extra) const {
   int64_t n = ndim() + extra;
-  int64_t r = d < 0 ? d + n : d;
+  // a 0-d tensor takes dims 0 and -1 (the reference's range check is against max(1, ndim))
+  int64_t r = d < 0 ? d + std::max<int64_t>(n, 1) : d;
   if (r < 0 || r >= std::max<int64_t>(n, 1))
     throw Error("dim " + std::to_string(d) + " out of range for tensor of shape " + shape_str(shape()), Error::Kind::Index);
   return r;
@@ -122,7 +123,7 @@ namespace {
 // a filled host buffer as a PYTHON BUFFER copied to `device` (the default device when empty), in `shape`
 Tensor python_buffer_tensor(const std::shared_ptr<Buffer>& buf, const Shape& shape, const std::string& device) {
   const int64_t n = buf->size;
-  UOpRef b = new_buffer("PYTHON", n, buf->dtype);
+  UOpRef b = new_buffer(buf->device, n, buf->dtype);
   b->buffer = buf;
   std::string dev = device.empty() ? default_device() : device;
   UOpRef c = UOp::make(Ops::COPY, buf->dtype, {b}, std::string(dev));
@@ -194,6 +195,7 @@ Tensor Tensor::from_bytes(const void* bytes, size_t nbytes, const Shape& shape, 
 Tensor Tensor::from_memory(void* ptr, size_t nbytes, const Shape& shape, DType dt, const std::string& device,
                            std::function<void()> release) {
   auto buf = host_buffer(nbytes, shape, dt);
+  buf->device = "NPY";
   buf->ptr = ptr;
   buf->release = [release = std::move(release)](void*, size_t) { release(); };
   return python_buffer_tensor(buf, shape, device);
@@ -620,9 +622,8 @@ Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
     for (auto s : shape()) if (s != 1) ns.push_back(s);
     return reshape(ns);
   }
-  if (ndim() == 0) return *this;
-  int64_t d = resolve_dim(*dim);
-  if (shape()[d] != 1) return *this;
+  int64_t d = resolve_dim(*dim);  // a 0-d tensor takes dims 0 and -1 only
+  if (ndim() == 0 || shape()[d] != 1) return *this;
   for (int64_t i = 0; i < ndim(); ++i) if (i != d) ns.push_back(shape()[i]);
   return reshape(ns);
 }

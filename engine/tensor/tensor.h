@@ -48,7 +48,8 @@ class Tensor {
   static Tensor from_host(const HostData& data, const std::string& device = "");  // PYTHON buffer + COPY
   // the same from `nbytes` bytes laid out as `dt` in row-major order (numpy arrays, bytes, the buffer protocol)
   static Tensor from_bytes(const void* bytes, size_t nbytes, const Shape& shape, DType dt, const std::string& device = "");
-  // memory the caller owns, read when the tensor is realized; `release` runs when the buffer is freed
+  // memory the caller owns (an NPY buffer: a numpy array), read when the tensor is realized; `release` runs when the
+  // buffer is freed
   static Tensor from_memory(void* ptr, size_t nbytes, const Shape& shape, DType dt, const std::string& device,
                             std::function<void()> release);
   static Tensor scalar(double v, DType dt);  // deviceless python constant (dtype usually weak)

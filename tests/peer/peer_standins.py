@@ -29,7 +29,6 @@ STANDINS = {
   },
   "tinygrad.codegen.late": {},
   "tinygrad.codegen.late.linearizer": {"linearize": ("func", "the reference's linearizer over its UOp graphs")},
-  "tinygrad.engine.realize": {"compile_linear": ("func", "the reference compiles a LINEAR's programs ahead of running it; tinyscope compiles them when it runs the schedule")},
 }
 
 def _package(mod):

@@ -210,6 +210,18 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
       return cached;
     }
   }
+  // a rejected kernel's source with line numbers, as the compiler's messages count them
+  auto numbered_lines = [](const std::string& src) {
+    std::string out;
+    int line = 1;
+    for (size_t pos = 0; pos < src.size();) {
+      size_t end = src.find('\n', pos);
+      if (end == std::string::npos) end = src.size();
+      out += std::to_string(line++) + ": " + src.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+    }
+    return out;
+  };
   auto t0 = std::chrono::steady_clock::now();
   GlslangResult r = run_glslang(source);
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -218,7 +230,7 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
     I.stats.compiles++;
     I.stats.compile_seconds += dt;
   }
-  if (!r.ok) throw Error("GLSL compile of kernel '" + name + "' failed:\n" + r.log);
+  if (!r.ok) throw Error("GLSL compile of kernel '" + name + "' failed:\n" + r.log + "the source:\n" + numbered_lines(source));
   if (!file.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(I.dir, ec);

@@ -182,6 +182,8 @@ class VulkanDevice final : public Device {
     if (info_.loop_iteration_limit && !vx.loop_iterations) check_loop_limit(spec, *loop_iterations(spec, &vars));
     // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
     const LaunchDims dims = vx.dims ? *vx.dims : launch_dims(spec, vars);
+    // an empty output (a dimension of 0) has nothing to run: no dispatch (Vulkan has no work-group count of 0)
+    if (std::find(dims.global_size.begin(), dims.global_size.end(), 0) != dims.global_size.end()) return 0.0;
     std::array<uint32_t, 3> groups{};
     for (int d = 0; d < 3; ++d) {
       if (dims.global_size[d] < 1 || dims.global_size[d] > info_.max_workgroup_count[d])
