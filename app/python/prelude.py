@@ -622,6 +622,9 @@ def dot(self, w, dtype=None):
   if x.shape[-1] != w.shape[axis_w := -min(w.ndim, 2)]: raise RuntimeError(f"cannot dot {x.shape} and {w.shape}")
   x = x.reshape(*x.shape[0:-1], *[1] * min(dx - 1, dw - 1, 1), x.shape[-1])
   w = w.reshape(*w.shape[0:-2], *[1] * min(dx - 1, dw - 1, 1), *w.shape[axis_w:]).transpose(-1, axis_w)
+  # a wider accumulation dtype takes the products in it too: the reference's CPU kernels multiply half inputs in
+  # float (C promotes __fp16), and a half product of two halves would round away what the float sum keeps
+  if dtypes.is_float(acc := to_dtype(dtype)) and acc.itemsize > max(x.dtype.itemsize, w.dtype.itemsize): x, w = x.cast(acc), w.cast(acc)
   return (x * w).sum(-1, dtype=dtype).cast(to_dtype(dtype))
 @_install
 def matmul(self, x, reverse=False, dtype=None): return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)

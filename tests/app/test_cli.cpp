@@ -181,6 +181,20 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0 && r.out.contains("python api ok"), why(r).constData());
   }
 
+  // tests/app/python_compat.py: numpy interop and the reference's behaviour its own tests check, on every device
+  void python_compat_matches_tinygrad_data() {
+    QTest::addColumn<QString>("device");
+    for (const char* d : {"CPU", "CPU:LLVM", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
+  }
+  void python_compat_matches_tinygrad() {
+    QFETCH(QString, device);
+    QProcessEnvironment env;
+    env.insert("DEV", device);
+    if (device == "VULKAN") ts_test::vulkan_test_env(env, QDir::tempPath());
+    Result r = ts_test::run_process(tinyscope_bin(), {"run", source_dir() + "/tests/app/python_compat.py"}, env);
+    QVERIFY2(r.code == 0 && r.out.contains("python compat ok"), why(r).constData());
+  }
+
   void json_trace_holds_result_and_calls() {
     QTemporaryDir dir;
     QString path = write_script(dir, "res.py",

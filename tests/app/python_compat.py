@@ -1,0 +1,219 @@
+# numpy interop and the behaviour tinygrad's own tests found different, one check each: every expected value below
+# is what tinygrad a9069c1 printed for the same lines on DEV=CPU (Debian's numpy 1.24). Run by tests/app/test_cli.cpp on
+# each device; prints "python compat ok" when every check holds.
+import pickle
+import numpy as np
+from tinygrad import Tensor, dtypes
+from tinygrad.dtype import _to_np_dtype, _from_np_dtype
+
+def err(f):
+  try: f(); return "no error"
+  except Exception as e: return [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"][0]
+
+out = {}
+a = np.arange(6, dtype=np.int16).reshape(2, 3).T
+out["ndarray strided"] = [str(Tensor(a).dtype), list(Tensor(a).shape), Tensor(a).numpy().tolist()]
+out["ndarray 0-d"] = [str(Tensor(np.array(3.5, dtype=np.float16)).dtype), float(Tensor(np.array(3.5, dtype=np.float16)).numpy())]
+out["ndarray empty"] = list(Tensor(np.zeros((0, 3), np.uint8)).numpy().shape)
+out["ndarray to bf16"] = str(Tensor(np.array([1, 2], np.float64), dtype=dtypes.bfloat16).numpy().dtype)
+out["numpy dtypes"] = [str(Tensor([True]).numpy().dtype), str(Tensor([1, 2], dtype=dtypes.half).numpy().dtype), str(Tensor([1, 2]).numpy().dtype), str(Tensor(3.5).numpy().dtype)]
+out["complex array"] = err(lambda: Tensor(np.array([1 + 2j])))
+x = np.array([1, 2, 3], np.float32); t = Tensor(x); x[0] = 100
+out["array read at realize"] = t.numpy().tolist()
+n = Tensor([1., 2.]).numpy(); n[0] = 5
+out["numpy writable"] = n.tolist()
+out["uint64 2**63"] = int(Tensor(np.array([2**63], np.uint64)).numpy()[0])
+out["np dtype maps"] = [str(_from_np_dtype(np.float16)), str(_from_np_dtype(np.int64)), _to_np_dtype(dtypes.float32).__name__, _to_np_dtype(dtypes.bfloat16).__name__]
+out["uint64 and"] = int((Tensor(2**64 - 1, dtype=dtypes.uint64) & 0xFFFFFFFF).numpy())
+out["uint64 trunc div"] = int(Tensor(2**64 - 1, dtype=dtypes.uint64).div(1, rounding_mode="trunc").numpy())
+out["int64 exact"] = Tensor(2**62 + 1, dtype=dtypes.int64).item()
+out["errors"] = [err(f) for f in [lambda: Tensor(3.14).cat(Tensor(3.14)), lambda: Tensor.ones(3, 4).sum(5), lambda: Tensor.ones(3).squeeze(4),
+  lambda: Tensor(1.0).squeeze(1), lambda: Tensor.arange(129, dtype=dtypes.int8), lambda: Tensor([1., 2.]).prod(dtype=""),
+  lambda: Tensor.stack(Tensor.ones(4, 3), dim=77), lambda: Tensor.ones(10, 11)[[True, False]], lambda: Tensor.ones(10, 11)[[1.1]],
+  lambda: Tensor([1.]).clip(None, None), lambda: Tensor([5]).div(Tensor([1]), rounding_mode="typo"), lambda: Tensor([1., 2.]).gradient(Tensor([1.0]))]]
+out["stack tuple"] = Tensor.stack((Tensor([1, 2]), Tensor([3, 4])), dim=1).tolist()
+out["unfold size 0"] = list(Tensor.arange(27).reshape(3, 3, 3).unfold(1, 0, 8).shape)
+out["nested tuple index"] = list(Tensor.arange(24).reshape(2, 3, 4)[(((0,),),)].shape)
+xe = Tensor([-300.0, 300.0, 0.0, -0.0])
+out["sigmoid grad extremes"] = xe.sigmoid().sum().gradient(xe)[0].tolist()
+out["tanh grad extremes"] = xe.tanh().sum().gradient(xe)[0].tolist()
+out["abs grad at 0"] = xe.abs().sum().gradient(xe)[0].tolist()
+out["softplus extremes"] = [xe.softplus().tolist(), xe.softplus().sum().gradient(xe)[0].tolist()]
+xd, yd = Tensor(np.arange(8 * 3 * 4, dtype=np.float32).reshape(8, 3, 4) / 10), Tensor(np.arange(8 * 4 * 5, dtype=np.float32).reshape(8, 4, 5) / 10)
+out["batched dot gradient"] = [round(float(g.sum().item()), 2) for g in xd.dot(yd).sum().gradient(xd, yd)]
+w = Tensor.uniform(4, low=-1, high=1); w.assign([1., 2., 3., 4.])
+out["assign list to unrealized"] = (w + 1).tolist()
+out["pickle"] = pickle.loads(pickle.dumps(Tensor([[1, 2], [3, 4]]))).tolist()
+out["normalize"] = [round(v, 6) for v in Tensor([[3.0, 4.0]]).normalize(dim=1).tolist()[0]]
+out["pad_to value"] = Tensor([1, 2]).pad_to(4, value=9).tolist()
+g = Tensor([1.0, 2.0]); g.grad = Tensor([0.5, 0.5])
+out["clone keeps grad"] = g.clone().grad.tolist()
+ha, hb = Tensor(np.full((1, 3000), 1.0 / 3, np.float16)), Tensor(np.full((3000, 1), 3.0, np.float16))
+out["half matmul accumulates in float"] = [round(float(ha.matmul(hb, dtype=dtypes.float).numpy()[0, 0]), 2), float(ha.matmul(hb).numpy()[0, 0])]
+
+EXPECTED = {
+  "ndarray strided": [
+   "dtypes.short",
+   [
+    3,
+    2
+   ],
+   [
+    [
+     0,
+     3
+    ],
+    [
+     1,
+     4
+    ],
+    [
+     2,
+     5
+    ]
+   ]
+  ],
+  "ndarray 0-d": [
+   "dtypes.half",
+   3.5
+  ],
+  "ndarray empty": [
+   0,
+   3
+  ],
+  "ndarray to bf16": "float32",
+  "numpy dtypes": [
+   "bool",
+   "float16",
+   "int32",
+   "float32"
+  ],
+  "complex array": "KeyError",
+  "array read at realize": [
+   100.0,
+   2.0,
+   3.0
+  ],
+  "numpy writable": [
+   5.0,
+   2.0
+  ],
+  "uint64 2**63": 9223372036854775808,
+  "np dtype maps": [
+   "dtypes.half",
+   "dtypes.long",
+   "float32",
+   "float32"
+  ],
+  "uint64 and": 4294967295,
+  "uint64 trunc div": 18446744073709551615,
+  "int64 exact": 4611686018427387905,
+  "errors": [
+   "IndexError",
+   "IndexError",
+   "IndexError",
+   "IndexError",
+   "OverflowError",
+   "AttributeError",
+   "IndexError",
+   "IndexError",
+   "IndexError",
+   "RuntimeError",
+   "RuntimeError",
+   "AssertionError"
+  ],
+  "stack tuple": [
+   [
+    1,
+    3
+   ],
+   [
+    2,
+    4
+   ]
+  ],
+  "unfold size 0": [
+   3,
+   1,
+   3,
+   0
+  ],
+  "nested tuple index": [
+   1,
+   1,
+   3,
+   4
+  ],
+  "sigmoid grad extremes": [
+   0.0,
+   0.0,
+   0.25,
+   0.25
+  ],
+  "tanh grad extremes": [
+   0.0,
+   0.0,
+   1.0,
+   1.0
+  ],
+  "abs grad at 0": [
+   -1.0,
+   1.0,
+   0.0,
+   0.0
+  ],
+  "softplus extremes": [
+   [
+    0.0,
+    300.0,
+    0.6931471824645996,
+    0.6931471824645996
+   ],
+   [
+    0.0,
+    1.0,
+    0.5,
+    0.5
+   ]
+  ],
+  "batched dot gradient": [
+   3816.0,
+   2280.0
+  ],
+  "assign list to unrealized": [
+   2.0,
+   3.0,
+   4.0,
+   5.0
+  ],
+  "pickle": [
+   [
+    1,
+    2
+   ],
+   [
+    3,
+    4
+   ]
+  ],
+  "normalize": [
+   0.6,
+   0.8
+  ],
+  "pad_to value": [
+   1,
+   2,
+   9,
+   9
+  ],
+  "clone keeps grad": [
+   0.5,
+   0.5
+  ]
+}
+EXPECTED["half matmul accumulates in float"] = [2999.27, 3000.0]
+
+bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
+for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
+assert not bad, f"{len(bad)} mismatches"
+print("python compat ok")
