@@ -975,10 +975,11 @@ def _random_bits(key, counter, num):
 Tensor.random_bits = _random_bits
 
 def _bits_to_rand(bits, shape, dtype):
-  nmant = 7 if dtype is dtypes.bfloat16 else _FINFO[dtype.itemsize][1]
+  nmant = dtypes.finfo(dtype)[1]
   uint_dtype = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[dtype.itemsize]
   uint_bits = bits.bitcast(uint_dtype)
-  return (uint_bits // 2**(dtype.itemsize * 8 - nmant)).bitwise_or(_ONE_BITS[dtype.itemsize] if dtype is not dtypes.bfloat16 else 0x3f80) \
+  one_bits = 0x3f80 if dtype is dtypes.bfloat16 else _ts._float_to_fp8(1.0, dtype) if dtype in dtypes.fp8s else _ONE_BITS[dtype.itemsize]
+  return (uint_bits // 2**(dtype.itemsize * 8 - nmant)).bitwise_or(one_bits) \
     .bitcast(dtype)[:prod(shape)].sub(1).reshape(shape)
 
 def _rand_impl(key, counter, shape, dtype, contiguous=True):
