@@ -45,6 +45,7 @@ void bind_dtype(py::module_& m) {
         {"uint64", d::uint64},  {"ulong", d::uint64},   {"float16", d::float16},   {"half", d::float16},
         {"bfloat16", d::bfloat16}, {"float32", d::float32}, {"float", d::float32}, {"float64", d::float64},
         {"double", d::float64}, {"weakint", d::weakint}, {"weakfloat", d::weakfloat},
+        {"fp8e4m3", d::fp8e4m3}, {"fp8e5m2", d::fp8e5m2}, {"fp8e4m3fnuz", d::fp8e4m3fnuz}, {"fp8e5m2fnuz", d::fp8e5m2fnuz},
         {"default_float", d::default_float}, {"default_int", d::default_int}};
     py::list out;
     for (const auto& [name, dt] : table) out.append(py::make_tuple(name, dtype_object(dt)));
@@ -53,6 +54,17 @@ void bind_dtype(py::module_& m) {
   m.def("_least_upper_dtype", [](py::object a, py::object b) { return dtype_object(ts::least_upper(to_dtype(a), to_dtype(b))); });
   m.def("_strong_dtype", [](py::object a) { return dtype_object(ts::strong(to_dtype(a))); });
   m.def("_sum_acc_dtype", [](py::object a) { return dtype_object(ts::sum_acc(to_dtype(a))); });
+  // the engine's fp8 conversions (the host side of Tensor creation and reading): one code <-> a python float
+  m.def("_float_to_fp8", [](double x, py::object d) {
+    ts::DType dt = to_dtype(d);
+    if (!ts::is_fp8(dt)) throw py::value_error("Only for fp8s");
+    return static_cast<int>(ts::float_to_fp8(x, dt));
+  });
+  m.def("_fp8_to_float", [](int code, py::object d) {
+    ts::DType dt = to_dtype(d);
+    if (!ts::is_fp8(dt)) throw py::value_error("Only for fp8s");
+    return ts::fp8_to_float(static_cast<uint8_t>(code & 0xff), dt);
+  });
 }
 
 }  // namespace tsp

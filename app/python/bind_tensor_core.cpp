@@ -87,10 +87,10 @@ double scalar_value(py::handle v) {
 
 ts::Shape shape_arg(py::handle shape) { return int_list(shape); }
 
-// half/bfloat16 are read as float32 (tinygrad casts before reading); weak dtypes as their strong dtype
+// half/bfloat16/fp8 are read as float32 (tinygrad casts before reading); weak dtypes as their strong dtype
 Tensor readable(const Tensor& t) {
   if (ts::is_weak(t.dtype())) return t.cast(ts::strong(t.dtype()));
-  if (t.dtype() == ts::dtypes::float16 || t.dtype() == ts::dtypes::bfloat16) return t.cast(ts::dtypes::float32);
+  if (t.dtype() == ts::dtypes::float16 || t.dtype() == ts::dtypes::bfloat16 || ts::is_fp8(t.dtype())) return t.cast(ts::dtypes::float32);
   return t;
 }
 

@@ -70,8 +70,10 @@ dtypes.weaks = (dtypes.weakint, dtypes.weakfloat)
 dtypes.uints = (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
 dtypes.sints = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
 dtypes.ints = dtypes.uints + dtypes.sints
-dtypes.floats = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
-dtypes.fp8s = ()
+dtypes.fp8_ocp = (dtypes.fp8e4m3, dtypes.fp8e5m2)
+dtypes.fp8_fnuz = (dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz)
+dtypes.fp8s = dtypes.fp8_ocp + dtypes.fp8_fnuz
+dtypes.floats = dtypes.fp8s + (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 dtypes.all = (dtypes.bool,) + dtypes.ints + dtypes.floats
 _ts.dtypes = dtypes
 
@@ -984,10 +986,11 @@ def _random_bits(key, counter, num):
 Tensor.random_bits = _random_bits
 
 def _bits_to_rand(bits, shape, dtype):
-  nmant = 7 if dtype is dtypes.bfloat16 else _FINFO[dtype.itemsize][1]
+  nmant = dtypes.finfo(dtype)[1]
   uint_dtype = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[dtype.itemsize]
   uint_bits = bits.bitcast(uint_dtype)
-  return (uint_bits // 2**(dtype.itemsize * 8 - nmant)).bitwise_or(_ONE_BITS[dtype.itemsize] if dtype is not dtypes.bfloat16 else 0x3f80) \
+  one_bits = 0x3f80 if dtype is dtypes.bfloat16 else _ts._float_to_fp8(1.0, dtype) if dtype in dtypes.fp8s else _ONE_BITS[dtype.itemsize]
+  return (uint_bits // 2**(dtype.itemsize * 8 - nmant)).bitwise_or(one_bits) \
     .bitcast(dtype)[:prod(shape)].sub(1).reshape(shape)
 
 def _rand_impl(key, counter, shape, dtype, contiguous=True):
@@ -1728,14 +1731,14 @@ Tensor.__reduce__ = _tensor_reduce
 _tensor_unpickle.__module__, _tensor_unpickle.__qualname__ = "tinygrad.tensor", "_tensor_unpickle"
 
 # ---- tinygrad.dtype: the rest of its public names ----
-dtypes.fp8s = ()
 DTYPES_DICT = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "void", "weak", "_"))}
 INVERSE_DTYPES_DICT = {**{v.name: k for k, v in DTYPES_DICT.items()}, "void": "void", "weakint": "weakint", "weakfloat": "weakfloat"}
 dtypes.int8s, dtypes.int16s = (dtypes.uint8, dtypes.int8), (dtypes.uint16, dtypes.int16)
 dtypes.int32s, dtypes.int64s = (dtypes.uint32, dtypes.int32), (dtypes.uint64, dtypes.int64)
 def _finfo(dtype):
   if not dtypes.is_float(dtype): raise ValueError(f"{dtype} is not a floating point type")
-  return {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52)}[dtype]
+  return {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52),
+          dtypes.fp8e4m3: (4, 3), dtypes.fp8e5m2: (5, 2), dtypes.fp8e4m3fnuz: (4, 3), dtypes.fp8e5m2fnuz: (5, 2)}[dtype]
 dtypes.finfo = staticmethod(_finfo)
 DType.min = property(lambda self: dtypes.min(self))
 DType.max = property(lambda self: dtypes.max(self))
@@ -1752,20 +1755,29 @@ def float_to_bf16(x):
   u = struct.unpack("I", struct.pack("f", x))[0]
   u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
   return struct.unpack("f", struct.pack("I", u))[0]
+# fp8 codes <-> floats: the engine's conversions (round to nearest even, finite values past the largest saturate,
+# NaN/inf as each format has them, fnuz without -0), so the host and the kernels agree
+def float_to_fp8(x, dtype):
+  assert dtype in dtypes.fp8s, "Only for fp8s"
+  return _ts._float_to_fp8(float(x), dtype)
+def fp8_to_float(x, dtype):
+  assert dtype in dtypes.fp8s, "Only for fp8s"
+  return _ts._fp8_to_float(int(x), dtype)
 def _ctypes_truncate(name):
   import ctypes
   c = getattr(ctypes, f"c_{name}")
   return lambda x: c(x).value
 truncate = {dtypes.bool: bool, dtypes.float16: float_to_fp16, dtypes.bfloat16: lambda x: float_to_bf16(float(x)),
+            **{fp8: (lambda x, dtype=fp8: fp8_to_float(float_to_fp8(x, dtype), dtype)) for fp8 in dtypes.fp8s},
             **{getattr(dtypes, n): _ctypes_truncate(n) for n in ("float", "double", "int8", "int16", "int32", "int64",
                                                                   "uint8", "uint16", "uint32", "uint64")}}
 def can_lossless_cast(dt0, dt1):
   if dt0 == dt1 or dt0 == dtypes.bool: return True
   if dt1 == dtypes.weakint: return dt0 in dtypes.ints
-  if dt1 == dtypes.double: return dt0 in (dtypes.float, dtypes.half, dtypes.bfloat16, dtypes.uint32, dtypes.uint16, dtypes.uint8,
-                                          dtypes.int32, dtypes.int16, dtypes.int8)
-  if dt1 == dtypes.float: return dt0 in (dtypes.half, dtypes.bfloat16, dtypes.uint16, dtypes.uint8, dtypes.int16, dtypes.int8)
-  if dt1 == dtypes.half: return dt0 in (dtypes.uint8, dtypes.int8)
+  if dt1 == dtypes.double: return dt0 in (dtypes.float, dtypes.half, dtypes.bfloat16, *dtypes.fp8s, dtypes.uint32, dtypes.uint16,
+                                          dtypes.uint8, dtypes.int32, dtypes.int16, dtypes.int8)
+  if dt1 == dtypes.float: return dt0 in (dtypes.half, dtypes.bfloat16, *dtypes.fp8s, dtypes.uint16, dtypes.uint8, dtypes.int16, dtypes.int8)
+  if dt1 == dtypes.half: return dt0 in (*dtypes.fp8s, dtypes.uint8, dtypes.int8)
   if dt1 == dtypes.bfloat16: return dt0 in (dtypes.uint8, dtypes.int8)
   if dt1 in (dtypes.uint64, dtypes.uint32, dtypes.uint16): return dt0 in dtypes.uints and dt0.itemsize <= dt1.itemsize
   if dt1 in (dtypes.int64, dtypes.int32, dtypes.int16): return dt0 in dtypes.ints and dt0.itemsize < dt1.itemsize or (dt0 in dtypes.sints and dt0.itemsize <= dt1.itemsize)
@@ -1773,6 +1785,7 @@ def can_lossless_cast(dt0, dt1):
 sys.modules["tinygrad.dtype"].__dict__.update(
   DTYPES_DICT=DTYPES_DICT, INVERSE_DTYPES_DICT=INVERSE_DTYPES_DICT, weak_dtype=weak_dtype, least_upper_float=least_upper_float,
   truncate=truncate, float_to_fp16=float_to_fp16, float_to_bf16=float_to_bf16, can_lossless_cast=can_lossless_cast,
+  float_to_fp8=float_to_fp8, fp8_to_float=fp8_to_float,
   _to_np_dtype=_to_np_dtype, _from_np_dtype=_from_np_dtype, _to_torch_dtype=_to_torch_dtype, _from_torch_dtype=_from_torch_dtype,
   DTypeLike=(str, DType), ImageDType=type("ImageDType", (), {}))
 sys.modules["tinygrad.tensor"].__dict__.update(_to_np_dtype=_to_np_dtype, _from_np_dtype=_from_np_dtype,

@@ -936,6 +936,99 @@ std::vector<Rule> bf16_rules() {
   };
 }
 
+// ---- fp8 through float32 -----------------------------------------------------------------------
+// no renderer has an 8-bit float: as bfloat16, fp8 values stay bytes (loads, stores, bitcasts and selects), their
+// math runs in float32 and the conversions are integer operations on the float32 bits. Both directions are exact
+// to the format (subnormals included): fp8 -> float32 is exact, float32 -> fp8 rounds to nearest even, saturates
+// finite values past the largest to it, and maps NaN and inf as the format has them (the host's float_to_fp8)
+UOpRef u32c(int64_t v);
+UOpRef fp8_bits(const UOpRef& x) { return ucast(UOp::make(Ops::BITCAST, dtypes::uint8, {x}), dtypes::uint32); }
+UOpRef fp8_value(const UOpRef& x) {
+  const DType dt = x->dtype;
+  const Fp8Format f = fp8_format(dt);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto eq = [](const UOpRef& a, int64_t v) { return alu(Ops::CMPEQ, a, u32c(v)); };
+  UOpRef b = fp8_bits(x), em = alu(Ops::AND, b, u32c(0x7f));
+  UOpRef e = alu(Ops::SHR, em, u32c(f.man_bits)), m = alu(Ops::AND, em, u32c((1 << f.man_bits) - 1));
+  // a normal's exponent and mantissa fields moved into float32's, the exponent rebiased
+  UOpRef normal = UOp::make(Ops::BITCAST, dtypes::float32,
+                            {alu(Ops::ADD, alu(Ops::SHL, em, u32c(23 - f.man_bits)), u32c(int64_t{127 - f.bias} << 23))});
+  // a subnormal is its mantissa times the smallest subnormal
+  UOpRef sub = alu(Ops::MUL, ucast(m, dtypes::float32), uconst(dtypes::float32, std::ldexp(1.0, 1 - f.bias - f.man_bits)));
+  UOpRef mag = alu(Ops::WHERE, eq(e, 0), sub, normal);
+  const int64_t exp_max = (1 << f.exp_bits) - 1;
+  if (dt == dtypes::fp8e5m2) mag = alu(Ops::WHERE, eq(e, exp_max), alu(Ops::WHERE, eq(m, 0), uconst(dtypes::float32, inf), uconst(dtypes::float32, nan)), mag);
+  UOpRef sign = alu(Ops::SHL, alu(Ops::AND, b, u32c(0x80)), u32c(24));
+  UOpRef v = UOp::make(Ops::BITCAST, dtypes::float32, {alu(Ops::OR, UOp::make(Ops::BITCAST, dtypes::uint32, {mag}), sign)});
+  if (dt == dtypes::fp8e4m3) return alu(Ops::WHERE, eq(em, 0x7f), uconst(dtypes::float32, nan), v);
+  if (is_fp8_fnuz(dt)) return alu(Ops::WHERE, eq(b, 0x80), uconst(dtypes::float32, nan), v);
+  return v;
+}
+UOpRef fp8_code(const UOpRef& fv, DType dt) {
+  const Fp8Format f = fp8_format(dt);
+  auto lt = [](const UOpRef& a, const UOpRef& b) { return alu(Ops::CMPLT, a, b); };
+  // (v + half - 1 + the kept lowest bit) >> s: v >> s rounded to nearest even
+  auto rne = [](const UOpRef& v, const UOpRef& s, const UOpRef& half_minus_1) {
+    UOpRef lsb = alu(Ops::AND, alu(Ops::SHR, v, s), u32c(1));
+    return alu(Ops::SHR, alu(Ops::ADD, alu(Ops::ADD, v, half_minus_1), lsb), s);
+  };
+  UOpRef x = UOp::make(Ops::BITCAST, dtypes::uint32, {fv});
+  UOpRef a = alu(Ops::AND, x, u32c(0x7fffffff)), sign = alu(Ops::AND, alu(Ops::SHR, x, u32c(24)), u32c(0x80));
+  // normal in fp8: the rebiased bits, the mantissa rounded (a carry moves the exponent up, as it should)
+  const int s_norm = 23 - f.man_bits;
+  UOpRef normal = rne(alu(Ops::SUB, a, u32c(int64_t{127 - f.bias} << 23)), u32c(s_norm), u32c((1 << (s_norm - 1)) - 1));
+  // subnormal in fp8: the float32 significand as a count of the smallest subnormal, its shift capped at 31 (a
+  // smaller value than that rounds to 0 anyway)
+  UOpRef sig = alu(Ops::OR, alu(Ops::AND, a, u32c(0x7fffff)), u32c(0x800000));
+  UOpRef s = alu(Ops::SUB, u32c(151 - f.bias - f.man_bits), alu(Ops::SHR, a, u32c(23)));
+  s = alu(Ops::WHERE, lt(s, u32c(31)), s, u32c(31));
+  UOpRef sub = rne(sig, s, alu(Ops::SUB, alu(Ops::SHL, u32c(1), alu(Ops::SUB, s, u32c(1))), u32c(1)));
+  UOpRef r = alu(Ops::WHERE, lt(a, u32c(int64_t{128 - f.bias} << 23)), sub, normal);
+  const int64_t max_code = dt == dtypes::fp8e4m3 ? 0x7e : dt == dtypes::fp8e5m2 ? 0x7b : 0x7f;
+  r = alu(Ops::WHERE, lt(u32c(max_code), r), u32c(max_code), r);
+  UOpRef finite = lt(a, u32c(0x7f800000)), code;
+  if (is_fp8_fnuz(dt)) {  // NaN and inf are 0x80; no negative zero
+    code = alu(Ops::WHERE, finite, alu(Ops::WHERE, alu(Ops::CMPEQ, r, u32c(0)), u32c(0), alu(Ops::OR, r, sign)), u32c(0x80));
+  } else {  // e4m3: NaN and inf are NaN (0x7f); e5m2: inf 0x7c, NaN 0x7f; both signed
+    UOpRef special = dt == dtypes::fp8e4m3 ? u32c(0x7f) : alu(Ops::WHERE, alu(Ops::CMPEQ, a, u32c(0x7f800000)), u32c(0x7c), u32c(0x7f));
+    code = alu(Ops::OR, alu(Ops::WHERE, finite, r, special), sign);
+  }
+  return UOp::make(Ops::BITCAST, dt, {ucast(code, dtypes::uint8)});
+}
+std::vector<Rule> fp8_rules() {
+  auto from = [](bool (*ok)(DType)) { return Pat::var("x").such_that([ok](const UOp& u) { return ok(u.dtype); }); };
+  auto to = [](Pat p, bool (*ok)(DType)) { return std::move(p).such_that([ok](const UOp& u) { return ok(u.dtype); }); };
+  auto is_f32 = [](DType d) { return d == dtypes::float32; };
+  auto not_f32 = [](DType d) { return d != dtypes::float32; };
+  auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
+  return {
+      rule("fp8 constant -> BITCAST of its code", Pat::cvar("c").such_that([](const UOp& u) { return is_fp8(u.dtype) && !u.is<Invalid>(); }),
+           [](const Captures& c, const UOpRef& r) {
+             return UOp::make(Ops::BITCAST, r->dtype, {uconst_int(dtypes::uint8, float_to_fp8(c["c"]->const_float(), r->dtype))});
+           }),
+      rule("fp8 x.cast(same fp8) -> x", to(Pat::op(Ops::CAST, {from(is_fp8)}), is_fp8),
+           [](const Captures& c, const UOpRef& r) { return c["x"]->dtype == r->dtype ? c["x"] : nullptr; }),
+      rule("fp8 x.cast(float32) -> its value from the code's bits", to(Pat::op(Ops::CAST, {from(is_fp8)}), is_f32),
+           [](const Captures& c, const UOpRef&) { return fp8_value(c["x"]); }),
+      rule("fp8 x.cast(T) -> x.cast(float32).cast(T)", to(Pat::op(Ops::CAST, {from(is_fp8)}), not_f32),
+           [](const Captures& c, const UOpRef& r) { return ucast(fp8_value(c["x"]), r->dtype); }),
+      rule("float32 x.cast(fp8) -> the rounded code from x's bits", to(Pat::op(Ops::CAST, {from(is_f32)}), is_fp8),
+           [](const Captures& c, const UOpRef& r) { return fp8_code(c["x"], r->dtype); }),
+      rule("x.cast(fp8) -> x.cast(float32).cast(fp8)", to(Pat::op(Ops::CAST, {from(not_f32)}), is_fp8),
+           [](const Captures& c, const UOpRef& r) { return is_fp8(c["x"]->dtype) ? nullptr : fp8_code(ucast(c["x"], dtypes::float32), r->dtype); }),
+      rule("a cmp b of fp8 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [f32](const UOpRef& x) -> UOpRef {
+        if (!is_fp8(x->src[0]->dtype)) return nullptr;
+        return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
+      }),
+      on_ops(group::ops_where(is_typed_math_op), rule("fp8 f(x) -> f(x.cast(float32)).cast(fp8)", {}, [f32](const UOpRef& x) -> UOpRef {
+               if (!is_fp8(x->dtype)) return nullptr;
+               UOps ns = x->src;
+               for (auto& s : ns) s = f32(s);
+               return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), x->dtype);
+             })),
+  };
+}
+
 // ---- EXP2 / LOG2 as polynomials ------------------------------------------------------------------
 // The CPU compilers make exp2f/log2f scalar libm calls; as the reference's transcendental pass (xexp2, xlog2, the
 // SLEEF algorithms) float32 EXP2 and LOG2 become plain arithmetic the vectorizer can carry. The structure and
@@ -1605,7 +1698,7 @@ const PatternMatcher& pm_late_decompositions() {
       rule("THREEFRY -> threefry2x32 on the uint32 halves", {Ops::THREEFRY}, [](const UOpRef& x) -> UOpRef {
         return x->dtype == dtypes::uint64 ? threefry2x32(x->src[0], x->src[1]) : nullptr;
       }),
-  }, late_decomp_rules(), bf16_rules()}));
+  }, late_decomp_rules(), bf16_rules(), fp8_rules()}));
   return pm;
 }
 

@@ -272,6 +272,7 @@ void decode_values(const uint8_t* p, int64_t n, HostData& h) {
       std::memcpy(&f, &bits, 4);
       h.f.push_back(static_cast<double>(f));
     }
+    else if (is_fp8(dt)) { h.f.push_back(fp8_to_float(*static_cast<const uint8_t*>(s), dt)); }
     else if (dt == dtypes::bool_) { h.i.push_back(*static_cast<const uint8_t*>(s) != 0); }
     else {
       int64_t v = 0;

@@ -22,6 +22,7 @@ std::string glsl_type(DType dt) {
   if (dt == dtypes::float64) return "double";
   if (dt == dtypes::float16) return "float16_t";
   if (dt == dtypes::bfloat16) return "uint16_t";  // bfloat16 math runs in float32 on its bits (late decompositions)
+  if (is_fp8(dt)) return "uint8_t";  // as fp8's: only its code is loaded, stored, selected and bitcast
   if (dt == dtypes::int32) return "int";
   if (dt == dtypes::uint32) return "uint";
   if (is_int(dt)) return std::string(is_unsigned(dt) ? "uint" : "int") + std::to_string(dt->bitsize) + "_t";

@@ -160,6 +160,7 @@ Tensor Tensor::from_host(const HostData& h, const std::string& device) {
       uint16_t v = std::isnan(f) ? uint16_t{0x7fc0} : static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
       std::memcpy(dst, &v, 2);
     }
+    else if (is_fp8(dt)) { uint8_t v = float_to_fp8(fv, dt); std::memcpy(dst, &v, 1); }  // rounded from the double
     else if (dt == dtypes::bool_) { bool v = iv != 0; std::memcpy(dst, &v, 1); }
     else std::memcpy(dst, &iv, dt->itemsize());  // little endian truncation
   }
@@ -431,9 +432,50 @@ Tensor Tensor::cast(DType dt) const {
   if (uop()->op == Ops::CONST && is_weak(dtype())) return Tensor(uconst(dt, uop()->const_float()));
   return Tensor(UOp::make(Ops::CAST, dt, {uop()}));
 }
+namespace {
+DType uint_of_size(int64_t bytes) {
+  return bytes == 1 ? dtypes::uint8 : bytes == 2 ? dtypes::uint16 : bytes == 4 ? dtypes::uint32 : dtypes::uint64;
+}
+}  // namespace
+
+// the bytes of each element as another dtype. Of another itemsize the last axis is rescaled (as the reference, the
+// bytes of a contiguous last axis, little endian): the elements' unsigned bits are split into, or joined from,
+// the narrower ones with shifts (a multiply or divide by a power of two) in the wider unsigned type
 Tensor Tensor::bitcast(DType dt) const {
-  if (dt->itemsize() != dtype()->itemsize()) throw Error("bitcast: itemsize of " + dtype_repr(dtype()) + " and " + dtype_repr(dt) + " differ");
-  return Tensor(UOp::make(Ops::BITCAST, dt, {uop()}));
+  const int64_t in = dtype()->itemsize(), out = dt->itemsize();
+  if (in == out) return Tensor(UOp::make(Ops::BITCAST, dt, {uop()}));
+  if (is_weak(dtype()) || is_weak(dt)) throw Error("bitcast requires concrete dtypes, got " + dtype_repr(dtype()) + " -> " + dtype_repr(dt));
+  if (ndim() == 0 || (shape().back() * in) % out) throw Error("unsupported size in bitcast: " + shape_str(shape()) + " of " + dtype_repr(dtype()) + " to " + dtype_repr(dt));
+  const Tensor bits = is_bool(dtype()) ? cast(dtypes::uint8) : bitcast(uint_of_size(in));
+  const DType wide = uint_of_size(std::max(in, out)), narrow = uint_of_size(std::min(in, out));
+  Shape lead(shape().begin(), shape().end() - 1);
+  const int64_t last = shape().back();
+  Tensor joined;
+  if (out > in) {  // r consecutive elements, the first in the low bits
+    const int64_t r = out / in;
+    Shape grouped = lead;
+    grouped.insert(grouped.end(), {last / r, r});
+    const Tensor g = bits.reshape(grouped);
+    for (int64_t k = 0; k < r; ++k) {
+      std::vector<std::pair<int64_t, int64_t>> bounds;
+      for (int64_t d : grouped) bounds.emplace_back(0, d);
+      bounds.back() = {k, k + 1};
+      Tensor part = g.shrink(bounds).reshape(Shape(grouped.begin(), grouped.end() - 1)).cast(wide);
+      if (k) part = part.mul(Tensor::scalar(std::ldexp(1.0, static_cast<int>(8 * in * k)), wide));
+      joined = k ? joined.add(part) : part;
+    }
+  } else {  // each element as r narrower ones, its low bits first
+    const int64_t r = in / out;
+    std::vector<Tensor> parts;
+    for (int64_t k = 0; k < r; ++k) {
+      Tensor part = k ? bits.floordiv(Tensor::scalar(std::ldexp(1.0, static_cast<int>(8 * out * k)), wide)) : bits;
+      parts.push_back(part.cast(narrow));
+    }
+    Shape flat = lead;
+    flat.push_back(last * r);
+    joined = Tensor::stack(parts, -1).reshape(flat);
+  }
+  return joined.bitcast(dt);
 }
 
 // ---- movement -----------------------------------------------------------------------------------
@@ -764,7 +806,7 @@ Tensor Tensor::reduce(Ops op, const AxisArg& axis_in, bool keepdim, const char* 
 }
 Tensor Tensor::sum(const AxisArg& axis, bool keepdim, DType acc) const {
   Tensor r = cast(acc ? acc : sum_acc(dtype())).reduce(Ops::ADD, axis, keepdim, "sum");
-  if (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)) r = r.cast(dtype());
+  if (!acc && (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16 || is_fp8(dtype()))) r = r.cast(dtype());
   return r;
 }
 Tensor Tensor::rop(Ops op, const std::vector<int64_t>& axes) const { return reduce(op, axes, false, op_name(op).data()); }

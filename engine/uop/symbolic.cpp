@@ -36,6 +36,7 @@ int64_t fmod_(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 double round_to(DType dt, double v) {
   if (dt == dtypes::float32) return static_cast<double>(static_cast<float>(v));
   if (dt == dtypes::float16) return static_cast<double>(static_cast<_Float16>(v));
+  if (is_fp8(dt)) return fp8_to_float(float_to_fp8(v, dt), dt);
   return v;
 }
 int64_t wrap_int(DType dt, int64_t v) {

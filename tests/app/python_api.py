@@ -188,6 +188,47 @@ checks["doc entries"] = (sorted(missing), sorted(KNOWN_MISSING))
 checks["doc keyword arguments"] = (missing_kwargs, KNOWN_MISSING_KWARGS)
 checks["doc entry count"] = (len(reference), 219)
 
+# ---- fp8: round trips against values worked out by hand from the formats (e4m3: 4 exponent bits, bias 7, 3 mantissa
+# bits, no inf; e5m2: bias 15, 2 mantissa bits; fnuz: bias one more, one NaN 0x80, no -0), rounded to nearest even,
+# saturating at the largest finite value. (tinygrad's CPU flushes fp8 subnormals to zero in its kernels; here they are kept)
+from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype
+def codes(vals, dt): return Tensor(vals, dtype=dtypes.float32).cast(dt).bitcast(dtypes.uint8).tolist()
+inf, nan = float("inf"), float("nan")
+e4, e5, e4z, e5z = dtypes.fp8e4m3, dtypes.fp8e5m2, dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz
+checks.update({
+  "fp8 dtypes": ((repr(e4), e4.name, e4.itemsize, dtypes.fp8s, dtypes.floats[:4], dtypes.finfo(e5)),
+                 ("dtypes.fp8e4m3", "float8_e4m3", 1, (e4, e5, e4z, e5z), (e4, e5, e4z, e5z), (5, 2))),
+  "fp8 promotion": ((least_upper_dtype(e4, e5), least_upper_dtype(e4, dtypes.bfloat16), (Tensor([1.0], dtype=e4) + 1.0).dtype,
+                     (Tensor([1.0], dtype=e4) * Tensor([2.0])).dtype), (dtypes.half, dtypes.bfloat16, e4, dtypes.float)),
+  # 0.3 = 1.2*2^-2 -> 1.25*2^-2; 1.1 -> 1.125; 1.0625 is a tie -> 1.0 (even); 1.1875 a tie -> 1.25; 500 saturates;
+  # 1e-3 is 0.512 of the smallest subnormal 2^-9
+  "fp8e4m3 host round trip": (Tensor([0.3, -1.1, 1.0625, 1.1875, 500.0, -500.0, 1e-3, -0.0], dtype=e4).tolist(),
+                              [0.3125, -1.125, 1.0, 1.25, 448.0, -448.0, 0.001953125, -0.0]),
+  "fp8e4m3 kernel round trip": (Tensor([0.3, -1.1, 1.0625, 1.1875, 500.0, -500.0, 1e-3]).cast(e4).cast(dtypes.float32).tolist(),
+                                [0.3125, -1.125, 1.0, 1.25, 448.0, -448.0, 0.001953125]),
+  # inf and NaN are the NaN codes 0x7f/0xff; 1.0 is 0x38; the largest 448 is 0x7e, the smallest subnormal 0x01
+  "fp8e4m3 codes": (codes([inf, -inf, nan, 1.0, 448.0, 2**-9, 2**-10], e4), [0x7f, 0xff, 0x7f, 0x38, 0x7e, 0x01, 0x00]),
+  # 1e5 saturates at 57344 (0x7b), inf stays inf (0x7c), NaN is 0x7f; 1e-5 is 0.655 of the smallest subnormal 2^-16
+  "fp8e5m2 round trip": (Tensor([0.3, 1e5, 1e-5, 3.0]).cast(e5).cast(dtypes.float32).tolist(), [0.3125, 57344.0, 2**-16, 3.0]),
+  "fp8e5m2 codes": (codes([inf, -inf, nan, 57344.0, 1.0], e5), [0x7c, 0xfc, 0x7f, 0x7b, 0x3c]),
+  # fnuz: the largest e4m3fnuz is 240 (0x7f); NaN and inf are 0x80; -0.0 is 0; 1.0 is 0x40 (bias 8)
+  "fp8e4m3fnuz codes": (codes([300.0, -300.0, inf, nan, -0.0, 1.0], e4z), [0x7f, 0xff, 0x80, 0x80, 0x00, 0x40]),
+  "fp8e5m2fnuz codes": (codes([1e6, inf, -1e-9, 1.0, 2**-17], e5z), [0x7f, 0x80, 0x00, 0x40, 0x01]),
+  "fp8 conversions": ((float_to_fp8(448.0, e4), float_to_fp8(464.0, e4), float_to_fp8(-inf, e5), fp8_to_float(0x7e, e4),
+                       fp8_to_float(0x01, e4), fp8_to_float(0x80, e4), fp8_to_float(0x7b, e5), fp8_to_float(0xfc, e5)),
+                      (0x7e, 0x7e, 0xfc, 448.0, 2**-9, -0.0, 57344.0, -inf)),
+  "fp8 NaN": (([v != v for v in Tensor([0x7f, 0xff, 0x80], dtype=dtypes.uint8).bitcast(e4).tolist()],
+               fp8_to_float(0x80, e4z) != fp8_to_float(0x80, e4z), fp8_to_float(0x7d, e5) != fp8_to_float(0x7d, e5)),
+              ([True, True, False], True, True)),
+  # 1.5 + 0.3125 = 1.8125, a tie between 1.75 and 1.875 -> 1.75 (even); 1.5 * 1.5 = 2.25 exactly
+  "fp8 math": (((Tensor([1.5], dtype=e4) + Tensor([0.3125], dtype=e4)).tolist(), (Tensor([1.5], dtype=e4) * 1.5).tolist(),
+                Tensor([1.0, 2.0, 3.0], dtype=e4).sum().tolist(), str(Tensor([1.0], dtype=e4).sum().dtype),
+                Tensor([3.75, -2.5], dtype=e4).cast(dtypes.int32).tolist()), ([1.75], [2.25], 6.0, "dtypes.fp8e4m3", [3, -2])),
+  # e5m2: 1.1 -> 1.0, 300 = 1.17*2^8 -> 1.25*2^8 = 320 (an e4m3 value too); 57344 saturates e4m3 at 448
+  "fp8 cast between formats": (Tensor([1.1, 300.0, 57344.0], dtype=e5).cast(e4).tolist(), [1.0, 320.0, 448.0]),
+  "fp8 numpy": ((Tensor([0.3], dtype=e4).numpy().dtype.name, Tensor([0.3], dtype=e4).numpy().tolist()), ("float32", [0.3125])),
+})
+
 bad = {k: v for k, v in checks.items() if v[0] != v[1]}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
 assert not bad, f"{len(bad)} mismatches"

@@ -68,6 +68,8 @@ void read_mem(DType dt, const char* p, Val& out) {
   if (dt == dtypes::float64) { double v; std::memcpy(&v, p, 8); out.f = v; return; }
   if (dt == dtypes::float16) { _Float16 v; std::memcpy(&v, p, 2); out.f = static_cast<double>(v); return; }
   if (dt == dtypes::bfloat16) { uint16_t v; std::memcpy(&v, p, 2); out.f = bf16_value(v); return; }
+  // fp8 values are their codes: a lowered program only loads, stores, selects and bitcasts them (math is float32)
+  if (is_fp8(dt)) { out.i = *reinterpret_cast<const uint8_t*>(p); return; }
   if (is_bool(dt)) { out.i = *reinterpret_cast<const uint8_t*>(p) != 0; return; }
   switch (dt->bitsize) {
     case 8: out.i = is_unsigned(dt) ? static_cast<int64_t>(*reinterpret_cast<const uint8_t*>(p)) : static_cast<int64_t>(*reinterpret_cast<const int8_t*>(p)); return;
@@ -81,6 +83,7 @@ void write_mem(DType dt, char* p, const Val& v) {
   if (dt == dtypes::float64) { std::memcpy(p, &v.f, 8); return; }
   if (dt == dtypes::float16) { _Float16 x = static_cast<_Float16>(static_cast<float>(v.f)); std::memcpy(p, &x, 2); return; }
   if (dt == dtypes::bfloat16) { uint16_t x = bf16_bits(static_cast<float>(v.f)); std::memcpy(p, &x, 2); return; }
+  if (is_fp8(dt)) { *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v.i); return; }
   if (is_bool(dt)) { *reinterpret_cast<uint8_t*>(p) = v.i != 0; return; }
   int64_t x = v.i;
   std::memcpy(p, &x, dt->itemsize());  // little endian: the low bytes

@@ -68,7 +68,8 @@ class VulkanDevice final : public Device {
   std::string compiler_key() const override { return "GLSL"; }
   std::vector<std::string> dtypes() const override {
     std::vector<std::string> out{"bool", "int", "unsigned int", "float"};
-    if (info_.int8 && info_.storage_buffer_8bit) out.insert(out.end(), {"signed char", "unsigned char"});
+    if (info_.int8 && info_.storage_buffer_8bit)
+      out.insert(out.end(), {"signed char", "unsigned char", "float8_e4m3", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"});
     if (info_.int16 && info_.storage_buffer_16bit) out.insert(out.end(), {"short", "unsigned short", "__bf16"});
     if (info_.float16 && info_.storage_buffer_16bit) out.push_back("half");
     if (info_.int64) out.insert(out.end(), {"long", "unsigned long"});
