@@ -166,12 +166,22 @@ int on_big_stack(const std::function<int()>& body) {
   ts::run_with_big_stack([&] { code = body(); });
   return code;
 }
+// Python's UTF-8 mode: scripts, the files they open and their output are UTF-8 whatever the locale (a C or POSIX
+// locale would make open() read ASCII); done before the interpreter starts, as only a pre-initialization can
+void utf8_mode() {
+  PyPreConfig pre;
+  PyPreConfig_InitPythonConfig(&pre);
+  pre.utf8_mode = 1;
+  PyStatus st = Py_PreInitialize(&pre);
+  if (PyStatus_Exception(st)) Py_ExitStatusException(st);
+}
 }  // namespace
 
 int run_script(const ScriptRun& run) {
   return on_big_stack([&] {
     std::vector<const char*> argv{run.script.c_str()};
     for (const auto& a : run.args) argv.push_back(a.c_str());
+    utf8_mode();
     py::scoped_interpreter guard{true, static_cast<int>(argv.size()), argv.data(), true};
     return run_in_interpreter(run);
   });
@@ -184,6 +194,7 @@ int serve(const std::function<bool(ScriptRun&)>& wait) {
 namespace {
 int serve_here(const std::function<bool(ScriptRun&)>& wait) {
   const char* argv0 = "tinyscope";
+  utf8_mode();
   py::scoped_interpreter guard{true, 1, &argv0, true};
   bool prelude_done = false;
   try {

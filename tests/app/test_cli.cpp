@@ -195,6 +195,27 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0 && r.out.contains("python compat ok"), why(r).constData());
   }
 
+  // scripts and the files they open are UTF-8 whatever the locale says (Python's UTF-8 mode, as a tinygrad user's
+  // python3 under a UTF-8 locale): a C locale must not turn a non-ASCII string into an error or mojibake
+  void scripts_and_files_are_utf8_in_any_locale() {
+    QTemporaryDir dir;
+    QFile data(dir.filePath("names.txt"));
+    QVERIFY(data.open(QIODevice::WriteOnly));
+    data.write(QStringLiteral("gr\u00f6\u00dfe \u2713").toUtf8());
+    data.close();
+    QString path = write_script(dir, "u8.py",
+                                "s = 'h\u00e9llo \u2713'  # a comment with \u00fc\n"
+                                "t = open(__file__.replace('u8.py', 'names.txt')).read()\n"
+                                "print(len(s), len(t), t.encode('utf-8').hex())\n");
+    QProcessEnvironment env;
+    env.insert("LC_ALL", "C");
+    env.insert("LANG", "C");
+    Result r = ts_test::run_process(tinyscope_bin(), {"run", path}, env);
+    QVERIFY2(r.code == 0, why(r).constData());
+    // 7 characters, 7 characters, the file's bytes read back exactly
+    QVERIFY2(r.out.contains("7 7 6772c3b6c39f6520e29c93"), why(r).constData());
+  }
+
   void json_trace_holds_result_and_calls() {
     QTemporaryDir dir;
     QString path = write_script(dir, "res.py",

@@ -164,6 +164,10 @@ def main():
         f"({100.0 * counts['passed'] / max(c, 1):.1f}%), {counts['known failure']} known failures, {counts['internal']} internal, "
         f"{counts['not counted (the reference does not pass)']} not passed by the reference; {wall:.0f} s with {args.workers} workers")
   print(f"  outcomes: {dict(Counter(results.get(t, ('not-run',))[0] for t in ids))}")
+  for n in names:  # the goals table's figures: counted = the reference passes and not internal
+    counted = [t for t in suites[n] if t in ids and ref[t] == "pass" and t not in internal]
+    passed = sum(results.get(t, ("not-run",))[0] == "pass" for t in counted)
+    print(f"  {n:16s} {passed:4d} of {len(counted):4d} counted pass ({100.0 * passed / max(len(counted), 1):5.1f}%)")
   print(f"  worker output: {os.path.join(args.tmp, 'worker.log')}")
   for b in bad: print("  " + b)
   return 1 if bad else 0

@@ -252,12 +252,33 @@ class TestPattern : public QObject {
     const UOpRef g = var("g", b8, 0, 1);
     r = fire(node(Ops::WHERE, bf, {g, ha, hb}), "bf16 c.where(a, b) -> c.where(a.cast(float32), b.cast(float32)).cast(bf16)");
     QVERIFY(r && r->op == Ops::CAST && r->src[0]->op == Ops::WHERE && r->src[0]->src[0] == g && r->src[0]->src[1]->dtype == f32);
+    // fp8: bytes in memory, math in float32, conversions from and to the format's code bits
+    const DType f8 = dtypes::fp8e4m3;
+    const UOpRef qa = var("qa", f8), qb = var("qb", f8);
+    r = fire(uconst(f8, 1.5), "fp8 constant -> BITCAST of its code");
+    QVERIFY(r && r->op == Ops::BITCAST && r->dtype == f8 && r->src[0]->dtype == dtypes::uint8 && r->src[0]->const_int() == 0x3c);
+    r = fire(node(Ops::CAST, f8, {qa}), "fp8 x.cast(same fp8) -> x");
+    QVERIFY(r == qa);
+    r = fire(node(Ops::CAST, f32, {qa}), "fp8 x.cast(float32) -> its value from the code's bits");
+    QVERIFY(r && r->dtype == f32);
+    r = fire(node(Ops::CAST, i32, {qa}), "fp8 x.cast(T) -> x.cast(float32).cast(T)");
+    QVERIFY(r && r->op == Ops::CAST && r->dtype == i32 && r->src[0]->dtype == f32);
+    r = fire(node(Ops::CAST, f8, {fa}), "float32 x.cast(fp8) -> the rounded code from x's bits");
+    QVERIFY(r && r->dtype == f8);
+    r = fire(node(Ops::CAST, f8, {i16}), "x.cast(fp8) -> x.cast(float32).cast(fp8)");
+    via_float = false;
+    if (r) for (auto& u : r->toposort()) via_float = via_float || (u->op == Ops::CAST && u->dtype == f32 && u->src[0] == i16);
+    QVERIFY(r && r->dtype == f8 && via_float);
+    r = fire(node(Ops::CMPLT, b8, {qa, qb}), "a cmp b of fp8 -> a.cast(float32) cmp b.cast(float32)");
+    QVERIFY(r && r->op == Ops::CMPLT && r->src[0]->op == Ops::CAST && r->src[0]->dtype == f32 && r->src[0]->src[0] == qa);
+    r = fire(node(Ops::MUL, f8, {qa, qb}), "fp8 f(x) -> f(x.cast(float32)).cast(fp8)");
+    QVERIFY(r && r->op == Ops::CAST && r->dtype == f8 && r->src[0]->op == Ops::MUL && r->src[0]->dtype == f32);
     // none of the table is dead
     const std::set<std::string> mine = rules_of(pm_late_decompositions(), "late_decomp_rules");
     QCOMPARE(mine.size(), size_t(6));
     std::set<std::string> table;
     for (const Rule& x : pm_late_decompositions().rules()) table.insert(x.name);
-    QCOMPARE(table.size(), size_t(18));
+    QCOMPARE(table.size(), size_t(26));
     QVERIFY(table == fired_names);
   }
 };
