@@ -1,6 +1,7 @@
 // Tensor: construction from python data, creation functions, properties, effects (realize, assign) and reads.
 #include <cmath>
 #include <algorithm>
+#include <unordered_set>
 #include <cstdio>
 
 #include "app/python/bindings.h"
@@ -244,6 +245,39 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     auto g = s.grad();
     return g ? py::cast(*g) : py::none();
   }, [opt_tensor](Tensor& s, py::object g) { s.set_grad(opt_tensor(g)); });
+  // which tensor a wrapper holds: Python wrappers of one tensor are distinct objects, and `.grad` keeps one wrapper
+  // per gradient tensor with this key (the reference's `x.grad is old_grad` after an accumulating backward)
+  t.def_property_readonly("_data_key", [](const Tensor& s) { return reinterpret_cast<uintptr_t>(s.data_ptr().get()); });
+  // a setitem that another live tensor would see change: that tensor still reads self's lazy value, so the eager
+  // meaning and the lazy one part (the reference refuses it). Views of the same realized buffer and the tensors of
+  // v's own graph are not other uses, and neither is anything of a tensor that has no buffer below it.
+  t.def("_has_other_uses", [](const Tensor& s, py::object v) {
+    const ts::UOp* me = s.uop().get();
+    const auto mine = s.uop()->toposort();
+    if (std::none_of(mine.begin(), mine.end(), [](const ts::UOpRef& u) { return u->op == ts::Ops::BUFFER; })) return false;
+    const ts::UOp* shared = s.is_realized() ? s.uop()->base() : nullptr;
+    std::unordered_set<const ts::UOp*> v_graph;
+    const ts::TensorData* vd = nullptr;
+    if (py::isinstance<Tensor>(v)) {
+      const Tensor& vt = v.cast<const Tensor&>();
+      vd = vt.data_ptr().get();
+      for (auto& u : vt.uop()->toposort()) v_graph.insert(u.get());
+    }
+    std::unordered_set<const ts::UOp*> seen;  // one walk over every other tensor's graph: reached once is enough
+    std::vector<const ts::UOp*> stack;
+    for (auto& d : ts::live_tensors()) {
+      if (d.get() == s.data_ptr().get() || d.get() == vd || v_graph.count(d->uop.get()) || d->uop->base() == shared) continue;
+      stack.push_back(d->uop.get());
+      while (!stack.empty()) {
+        const ts::UOp* u = stack.back();
+        stack.pop_back();
+        if (u == me) return true;
+        if (!seen.insert(u).second) continue;
+        for (auto& x : u->src) stack.push_back(x.get());
+      }
+    }
+    return false;
+  }, py::arg("v"));
   t.def_property("is_param", [](const Tensor& s) { return s.is_param(); }, [](Tensor& s, bool p) { s.set_is_param(p); });
   t.def("is_param_", [](py::object self, bool p) {
     self.cast<Tensor&>().set_is_param(p);

@@ -117,7 +117,7 @@ std::string device_arg(py::handle h) {
   if (h.is_none()) return "";
   if (!py::isinstance<py::str>(h)) throw py::type_error("multi-device tensors are not supported: device must be a str");
   // tinygrad canonicalizes the device name (upper case, no ":0"); a name that is no device is an error. A device with
-  // its own memory (VULKAN) holds the tensor there; the host devices all compute on host memory ("CPU") and DEV
+  // its own memory (VULKAN, CPU:N) holds the tensor there; the host devices all compute on host memory ("CPU") and DEV
   // picks which runs the kernels, so naming a host device other than this run's would silently run on this one
   std::string d = ts::require_device(h.cast<std::string>());
   const ts::Device& dev = ts::get_device(d);

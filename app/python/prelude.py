@@ -169,6 +169,15 @@ def _install(fn, name=None):
 Tensor.training = False
 Tensor.T = property(lambda self: self.transpose())
 
+# .grad: one Python object per gradient tensor while any holds it, so `x.grad is old_grad` after backward accumulates
+# into it in place (as the reference's); a new gradient tensor is a new object
+import weakref as _weakref
+_grad_property, _grad_wrappers = Tensor.grad, _weakref.WeakValueDictionary()
+def _grad_get(self):
+  g = _grad_property.fget(self)
+  return None if g is None else _grad_wrappers.setdefault(g._data_key, g)
+Tensor.grad = property(_grad_get, _grad_property.fset)
+
 @_install
 def pad(self, padding, mode="constant", value=0.0):
   if not any(isinstance(p, (tuple, list, type(None))) for p in padding):
@@ -1270,6 +1279,27 @@ def _parse_indices(self, indices):
     if index is not None: dim += 1
   return parsed
 
+def _tensor_index_mask(x, tops):
+  # several tensor indices (or any, for setitem): one-hot masks broadcast together and multiplied, the indexed dims
+  # summed away; returns the gathered x, the mask and how they were laid out (the reference's advanced indexing)
+  dims, tensors = [d for d, _ in tops], [t for _, t in tops]
+  big_shape = _broadcast_shape(*(t.shape for t in tensors))
+  pre_reduce_shape = x.shape[:dims[0]] + big_shape + x.shape[dims[0]:]
+  mask = None
+  for d, t in zip(dims, tensors):
+    try: i = t.reshape(t.shape + (1,) * (x.ndim - dims[0])).expand(pre_reduce_shape)
+    except (ValueError, RuntimeError) as err: raise IndexError(f"cannot broadcast indices: {err}") from err
+    m = i == Tensor.arange(x.shape[d]).reshape((x.shape[d],) + (1,) * (x.ndim - d - 1))
+    mask = m if mask is None else mask * m
+  reshape_arg = x.shape[:dims[0]] + (1,) * len(big_shape) + x.shape[dims[0]:]
+  sum_axis = tuple(d + len(big_shape) for d in dims)
+  g = mask.where(x.reshape(reshape_arg), 0).sum(sum_axis, dtype=x.dtype)
+  permuted = dims[0] != 0 and len(dims) != 1 and tuple(dims) != tuple(range(dims[0], dims[-1] + 1))
+  if permuted:
+    order = lambda y: y.permute(*range(dims[0], dims[0] + len(big_shape)), *range(0, dims[0]), *range(dims[0] + len(big_shape), y.ndim))
+    mask, g = order(mask), order(g)
+  return g, mask, dims, big_shape, sum_axis, permuted
+
 @_install
 def __getitem__(self, indices):
   parsed = _parse_indices(self, indices)
@@ -1281,37 +1311,41 @@ def __getitem__(self, indices):
   tops = [(d, p["index"]) for d, p in enumerate(x_dims) if isinstance(p["index"], Tensor)]
   if not tops: return x
   if len(tops) == 1: return x._index_tensor(tops[0][0], tops[0][1])
-  # several tensor indices: one-hot masks broadcast together, multiplied, summed over the indexed dims
-  dims, tensors = [d for d, _ in tops], [t for _, t in tops]
-  big_shape = _broadcast_shape(*(t.shape for t in tensors))
-  pre_reduce_shape = x.shape[:dims[0]] + big_shape + x.shape[dims[0]:]
-  mask = None
-  for d, t in zip(dims, tensors):
-    i = t.reshape(t.shape + (1,) * (x.ndim - dims[0])).expand(pre_reduce_shape)
-    offset = x.ndim - d - 1
-    m = i == Tensor.arange(x.shape[d]).reshape((x.shape[d],) + (1,) * offset)
-    mask = m if mask is None else mask * m
-  reshape_arg = x.shape[:dims[0]] + (1,) * len(big_shape) + x.shape[dims[0]:]
-  x = mask.where(x.reshape(reshape_arg), 0).sum(tuple(d + len(big_shape) for d in dims), dtype=x.dtype)
-  if dims[0] != 0 and len(dims) != 1 and tuple(dims) != tuple(range(dims[0], dims[-1] + 1)):
-    x = x.permute(*range(dims[0], dims[0] + len(big_shape)), *range(0, dims[0]), *range(dims[0] + len(big_shape), x.ndim))
-  return x
+  return _tensor_index_mask(x, tops)[0]
+
+@_install
+def _masked_merge(self, values, mask, axes):
+  # repeated indices: the last write wins, as the reference's
+  for dim in reversed(axes):
+    mask, values = functools.reduce(lambda a, b: (a[0] | b[0], b[0].where(b[1], a[1])), zip(mask.split(1, dim), values.split(1, dim)))
+  for dim in reversed(axes): mask, values = mask.squeeze(dim), values.squeeze(dim)
+  return mask.where(values, self)
 
 @_install
 def __setitem__(self, indices, v):
-  # basic setitem (ints, slices, None, ...): the whole tensor becomes mask.where(v placed in the view, self), as
-  # tinygrad's masked form; a realized tensor is assigned in place (the engine assigns whole buffers only)
+  # the whole tensor becomes mask.where(v placed in the view, self), as tinygrad's masked form (tensor indices place v
+  # through their one-hot mask first, the last of repeated indices winning); a realized tensor is assigned in place
+  # (the engine assigns whole buffers only)
   if self.dtype in dtypes.weaks: raise RuntimeError("cannot setitem into a weak tensor; it has no storage")
   if not isinstance(v, Tensor): v = Tensor(v, device=self.device, dtype=self.dtype)
   elif v.dtype in dtypes.weaks: v = v.cast(least_upper_dtype(self.dtype, v.dtype))
+  # another live tensor reading self's lazy value would see the change (v and its own graph excepted)
+  if self._has_other_uses(v): raise RuntimeError("can't setitem on a tensor with other uses")
   # t[i] += x assigned into the view t[i] first (AFTER(view, STORE(view, value))): use the computed value
   if v.uop.op is Ops.AFTER and len(v.uop.src) > 1 and v.uop.src[1].op is Ops.STORE: v = Tensor(v.uop.src[1].src[1])
   if v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: {self.dtype=} != {v.dtype=}")
   parsed = _parse_indices(self, indices)
-  if any(isinstance(p["index"], Tensor) for p in parsed):
-    raise NotImplementedError("setitem with tensor indices is not supported by tinyscope yet")
   mops = [p for p in parsed if p["index"] is not None]
-  vb = v._broadcast_to(tuple(p["size"] for p in parsed if not p["collapse_dim"]))
+  x_dims = [p for p in parsed if not p["collapse_dim"]]
+  if tops := [(d, p["index"]) for d, p in enumerate(x_dims) if isinstance(p["index"], Tensor)]:
+    # advanced setitem: v placed through the indices' one-hot mask in the view's space, then as basic setitem
+    x = _apply_view_ops(self, mops).reshape(tuple(p["size"] for p in x_dims))
+    g, mask, dims, big_shape, sum_axis, permuted = _tensor_index_mask(x, tops)
+    vb = v._broadcast_to(_broadcast_shape(g.shape, v.shape))
+    for dim in sum_axis: vb = vb.unsqueeze(dim)
+    start = dims[0] if not permuted else 0
+    vb = x._masked_merge(vb, mask, tuple(range(start, start + len(big_shape))))
+  else: vb = v._broadcast_to(tuple(p["size"] for p in x_dims))
   vb = vb.reshape(tuple(1 if p["collapse_dim"] else p["size"] for p in mops))
   per_dim = []
   for d, m in enumerate(mops):

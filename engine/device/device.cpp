@@ -1,5 +1,6 @@
 #include "engine/device/device.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstring>
@@ -71,7 +72,10 @@ double run_host(const ProgramSpec& spec, KernelEntry entry, std::span<Buffer* co
 // CPU (C source) and CPU:LLVM (LLVM IR): compiled in-process by the JIT the executable installs (compiler_hook)
 class CpuDevice final : public Device {
  public:
-  CpuDevice(std::string name, Lang lang) : Device(std::move(name)), lang_(lang) {}
+  // own_memory: a second CPU (the reference's CPU:1, CPU:2, ...) has a memory of its own, so its tensors are copied
+  // to and from the CPU's by copy calls, as between two devices (its buffers are still host addressable)
+  CpuDevice(std::string name, Lang lang, bool own_memory = false) : Device(std::move(name)), lang_(lang), own_memory_(own_memory) {}
+  std::string memory() const override { return own_memory_ ? name() : "CPU"; }
   std::string renderer() const override { return lang_ == Lang::LLVM ? "LLVM" : "CLANG"; }
   Lang lang() const override { return lang_; }
   OptTarget opt_target() const override { return cpu_opt_target(); }
@@ -92,6 +96,7 @@ class CpuDevice final : public Device {
 
  private:
   Lang lang_;
+  bool own_memory_;
 };
 
 // INTERP: the reference interpreter of linearized programs on the CPU's optimizer properties
@@ -181,6 +186,12 @@ std::string canonical_device(const std::string& name) {
       if (a == d) return n;
     // "CPU:0" is "CPU", as in the reference ("VULKAN:0" is an alias where device 0 is the default)
     if (d.size() > 2 && d.compare(d.size() - 2, 2, ":0") == 0 && find_locked(d.substr(0, d.size() - 2))) return d.substr(0, d.size() - 2);
+  }
+  // CPU:N (N = 1..9999): another CPU with a memory of its own, made when first named (the reference's multi-device CPU)
+  if (d.size() > 4 && d.size() <= 8 && d.compare(0, 4, "CPU:") == 0 && d[4] != '0' &&
+      std::all_of(d.begin() + 4, d.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+    register_device(std::make_unique<CpuDevice>(d, Lang::C, true));
+    return d;
   }
   std::lock_guard lk(g_mu);
   throw Error("unknown device '" + name + "': the devices are " + join_names());

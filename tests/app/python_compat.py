@@ -50,6 +50,17 @@ g = Tensor([1.0, 2.0]); g.grad = Tensor([0.5, 0.5])
 out["clone keeps grad"] = g.clone().grad.tolist()
 ha, hb = Tensor(np.full((1, 3000), 1.0 / 3, np.float16)), Tensor(np.full((3000, 1), 3.0, np.float16))
 out["half matmul accumulates in float"] = [round(float(ha.matmul(hb, dtype=dtypes.float).numpy()[0, 0]), 2), float(ha.matmul(hb).numpy()[0, 0])]
+s = Tensor.zeros(3, 4).contiguous().realize()
+s[Tensor([0, 2]), Tensor([1, 3])] = Tensor([7.0, 8.0]); s[:, [0, 0]] = Tensor([[1.0, 2.0]]); s[Tensor([1, 1]), 2] = Tensor([5.0, 6.0])
+out["setitem tensor indices"] = s.tolist()
+xg = Tensor([3.0]); (xg * 2)[0].backward(); g0 = xg.grad; (xg * 3)[0].backward()
+out["grad accumulates in place"] = [xg.grad is g0, xg.grad.tolist()]
+xo = Tensor([1.0, 2.0]).realize(); pending = (xo * 2).sum()
+def set0(): xo[0] = 5.0
+out["setitem with other uses"] = err(set0)
+c1 = Tensor([1.0, 2.0, 3.0]).realize()
+c1.to("CPU:1").square().sum().backward()
+out["second cpu"] = [c1.to("CPU:1").device, (c1.to("CPU:1") + 1).to(c1.device).tolist(), c1.grad.device == c1.device, c1.grad.tolist(), err(lambda: (c1.to("CPU:1") + c1).realize())]
 
 EXPECTED = {
   "ndarray strided": [
@@ -212,6 +223,10 @@ EXPECTED = {
   ]
 }
 EXPECTED["half matmul accumulates in float"] = [2999.27, 3000.0]
+EXPECTED["setitem tensor indices"] = [[2.0, 7.0, 0.0, 0.0], [2.0, 0.0, 6.0, 0.0], [2.0, 0.0, 0.0, 8.0]]
+EXPECTED["grad accumulates in place"] = [True, [5.0]]
+EXPECTED["setitem with other uses"] = "RuntimeError"
+EXPECTED["second cpu"] = ["CPU:1", [2.0, 3.0, 4.0], True, [2.0, 4.0, 6.0], "RuntimeError"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")

@@ -125,7 +125,7 @@ def main():
   ap.add_argument("--report", help="write every test's outcome here (CSV)")
   ap.add_argument("--verbose", action="store_true")
   args = ap.parse_args()
-  args.tinyscope = os.path.abspath(args.tinyscope)
+  args.peer, args.tinyscope = os.path.abspath(args.peer), os.path.abspath(args.tinyscope)  # the workers run elsewhere
   suites = read_reference([os.path.join(args.peer, "reference-outcomes"), os.path.join(HERE, "reference-outcomes")])
   names = args.suite or sorted(suites)
   for n in names:
