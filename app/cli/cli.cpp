@@ -146,10 +146,8 @@ const char* usage() { return kUsage; }
 
 ts::RealizeConfig realize_config_from_env() {
   // the reference's codegen tuning variables go to the engine here too
-  for (const char* v : {"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD",
-                        "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX", "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT",
-                        "TC_STAGE", "TC_VEC8", "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC"})
-    if (const char* e = std::getenv(v); e && *e) ts::codegen_options()[v] = e;
+  for (const std::string& v : ts::codegen_option_names())
+    if (const char* e = std::getenv(v.c_str()); e && *e) ts::codegen_options()[v] = e;
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);

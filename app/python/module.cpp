@@ -1,9 +1,13 @@
 // The embedded `tinyscope` module: the engine's Tensor with tinygrad's Python API. The prelude
 // (prelude.py) adds the pure-Python parts and the `tinygrad` import aliases on top of it.
+#include <algorithm>
+#include <utility>
+
 #include <pybind11/embed.h>
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/codegen/opt.h"
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/allocator.h"
@@ -27,6 +31,24 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
     const auto& c = ts::realize_config();
     return py::make_tuple(c.device, c.debug);
   }, "(DEV, DEBUG) as the engine reads them");
+  // a ContextVar the engine reads, set while a script runs (Context(DEBUG=2), Context(NOOPT=1), Context(BEAM=2)):
+  // returns (whether the engine reads that name, its value before), the value None restoring an option to unset
+  m.def("_set_engine_var", [](const std::string& key, py::object value) -> py::tuple {
+    auto as_int = [&] { return py::isinstance<py::bool_>(value) ? int(value.cast<bool>()) : value.cast<int>(); };
+    auto& c = ts::realize_config();
+    const auto& names = ts::codegen_option_names();
+    py::object before = py::none();
+    if (key == "DEBUG") before = py::int_(std::exchange(c.debug, value.is_none() ? 0 : as_int()));
+    else if (key == "BEAM") before = py::int_(std::exchange(c.beam, value.is_none() ? 0 : std::max(0, as_int())));
+    else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
+    else if (std::find(names.begin(), names.end(), key) != names.end()) {
+      auto& o = ts::codegen_options();
+      if (auto it = o.find(key); it != o.end()) before = py::str(it->second);
+      if (value.is_none()) o.erase(key);
+      else o[key] = py::isinstance<py::int_>(value) ? std::to_string(as_int()) : py::str(value).cast<std::string>();
+    } else return py::make_tuple(false, py::none());
+    return py::make_tuple(true, before);
+  }, py::arg("key"), py::arg("value"));
   m.def("call_log", [] {
     py::list out;
     for (const auto& c : ts::call_log()) {

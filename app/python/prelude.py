@@ -125,13 +125,19 @@ class ContextVar:
   def __repr__(self): return f"ContextVar({self.key!r}, {self.value!r})"
 
 class Context(contextlib.ContextDecorator):
-  # NOTE: changes the python-side values only; the engine reads DEBUG/DEV once at start-up
+  # sets ContextVars for a block; those the engine reads (DEBUG, BEAM, NOOPT, NOLOCALS, USE_TC, ...) are set in the
+  # engine too and restored after, so a kernel compiled inside `Context(NOOPT=1)` is made without opts
   def __init__(self, **kwargs): self.kwargs = kwargs
   def __enter__(self):
     self.old = {k: ContextVar._cache[k].value for k in self.kwargs}
-    for k, v in self.kwargs.items(): ContextVar._cache[k].value = v
+    self.old_engine = {}
+    for k, v in self.kwargs.items():
+      ContextVar._cache[k].value = v
+      known, before = _ts._set_engine_var(k, v)
+      if known: self.old_engine[k] = before
   def __exit__(self, *args):
     for k, v in self.old.items(): ContextVar._cache[k].value = v
+    for k, v in self.old_engine.items(): _ts._set_engine_var(k, v)
 
 DEBUG, VIZ = ContextVar("DEBUG", 0), ContextVar("VIZ", 0)
 
@@ -1193,6 +1199,12 @@ def shard(self, devices, axis=None):
   raise NotImplementedError(f"shard: {self.shape} across {len(devices)} devices {tuple(devices)}: tinyscope tensors live on one device")
 @_install
 def shard_(self, devices, axis=None): return self.replace(self.shard(devices, axis))
+@_install
+def shard_like(self, y):
+  # as y is placed: y's device (a tensor on one device), nothing for a deviceless y
+  if y.device is None: return self
+  if isinstance(y.device, str): return self.to(y.device)
+  return self.shard(y.device, getattr(y.uop, "axis", None))
 
 @staticmethod
 def _from_blob(ptr, shape, **kwargs):
@@ -1665,7 +1677,7 @@ class LAMB(Optimizer):
       self.v[i].assign((self.b2 * self.v[i] + (1.0 - self.b2) * (g * g)).cast(self.v[i].dtype))
       m_hat = self.m[i] / (1.0 - self.b1_t)
       v_hat = self.v[i] / (1.0 - self.b2_t)
-      up = (m_hat / (v_hat.sqrt() + self.eps)) + self.wd * t.detach()
+      up = (m_hat / (v_hat.sqrt() + self.eps)).shard_like(t) + self.wd * t.detach()
       if not self.adam:
         r1 = t.detach().square().sum().sqrt()
         r2 = up.square().sum().sqrt()

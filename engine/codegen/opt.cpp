@@ -34,6 +34,21 @@ std::map<std::string, std::string>& codegen_options() {
   return o;
 }
 
+const std::vector<std::string>& codegen_option_names() {
+  static const std::vector<std::string> names{"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW",
+                                              "MV_ROWS_PER_THREAD", "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX",
+                                              "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT", "TC_STAGE", "TC_VEC8",
+                                              "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC"};
+  return names;
+}
+
+std::string codegen_options_key() {
+  std::string key;
+  for (const auto& [k, v] : codegen_options())
+    if (!v.empty()) key += " " + k + "=" + v;
+  return key;
+}
+
 int64_t codegen_option(const std::string& name, int64_t dflt) {
   auto it = codegen_options().find(name);
   return it == codegen_options().end() || it->second.empty() ? dflt : std::atoll(it->second.c_str());

@@ -78,6 +78,11 @@ int num_cpu_threads();
 // engine never reads the environment itself. A name not set takes the reference's default.
 std::map<std::string, std::string>& codegen_options();
 int64_t codegen_option(const std::string& name, int64_t dflt);
+// every name codegen_options() takes (the entry point reads each from its environment; Context sets them in a script)
+const std::vector<std::string>& codegen_option_names();
+// the options set now, as one text: part of a compiled program's cache key (a program made under NOOPT=1 is another
+// program than the default opts' one)
+std::string codegen_options_key();
 
 // position of an axis type in names and axis order (DEVICE -2, WEAK/LOOP -1, GLOBAL/THREAD 0, ...)
 int axis_to_pos(AxisType t);

@@ -153,8 +153,9 @@ std::string beam_label() {
 }
 
 std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
-  // a program found by BEAM=N is another program than the default opts' one
-  const std::string pkey = realize_config().beam >= 1 ? dev.compiler_key() + " " + beam_label() : dev.compiler_key();
+  // a program found by BEAM=N, or made under other codegen options (NOOPT=1 in a Context), is another program than the
+  // default opts' one
+  const std::string pkey = (realize_config().beam >= 1 ? dev.compiler_key() + " " + beam_label() : dev.compiler_key()) + codegen_options_key();
   auto it = g_programs.find({ast.get(), pkey});
   if (it != g_programs.end()) return it->second;
   auto c = std::make_shared<Compiled>();

@@ -216,6 +216,34 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("7 7 6772c3b6c39f6520e29c93"), why(r).constData());
   }
 
+  // Context sets the ContextVars the engine reads for its block and restores them after: DEBUG=2 prints the calls
+  // inside only, NOOPT=1 compiles the same matmul without opts (the names the reference prints for this script)
+  void context_sets_engine_vars_for_its_block() {
+    QTemporaryDir dir;
+    QString path = write_script(dir, "ctx.py",
+                                "from tinygrad import Tensor\n"
+                                "from tinygrad.helpers import Context\n"
+                                "a = Tensor.ones(64, 64).contiguous().realize()\n"
+                                "with Context(DEBUG=2):\n"
+                                "  (a @ a).realize()\n"
+                                "print('--- noopt')\n"
+                                "with Context(NOOPT=1, DEBUG=2):\n"
+                                "  (a @ a).realize()\n"
+                                "print('--- after')\n"
+                                "(a @ a).realize()\n"
+                                "(a @ a + 1).realize()\n");
+    QProcessEnvironment env;
+    env.insert("DEV", "CPU");
+    Result r = ts_test::run_process(tinyscope_bin(), {"run", path}, env);
+    QVERIFY2(r.code == 0, why(r).constData());
+    const QString out = QString(r.out).remove(QRegularExpression("\x1b\\[[0-9;]*m"));
+    const int noopt = out.indexOf("--- noopt"), after = out.indexOf("--- after");
+    QVERIFY2(noopt > 0 && after > noopt, qPrintable(out));
+    QVERIFY2(out.left(noopt).contains("r_8_16_2_4_4_16_4"), qPrintable(out));
+    QVERIFY2(out.mid(noopt, after - noopt).contains("r_64_64_64"), qPrintable(out));
+    QVERIFY2(!out.mid(after).contains("***"), qPrintable(out));  // DEBUG is 0 again
+  }
+
   void json_trace_holds_result_and_calls() {
     QTemporaryDir dir;
     QString path = write_script(dir, "res.py",
