@@ -1,6 +1,7 @@
 #include "app/cli/cli.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -155,6 +156,17 @@ ts::RealizeConfig realize_config_from_env() {
   if (const char* d = std::getenv("TINYSCOPE_SNAPSHOTS"); d && *d) c.snapshots = std::atoi(d) != 0;
   if (const char* d = std::getenv("BEAM"); d && *d) c.beam = std::max(0, std::atoi(d));
   if (const char* d = std::getenv("IGNORE_BEAM_CACHE"); d && *d) c.beam_ignore_cache = std::atoi(d) != 0;
+  // DEFAULT_FLOAT / DEFAULT_INT (the reference's, any case: DEFAULT_FLOAT=HALF)
+  for (const char* v : {"DEFAULT_FLOAT", "DEFAULT_INT"})
+    if (const char* e = std::getenv(v); e && *e) {
+      std::string name = e;
+      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const ts::DType dt = ts::dtypes::from_name(name);
+      const bool f = std::string_view(v) == "DEFAULT_FLOAT";
+      if (!dt || (f ? !ts::is_float(dt) : !ts::is_int(dt)) || ts::is_weak(dt))
+        throw std::runtime_error(std::string(v) + "=" + e + " is not a" + (f ? " float" : "n int") + " dtype");
+      (f ? ts::dtypes::default_float : ts::dtypes::default_int) = dt;
+    }
   if (const char* d = std::getenv("TS_OPTS"); d && *d) {
     const std::string v = d;
     if (v == "extended") c.opt_space = ts::OptSpace::extended;

@@ -45,8 +45,7 @@ void bind_dtype(py::module_& m) {
         {"uint64", d::uint64},  {"ulong", d::uint64},   {"float16", d::float16},   {"half", d::float16},
         {"bfloat16", d::bfloat16}, {"float32", d::float32}, {"float", d::float32}, {"float64", d::float64},
         {"double", d::float64}, {"weakint", d::weakint}, {"weakfloat", d::weakfloat},
-        {"fp8e4m3", d::fp8e4m3}, {"fp8e5m2", d::fp8e5m2}, {"fp8e4m3fnuz", d::fp8e4m3fnuz}, {"fp8e5m2fnuz", d::fp8e5m2fnuz},
-        {"default_float", d::default_float}, {"default_int", d::default_int}};
+        {"fp8e4m3", d::fp8e4m3}, {"fp8e5m2", d::fp8e5m2}, {"fp8e4m3fnuz", d::fp8e4m3fnuz}, {"fp8e5m2fnuz", d::fp8e5m2fnuz}};
     py::list out;
     for (const auto& [name, dt] : table) out.append(py::make_tuple(name, dtype_object(dt)));
     return out;

@@ -27,6 +27,8 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
   tsp::bind_schedule(m, t);
   m.def("_set_ops_enum", &tsp::set_ops_enum, "register the python Ops enum (called once by the prelude)");
   m.def("default_device", [] { return ts::default_device(); });
+  m.def("_default_dtypes", [] { return py::make_tuple(tsp::dtype_object(ts::dtypes::default_float), tsp::dtype_object(ts::dtypes::default_int)); },
+        "(DEFAULT_FLOAT, DEFAULT_INT) as the engine uses them now");
   m.def("device_config", [] {
     const auto& c = ts::realize_config();
     return py::make_tuple(c.device, c.debug);
@@ -40,7 +42,15 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
     py::object before = py::none();
     if (key == "DEBUG") before = py::int_(std::exchange(c.debug, value.is_none() ? 0 : as_int()));
     else if (key == "BEAM") before = py::int_(std::exchange(c.beam, value.is_none() ? 0 : std::max(0, as_int())));
-    else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
+    else if (key == "DEFAULT_FLOAT" || key == "DEFAULT_INT") {
+      const bool f = key == "DEFAULT_FLOAT";
+      ts::DType& slot = f ? ts::dtypes::default_float : ts::dtypes::default_int;
+      before = tsp::dtype_object(slot);
+      const ts::DType dt = value.is_none() ? (f ? ts::dtypes::float32 : ts::dtypes::int32) : tsp::to_dtype(value);
+      if (f ? !ts::is_float(dt) || ts::is_weak(dt) : !ts::is_int(dt) || ts::is_weak(dt))
+        throw py::value_error(key + "=" + dt->name + " is not a" + (f ? " float" : "n int") + " dtype");
+      slot = dt;
+    } else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
     else if (std::find(names.begin(), names.end(), key) != names.end()) {
       auto& o = ts::codegen_options();
       if (auto it = o.find(key); it != o.end()) before = py::str(it->second);

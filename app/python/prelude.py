@@ -33,7 +33,13 @@ class GroupOp:
   All = set(Ops)
 
 # ---- dtypes: a namespace of the engine's unique DType objects ----
-class dtypes:
+class _DTypesMeta(type):
+  # DEFAULT_FLOAT / DEFAULT_INT as the engine uses them now (a Context may set them for a block)
+  @property
+  def default_float(cls): return _ts._default_dtypes()[0]
+  @property
+  def default_int(cls): return _ts._default_dtypes()[1]
+class dtypes(metaclass=_DTypesMeta):
   @staticmethod
   def is_float(x: DType) -> bool: return x.is_float()
   @staticmethod

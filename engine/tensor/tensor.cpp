@@ -371,11 +371,19 @@ Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
   broadcasted(c, b);
   return Tensor(ts::alu(Ops::WHERE, c.uop(), a.uop(), b.uop()));
 }
-Tensor Tensor::reciprocal() const { return raw_alu(Ops::RECIPROCAL, *this); }
+namespace {
+// the reference's SQRT, RECIPROCAL, EXP2 and LOG2 of an int or bool tensor compute in the least float above its dtype
+Tensor float_operand(const Tensor& x) {
+  if (is_float(x.dtype())) return x;
+  const DType up = least_upper(x.dtype(), dtypes::weakfloat);
+  return x.cast(up == dtypes::weakfloat ? dtypes::float32 : up);
+}
+}  // namespace
+Tensor Tensor::reciprocal() const { return raw_alu(Ops::RECIPROCAL, float_operand(*this)); }
 Tensor Tensor::sqrt() const { return raw_alu(Ops::SQRT, cast(least_upper(dtype(), dtypes::weakfloat) == dtypes::weakfloat ? dtypes::float32 : least_upper(dtype(), dtypes::weakfloat))); }
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
-Tensor Tensor::exp2() const { return raw_alu(Ops::EXP2, *this); }
-Tensor Tensor::log2() const { return raw_alu(Ops::LOG2, *this); }
+Tensor Tensor::exp2() const { return raw_alu(Ops::EXP2, float_operand(*this)); }
+Tensor Tensor::log2() const { return raw_alu(Ops::LOG2, float_operand(*this)); }
 Tensor Tensor::exp() const {
   Tensor x = cast(is_float(dtype()) && !is_weak(dtype()) ? dtype() : dtypes::float32);
   return x.mul(pyf(1.0 / std::log(2.0))).exp2();
@@ -443,8 +451,9 @@ DType uint_of_size(int64_t bytes) {
 // the narrower ones with shifts (a multiply or divide by a power of two) in the wider unsigned type
 Tensor Tensor::bitcast(DType dt) const {
   const int64_t in = dtype()->itemsize(), out = dt->itemsize();
-  if (in == out) return Tensor(UOp::make(Ops::BITCAST, dt, {uop()}));
   if (is_weak(dtype()) || is_weak(dt)) throw Error("bitcast requires concrete dtypes, got " + dtype_repr(dtype()) + " -> " + dtype_repr(dt));
+  if (dt == dtype()) return *this;  // the reference's: no BITCAST to the dtype it has
+  if (in == out) return Tensor(UOp::make(Ops::BITCAST, dt, {uop()}));
   if (ndim() == 0 || (shape().back() * in) % out) throw Error("unsupported size in bitcast: " + shape_str(shape()) + " of " + dtype_repr(dtype()) + " to " + dtype_repr(dt));
   const Tensor bits = is_bool(dtype()) ? cast(dtypes::uint8) : bitcast(uint_of_size(in));
   const DType wide = uint_of_size(std::max(in, out)), narrow = uint_of_size(std::min(in, out));
@@ -830,7 +839,9 @@ Tensor Tensor::var(const AxisArg& axis, bool keepdim, double correction) const {
   Shape ks = sum(axis, true).shape();
   int64_t n = 1;
   for (size_t i = 0; i < shape().size(); ++i) if (shape()[i] != ks[i]) n *= shape()[i];
-  return sq.sum(axis, keepdim).div(py(std::max(0.0, n - correction)));
+  // summed in the accumulation dtype (half: float32, so 70,000 elements' denominator is not a half inf)
+  const DType out = is_float(dtype()) ? dtype() : dtypes::float32;
+  return sq.cast(sum_acc(dtype())).sum(axis, keepdim).div(py(std::max(0.0, n - correction))).cast(out);
 }
 Tensor Tensor::std(const AxisArg& axis, bool keepdim, double correction) const { return var(axis, keepdim, correction).sqrt(); }
 Tensor Tensor::any(const AxisArg& axis, bool keepdim) const { return cast(dtypes::bool_).max(axis, keepdim); }

@@ -41,6 +41,8 @@ const DType void_ = &kVoid, bool_ = &kBool, int8 = &kInt8, uint8 = &kUInt8, int1
             int32 = &kInt32, uint32 = &kUInt32, int64 = &kInt64, uint64 = &kUInt64, float16 = &kHalf,
             bfloat16 = &kBF16, float32 = &kFloat, float64 = &kDouble, weakint = &kWeakInt, weakfloat = &kWeakFloat,
             fp8e4m3 = &kFp8e4m3, fp8e5m2 = &kFp8e5m2, fp8e4m3fnuz = &kFp8e4m3fnuz, fp8e5m2fnuz = &kFp8e5m2fnuz;
+DType default_float = &kFloat;
+DType default_int = &kInt32;
 
 DType from_name(std::string_view n) {
   static const std::map<std::string_view, DType> names = {

@@ -25,8 +25,10 @@ extern const DType void_, bool_, int8, uint8, int16, uint16, int32, uint32, int6
 // the 8-bit floats: OCP e4m3 (no inf, one NaN per sign) and e5m2 (IEEE-like), and the fnuz variants (one NaN at
 // 0x80, no inf, no negative zero, bias one more). Stored as one byte; their math runs in float32
 extern const DType fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz;
-inline const DType& default_float = float32;
-inline const DType& default_int = int32;
+// DEFAULT_FLOAT / DEFAULT_INT: the dtypes python floats and ints (and weak dtypes made strong) become; float32 and
+// int32 unless the entry point sets them from its environment or a script's Context sets them for a block
+extern DType default_float;
+extern DType default_int;
 DType from_name(std::string_view name);  // "float32", "float", "int32", "bool", ...; nullptr if unknown
 }  // namespace dtypes
 

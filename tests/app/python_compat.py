@@ -61,6 +61,15 @@ out["setitem with other uses"] = err(set0)
 c1 = Tensor([1.0, 2.0, 3.0]).realize()
 c1.to("CPU:1").square().sum().backward()
 out["second cpu"] = [c1.to("CPU:1").device, (c1.to("CPU:1") + 1).to(c1.device).tolist(), c1.grad.device == c1.device, c1.grad.tolist(), err(lambda: (c1.to("CPU:1") + c1).realize())]
+out["int unary ops in float"] = [[str(getattr(Tensor([2, 4], dtype=dtypes.int8), f)().dtype) for f in ("exp2", "log2", "reciprocal", "sqrt")],
+                                  Tensor([2, 4], dtype=dtypes.uint8).log2().tolist(), Tensor([True, False]).exp2().tolist()]
+out["half var sums in float"] = [float(Tensor([[0.0, 1.0]], dtype=dtypes.half).expand(35000, 2).contiguous().var().numpy()),
+                                 str(Tensor([[0.0, 1.0]], dtype=dtypes.half).var().dtype)]
+out["bitcast to its own dtype"] = [Tensor([1.5, -2.0]).bitcast(dtypes.float32).tolist(), err(lambda: Tensor(1.5).bitcast(dtypes.float32))]
+from tinygrad.helpers import Context
+with Context(DEFAULT_FLOAT=dtypes.half, DEFAULT_INT=dtypes.int16):
+  inside = [str(dtypes.default_float), str(Tensor([1.5]).dtype), str(Tensor([1, 2]).dtype), str(Tensor.arange(3).dtype), str((Tensor([1, 2]) / 2).dtype)]
+out["default dtypes in a context"] = inside + [str(dtypes.default_float), str(Tensor([1.5]).dtype)]
 
 EXPECTED = {
   "ndarray strided": [
@@ -227,6 +236,10 @@ EXPECTED["setitem tensor indices"] = [[2.0, 7.0, 0.0, 0.0], [2.0, 0.0, 6.0, 0.0]
 EXPECTED["grad accumulates in place"] = [True, [5.0]]
 EXPECTED["setitem with other uses"] = "RuntimeError"
 EXPECTED["second cpu"] = ["CPU:1", [2.0, 3.0, 4.0], True, [2.0, 4.0, 6.0], "RuntimeError"]
+EXPECTED["int unary ops in float"] = [["dtypes.float", "dtypes.float", "dtypes.float", "dtypes.float"], [1.0, 2.0], [2.0, 1.0]]
+EXPECTED["half var sums in float"] = [0.25, "dtypes.half"]
+EXPECTED["bitcast to its own dtype"] = [[1.5, -2.0], "RuntimeError"]
+EXPECTED["default dtypes in a context"] = ["dtypes.half", "dtypes.half", "dtypes.short", "dtypes.short", "dtypes.half", "dtypes.float", "dtypes.float"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")

@@ -10,8 +10,9 @@ sys.path.insert(0, peer_root)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # the peer files are read-only
 
-import peer_standins  # noqa: E402  the listed stand-ins for the reference's internals (peer_standins.py)
-peer_standins.install()
+if not os.environ.get("PEER_REFERENCE"):  # recording the reference itself (run_peer.py --record) needs none
+  import peer_standins  # noqa: E402  the listed stand-ins for the reference's internals (peer_standins.py)
+  peer_standins.install()
 
 out = os.fdopen(int(os.environ["PEER_RESULT_FD"]), "w", buffering=1)
 

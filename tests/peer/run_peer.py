@@ -3,6 +3,10 @@
 
   run_peer.py --tinyscope BIN --peer ../shared/peer --device CPU [--workers 2] [--suite test_ops ...] [--only SUBSTR]
               [--report out.csv] [--timeout 180]
+  run_peer.py --record test/unit/test_dtype_spec.py --tinygrad TINYGRAD_CHECKOUT --peer ../shared/peer [--python /usr/bin/python3]
+              records the reference's outcome of every test of a test file (DEV=CPU, one test at a time in workers that
+              restart after a crash or a hang, as the shared outcomes were recorded) into
+              tests/peer/reference-outcomes/ (test/unit/test_x.py -> unit_test_x.csv, test/backend/test_x.py -> test_x.csv)
 
 Each suite is a reference-outcomes CSV (`test,outcome,secs,etype,message`, one row a test) named after a test file
 (test_ops.csv is test/backend/test_ops.py; unit_test_jit.csv is test/unit/test_jit.py); the project's own recordings
@@ -44,7 +48,8 @@ class Worker:
   def __init__(self, args, env, log):
     self.rfd, wfd = os.pipe()
     env = dict(env, PEER_RESULT_FD=str(wfd))
-    self.proc = subprocess.Popen([args.tinyscope, "run", os.path.join(HERE, "peer_worker.py")], stdin=subprocess.PIPE,
+    runner = [args.python] if args.record else [args.tinyscope, "run"]
+    self.proc = subprocess.Popen(runner + [os.path.join(HERE, "peer_worker.py")], stdin=subprocess.PIPE,
                                  stdout=log, stderr=subprocess.STDOUT, env=env, pass_fds=(wfd,), cwd=args.tmp, text=True)
     os.close(wfd)
     os.set_blocking(self.rfd, False)
@@ -113,9 +118,38 @@ def run_tests(args, ids, env):
   log.close()
   return results
 
+def suite_name(test_file):
+  """test/unit/test_x.py -> unit_test_x, test/backend/test_x.py -> test_x (the shared outcomes' names)"""
+  parts = os.path.normpath(test_file).split(os.sep)
+  return ("unit_" if "unit" in parts else "") + os.path.splitext(parts[-1])[0]
+
+def record(args):
+  """the reference's outcome of every test of args.record, run by args.python over the checkout args.tinygrad"""
+  module = os.path.splitext(os.path.normpath(args.record))[0].replace(os.sep, ".")
+  env = dict(os.environ, DEV="CPU", RUN_SLOW="1", DEBUG="0", PEER_ROOT=args.tinygrad, PEER_REFERENCE="1", PYTHONPATH=args.tinygrad,
+             PYTHONDONTWRITEBYTECODE="1")
+  lister = ("import sys, unittest\nsys.path.insert(0, sys.argv[1])\n"
+            "def walk(s):\n  for t in s:\n    yield from (walk(t) if isinstance(t, unittest.TestSuite) else [t.id()])\n"
+            "print('\\n'.join(walk(unittest.TestLoader().loadTestsFromName(sys.argv[2]))))")
+  ids = subprocess.run([args.python, "-c", lister, args.tinygrad, module], env=env, check=True, capture_output=True, text=True).stdout.split()
+  args.tmp = tempfile.mkdtemp(prefix="tinyscope-peer-record-")
+  env["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(args.tmp, "hypothesis")
+  results = run_tests(args, ids, env)
+  out = os.path.join(HERE, "reference-outcomes", suite_name(args.record) + ".csv")
+  os.makedirs(os.path.dirname(out), exist_ok=True)
+  with open(out, "w", newline="") as fh:
+    w = csv.writer(fh)
+    w.writerow(["test", "outcome", "secs", "etype", "message"])
+    for t in ids: w.writerow([t, *results.get(t, ("not-run", 0, "", ""))])
+  print(f"{len(ids)} tests of {args.record} on the reference: {dict(Counter(results.get(t, ('not-run',))[0] for t in ids))} -> {out}")
+  return 0
+
 def main():
   ap = argparse.ArgumentParser()
-  ap.add_argument("--tinyscope", required=True)
+  ap.add_argument("--tinyscope")
+  ap.add_argument("--record", help="a test file of the checkout (test/unit/test_x.py): record the reference's outcomes")
+  ap.add_argument("--tinygrad", help="with --record: the reference's checkout (commit a9069c1)")
+  ap.add_argument("--python", default="/usr/bin/python3", help="with --record: the Python that runs the reference")
   ap.add_argument("--peer", required=True, help="the folder holding tinygrad-tests/ and reference-outcomes/")
   ap.add_argument("--device", default="CPU")
   ap.add_argument("--workers", type=int, default=2)
@@ -125,6 +159,11 @@ def main():
   ap.add_argument("--report", help="write every test's outcome here (CSV)")
   ap.add_argument("--verbose", action="store_true")
   args = ap.parse_args()
+  if args.record:
+    if not args.tinygrad: ap.error("--record needs --tinygrad")
+    args.tinygrad = os.path.abspath(args.tinygrad)
+    return record(args)
+  if not args.tinyscope: ap.error("--tinyscope is required")
   args.peer, args.tinyscope = os.path.abspath(args.peer), os.path.abspath(args.tinyscope)  # the workers run elsewhere
   suites = read_reference([os.path.join(args.peer, "reference-outcomes"), os.path.join(HERE, "reference-outcomes")])
   names = args.suite or sorted(suites)
