@@ -66,7 +66,9 @@ ts::DType to_dtype(py::handle h) {
     PyErr_SetString(PyExc_AttributeError, ("type object 'dtypes' has no attribute '" + name + "'").c_str());
     throw py::error_already_set();
   }
-  throw py::type_error("expected a DType or a dtype name, got " + std::string(py::str(py::type::of(h).attr("__name__"))));
+  // the reference's to_dtype reads anything else as a name (`dtype.lower()`): an AttributeError
+  PyErr_SetString(PyExc_AttributeError, ("expected a DType or a dtype name, got " + std::string(py::str(py::type::of(h).attr("__name__")))).c_str());
+  throw py::error_already_set();
 }
 
 ts::DType to_dtype_or_null(py::handle h) { return h.is_none() ? nullptr : to_dtype(h); }
@@ -136,7 +138,10 @@ std::vector<int64_t> int_list(py::handle seq) {
 }
 
 std::vector<int64_t> argfix(const py::args& args) {
-  if (args.size() == 1 && is_sequence(args[0])) return int_list(args[0]);
+  if (args.size() > 0 && is_sequence(args[0])) {  // one shape, as a tuple or list, or separate ints (the reference's argfix)
+    if (args.size() != 1) throw py::value_error("bad arg " + std::string(py::repr(args)));
+    return int_list(args[0]);
+  }
   std::vector<int64_t> out;
   for (py::handle a : args) out.push_back(to_int64(a));
   return out;

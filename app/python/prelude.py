@@ -1327,7 +1327,7 @@ def __getitem__(self, indices):
   x = x.reshape(tuple(p["size"] for p in x_dims))
 
   tops = [(d, p["index"]) for d, p in enumerate(x_dims) if isinstance(p["index"], Tensor)]
-  if not tops: return x
+  if not tops: return self if x.uop == self.uop else x  # t[...] and t[:] are t, as the reference's
   if len(tops) == 1: return x._index_tensor(tops[0][0], tops[0][1])
   return _tensor_index_mask(x, tops)[0]
 
@@ -1338,6 +1338,9 @@ def _masked_merge(self, values, mask, axes):
     mask, values = functools.reduce(lambda a, b: (a[0] | b[0], b[0].where(b[1], a[1])), zip(mask.split(1, dim), values.split(1, dim)))
   for dim in reversed(axes): mask, values = mask.squeeze(dim), values.squeeze(dim)
   return mask.where(values, self)
+
+@_install
+def __delitem__(self, indices): raise TypeError("Tensor does not support deleting items")
 
 @_install
 def __setitem__(self, indices, v):
@@ -1771,7 +1774,9 @@ def pad_to(self, shape, *args, value=0.0):
   return self.pad(tuple(None if ns is None else (0, ns - s) for s, ns in zip(self.shape, new)), value=value)
 @_install
 def clone(self, device=None):
-  ret = _c_clone(self) if device is None else _c_clone(self).to(device)
+  # a weak python constant becomes a buffer of its strong dtype (a float's clone is float32, as the reference's)
+  src = self.cast(_ts._strong_dtype(self.dtype)) if self.dtype in dtypes.weaks else self
+  ret = _c_clone(src) if device is None else _c_clone(src).to(device)
   if self.grad is not None: ret.grad = self.grad.clone(device=device)
   return ret.is_param_(self.is_param)
 def _tensor_reduce(self):  # pickling: the realized contents, shape, dtype and device

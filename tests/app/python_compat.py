@@ -70,6 +70,11 @@ from tinygrad.helpers import Context
 with Context(DEFAULT_FLOAT=dtypes.half, DEFAULT_INT=dtypes.int16):
   inside = [str(dtypes.default_float), str(Tensor([1.5]).dtype), str(Tensor([1, 2]).dtype), str(Tensor.arange(3).dtype), str((Tensor([1, 2]) / 2).dtype)]
 out["default dtypes in a context"] = inside + [str(dtypes.default_float), str(Tensor([1.5]).dtype)]
+w1c = Tensor(3.5).clone(); w1c.add(Tensor(3.5).clone()).backward()
+def delete(): del w1c[0]
+out["api edges"] = [err(lambda: Tensor.zeros((2, 2), 2)), err(lambda: Tensor.ones((2, 2), (2, 2))), err(lambda: Tensor([3], dtype=(dtypes.int,))),
+                    str(w1c.dtype), w1c.grad.tolist(), err(delete), [w1c[...] is w1c, w1c[None] is w1c],
+                    err(lambda: Tensor([[1.0, 2.0]]).gather(1, Tensor([[True, False]]))), err(lambda: Tensor([[1.0, 2.0]]).gather(0, Tensor([1])))]
 
 EXPECTED = {
   "ndarray strided": [
@@ -240,6 +245,7 @@ EXPECTED["int unary ops in float"] = [["dtypes.float", "dtypes.float", "dtypes.f
 EXPECTED["half var sums in float"] = [0.25, "dtypes.half"]
 EXPECTED["bitcast to its own dtype"] = [[1.5, -2.0], "RuntimeError"]
 EXPECTED["default dtypes in a context"] = ["dtypes.half", "dtypes.half", "dtypes.short", "dtypes.short", "dtypes.half", "dtypes.float", "dtypes.float"]
+EXPECTED["api edges"] = ["ValueError", "ValueError", "AttributeError", "dtypes.float", 1.0, "TypeError", [True, False], "RuntimeError", "RuntimeError"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")

@@ -135,7 +135,7 @@ def record(args):
   args.tmp = tempfile.mkdtemp(prefix="tinyscope-peer-record-")
   env["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(args.tmp, "hypothesis")
   results = run_tests(args, ids, env)
-  out = os.path.join(HERE, "reference-outcomes", suite_name(args.record) + ".csv")
+  out = os.path.join(args.out or os.path.join(HERE, "reference-outcomes"), suite_name(args.record) + ".csv")
   os.makedirs(os.path.dirname(out), exist_ok=True)
   with open(out, "w", newline="") as fh:
     w = csv.writer(fh)
@@ -150,6 +150,7 @@ def main():
   ap.add_argument("--record", help="a test file of the checkout (test/unit/test_x.py): record the reference's outcomes")
   ap.add_argument("--tinygrad", help="with --record: the reference's checkout (commit a9069c1)")
   ap.add_argument("--python", default="/usr/bin/python3", help="with --record: the Python that runs the reference")
+  ap.add_argument("--out", help="with --record: the folder the CSV goes to (default: tests/peer/reference-outcomes)")
   ap.add_argument("--peer", required=True, help="the folder holding tinygrad-tests/ and reference-outcomes/")
   ap.add_argument("--device", default="CPU")
   ap.add_argument("--workers", type=int, default=2)
