@@ -497,6 +497,15 @@ std::vector<Rule> reciprocal_rules() {
   };
 }
 
+// the reference's "move mul consts to the end": (x*c)*y -> (x*y)*c, so a constant factor never hides a pattern such as
+// x*(1/(1+x)) (a sigmoid's gradient has (-e)*(1/(1+e)) as (e*-1)*(1/(1+e)), whose inf*0 at e = inf would be NaN)
+std::vector<Rule> mul_const_rules() {
+  return {
+      rule("(x*c)*y -> (x*y)*c", (Pat::var("x") * konst("c")) * nonconst("y"),
+           [](const Captures& c, const UOpRef& r) { return alu(Ops::MUL, alu(Ops::MUL, c["x"], c["y"]), c["c"]); }),
+  };
+}
+
 // x ** c for a constant c, one rewrite a rule (tried in this order)
 std::vector<Rule> pow_rules() {
   const Pat x = Pat::var("x");
@@ -588,7 +597,7 @@ const PatternMatcher& symbolic() {
       rule("(x+c1)+c2 -> x+(c1+c2)", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::constants); }),
       rule("(x + y)*c + z -> x*c + y*c + z", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::distribute); }),
       rule("(x*c1)*c2 + y -> x*(c1*c2) + y", {Ops::ADD}, [](const UOpRef& x) { return add_form(x, AddForm::factors); }),
-  }, weak_index_rules(), floordiv_compare_rules(), pow_rules(), reciprocal_rules(), {
+  }, weak_index_rules(), floordiv_compare_rules(), pow_rules(), reciprocal_rules(), mul_const_rules(), {
       rule("1 ** x -> 1", Pat::op(Ops::POW, {konst("b").such_that([](const UOp& u) { return u.const_float() == 1; }), nonconst("e")}),
            [](const Captures&, const UOpRef& r) { return uconst(r->dtype, 1); }),
       rule("c ** x -> exp2(x * log2(c)) (c > 0)",
