@@ -303,6 +303,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   });
   t.def_static("_from_array", &from_array, py::arg("array"), py::arg("shape"), py::arg("dtype"), py::arg("device") = py::none(),
                "a C-contiguous buffer-protocol object (a numpy array) as a tensor that reads it when realized");
+  t.def_static("_from_address", [](uintptr_t ptr, py::handle shape, py::handle dtype, py::handle device) {
+    return Tensor::from_external(reinterpret_cast<void*>(ptr), int_list(shape), to_dtype(dtype), device_arg(device));
+  }, py::arg("ptr"), py::arg("shape"), py::arg("dtype"), py::arg("device") = py::none(),
+     "host memory at an address as a realized tensor that reads it where it lies (Tensor.from_blob)");
   t.def_static("_from_bytes", [](py::buffer b, py::handle shape, py::handle dtype, py::handle device) {
     py::buffer_info info = b.request();
     ts::DType dt = to_dtype(dtype);

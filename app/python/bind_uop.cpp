@@ -91,6 +91,11 @@ void bind_uop(py::module_& m) {
         return py::int_(h.u->tag);
       })
       .def_property_readonly("base", [](const UOpHandle& h) { return uop_object(h.u->base()->ref()); })
+      // the reference's: its base is a BUFFER that has memory
+      .def_property_readonly("is_realized", [](const UOpHandle& h) {
+        const ts::UOp* b = h.u->base();
+        return b->op == ts::Ops::BUFFER && b->buffer != nullptr;
+      })
       .def_property_readonly("shape", [](const UOpHandle& h) -> py::object {
         if (!h.u->has_shape) return py::none();
         return shape_tuple(h.u->shape);

@@ -1214,14 +1214,9 @@ def shard_like(self, y):
 
 @staticmethod
 def _from_blob(ptr, shape, **kwargs):
-  # the memory's contents when called, as a tensor of `shape` (read through ctypes; the engine owns its buffers)
-  import ctypes
+  # the memory at ptr as a realized tensor: each realize reads it as it is then (the caller keeps it alive)
   dtype = to_dtype(kwargs.pop("dtype", None) or dtypes.default_float)
-  shape = tuple(shape)
-  if dtype.fmt is None: raise NotImplementedError(f"from_blob: {dtype} has no host format")
-  data = ctypes.string_at(ptr, prod(shape) * dtype.itemsize)
-  flat = memoryview(data).cast(dtype.fmt).tolist()
-  return Tensor(flat, dtype=dtype, **kwargs).reshape(shape)
+  return Tensor._from_address(ptr, tuple(shape), dtype, kwargs.pop("device", None))
 Tensor.from_blob = _from_blob
 
 @staticmethod
@@ -1355,6 +1350,16 @@ def __setitem__(self, indices, v):
   # t[i] += x assigned into the view t[i] first (AFTER(view, STORE(view, value))): use the computed value
   if v.uop.op is Ops.AFTER and len(v.uop.src) > 1 and v.uop.src[1].op is Ops.STORE: v = Tensor(v.uop.src[1].src[1])
   if v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: {self.dtype=} != {v.dtype=}")
+  # as the reference decides: a view of a buffer (t[i], t.T[i, j], t[::-1][0], t.detach()[i]) is assigned through the
+  # view, so the buffer and every tensor of it see the write; tensor indices assign the masked whole; anything else
+  # (an unrealized float tensor, an index into a computed value) is replaced by the masked whole
+  idx = [indices] if (isinstance(indices, list) and all(isinstance(i, int) for i in indices)) or not isinstance(indices, (tuple, list)) else list(indices)
+  advanced = any(isinstance(i, (Tensor, list, tuple)) for i in idx)
+  realized = self.uop.base.op is Ops.BUFFER or _base_buffer_is_realized(self.uop)
+  replace = (not self.uop.base.is_realized and self.is_floating_point()) or not (advanced or realized)
+  if not replace and not advanced:
+    self[indices].assign(v)
+    return
   parsed = _parse_indices(self, indices)
   mops = [p for p in parsed if p["index"] is not None]
   x_dims = [p for p in parsed if not p["collapse_dim"]]
@@ -1382,8 +1387,14 @@ def __setitem__(self, indices, v):
   vb = vb.pad(tuple((m["boundary"][0], self.shape[d] - m["boundary"][1]) for d, m in enumerate(mops)))
   mask = functools.reduce(operator.and_, per_dim) if per_dim else Tensor(True)
   new = mask.where(vb, self)
-  if self.is_realized(): self.assign(new)
-  else: self.replace(new)
+  if replace: self.replace(new)
+  else: self.assign(new)
+
+def _base_buffer_is_realized(u):
+  # the buffer below earlier assigns (AFTER) has memory
+  u = u.base
+  while u.op is Ops.AFTER: u = u.src[0].base
+  return u.is_realized
 
 # ---- the trace's RESULT: json text (non-finite floats as the strings "NaN", "Infinity", "-Infinity") ----
 def _jsonable(x):

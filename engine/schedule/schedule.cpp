@@ -312,16 +312,24 @@ struct Callify {
       if (value->op == Ops::RESHAPE && value->src[0]->op == Ops::COPY) value = value->src[0];
       if (store_hazard(x->src[0], value)) {
         UOpRef c = UOp::make(Ops::CONTIGUOUS, value->dtype, {value});
+        keep.push_back(c);  // a node of the walk's own: the schedule's `becomes` is keyed by it
         realize_node(c);
         current = x.get();
         value = c;
       }
       Became how = Became::Assign;
-      if (value->op == Ops::COPY && buffer_base(value->src[0].get()) && value->src[0]->device != value->device) {
+      // a whole buffer's assign of a copy is the copy itself; a view's (t[1:5:2] = [7, 8]) stores the copied values
+      // through the view like any other value
+      const UOp* copied = value->op == Ops::COPY ? buffer_base(value->src[0].get()) : nullptr;
+      if (copied && !view_store && copied->numel() == buf->numel() && value->src[0]->device != value->device) {
         Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}};
         add_item(std::move(it), buf.get());
         how = Became::AssignCopy;
       } else {
+        if (value->op == Ops::COPY) {  // copied into a buffer of its own first, then stored through the view
+          realize_node(value);
+          current = x.get();
+        }
         UOpRef v = subst(value, deps, raw);
         UOpRef dst = view_store ? target : reshape_to(buf, v->shape);
         add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {dst, v}), buf, nullptr, deps}, buf.get());

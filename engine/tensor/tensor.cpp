@@ -202,6 +202,22 @@ Tensor Tensor::from_memory(void* ptr, size_t nbytes, const Shape& shape, DType d
   return python_buffer_tensor(buf, shape, device);
 }
 
+Tensor Tensor::from_external(void* ptr, const Shape& shape, DType dt, const std::string& device) {
+  const std::string dev = device.empty() ? default_device() : device;
+  if (dev != "CPU" && dev.rfind("CPU:", 0) != 0)  // the host memory, or a CPU:N's own (host memory too)
+    throw Error("from_blob: " + dev + "'s memory is not host memory: a blob is read where it lies (use a CPU device)");
+  int64_t n = 1;
+  for (auto s : shape) n *= s;
+  auto buf = host_buffer(static_cast<size_t>(n) * dt->itemsize(), shape, dt);
+  buf->device = dev;
+  buf->ptr = ptr;
+  buf->release = [](void*, size_t) {};  // the caller's memory
+  UOpRef b = new_buffer(dev, n, dt);
+  b->buffer = buf;
+  if (shape.size() != 1) b = UOp::make(Ops::RESHAPE, dt, {b}, Shape(shape));
+  return Tensor(b);
+}
+
 Tensor Tensor::scalar(double v, DType dt) { return Tensor(uconst(dt, v)); }
 
 Tensor Tensor::empty(const Shape& shape, DType dt, const std::string& device) {
@@ -1076,8 +1092,12 @@ Tensor& Tensor::assign(const Tensor& x) {
   Tensor v = x.dtype() == dtype() ? x : x.cast(dtype());
   if (v.device().empty()) v = broadcast_to(v, shape());
   if (v.uop() == uop()) return *this;  // a self assign is a no-op
-  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {uop(), v.uop()});
-  UOpRef assigned = UOp::make(Ops::AFTER, dtype(), {uop(), store});
+  // a detached view (t.detach()[i] = x) writes where the view looks: the store's target has no DETACH in it
+  UOpRef target = uop();
+  for (const UOp* u = uop().get(); group::movement(u->op) || u->op == Ops::DETACH; u = u->src[0].get())
+    if (u->op == Ops::DETACH) target = substitute(target, {{u, u->src[0]}});
+  UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {target, v.uop()});
+  UOpRef assigned = UOp::make(Ops::AFTER, dtype(), {target, store});
   // a view assign (a[0].assign(x), a.shrink(...).assign(x)): the write lands in the buffer the view looks at, so
   // every tensor of that buffer (the view itself included) now reads it after the store, as the reference's
   // "Embed View Assign" does

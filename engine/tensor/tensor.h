@@ -52,6 +52,9 @@ class Tensor {
   // buffer is freed
   static Tensor from_memory(void* ptr, size_t nbytes, const Shape& shape, DType dt, const std::string& device,
                             std::function<void()> release);
+  // memory the caller keeps (Tensor.from_blob): a realized host buffer over `ptr` itself, so every kernel that reads it
+  // reads the memory as it is then; nothing is copied or freed. `device` must compute on host memory.
+  static Tensor from_external(void* ptr, const Shape& shape, DType dt, const std::string& device = "");
   static Tensor scalar(double v, DType dt);  // deviceless python constant (dtype usually weak)
   static Tensor empty(const Shape& shape, DType dt = nullptr, const std::string& device = "");
   static Tensor full(const Shape& shape, double v, DType dt = nullptr, const std::string& device = "");

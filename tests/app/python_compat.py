@@ -75,6 +75,21 @@ def delete(): del w1c[0]
 out["api edges"] = [err(lambda: Tensor.zeros((2, 2), 2)), err(lambda: Tensor.ones((2, 2), (2, 2))), err(lambda: Tensor([3], dtype=(dtypes.int,))),
                     str(w1c.dtype), w1c.grad.tolist(), err(delete), [w1c[...] is w1c, w1c[None] is w1c],
                     err(lambda: Tensor([[1.0, 2.0]]).gather(1, Tensor([[True, False]]))), err(lambda: Tensor([[1.0, 2.0]]).gather(0, Tensor([1])))]
+import array
+from tinygrad.helpers import mv_address
+sv = []
+t = Tensor.zeros((3, 3)).contiguous().realize(); t.detach()[1, 2] = 5; sv.append(t[1, 2].item())
+t = Tensor.zeros((2, 3)).contiguous().realize(); t.T[1, 0] = 5; sv.append(t[0, 1].item())
+t = Tensor.zeros((3,)).contiguous().realize(); t[::-1][0] = 5; sv.append(t.tolist())
+t = Tensor.zeros((2, 2)).contiguous().realize(); t[1][0] = 5; sv.append(t.tolist())
+t = Tensor.arange(6, dtype=dtypes.float).reshape(3, 2).clone().realize(); tmp = t[0]; t[0] = t[1]; t[2] = tmp; sv.append(t.tolist())
+t = Tensor.zeros(6).contiguous().realize(); t[1:5:2] = Tensor([7.0, 8.0]); sv.append(t.tolist())
+z = Tensor.zeros(4); xz = Tensor.ones(2).contiguous(); z[:2] = xz; z.sum().backward(); sv.append(xz.grad.tolist())
+out["setitem through views"] = sv
+blob = memoryview(bytearray(16)).cast('I')
+tb = Tensor.from_blob(mv_address(blob), (4,), dtype=dtypes.int, device="CPU")
+first = (tb + 1).tolist(); blob[:] = array.array('I', [0, 1, 2, 3])
+out["from_blob reads the memory at realize"] = [first, (tb + 1).tolist(), err(lambda: Tensor.from_blob(mv_address(blob), (4,), dtype=dtypes.int, device="CPU:1"))]
 
 EXPECTED = {
   "ndarray strided": [
@@ -246,6 +261,8 @@ EXPECTED["half var sums in float"] = [0.25, "dtypes.half"]
 EXPECTED["bitcast to its own dtype"] = [[1.5, -2.0], "RuntimeError"]
 EXPECTED["default dtypes in a context"] = ["dtypes.half", "dtypes.half", "dtypes.short", "dtypes.short", "dtypes.half", "dtypes.float", "dtypes.float"]
 EXPECTED["api edges"] = ["ValueError", "ValueError", "AttributeError", "dtypes.float", 1.0, "TypeError", [True, False], "RuntimeError", "RuntimeError"]
+EXPECTED["setitem through views"] = [5.0, 5.0, [0.0, 0.0, 5.0], [[0.0, 0.0], [5.0, 0.0]], [[2.0, 3.0], [2.0, 3.0], [2.0, 3.0]], [0.0, 7.0, 0.0, 8.0, 0.0, 0.0], [1.0, 1.0]]
+EXPECTED["from_blob reads the memory at realize"] = [[1, 1, 1, 1], [1, 2, 3, 4], "no error"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
