@@ -1327,14 +1327,6 @@ def __getitem__(self, indices):
   return _tensor_index_mask(x, tops)[0]
 
 @_install
-def _masked_merge(self, values, mask, axes):
-  # repeated indices: the last write wins, as the reference's
-  for dim in reversed(axes):
-    mask, values = functools.reduce(lambda a, b: (a[0] | b[0], b[0].where(b[1], a[1])), zip(mask.split(1, dim), values.split(1, dim)))
-  for dim in reversed(axes): mask, values = mask.squeeze(dim), values.squeeze(dim)
-  return mask.where(values, self)
-
-@_install
 def __delitem__(self, indices): raise TypeError("Tensor does not support deleting items")
 
 @_install
