@@ -225,6 +225,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     Tensor v = is_tensor(x) ? x.cast<Tensor>() : make_tensor(x, py::str(s.device()), dtype_object(s.dtype()));
     if (v.uop() == s.uop()) return self;  // a self assign is a no-op
     if (v.shape() != s.shape()) v = Tensor::broadcast_to(v, s.shape());
+    // the dtype must match (no silent cast that may lose precision); a python constant takes the target's
+    if (ts::is_weak(v.dtype())) v = v.cast(ts::least_upper(s.dtype(), v.dtype()));
+    if (v.dtype() != s.dtype() && !ts::is_weak(s.dtype()))
+      throw std::runtime_error("assign dtype mismatch " + ts::dtype_repr(s.dtype()) + " != " + ts::dtype_repr(v.dtype()));
     s.assign(v);
     return self;
   }, py::arg("x"));

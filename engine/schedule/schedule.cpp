@@ -332,7 +332,12 @@ struct Callify {
         }
         UOpRef v = subst(value, deps, raw);
         UOpRef dst = view_store ? target : reshape_to(buf, v->shape);
-        add_item(Item{ScheduleItem::Kind::Kernel, UOp::make(Ops::STORE, dtypes::void_, {dst, v}), buf, nullptr, deps}, buf.get());
+        // the same store again (a.assign(a + 1) twice: once its reads are the buffer, the second kernel is the first's
+        // node) is tagged apart: one kernel runs per assign, each after the one before
+        UOpRef st = UOp::make(Ops::STORE, dtypes::void_, {dst, v});
+        for (int64_t tag = 0; std::any_of(items.begin(), items.end(), [&](const Item& i) { return i.value_store == st; }); ++tag)
+          st = UOp::make(Ops::STORE, dtypes::void_, {dst, v}, {}, tag);
+        add_item(Item{ScheduleItem::Kind::Kernel, st, buf, nullptr, deps}, buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);
       decide(x, how);

@@ -90,6 +90,9 @@ blob = memoryview(bytearray(16)).cast('I')
 tb = Tensor.from_blob(mv_address(blob), (4,), dtype=dtypes.int, device="CPU")
 first = (tb + 1).tolist(); blob[:] = array.array('I', [0, 1, 2, 3])
 out["from_blob reads the memory at realize"] = [first, (tb + 1).tolist(), err(lambda: Tensor.from_blob(mv_address(blob), (4,), dtype=dtypes.int, device="CPU:1"))]
+da = Tensor.ones(4).contiguous().realize(); da += 1; da += 1
+dm = Tensor.zeros(2).contiguous().realize()
+out["assigns"] = [da.tolist(), err(lambda: dm.assign(Tensor([1, 2], dtype=dtypes.int32))), dm.assign(2).tolist()]
 
 EXPECTED = {
   "ndarray strided": [
@@ -263,6 +266,7 @@ EXPECTED["default dtypes in a context"] = ["dtypes.half", "dtypes.half", "dtypes
 EXPECTED["api edges"] = ["ValueError", "ValueError", "AttributeError", "dtypes.float", 1.0, "TypeError", [True, False], "RuntimeError", "RuntimeError"]
 EXPECTED["setitem through views"] = [5.0, 5.0, [0.0, 0.0, 5.0], [[0.0, 0.0], [5.0, 0.0]], [[2.0, 3.0], [2.0, 3.0], [2.0, 3.0]], [0.0, 7.0, 0.0, 8.0, 0.0, 0.0], [1.0, 1.0]]
 EXPECTED["from_blob reads the memory at realize"] = [[1, 1, 1, 1], [1, 2, 3, 4], "no error"]
+EXPECTED["assigns"] = [[3.0, 3.0, 3.0, 3.0], "RuntimeError", [2.0, 2.0]]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
