@@ -1331,9 +1331,9 @@ def __delitem__(self, indices): raise TypeError("Tensor does not support deletin
 
 @_install
 def __setitem__(self, indices, v):
-  # the whole tensor becomes mask.where(v placed in the view, self), as tinygrad's masked form (tensor indices place v
-  # through their one-hot mask first, the last of repeated indices winning); a realized tensor is assigned in place
-  # (the engine assigns whole buffers only)
+  # a view of a realized buffer is assigned through the view (below); otherwise the whole tensor becomes
+  # mask.where(v placed in the view, self), as tinygrad's masked form (tensor indices place v through their one-hot
+  # mask first, the last of repeated indices winning), assigned to a buffer or replacing an unrealized value
   if self.dtype in dtypes.weaks: raise RuntimeError("cannot setitem into a weak tensor; it has no storage")
   if not isinstance(v, Tensor): v = Tensor(v, device=self.device, dtype=self.dtype)
   elif v.dtype in dtypes.weaks: v = v.cast(least_upper_dtype(self.dtype, v.dtype))

@@ -221,6 +221,7 @@ struct Callify {
   std::unordered_set<const UOp*> tagged;
   std::map<std::string, int64_t> var_vals;
   UOps keep;
+  std::unordered_set<const UOp*> assign_stores;  // the assigns' kernel stores made so far (each one a kernel)
   std::unordered_map<const UOp*, const UOp*> origin;  // a node of a kernel's value -> the tensor node it stands for
 
   // rewrite a value: tagged nodes -> their buffer views; record dependencies
@@ -335,8 +336,8 @@ struct Callify {
         // the same store again (a.assign(a + 1) twice: once its reads are the buffer, the second kernel is the first's
         // node) is tagged apart: one kernel runs per assign, each after the one before
         UOpRef st = UOp::make(Ops::STORE, dtypes::void_, {dst, v});
-        for (int64_t tag = 0; std::any_of(items.begin(), items.end(), [&](const Item& i) { return i.value_store == st; }); ++tag)
-          st = UOp::make(Ops::STORE, dtypes::void_, {dst, v}, {}, tag);
+        for (int64_t tag = 0; assign_stores.count(st.get()); ++tag) st = UOp::make(Ops::STORE, dtypes::void_, {dst, v}, {}, tag);
+        assign_stores.insert(st.get());
         add_item(Item{ScheduleItem::Kind::Kernel, st, buf, nullptr, deps}, buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);
