@@ -1,10 +1,13 @@
 // UOp: a read-only python view of an engine node (op, dtype, src, arg, base, shape, device).
 #include <functional>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/uop/rewrite.h"
+#include "engine/uop/symbolic.h"
 
 namespace tsp {
 
@@ -122,6 +125,22 @@ void bind_uop(py::module_& m) {
         return py::str(v->as<ts::ParamArg>().name);
       })
       .def("bind", [](const UOpHandle& h, int64_t value) { return uop_object(ts::bind_variable(h.u, value)); }, py::arg("val"))
+      // the int a symbolic expression (a shape with Variables) takes for these Variables' values (by name)
+      .def("sym_infer", [](const UOpHandle& h, py::dict vals) {
+        std::map<std::string, int64_t> var_vals;
+        for (auto [k, v] : vals) var_vals[py::str(k)] = v.cast<int64_t>();
+        std::unordered_map<const ts::UOp*, ts::UOpRef> sub;
+        for (const auto& u : h.u->toposort()) {
+          const ts::UOp* v = u->op == ts::Ops::AFTER && !u->src.empty() && u->src[0]->is_variable() ? u->src[0].get() : u.get();
+          if (!v->is_variable()) continue;
+          const auto it = var_vals.find(v->as<ts::ParamArg>().name);
+          if (it == var_vals.end()) throw py::type_error("sym_infer: no value for Variable " + v->as<ts::ParamArg>().name);
+          sub[u.get()] = ts::uconst_int(u->dtype, it->second);
+        }
+        const ts::UOpRef r = ts::simplify(ts::substitute(h.u, sub));
+        if (r->op != ts::Ops::CONST) throw py::value_error("sym_infer: " + h.u->render() + " is not a number for these values");
+        return r->const_int();
+      }, py::arg("var_vals"))
       .def("unbind", [](const UOpHandle& h) {
         if (h.u->op != ts::Ops::AFTER || h.u->src.size() < 2 || h.u->src[1]->op != ts::Ops::STORE)
           throw py::value_error("unbind: not a bound Variable");

@@ -1425,7 +1425,10 @@ _module("tinygrad.dtype", **_dtype_mod)
 _module("tinygrad.helpers", **_helpers)
 _module("tinygrad.device", Device=Device)
 _module("tinygrad.uop", Ops=Ops, GroupOp=GroupOp)
-_module("tinygrad.uop.ops", Ops=Ops, UOp=UOp, GroupOp=GroupOp, Variable=Variable)
+def sym_infer(uop, var_vals):
+  # a shape entry's int for these Variables' values (an int stays itself), as the reference's tinygrad.uop.ops.sym_infer
+  return uop.sym_infer(var_vals) if isinstance(uop, UOp) else uop
+_module("tinygrad.uop.ops", Ops=Ops, UOp=UOp, GroupOp=GroupOp, Variable=Variable, sym_infer=sym_infer)
 _module("tinygrad.engine")
 _module("tinygrad.engine.realize", run_linear=run_linear, compile_linear=_ts.compile_linear)
 

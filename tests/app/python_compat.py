@@ -93,6 +93,10 @@ out["from_blob reads the memory at realize"] = [first, (tb + 1).tolist(), err(la
 da = Tensor.ones(4).contiguous().realize(); da += 1; da += 1
 dm = Tensor.zeros(2).contiguous().realize()
 out["assigns"] = [da.tolist(), err(lambda: dm.assign(Tensor([1, 2], dtype=dtypes.int32))), dm.assign(2).tolist()]
+from tinygrad import Variable
+from tinygrad.uop.ops import sym_infer
+sv_v = Variable("v", 11, 100)
+out["sym_infer"] = [sym_infer(sv_v.bind(79), {"v": 50}), sym_infer(sv_v, {"v": 12}), sym_infer(3, {}), err(lambda: sym_infer(sv_v, {}))]
 
 EXPECTED = {
   "ndarray strided": [
@@ -267,6 +271,7 @@ EXPECTED["api edges"] = ["ValueError", "ValueError", "AttributeError", "dtypes.f
 EXPECTED["setitem through views"] = [5.0, 5.0, [0.0, 0.0, 5.0], [[0.0, 0.0], [5.0, 0.0]], [[2.0, 3.0], [2.0, 3.0], [2.0, 3.0]], [0.0, 7.0, 0.0, 8.0, 0.0, 0.0], [1.0, 1.0]]
 EXPECTED["from_blob reads the memory at realize"] = [[1, 1, 1, 1], [1, 2, 3, 4], "no error"]
 EXPECTED["assigns"] = [[3.0, 3.0, 3.0, 3.0], "RuntimeError", [2.0, 2.0]]
+EXPECTED["sym_infer"] = [50, 12, 3, "TypeError"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
