@@ -161,11 +161,10 @@ ts::RealizeConfig realize_config_from_env() {
     if (const char* e = std::getenv(v); e && *e) {
       std::string name = e;
       for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      const ts::DType dt = ts::dtypes::from_name(name);
       const bool f = std::string_view(v) == "DEFAULT_FLOAT";
-      if (!dt || (f ? !ts::is_float(dt) : !ts::is_int(dt)) || ts::is_weak(dt))
-        throw std::runtime_error(std::string(v) + "=" + e + " is not a" + (f ? " float" : "n int") + " dtype");
-      (f ? ts::dtypes::default_float : ts::dtypes::default_int) = dt;
+      const ts::DType dt = ts::dtypes::from_name(name);
+      if (!dt) throw std::runtime_error(std::string(v) + "=" + e + " is not a" + (f ? " float" : "n int") + " dtype");
+      ts::dtypes::set_default(dt, f);
     }
   if (const char* d = std::getenv("TS_OPTS"); d && *d) {
     const std::string v = d;

@@ -1,6 +1,5 @@
 // UOp: a read-only python view of an engine node (op, dtype, src, arg, base, shape, device).
 #include <functional>
-#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -126,16 +125,14 @@ void bind_uop(py::module_& m) {
       })
       .def("bind", [](const UOpHandle& h, int64_t value) { return uop_object(ts::bind_variable(h.u, value)); }, py::arg("val"))
       // the int a symbolic expression (a shape with Variables) takes for these Variables' values (by name)
-      .def("sym_infer", [](const UOpHandle& h, py::dict vals) {
-        std::map<std::string, int64_t> var_vals;
-        for (auto [k, v] : vals) var_vals[py::str(k)] = v.cast<int64_t>();
+      .def("sym_infer", [](const UOpHandle& h, py::dict var_vals) {
         std::unordered_map<const ts::UOp*, ts::UOpRef> sub;
         for (const auto& u : h.u->toposort()) {
           const ts::UOp* v = u->op == ts::Ops::AFTER && !u->src.empty() && u->src[0]->is_variable() ? u->src[0].get() : u.get();
           if (!v->is_variable()) continue;
-          const auto it = var_vals.find(v->as<ts::ParamArg>().name);
-          if (it == var_vals.end()) throw py::type_error("sym_infer: no value for Variable " + v->as<ts::ParamArg>().name);
-          sub[u.get()] = ts::uconst_int(u->dtype, it->second);
+          const std::string& name = v->as<ts::ParamArg>().name;
+          if (!var_vals.contains(name)) throw py::type_error("sym_infer: no value for Variable " + name);
+          sub[u.get()] = ts::uconst_int(u->dtype, var_vals[py::str(name)].cast<int64_t>());
         }
         const ts::UOpRef r = ts::simplify(ts::substitute(h.u, sub));
         if (r->op != ts::Ops::CONST) throw py::value_error("sym_infer: " + h.u->render() + " is not a number for these values");

@@ -44,12 +44,8 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
     else if (key == "BEAM") before = py::int_(std::exchange(c.beam, value.is_none() ? 0 : std::max(0, as_int())));
     else if (key == "DEFAULT_FLOAT" || key == "DEFAULT_INT") {
       const bool f = key == "DEFAULT_FLOAT";
-      ts::DType& slot = f ? ts::dtypes::default_float : ts::dtypes::default_int;
-      before = tsp::dtype_object(slot);
-      const ts::DType dt = value.is_none() ? (f ? ts::dtypes::float32 : ts::dtypes::int32) : tsp::to_dtype(value);
-      if (f ? !ts::is_float(dt) || ts::is_weak(dt) : !ts::is_int(dt) || ts::is_weak(dt))
-        throw py::value_error(key + "=" + dt->name + " is not a" + (f ? " float" : "n int") + " dtype");
-      slot = dt;
+      before = tsp::dtype_object(f ? ts::dtypes::default_float : ts::dtypes::default_int);
+      ts::dtypes::set_default(value.is_none() ? (f ? ts::dtypes::float32 : ts::dtypes::int32) : tsp::to_dtype(value), f);
     } else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
     else if (std::find(names.begin(), names.end(), key) != names.end()) {
       auto& o = ts::codegen_options();

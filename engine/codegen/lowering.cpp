@@ -885,14 +885,28 @@ UOpRef float_to_bf16(const UOpRef& f) {
   UOpRef r = alu(Ops::WHERE, finite, rounded, nan);
   return UOp::make(Ops::BITCAST, dtypes::bfloat16, {ucast(alu(Ops::SHR, r, u(16)), dtypes::uint16)});
 }
+// ---- what bfloat16 and fp8 share: bytes in memory, math in float32 ----------------------------------------
+// `x`, a value whose dtype passes `ok`
+Pat dtype_var(bool (*ok)(DType)) { return Pat::var("x").such_that([ok](const UOp& u) { return ok(u.dtype); }); }
+// `p` when its own dtype passes `ok`
+Pat with_dtype(Pat p, bool (*ok)(DType)) { return std::move(p).such_that([ok](const UOp& u) { return ok(u.dtype); }); }
+bool is_f32(DType d) { return d == dtypes::float32; }
+bool not_f32(DType d) { return d != dtypes::float32; }
+UOpRef f32(const UOpRef& v) { return ucast(v, dtypes::float32); }
+// a cmp b of a narrow float type: compared as float32
+UOpRef compare_in_float32(const UOpRef& x) { return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg); }
+// f(x) of a narrow float type: computed in float32, cast back
+UOpRef math_in_float32(const UOpRef& x) {
+  UOps ns = x->src;
+  for (auto& s : ns) s = f32(s);
+  return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), x->dtype);
+}
+
 // the rules, one rewrite each (a CAST, BITCAST or ALU op is tried on its own rules in this order)
 std::vector<Rule> bf16_rules() {
   const Pat x = Pat::var("x");
-  auto from = [](bool (*ok)(DType)) { return Pat::var("x").such_that([ok](const UOp& u) { return ok(u.dtype); }); };
-  auto to = [](Pat p, bool (*ok)(DType)) { return std::move(p).such_that([ok](const UOp& u) { return ok(u.dtype); }); };
-  auto is_f32 = [](DType d) { return d == dtypes::float32; };
-  auto not_f32 = [](DType d) { return d != dtypes::float32; };
-  auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
+  auto from = dtype_var;
+  auto to = with_dtype;
   return {
       rule("bf16 constant -> BITCAST of its bits (rounded as from float)",
            Pat::cvar("c").of({dtypes::bfloat16}).such_that([](const UOp& u) { return !u.is<Invalid>(); }),
@@ -919,17 +933,11 @@ std::vector<Rule> bf16_rules() {
            [](const Captures& c, const UOpRef& r) { return c["x"]->dtype == r->dtype ? c["x"] : nullptr; }),
       rule("BITCAST(BITCAST(x)) -> BITCAST(x)", Pat::op(Ops::BITCAST, {Pat::op(Ops::BITCAST, {x})}),
            [](const Captures& c, const UOpRef& r) { return UOp::make(Ops::BITCAST, r->dtype, {c["x"]}); }),
-      rule("a cmp b of bf16 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [f32](const UOpRef& x) -> UOpRef {
-        if (!bf16(x->src[0]->dtype)) return nullptr;
-        return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
-      }),
-      on_ops(group::ops_where(is_typed_math_op), rule("bf16 f(x) -> f(x.cast(float32)).cast(bf16)", {}, [f32](const UOpRef& x) -> UOpRef {
-               if (!bf16(x->dtype)) return nullptr;
-               UOps ns = x->src;
-               for (auto& s : ns) s = f32(s);
-               return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), dtypes::bfloat16);
-             })),
-      rule("bf16 c.where(a, b) -> c.where(a.cast(float32), b.cast(float32)).cast(bf16)", {Ops::WHERE}, [f32](const UOpRef& x) -> UOpRef {
+      rule("a cmp b of bf16 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ},
+           [](const UOpRef& x) { return bf16(x->src[0]->dtype) ? compare_in_float32(x) : nullptr; }),
+      on_ops(group::ops_where(is_typed_math_op), rule("bf16 f(x) -> f(x.cast(float32)).cast(bf16)", {},
+                                                      [](const UOpRef& x) { return bf16(x->dtype) ? math_in_float32(x) : nullptr; })),
+      rule("bf16 c.where(a, b) -> c.where(a.cast(float32), b.cast(float32)).cast(bf16)", {Ops::WHERE}, [](const UOpRef& x) -> UOpRef {
         if (!bf16(x->dtype)) return nullptr;
         return ucast(UOp::make(Ops::WHERE, dtypes::float32, {x->src[0], f32(x->src[1]), f32(x->src[2])}, x->arg), dtypes::bfloat16);
       }),
@@ -984,7 +992,7 @@ UOpRef fp8_code(const UOpRef& fv, DType dt) {
   s = alu(Ops::WHERE, lt(s, u32c(31)), s, u32c(31));
   UOpRef sub = rne(sig, s, alu(Ops::SUB, alu(Ops::SHL, u32c(1), alu(Ops::SUB, s, u32c(1))), u32c(1)));
   UOpRef r = alu(Ops::WHERE, lt(a, u32c(int64_t{128 - f.bias} << 23)), sub, normal);
-  const int64_t max_code = dt == dtypes::fp8e4m3 ? 0x7e : dt == dtypes::fp8e5m2 ? 0x7b : 0x7f;
+  const int64_t max_code = fp8_max_code(dt);
   r = alu(Ops::WHERE, lt(u32c(max_code), r), u32c(max_code), r);
   UOpRef finite = lt(a, u32c(0x7f800000)), code;
   if (is_fp8_fnuz(dt)) {  // NaN and inf are 0x80; no negative zero
@@ -996,11 +1004,8 @@ UOpRef fp8_code(const UOpRef& fv, DType dt) {
   return UOp::make(Ops::BITCAST, dt, {ucast(code, dtypes::uint8)});
 }
 std::vector<Rule> fp8_rules() {
-  auto from = [](bool (*ok)(DType)) { return Pat::var("x").such_that([ok](const UOp& u) { return ok(u.dtype); }); };
-  auto to = [](Pat p, bool (*ok)(DType)) { return std::move(p).such_that([ok](const UOp& u) { return ok(u.dtype); }); };
-  auto is_f32 = [](DType d) { return d == dtypes::float32; };
-  auto not_f32 = [](DType d) { return d != dtypes::float32; };
-  auto f32 = [](const UOpRef& v) { return ucast(v, dtypes::float32); };
+  auto from = dtype_var;
+  auto to = with_dtype;
   return {
       rule("fp8 constant -> BITCAST of its code", Pat::cvar("c").such_that([](const UOp& u) { return is_fp8(u.dtype) && !u.is<Invalid>(); }),
            [](const Captures& c, const UOpRef& r) {
@@ -1016,16 +1021,10 @@ std::vector<Rule> fp8_rules() {
            [](const Captures& c, const UOpRef& r) { return fp8_code(c["x"], r->dtype); }),
       rule("x.cast(fp8) -> x.cast(float32).cast(fp8)", to(Pat::op(Ops::CAST, {from(not_f32)}), is_fp8),
            [](const Captures& c, const UOpRef& r) { return is_fp8(c["x"]->dtype) ? nullptr : fp8_code(ucast(c["x"], dtypes::float32), r->dtype); }),
-      rule("a cmp b of fp8 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, [f32](const UOpRef& x) -> UOpRef {
-        if (!is_fp8(x->src[0]->dtype)) return nullptr;
-        return UOp::make(x->op, x->dtype, {f32(x->src[0]), f32(x->src[1])}, x->arg);
-      }),
-      on_ops(group::ops_where(is_typed_math_op), rule("fp8 f(x) -> f(x.cast(float32)).cast(fp8)", {}, [f32](const UOpRef& x) -> UOpRef {
-               if (!is_fp8(x->dtype)) return nullptr;
-               UOps ns = x->src;
-               for (auto& s : ns) s = f32(s);
-               return ucast(UOp::make(x->op, dtypes::float32, ns, x->arg), x->dtype);
-             })),
+      rule("a cmp b of fp8 -> a.cast(float32) cmp b.cast(float32)", {Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ},
+           [](const UOpRef& x) { return is_fp8(x->src[0]->dtype) ? compare_in_float32(x) : nullptr; }),
+      on_ops(group::ops_where(is_typed_math_op), rule("fp8 f(x) -> f(x.cast(float32)).cast(fp8)", {},
+                                                      [](const UOpRef& x) { return is_fp8(x->dtype) ? math_in_float32(x) : nullptr; })),
   };
 }
 

@@ -1,5 +1,7 @@
 #include "engine/uop/dtype.h"
 
+#include "engine/uop/error.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -43,6 +45,13 @@ const DType void_ = &kVoid, bool_ = &kBool, int8 = &kInt8, uint8 = &kUInt8, int1
             fp8e4m3 = &kFp8e4m3, fp8e5m2 = &kFp8e5m2, fp8e4m3fnuz = &kFp8e4m3fnuz, fp8e5m2fnuz = &kFp8e5m2fnuz;
 DType default_float = &kFloat;
 DType default_int = &kInt32;
+
+void set_default(DType dt, bool float_default) {
+  if (!dt || is_weak(dt) || (float_default ? !is_float(dt) : !is_int(dt)))
+    throw Error(std::string(float_default ? "DEFAULT_FLOAT=" : "DEFAULT_INT=") + (dt ? dtype_repr(dt) : "?") + " is not a" +
+                (float_default ? " float" : "n int") + " dtype");
+  (float_default ? default_float : default_int) = dt;
+}
 
 DType from_name(std::string_view n) {
   static const std::map<std::string_view, DType> names = {
@@ -136,6 +145,8 @@ bool is_fp8(DType d) {
 }
 bool is_fp8_fnuz(DType d) { return d == dtypes::fp8e4m3fnuz || d == dtypes::fp8e5m2fnuz; }
 
+uint8_t fp8_max_code(DType d) { return d == dtypes::fp8e4m3 ? 0x7e : d == dtypes::fp8e5m2 ? 0x7b : 0x7f; }
+
 Fp8Format fp8_format(DType d) {
   if (d == dtypes::fp8e4m3) return {4, 3, 7};
   if (d == dtypes::fp8e5m2) return {5, 2, 15};
@@ -144,8 +155,6 @@ Fp8Format fp8_format(DType d) {
 }
 
 namespace {
-// the largest finite code: e4m3 keeps its top mantissa for NaN, e5m2 its top exponent for inf/NaN, fnuz uses all
-uint8_t fp8_max_code(DType d) { return d == dtypes::fp8e4m3 ? 0x7e : d == dtypes::fp8e5m2 ? 0x7b : 0x7f; }
 // v >> s rounded to nearest, ties to even (s >= 1)
 uint64_t shift_rne(uint64_t v, int s) {
   if (s >= 64) return 0;

@@ -29,6 +29,8 @@ extern const DType fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz;
 // int32 unless the entry point sets them from its environment or a script's Context sets them for a block
 extern DType default_float;
 extern DType default_int;
+// sets DEFAULT_FLOAT (float_default) or DEFAULT_INT; an Error for a dtype that is not a strong float / int
+void set_default(DType dt, bool float_default);
 DType from_name(std::string_view name);  // "float32", "float", "int32", "bool", ...; nullptr if unknown
 }  // namespace dtypes
 
@@ -44,6 +46,8 @@ struct Fp8Format {
   int exp_bits, man_bits, bias;
 };
 Fp8Format fp8_format(DType d);  // d must be an fp8 dtype
+// the largest finite code: e4m3 keeps its top mantissa for NaN, e5m2 its top exponent for inf/NaN, fnuz uses all
+uint8_t fp8_max_code(DType d);
 // a value's fp8 code: rounded to nearest even, finite values past the largest saturate to it; NaN and inf as each
 // format has them (e4m3: both NaN, e5m2: NaN and inf, fnuz: both the one NaN 0x80); fnuz has no -0
 uint8_t float_to_fp8(double x, DType d);
