@@ -192,10 +192,7 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   // ---- properties ----
   t.def_property_readonly("shape", [](const Tensor& s) { return shape_tuple(s.shape()); });
   t.def_property_readonly("dtype", [](const Tensor& s) { return dtype_object(s.dtype()); });
-  t.def_property_readonly("device", [](const Tensor& s) -> py::object {
-    if (s.device().empty()) return py::none();
-    return py::str(s.device());
-  });
+  t.def_property_readonly("device", [](const Tensor& s) { return device_object(s.device()); });
   t.def_property("uop", [](const Tensor& s) { return uop_object(s.uop()); },
                  [](Tensor& s, const UOpHandle& u) { s.set_uop(u.u); });
   t.def_property_readonly("ndim", [](const Tensor& s) { return s.ndim(); });

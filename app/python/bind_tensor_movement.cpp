@@ -3,6 +3,7 @@
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/schedule/multi.h"
 
 namespace tsp {
 
@@ -92,6 +93,16 @@ void bind_tensor_movement(TensorClass& t) {
     return Tensor(ts::UOp::make(ts::Ops::CONTIGUOUS_BACKWARD, s.dtype(), {s.uop()}));
   });
   t.def("clone", [](const Tensor& s, py::object device) { return s.clone(device_arg(device)); }, py::arg("device") = py::none());
+  // several devices: `devices` a tuple of names, axis a dim (resolved) or None (tinygrad's shard without its checks)
+  t.def("_shard", [](const Tensor& s, py::tuple devices, std::optional<int64_t> axis) {
+    return s.shard(ts::split_devices(device_arg(devices)), axis);
+  }, py::arg("devices"), py::arg("axis") = py::none());
+  // a multi-device tensor of one tensor per device, split along axis (None: each whole)
+  t.def_static("_mstack", [](const std::vector<Tensor>& shards, std::optional<int64_t> axis) {
+    ts::UOps us;
+    for (auto& x : shards) us.push_back(x.uop());
+    return Tensor(ts::mstack(std::move(us), axis));
+  }, py::arg("shards"), py::arg("axis") = py::none());
   t.def("to", [](const Tensor& s, py::object device) {
     std::string d = device_arg(device);
     return d.empty() ? s : s.to(d);

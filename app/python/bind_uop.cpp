@@ -5,6 +5,7 @@
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/schedule/multi.h"
 #include "engine/uop/rewrite.h"
 #include "engine/uop/symbolic.h"
 
@@ -102,9 +103,11 @@ void bind_uop(py::module_& m) {
         if (!h.u->has_shape) return py::none();
         return shape_tuple(h.u->shape);
       })
-      .def_property_readonly("device", [](const UOpHandle& h) -> py::object {
-        if (h.u->device.empty()) return py::none();
-        return py::str(h.u->device);
+      .def_property_readonly("device", [](const UOpHandle& h) { return device_object(h.u->device); })
+      // the axis a multi-device value is split along (None: whole on each device, or one device)
+      .def_property_readonly("axis", [](const UOpHandle& h) -> py::object {
+        auto a = ts::multi_axis(h.u);
+        return a ? py::object(py::int_(*a)) : py::object(py::none());
       })
       .def_property_readonly("size", [](const UOpHandle& h) { return h.u->numel(); })
       .def_property_readonly("id", [](const UOpHandle& h) { return h.u->id; })

@@ -117,7 +117,14 @@ ts::Tensor as_tensor(py::handle h) {
 
 std::string device_arg(py::handle h) {
   if (h.is_none()) return "";
-  if (!py::isinstance<py::str>(h)) throw py::type_error("multi-device tensors are not supported: device must be a str");
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
+    // several devices (a multi-device tensor): each canonicalized, one device alone is that device
+    std::vector<std::string> ds;
+    for (py::handle d : h) ds.push_back(device_arg(d));
+    if (ds.empty()) throw py::value_error("no devices given");
+    return ts::join_devices(ds);
+  }
+  if (!py::isinstance<py::str>(h)) throw py::type_error("device must be a str or a tuple of them, got " + std::string(py::str(py::type::of(h).attr("__name__"))));
   // tinygrad canonicalizes the device name (upper case, no ":0"); a name that is no device is an error. A device with
   // its own memory (VULKAN, CPU:N) holds the tensor there; the host devices all compute on host memory ("CPU") and DEV
   // picks which runs the kernels, so naming a host device other than this run's would silently run on this one
@@ -128,6 +135,14 @@ std::string device_arg(py::handle h) {
   if (d != "CPU" && d != running)
     throw py::value_error("device '" + d + "' is not this run's device (DEV=" + running + "): a run computes on one host device");
   return "CPU";
+}
+
+py::object device_object(const std::string& d) {
+  if (d.empty()) return py::none();
+  if (!ts::is_multi_device(d)) return py::str(d);
+  py::list out;
+  for (auto& x : ts::split_devices(d)) out.append(py::str(x));
+  return py::tuple(out);
 }
 
 std::vector<int64_t> int_list(py::handle seq) {

@@ -30,6 +30,8 @@ ts::Tensor as_tensor(py::handle h);
 
 // "cpu" -> "CPU"; None -> "" (the default device)
 std::string device_arg(py::handle h);
+// an engine device as Python sees it: None (no device), its name, or a tuple of names (a multi-device value)
+py::object device_object(const std::string& d);
 // f(2, 3), f((2, 3)) or f([2, 3]) -> {2, 3}
 std::vector<int64_t> argfix(const py::args& args);
 std::vector<int64_t> int_list(py::handle seq);

@@ -257,7 +257,18 @@ for _name, _dt in (("float", "float32"), ("half", "float16"), ("double", "float6
   _install(lambda self, _dt=_dt: self.cast(getattr(dtypes, _dt)), _name)
 
 @_install
+def _multi_like(self, fxn):
+  # a multi-device tensor's like: fxn(shape, device) made once and copied to each device, or one shard per device
+  if self.uop.axis is None: return fxn(self.shape, None).shard(self.device)
+  shard_shape = tuple(s // len(self.device) if i == self.uop.axis else s for i, s in enumerate(self.shape))
+  return Tensor._mstack([fxn(shard_shape, d) for d in self.device], self.uop.axis)
+def _no_multi_like_device(self, device):
+  if device is not None: raise RuntimeError("cannot specify `device` on `*_like` of a multi device tensor")
+@_install
 def full_like(self, fill_value, dtype=None, device=None, buffer=True):
+  if isinstance(self.device, tuple):
+    _no_multi_like_device(self, device)
+    return self._multi_like(lambda shape, dev: Tensor.full(shape, fill_value, dtype=dtype or self.dtype, device=dev, buffer=buffer))
   return Tensor.full(self.shape, fill_value, dtype=dtype or self.dtype, device=self.device if device is None else device, buffer=buffer)
 @_install
 def zeros_like(self, **kwargs): return self.full_like(0, **kwargs)
@@ -1032,6 +1043,10 @@ Tensor.rand = _rand
 
 @_install
 def rand_like(self, **kwargs):
+  if isinstance(self.device, tuple):
+    _no_multi_like_device(self, kwargs.pop("device", None))
+    dtype = kwargs.pop("dtype", self.dtype)
+    return self._multi_like(lambda shape, dev: Tensor.rand(*shape, dtype=dtype, device=dev, **kwargs))
   return Tensor.rand(*self.shape, device=kwargs.pop("device", self.device), dtype=kwargs.pop("dtype", self.dtype), **kwargs)
 @_install
 def randn_like(self, dtype=None, **kwargs):
@@ -1202,7 +1217,7 @@ def shard(self, devices, axis=None):
   if self.device is None: return self
   if not isinstance(self.device, str): raise RuntimeError("can't shard a multi-device tensor")
   if len(devices) == 1: return self.to(devices[0])
-  raise NotImplementedError(f"shard: {self.shape} across {len(devices)} devices {tuple(devices)}: tinyscope tensors live on one device")
+  return self._shard(tuple(devices), None if axis is None else self._resolve_dim(axis)).is_param_(self.is_param)
 @_install
 def shard_(self, devices, axis=None): return self.replace(self.shard(devices, axis))
 @_install
@@ -1210,7 +1225,8 @@ def shard_like(self, y):
   # as y is placed: y's device (a tensor on one device), nothing for a deviceless y
   if y.device is None: return self
   if isinstance(y.device, str): return self.to(y.device)
-  return self.shard(y.device, getattr(y.uop, "axis", None))
+  if isinstance(self.device, tuple) and (y.device, y.uop.axis) == (self.device, self.uop.axis): return self
+  return self.shard(y.device, y.uop.axis)
 
 @staticmethod
 def _from_blob(ptr, shape, **kwargs):
@@ -1572,7 +1588,10 @@ def load_state_dict(model, state_dict, strict=True, verbose=True, consume=False,
     if v.shape != state_dict[k].shape:
       if {(), (1,)} == {state_dict[k].shape, v.shape}: state_dict[k] = state_dict[k].reshape(v.shape)
       else: raise ValueError(f'Shape mismatch in layer `{k}`: Expected shape {v.shape}, but found {state_dict[k].shape} in state dict.')
-    v.replace(state_dict[k].to(v.device))
+    if isinstance(v.device, tuple):
+      if isinstance(state_dict[k].device, tuple): v.replace(state_dict[k])
+      else: v.replace(state_dict[k].shard(v.device, v.uop.axis))
+    else: v.replace(state_dict[k].to(v.device))
     if realize: v.realize()
     if consume: del state_dict[k]
     ret.append(v)
@@ -1604,6 +1623,7 @@ class Optimizer:
 
   def _new_optim_param(self):
     if self.fused: return [Tensor.zeros(self.pos_params[-1], dtype=self.param_dtype, device=self.device)]
+    if isinstance(self.device, tuple): return [Tensor.zeros_like(t, dtype=self.param_dtype) for t in self.params]
     return [Tensor.zeros(t.shape, dtype=self.param_dtype, device=self.device) for t in self.params]
 
   def zero_grad(self):

@@ -18,6 +18,7 @@
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
 #include "engine/runtime/allocator.h"
+#include "engine/schedule/multi.h"
 #include "engine/schedule/schedule.h"
 #include "engine/tensor/tensor.h"
 #include "engine/trace/recorder.h"
@@ -486,6 +487,40 @@ void apply_becomes(const Schedule& s) {
   }
 }
 
+bool has_buffer_identity(const UOp* u) {
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER;
+}
+
+// a node the multi pass rewrote became what its rewrite became: an MSTACK of its shards' buffers, or the buffer of
+// the one-device value it became (a gather)
+void compose_multi_becomes(Schedule& sched, const std::unordered_map<const UOp*, UOpRef>& lowered) {
+  auto became = [&](const UOpRef& u) -> UOpRef {
+    if (auto it = sched.becomes.find(u.get()); it != sched.becomes.end()) return it->second;
+    return has_buffer_identity(u.get()) ? u : nullptr;
+  };
+  std::vector<std::pair<const UOp*, UOpRef>> add;
+  for (auto& [orig, low] : lowered) {
+    if (orig == low.get() || orig->op == Ops::SINK) continue;
+    UOpRef to;
+    if (low->op == Ops::MSTACK) {
+      UOps bufs;
+      for (auto& s : low->src) {
+        if (UOpRef b = became(s)) bufs.push_back(b);
+        else break;
+      }
+      if (bufs.size() == low->src.size()) to = mstack(std::move(bufs), multi_axis(low));
+    } else if (auto it = sched.becomes.find(low.get()); it != sched.becomes.end()) {
+      to = it->second;
+    }
+    if (to) add.emplace_back(orig, to);
+  }
+  for (auto& [orig, to] : add) {
+    sched.becomes[orig] = to;
+    sched.keep_alive.push_back(orig->ref());
+  }
+}
+
 Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
   UOps outs;
   for (auto& t : ts) outs.push_back(t->uop);
@@ -493,7 +528,17 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
   {
     trace::ContextScope scope(trace::ContextKind::Schedule, "Schedule");
     trace::snapshot_tensor_graph(outs);
-    sched = create_schedule(outs);
+    // multi-device values: one graph per device first; what each multi-device node became is its shards' buffers
+    std::unordered_map<const UOp*, UOpRef> lowered;
+    UOps per_device;
+    for (auto& l : lower_multi(outs, &lowered)) {
+      if (l->op != Ops::MSTACK) per_device.push_back(l);
+      else
+        for (auto& s : l->src)
+          if (!has_buffer_identity(s.get())) per_device.push_back(s);
+    }
+    if (!per_device.empty()) sched = create_schedule(per_device);
+    compose_multi_becomes(sched, lowered);
     int nk = 0;
     for (auto& it : sched.items) nk += it.kind == ScheduleItem::Kind::Kernel;
     // named like the reference's VIZ, plus the script line that asked for it (the forward and the backward realize

@@ -346,13 +346,26 @@ struct Callify {
     }
     if (x->op == Ops::COPY) {
       const UOpRef& src = x->src[0];
-      const UOp* sb = buffer_base(src.get());
       if (src->device == x->device) {
         repl[x.get()] = src;
         decide(x, Became::SameDevice);
         return;
       }
-      if (!sb) throw Error("COPY of a computed or strided view to " + x->device + " is not supported yet (shape " + shape_str(x->shape) + ")");
+      UOpRef from = subst_view(src);
+      const UOp* sb = buffer_base(from.get());
+      if (!sb) {
+        // a computed value, or a view that is not a whole buffer: computed into a buffer of its own on its device first
+        // (tagged: a CONTIGUOUS of the same source may already be a view, which is no buffer of its own)
+        UOpRef c = UOp::make(Ops::CONTIGUOUS, src->dtype, {src}, {}, 1);
+        keep.push_back(c);
+        if (!repl.count(c.get())) {
+          realize_value(c, src);
+          decide(c, Became::Kernel);
+        }
+        current = x.get();
+        from = repl.at(c.get());
+        sb = buffer_base(from.get());
+      }
       UOpRef dst = new_buffer(x->device, sb->numel(), x->dtype);
       add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
       repl[x.get()] = reshape_to(dst, x->shape);

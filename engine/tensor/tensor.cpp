@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/schedule/multi.h"
 #include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
@@ -87,6 +88,7 @@ int64_t next_buffer_slot() {
   return n.fetch_add(1);
 }
 UOpRef new_buffer(const std::string& device, int64_t numel, DType dt) {
+  if (is_multi_device(device)) throw Error("internal: one buffer on several devices (" + device + "): a multi-device value is an MSTACK of buffers");
   ParamArg pa;
   pa.slot = next_buffer_slot();
   pa.size = numel;
@@ -102,12 +104,16 @@ int64_t Tensor::numel() const {
   for (auto s : shape()) n *= s;
   return n;
 }
-bool Tensor::is_realized() const {
-  // buffer identity: a BUFFER, or a contiguous SHRINK range of one, behind RESHAPEs
-  const UOp* u = uop().get();
+namespace {
+// buffer identity: a BUFFER, or a contiguous SHRINK range of one, behind RESHAPEs; a multi-device value's when every
+// shard has one
+bool realized_node(const UOp* u) {
+  if (u->op == Ops::MSTACK) return std::all_of(u->src.begin(), u->src.end(), [](const UOpRef& s) { return realized_node(s.get()); });
   while (u->op == Ops::RESHAPE || (u->op == Ops::SHRINK && u->src[0]->op == Ops::BUFFER)) u = u->src[0].get();
   return u->op == Ops::BUFFER;
 }
+}  // namespace
+bool Tensor::is_realized() const { return realized_node(uop().get()); }
 
 int64_t Tensor::resolve_dim(int64_t d, int64_t extra) const {
   int64_t n = ndim() + extra;
@@ -226,6 +232,11 @@ Tensor Tensor::empty(const Shape& shape, DType dt, const std::string& device) {
   for (auto s : shape) {
     if (s < 0) throw Error("Tensor.empty: negative dimension in shape " + shape_str(shape));
     n *= s;
+  }
+  if (is_multi_device(device)) {  // a whole buffer on each device
+    UOps each;
+    for (auto& d : split_devices(device)) each.push_back(empty(shape, dt, d).uop());
+    return Tensor(mstack(std::move(each), std::nullopt));
   }
   UOpRef b = new_buffer(device.empty() ? default_device() : device, n, dt);
   if (shape.size() != 1) b = UOp::make(Ops::RESHAPE, dt, {b}, Shape(shape));
@@ -730,6 +741,13 @@ Tensor Tensor::to(const std::string& dev) const {
   return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, std::string(dev)));
 }
 
+Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int64_t> axis) const {
+  if (device().empty()) return *this;
+  if (is_multi_device(device())) throw Error("can't shard a multi-device tensor");
+  if (devices.size() == 1) return to(devices[0]);
+  return Tensor(ts::shard(uop(), devices, axis ? std::optional<int64_t>(resolve_dim(*axis)) : std::nullopt));
+}
+
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
   if (ts.empty()) throw Error("cat: no tensors");
   if (ts[0].ndim() == 0) throw Error("cat: zero-dimensional tensors cannot be concatenated", Error::Kind::Index);
@@ -1136,9 +1154,11 @@ void Tensor::realize_all(const std::vector<Tensor>& ts) {
 }
 
 HostData Tensor::data() const {
-  // the reference's Tensor._buffer: contiguous (a no-op when deviceless), clone to the device if deviceless
+  // the reference's Tensor._buffer: contiguous (a no-op when deviceless), clone to the device if deviceless, a
+  // multi-device value gathered on the host
   Tensor c = contiguous();
   if (device().empty()) c = c.clone();
+  if (is_multi_device(device())) c = c.to("CPU");
   c.realize();
   if (!read_hook()) throw Error("no realize backend installed");
   return read_hook()(c.uop(), false);
@@ -1147,6 +1167,7 @@ HostData Tensor::data() const {
 HostData Tensor::bytes() const {
   Tensor c = contiguous();
   if (device().empty()) c = c.clone();
+  if (is_multi_device(device())) c = c.to("CPU");
   c.realize();
   if (!read_hook()) throw Error("no realize backend installed");
   return read_hook()(c.uop(), true);

@@ -141,6 +141,8 @@ class Tensor {
   Tensor detach() const;
   Tensor clone(const std::string& device = "") const;
   Tensor to(const std::string& device) const;
+  // on several devices: split along axis into one part per device, or (no axis) whole on each (schedule/multi.h)
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim = 0);
   static Tensor stack(const std::vector<Tensor>& ts, int64_t dim = 0);
   Tensor gather(int64_t dim, const Tensor& index) const;

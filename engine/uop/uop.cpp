@@ -214,6 +214,15 @@ void infer_shape(UOp& u) {
     case Ops::AFTER: case Ops::CAST: case Ops::BITCAST:
       u.has_shape = u.src.at(0)->has_shape; u.shape = src_shape(0); return;
     case Ops::STAGE: u.has_shape = false; return;
+    case Ops::MSTACK: {
+      // one value per device, each its shard: the whole value's shape, the axis (arg) n times as long
+      u.has_shape = u.src.at(0)->has_shape;
+      u.shape = src_shape(0);
+      for (auto& s : u.src)
+        if (s->shape != u.shape) throw Error("MSTACK: shards of different shapes " + arg_repr(Arg(u.shape)) + " and " + arg_repr(Arg(s->shape)));
+      if (u.has_shape && u.is<int64_t>()) u.shape.at(static_cast<size_t>(u.as<int64_t>())) *= static_cast<int64_t>(u.src.size());
+      return;
+    }
     case Ops::REDUCE: {
       u.has_shape = true;
       int n = u.as<ReduceArg>().n;
@@ -285,10 +294,33 @@ void infer_device(UOp& u) {
   if (u.op == Ops::SHRINK) { u.device = u.src[0]->device; return; }
   if (u.op == Ops::COPY) { u.device = u.as<std::string>(); return; }
   if (u.op == Ops::STAGE) { u.device = u.as<StageArg>().device; return; }
+  if (u.op == Ops::MSTACK) {
+    std::vector<std::string> ds;
+    for (auto& s : u.src) ds.push_back(s->device);
+    u.device = join_devices(ds);
+    return;
+  }
   for (auto& s : u.src)
     if (!s->device.empty()) { u.device = s->device; return; }
 }
 }  // namespace
+
+std::vector<std::string> split_devices(const std::string& d) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t comma; (comma = d.find(',', start)) != std::string::npos; start = comma + 1) out.push_back(d.substr(start, comma - start));
+  out.push_back(d.substr(start));
+  return out;
+}
+std::string join_devices(const std::vector<std::string>& ds) {
+  std::string out;
+  for (size_t i = 0; i < ds.size(); ++i) out += (i ? "," : "") + ds[i];
+  return out;
+}
+namespace {
+std::atomic<bool> g_multi_made{false};
+}
+bool multi_values_made() { return g_multi_made.load(std::memory_order_relaxed); }
 
 size_t live_uop_count() {
   auto& t = table();
@@ -332,6 +364,7 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
     throw;
   }
   infer_device(*raw);
+  if (op == Ops::MSTACK) g_multi_made.store(true, std::memory_order_relaxed);
   // an ALU op over two devices' memories is an error at the op (the reference asserts the same): one of them moves
   if (group::alu(raw->op))
     for (auto& x : raw->src)

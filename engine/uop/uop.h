@@ -147,4 +147,12 @@ std::string format_double(double v);  // python repr of a float
 
 size_t live_uop_count();
 
+// A multi-device value (Tensor.shard, a device tuple) lives on its devices joined by ',' ("CPU:1,CPU:2"); the Python
+// API shows the tuple. Its tensor graph is lowered to one graph per device before it is scheduled (schedule/multi.h).
+inline bool is_multi_device(const std::string& d) { return d.find(',') != std::string::npos; }
+std::vector<std::string> split_devices(const std::string& d);  // "A,B" -> {A, B}; "A" -> {A}
+std::string join_devices(const std::vector<std::string>& ds);
+// whether an MSTACK (a multi-device value) was ever made: the multi pass has nothing to do before one is
+bool multi_values_made();
+
 }  // namespace ts

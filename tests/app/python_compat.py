@@ -98,6 +98,23 @@ from tinygrad.uop.ops import sym_infer
 sv_v = Variable("v", 11, 100)
 out["sym_infer"] = [sym_infer(sv_v.bind(79), {"v": 50}), sym_infer(sv_v, {"v": 12}), sym_infer(3, {}), err(lambda: sym_infer(sv_v, {}))]
 
+# multi-device tensors over CPU:1 and CPU:2: where each op's shards go, and the values gathered back
+md = ("CPU:1", "CPU:2")
+ma = Tensor(np.arange(16, dtype=np.float32).reshape(4, 4)).realize()
+m0, m1 = ma.shard(md, axis=0), ma.shard(md, axis=1)
+out["shard axes"] = [list(m0.device), m0.uop.axis, m0.sum().uop.axis, m0.sum(1).uop.axis, m0.T.uop.axis, m0.reshape(2, 2, 4).uop.axis,
+  m0.reshape(16).uop.axis, m0.pad(((0, 0), (1, 1))).uop.axis, m0[2:4].uop.axis, m0.flip(1).uop.axis, (m0 @ m1).uop.axis, ma.shard(md).uop.axis]
+out["shard values"] = [m0.sum().item(), m0.sum(0).tolist(), m1.sum(1).tolist(), (m0 + m1)[1].tolist(), m0[2:4].tolist(), (m0 @ m1)[3].tolist(),
+  m0.max().item(), m0.to("CPU").device, m1.to("CPU")[:, 3].tolist(), list(Tensor.ones(2, device=md).device)]
+mg = Tensor(np.arange(8, dtype=np.float32).reshape(2, 4)).shard(md, axis=1)
+mg.requires_grad = True
+(mg * mg).sum().backward()
+mgrad = [mg.grad.uop.axis, mg.grad.tolist()]
+mg.assign(mg + 1).realize()
+out["shard grad and assign"] = mgrad + [mg.tolist(), mg.uop.axis, list(mg.device), Tensor.zeros_like(mg).uop.axis]
+out["shard errors"] = [err(lambda: m0[1:3].numpy()), err(lambda: m0.flip(0).numpy()), err(lambda: Tensor.ones(5, 4).shard(md, 0).numpy()),
+  err(lambda: m0.shard(md)), err(lambda: (m0 + Tensor.ones(4, 4)).numpy())]
+
 EXPECTED = {
   "ndarray strided": [
    "dtypes.short",
@@ -272,6 +289,11 @@ EXPECTED["setitem through views"] = [5.0, 5.0, [0.0, 0.0, 5.0], [[0.0, 0.0], [5.
 EXPECTED["from_blob reads the memory at realize"] = [[1, 1, 1, 1], [1, 2, 3, 4], "no error"]
 EXPECTED["assigns"] = [[3.0, 3.0, 3.0, 3.0], "RuntimeError", [2.0, 2.0]]
 EXPECTED["sym_infer"] = [50, 12, 3, "TypeError"]
+EXPECTED["shard axes"] = [["CPU:1", "CPU:2"], 0, None, 0, 1, 0, 0, 0, None, 0, 1, None]
+EXPECTED["shard values"] = [120.0, [24.0, 28.0, 32.0, 36.0], [6.0, 22.0, 38.0, 54.0], [8.0, 10.0, 12.0, 14.0], [[8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]],
+  [344.0, 398.0, 452.0, 506.0], 15.0, "CPU", [3.0, 7.0, 11.0, 15.0], ["CPU:1", "CPU:2"]]
+EXPECTED["shard grad and assign"] = [1, [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], 1, ["CPU:1", "CPU:2"], 1]
+EXPECTED["shard errors"] = ["RuntimeError", "RuntimeError", "RuntimeError", "RuntimeError", "RuntimeError"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}
 for k, (got, want) in bad.items(): print(f"MISMATCH {k}: got {got!r}, tinygrad {want!r}")
