@@ -42,6 +42,12 @@ const UOp* buffer_base(const UOp* u) {
   return u->op == Ops::BUFFER ? u : nullptr;
 }
 
+// the buffer a view (movement ops over a BUFFER) looks at (nullptr: none)
+const UOp* viewed_buffer(const UOp* u) {
+  while (group::movement(u->op)) u = u->src[0].get();
+  return u->op == Ops::BUFFER ? u : nullptr;
+}
+
 // ---- split_reduceop (reference 5.5) --------------------------------------------------------------
 UOpRef split_reduceop(const UOpRef& red) {
   const ReduceArg& ra = red->as<ReduceArg>();
@@ -232,8 +238,9 @@ struct Callify {
       UOpRef out;
       if (auto r = repl.find(x.get()); r != repl.end()) {
         out = r->second;
-        // the state this node stands for: its own writer, not a later assign to the same buffer
-        const UOp* b = buffer_base(out.get());
+        // the state this node stands for: its own writer, not a later assign to the same buffer (a view's: the writer
+        // of the buffer it looks at)
+        const UOp* b = viewed_buffer(out.get());
         int p = -1;
         if (auto np = node_producer.find(x.get()); np != node_producer.end()) p = np->second;
         else if (auto pb = producer.find(b); pb != producer.end()) p = pb->second;
