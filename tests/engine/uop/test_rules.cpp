@@ -10,6 +10,7 @@
 
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
+#include "engine/schedule/multi.h"
 #include "engine/schedule/rangeify.h"
 #include "engine/schedule/schedule.h"
 #include "engine/tensor/tensor.h"
@@ -515,6 +516,65 @@ class TestRules : public QObject {
     out = fire(pm, node(Ops::INDEX, f32, {fc(2), i}), "indexing a const is a const");
     QVERIFY(is_const(out, 2));
     QVERIFY(rules_of(pm, "pm_remove_bufferize") == fire.fired);
+  }
+
+  // multi-device values (MSTACK of per-device shards) -> one graph per device: every rule fires, each with its rewrite
+  void multi_rules_fire_one_each() {
+    auto buf = [](const char* d, int64_t n) { return new_buffer(d, n, f32); };
+    auto is_multi = [](const UOpRef& u, std::optional<int64_t> axis, const Shape& shard) {
+      return u && u->op == Ops::MSTACK && u->src.size() == 2 && (axis ? u->is<int64_t>() && u->as<int64_t>() == *axis : !u->is<int64_t>()) &&
+             u->src[0]->shape == shard && u->src[0]->device == "A" && u->src[1]->device == "B";
+    };
+    const UOpRef m = mstack({buf("A", 2), buf("B", 2)}, 0);                // (4,) split on axis 0 over A and B
+    const UOpRef whole = mstack({buf("A", 4), buf("B", 4)}, std::nullopt);  // (4,) whole on each
+    const UOpRef m2 = mstack({node(Ops::RESHAPE, f32, {buf("A", 4)}, Shape{2, 2}), node(Ops::RESHAPE, f32, {buf("B", 4)}, Shape{2, 2})}, 1);
+    QCOMPARE(m->shape, (Shape{4}));
+    QCOMPARE(m2->shape, (Shape{2, 4}));
+    QCOMPARE(m->device, std::string("A,B"));
+    Firing fire;
+    const PatternMatcher& pm = pm_multi();
+    UOpRef out = fire(pm, node(Ops::ADD, f32, {m, whole}), "an elementwise op of multi-device values -> the op on each device's shards");
+    // device B adds its shard to its part [2, 4) of the whole value
+    QVERIFY(is_multi(out, 0, {2}) && out->src[1]->src[1]->op == Ops::SHRINK && out->src[1]->src[1]->as<Shape>() == (Shape{2, 4}));
+    out = fire(pm, node(Ops::REDUCE, f32, {m}, ReduceArg{Ops::ADD, 1}), "REDUCE of a multi-device value -> each device's reduce (added across devices over the split axis)");
+    // each device adds every device's partial sum, in device order: A's own first, then B's copied to A
+    QVERIFY(is_multi(out, std::nullopt, {}) && out->src[0]->op == Ops::ADD && out->src[0]->src[1]->op == Ops::COPY &&
+            out->src[0]->src[1]->as<std::string>() == "A");
+    out = fire(pm, node(Ops::RESHAPE, f32, {m}, Shape{2, 2}), "RESHAPE of a multi-device value -> each shard reshaped (the split axis mapped through)");
+    QVERIFY(is_multi(out, 0, {1, 2}));
+    QVERIFY_THROWS_EXCEPTION(Error, pm.rewrite(node(Ops::RESHAPE, f32, {m2}, Shape{8})));  // would move items between devices
+    out = fire(pm, node(Ops::EXPAND, f32, {m}, Shape{3}), "EXPAND of a multi-device value -> each shard expanded");
+    QVERIFY(is_multi(out, 1, {3, 2}));
+    out = fire(pm, node(Ops::PERMUTE, f32, {m2}, Shape{1, 0}), "PERMUTE of a multi-device value -> each shard permuted");
+    QVERIFY(is_multi(out, 0, {2, 2}));
+    out = fire(pm, node(Ops::PAD, f32, {m2}, Shape{1, 1, 0, 0}), "PAD of a multi-device value -> each shard padded (not on the split axis)");
+    QVERIFY(is_multi(out, 1, {4, 2}));
+    QVERIFY_THROWS_EXCEPTION(Error, pm.rewrite(node(Ops::PAD, f32, {m}, Shape{1, 0})));
+    out = fire(pm, node(Ops::SHRINK, f32, {m}, Shape{2, 4}), "SHRINK of a multi-device value -> each shard shrunk, or one device's part copied to all");
+    // exactly B's part: copied to A, B's own on B
+    QVERIFY(is_multi(out, std::nullopt, {2}) && out->src[0]->op == Ops::COPY && out->src[1]->base()->op == Ops::BUFFER);
+    QVERIFY_THROWS_EXCEPTION(Error, pm.rewrite(node(Ops::SHRINK, f32, {m}, Shape{1, 3})));
+    out = fire(pm, node(Ops::FLIP, f32, {m2}, Shape{1, 0}), "FLIP of a multi-device value -> each shard flipped (not on the split axis)");
+    QVERIFY(is_multi(out, 1, {2, 2}));
+    QVERIFY_THROWS_EXCEPTION(Error, pm.rewrite(node(Ops::FLIP, f32, {m}, Shape{1})));
+    out = fire(pm, node(Ops::COPY, f32, {m}, std::string("C")), "COPY to or from several devices -> a copy per device, shards gathered for one device");
+    // the shards copied to C, padded to the whole axis and added
+    QVERIFY(out && out->op == Ops::ADD && out->device == "C" && out->shape == (Shape{4}) && out->src[0]->op == Ops::PAD);
+    const UOpRef st = node(Ops::STORE, dtypes::void_, {m, whole});
+    out = fire(pm, st, "STORE into a multi-device value -> each device's part stored into its shard");
+    QVERIFY(out && out->op == Ops::MSTACK && out->src[1]->op == Ops::STORE && out->src[1]->src[1]->op == Ops::SHRINK);
+    out = fire(pm, node(Ops::AFTER, f32, {m, out}), "AFTER of a multi-device value -> each shard after its own effects");
+    QVERIFY(is_multi(out, 0, {2}) && out->src[0]->op == Ops::AFTER && out->src[0]->src[1]->op == Ops::STORE);
+    out = fire(pm, node(Ops::CONTIGUOUS, f32, {m}), "CONTIGUOUS, DETACH of a multi-device value -> one per shard");
+    QVERIFY(is_multi(out, 0, {2}) && out->src[0]->op == Ops::CONTIGUOUS);
+    try {
+      pm.rewrite(node(Ops::STACK, f32, {m, m}));
+      QFAIL("STACK of multi-device values was rewritten");
+    } catch (const Error& e) {
+      QVERIFY(std::string(e.what()).find("STACK of a value on ('A', 'B') is not supported") != std::string::npos);
+      fire.fired.insert("any other op of a multi-device value -> an error naming it");
+    }
+    QVERIFY(rules_of(pm, "pm_multi") == fire.fired);
   }
 
   // apply rangeify, on small tensor programs: every rule of the pass fires, each with its rewrite
