@@ -1,4 +1,10 @@
 // Tensor.schedule_linear() and run_linear(linear): the engine's schedule as tinygrad's LINEAR of CALLs.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
 #include "engine/realize/realize.h"
@@ -22,6 +28,42 @@ ts::UOpRef linear_uop(const ts::Schedule& s) {
     calls.push_back(ts::UOp::make(ts::Ops::CALL, ts::dtypes::void_, std::move(src)));
   }
   return ts::UOp::make(ts::Ops::LINEAR, ts::dtypes::void_, std::move(calls));
+}
+UOpHandle linear_handle(std::shared_ptr<ts::Schedule> s) { return UOpHandle{linear_uop(*s), std::move(s)}; }
+const ts::Schedule& schedule_of(const UOpHandle& linear, const char* fn) {
+  if (!linear.schedule) throw py::type_error(std::string(fn) + " needs a captured LINEAR");
+  return *linear.schedule;
+}
+ts::UOps uop_list(py::handle seq) {
+  ts::UOps out;
+  for (py::handle h : seq) out.push_back(h.cast<UOpHandle>().u);
+  return out;
+}
+
+// a JIT input: the buffers a tensor's value lies in (one per device) when it is a view of realized buffers, and the
+// view over them as text (another view of another buffer of the same size reads the same way); None when it is not
+py::object jit_input(const ts::Tensor& t) {
+  std::function<bool(const ts::UOp*, py::list&, std::string&)> walk = [&](const ts::UOp* u, py::list& bufs, std::string& view) {
+    if (u->op == ts::Ops::MSTACK) {
+      view += "MSTACK(" + ts::arg_repr(u->arg) + ")[";
+      for (auto& s : u->src)
+        if (!walk(s.get(), bufs, view)) return false;
+      view += "]";
+      return true;
+    }
+    while (ts::group::movement(u->op)) {
+      view += std::string(ts::op_name(u->op)) + ts::arg_repr(u->arg) + " ";
+      u = u->src[0].get();
+    }
+    if (u->op != ts::Ops::BUFFER) return false;
+    view += "BUFFER(" + std::to_string(u->numel()) + ", " + u->device + ") ";
+    bufs.append(uop_object(u->ref()));
+    return true;
+  };
+  py::list bufs;
+  std::string view;
+  if (!walk(t.uop().get(), bufs, view)) return py::none();
+  return py::make_tuple(bufs, view);
 }
 }  // namespace
 
@@ -48,6 +90,48 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     ts::compile_schedule(*linear.schedule);
     return py::cast(linear);
   }, py::arg("linear"), "compile every kernel of a LINEAR for its device, running none; returns the LINEAR");
+  // TinyJit (prelude): capture, replay, prune
+  m.def("jit_begin_capture", [] { ts::begin_capture(); });
+  // the captured schedules as one LINEAR, each of `inputs` (buffers) replaced by a placeholder of its size that never
+  // holds memory (a replay puts that call's input there): (LINEAR, placeholders)
+  m.def("jit_end_capture", [](py::handle inputs) {
+    std::shared_ptr<ts::Schedule> s = ts::end_capture();
+    std::unordered_map<const ts::UOp*, ts::UOpRef> sub;
+    py::list placeholders;
+    const ts::UOps in = uop_list(inputs), written = ts::written_inputs(*s, in);
+    for (const ts::UOpRef& b : in) {
+      if (std::find(written.begin(), written.end(), b) != written.end()) {  // kept: a replay copies into it
+        placeholders.append(uop_object(b));
+        continue;
+      }
+      ts::UOpRef p = ts::new_buffer(b->device, b->numel(), b->dtype);
+      sub.emplace(b.get(), p);
+      placeholders.append(uop_object(p));
+    }
+    for (auto& it : s->items)
+      for (auto& b : it.bufs)
+        if (auto f = sub.find(b.get()); f != sub.end()) b = f->second;
+    return py::make_tuple(linear_handle(s), placeholders);
+  }, py::arg("inputs"));
+  m.def("jit_capturing", [] { return ts::capturing(); });
+  m.def("jit_pause_capture", [](bool paused) { return std::exchange(ts::capture_paused(), paused); });
+  m.def("jit_input", &jit_input, py::arg("tensor"));
+  m.def("jit_replay", [](const UOpHandle& linear, py::handle from, py::handle to, py::dict var_vals) {
+    std::map<std::string, int64_t> vv;
+    for (auto [k, v] : var_vals) vv[k.cast<std::string>()] = v.cast<int64_t>();
+    ts::replay(schedule_of(linear, "jit_replay"), uop_list(from), uop_list(to), vv);
+  }, py::arg("linear"), py::arg("captured_inputs"), py::arg("inputs"), py::arg("var_vals"));
+  m.def("jit_compile", [](const UOpHandle& linear) {
+    if (!linear.schedule) throw py::type_error("jit_compile needs a captured LINEAR");
+    ts::compile_captured(*linear.schedule);
+  }, py::arg("linear"), "compiles the captured calls' kernels once, for every replay");
+  m.def("jit_free_intermediates", [](const UOpHandle& linear, py::handle keep) {
+    return ts::free_intermediates(schedule_of(linear, "jit_free_intermediates"), uop_list(keep));
+  }, py::arg("linear"), py::arg("keep"), "frees the buffers the calls only write (the next replay allocates them); bytes freed");
+  m.def("jit_prune", [](const UOpHandle& linear, py::handle needed) {
+    auto [kept, once] = ts::prune_schedule(schedule_of(linear, "jit_prune"), uop_list(needed));
+    return py::make_tuple(linear_handle(kept), linear_handle(once));
+  }, py::arg("linear"), py::arg("needed"), "(the calls that read the needed buffers, the ones run once)");
   m.def("run_linear", [](const UOpHandle& linear, py::object var_vals, py::kwargs) {
     if (!linear.schedule) throw py::type_error("run_linear needs a LINEAR returned by Tensor.schedule_linear()");
     if (var_vals.is_none() || py::len(var_vals) == 0) return ts::run_linear(*linear.schedule);

@@ -33,10 +33,16 @@ PyObject* overflow_type() {
   static PyObject* type = engine_error_type(PyExc_OverflowError, "tinyscope.EngineOverflowError");
   return type;
 }
+// the reference's tinygrad.engine.jit.JitError: what TinyJit refuses (an Exception, not an engine error)
+PyObject* jit_error_type() {
+  static PyObject* type = PyErr_NewExceptionWithDoc("tinygrad.engine.jit.JitError", "what TinyJit refuses", PyExc_Exception, nullptr);
+  return type;
+}
 }  // namespace
 
 void bind_errors(py::module_& m) {
   m.attr("EngineError") = py::reinterpret_borrow<py::object>(engine_error_type());
+  m.attr("JitError") = py::reinterpret_borrow<py::object>(jit_error_type());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -44,6 +50,7 @@ void bind_errors(py::module_& m) {
       PyObject* type = e.kind == ts::Error::Kind::ZeroDivision ? zero_division_type()
                        : e.kind == ts::Error::Kind::Overflow   ? overflow_type()
                        : e.kind == ts::Error::Kind::Index      ? index_type()
+                       : e.kind == ts::Error::Kind::Jit        ? jit_error_type()
                                                                : engine_error_type();
       PyErr_SetString(type, e.what());
     }

@@ -46,7 +46,8 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
       const bool f = key == "DEFAULT_FLOAT";
       before = tsp::dtype_object(f ? ts::dtypes::default_float : ts::dtypes::default_int);
       ts::dtypes::set_default(value.is_none() ? (f ? ts::dtypes::float32 : ts::dtypes::int32) : tsp::to_dtype(value), f);
-    } else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
+    } else if (key == "CAPTURING") before = py::int_(int(!std::exchange(ts::capture_paused(), !value.is_none() && as_int() == 0)));
+    else if (key == "IGNORE_BEAM_CACHE") before = py::int_(int(std::exchange(c.beam_ignore_cache, !value.is_none() && as_int() != 0)));
     else if (std::find(names.begin(), names.end(), key) != names.end()) {
       auto& o = ts::codegen_options();
       if (auto it = o.find(key); it != o.end()) before = py::str(it->second);

@@ -2002,30 +2002,93 @@ class KernelInfo:
   def function_name(self): return to_function_name(self.name)
 sys.modules["tinygrad.uop.ops"].KernelInfo = KernelInfo
 
-# ---- TinyJit: until capture and replay exist, every call runs the function (the reference's JIT=0) ----
-class JitError(Exception): pass
+# ---- TinyJit (the reference's engine/jit.py): the first call runs, the second captures the schedules its realizes
+# make (without running them), later calls replay those calls with the new input buffers and Variable values ----
+JitError = _ts.JitError
 def _check_no_non_tensor_return(ret):
   if ret is None or isinstance(ret, Tensor): return
   if isinstance(ret, (tuple, list, dict)):
     for item in (ret.values() if isinstance(ret, dict) else ret): _check_no_non_tensor_return(item)
     return
   raise JitError(f"JIT return contains non-Tensor value of type {type(ret).__name__}")
+
+class CapturedJit:
+  # linear: the captured calls (a LINEAR of CALLs), reading placeholders where the capture's inputs were
+  def __init__(self, ret, linear, placeholders, expected_names, expected_input_info):
+    self.ret, self.linear, self._placeholders = ret, linear, placeholders
+    self.expected_names, self.expected_input_info = expected_names, expected_input_info
+  def __call__(self, input_buffers, var_vals):
+    if DEBUG >= 1 and len(self.linear.src) >= 10: print(f"jit execs {len(self.linear.src)} calls")
+    _ts.jit_replay(self.linear, self._placeholders, input_buffers, var_vals)
+    return self.ret
+  def free_intermediates(self): _ts.jit_free_intermediates(self.linear, self._placeholders)
+
+def _prepare_jit_inputs(args, kwargs):
+  input_tensors = [(name, t) for name, t in list(enumerate(args)) + sorted(kwargs.items()) if t.__class__ is Tensor]
+  names, tensors = [name for name, _ in input_tensors], [t for _, t in input_tensors]
+  # tensors in containers (shallow, not recursive: a model's weights are not inputs)
+  for x in args + tuple(kwargs.values()):
+    it = x if isinstance(x, (tuple, list)) else x.values() if isinstance(x, dict) else []
+    tensors += [t for t in it if t.__class__ is Tensor and not any(t is y for y in tensors)]
+  if any(t.device is None for t in tensors): raise JitError("JIT inputs must be real buffers; use .clone()")
+  if len(unrealized := [t for t in tensors if _ts.jit_input(t) is None]): Tensor.realize(*unrealized)
+  infos = [_ts.jit_input(t) for t in tensors]
+  input_buffers = [b for bufs, _ in infos for b in bufs]
+  if len({b.id for b in input_buffers}) != len(input_buffers): raise JitError("duplicate inputs to JIT")
+  var_vals = {}
+  for v in args + tuple(kwargs.values()):
+    if isinstance(v, UOp) and v.op is Ops.AFTER:
+      var, val = v.unbind()
+      var_vals[var.expr] = val
+  expected_input_info = [(view, t.dtype, t.device) for t, (_, view) in zip(tensors, infos)]
+  return input_buffers, var_vals, names, expected_input_info
+
 class _TinyJit:
   def __init__(self, fxn, captured=None, prune=False):
     assert fxn or captured, "need either a function or a CapturedJit"
-    self.fxn, self.captured, self.cnt, self.prune = fxn, captured, 0, prune
+    self.fxn, self.captured, self.prune = fxn, captured, prune
+    self.cnt = 2 if self.fxn is None else 0
   def reset(self):
     assert self.fxn is not None, "can't reset without function"
     self.cnt, self.captured = 0, None
-  def __get__(self, obj, objtype): return functools.partial(self.__call__, obj)
-  def __call__(self, *args, **kwargs):
+  def __get__(self, obj, objtype): return functools.partial(self.__call__, obj)  # instance methods
+  def _run(self, args, kwargs):
     ret = self.fxn(*args, **kwargs)
     if len(params := get_state_dict(ret, tensor_type=Tensor)): Tensor.realize(*params.values())
+    return ret
+  def __call__(self, *args, **kwargs):
+    input_buffers, var_vals, names, expected_input_info = _prepare_jit_inputs(args, kwargs)
+    if not _helper_vars["JIT"] or self.cnt == 0:
+      with Context(BEAM=0 if getenv("IGNORE_JIT_FIRST_BEAM") else _helper_vars["BEAM"].value):
+        ret = self._run(args, kwargs)
+    elif self.cnt == 1:
+      _ts.jit_begin_capture()
+      try: ret = self._run(args, kwargs)
+      except BaseException:
+        _ts.jit_end_capture([])
+        raise
+      linear, placeholders = _ts.jit_end_capture(input_buffers)
+      if not len(linear.src): raise JitError("didn't JIT anything!")
+      _check_no_non_tensor_return(ret)
+      if DEBUG >= 1: print(f"JIT captured {len(linear.src)} calls with {len(input_buffers)} inputs")
+      if self.prune:
+        linear, onetime = _ts.jit_prune(linear, placeholders)
+        if DEBUG >= 1: print(f"pruned from {len(linear.src) + len(onetime.src)} -> {len(linear.src)} kernels")
+        _ts.jit_replay(onetime, placeholders, input_buffers, var_vals)
+      # compiled once for every replay, with BEAM=JITBEAM if set
+      with Context(BEAM=getenv("JITBEAM", _helper_vars["BEAM"].value)): _ts.jit_compile(linear)
+      self.captured = CapturedJit(ret, linear, placeholders, names, expected_input_info)
+      ret = self.captured(input_buffers, var_vals)
+    else:
+      if self.captured.expected_names != names: raise JitError(f"args mismatch in JIT: {self.captured.expected_names=} != {names}")
+      if self.captured.expected_input_info != expected_input_info:
+        raise JitError(f"args mismatch in JIT: {self.captured.expected_input_info=} != {expected_input_info=}")
+      ret = self.captured(input_buffers, var_vals)
     self.cnt += 1
     return ret
 def TinyJit(fxn=None, **kwargs): return (lambda f: _TinyJit(f, **kwargs)) if fxn is None else _TinyJit(fxn, **kwargs)
 def graph_class(dev): return dev.graph
-_module("tinygrad.engine.jit", TinyJit=TinyJit, JitError=JitError, graph_class=graph_class)
+_module("tinygrad.engine.jit", TinyJit=TinyJit, JitError=JitError, CapturedJit=CapturedJit, graph_class=graph_class)
 sys.modules["tinygrad"].TinyJit = TinyJit
 
 # ---- tinygrad.nn: ConvTranspose1d, LSTMCell; tinygrad.nn.optim.Muon ----

@@ -14,6 +14,7 @@
 #include <set>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
@@ -29,6 +30,15 @@
 
 namespace ts {
 
+// a kernel compiled for its device (schedule.h names it for Schedule::programs)
+struct Compiled {
+  ProgramSpec spec;
+  Device* device = nullptr;
+  std::shared_ptr<Executable> exe;
+  std::string key;
+  UOpRef ast;  // keeps the cache key alive
+};
+
 namespace {
 
 std::mutex g_mu;
@@ -39,13 +49,6 @@ int g_schedule_index = 0;
 double g_time_sum = 0;
 WorkTotals g_work;
 
-struct Compiled {
-  ProgramSpec spec;
-  Device* device = nullptr;
-  std::shared_ptr<Executable> exe;
-  std::string key;
-  UOpRef ast;  // keeps the cache key alive
-};
 // compiled programs by (ast, device): the same kernel on two devices is two programs
 std::map<std::pair<const UOp*, std::string>, std::shared_ptr<Compiled>> g_programs;
 std::unordered_map<const UOp*, bool> g_seen_program;
@@ -314,7 +317,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
 
 void run_schedule(const Schedule& sched, bool update_stats) {
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
-  std::vector<std::shared_ptr<Compiled>> progs = compile_all(sched);
+  std::vector<std::shared_ptr<Compiled>> progs = sched.programs.size() == sched.items.size() ? sched.programs : compile_all(sched);
   int sidx = g_schedule_index++;
   // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
   // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
@@ -561,11 +564,25 @@ void print_scheduled(const Schedule& sched, double seconds) {
   std::fflush(stdout);
 }
 
+struct CaptureState {
+  bool open = false;
+  bool paused = false;
+  std::vector<Schedule> schedules;
+};
+CaptureState& capture_state() {
+  static CaptureState c;
+  return c;
+}
+
 void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
   std::lock_guard lk(g_mu);
   auto t0 = std::chrono::steady_clock::now();
   Schedule sched = make_schedule(ts);
   print_scheduled(sched, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (capturing()) {  // TinyJit keeps it; it runs when the capture ends
+    capture_state().schedules.push_back(std::move(sched));
+    return;
+  }
   run_schedule(sched, true);
 }
 
@@ -627,6 +644,7 @@ void install_realize(RealizeConfig config) {
   };
   trace_graph_hook() = [](const UOps& graph) { trace::snapshot_tensor_graph(graph); };
   read_hook() = [](const UOpRef& v, bool raw) {
+    if (capturing()) throw Error("cannot access tensor data during JIT capture, the value will be baked in", Error::Kind::Jit);
     std::lock_guard lk(g_mu);
     HostData h = read_buffer(v, raw);
     // what the script reads is what a comparison of two devices compares
@@ -647,6 +665,11 @@ void compile_schedule(const Schedule& linear) {
   compile_all(linear);
 }
 
+void compile_captured(Schedule& captured) {
+  std::lock_guard lk(g_mu);
+  captured.programs = compile_all(captured);
+}
+
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
   std::lock_guard lk(g_mu);
   std::vector<std::shared_ptr<TensorData>> todo;
@@ -660,6 +683,115 @@ std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
 void run_linear(const Schedule& linear) {
   std::lock_guard lk(g_mu);
   run_schedule(linear, true);
+}
+
+void begin_capture() {
+  std::lock_guard lk(g_mu);
+  CaptureState& c = capture_state();
+  if (c.open) throw Error("having TinyJit inside another TinyJit is not supported");
+  c.open = true;
+  c.schedules.clear();
+}
+
+std::shared_ptr<Schedule> end_capture() {
+  std::lock_guard lk(g_mu);
+  CaptureState& c = capture_state();
+  auto out = std::make_shared<Schedule>();
+  for (auto& s : c.schedules) {
+    out->items.insert(out->items.end(), s.items.begin(), s.items.end());
+    out->intermediates.insert(out->intermediates.end(), s.intermediates.begin(), s.intermediates.end());
+    for (auto& [k, v] : s.var_vals) out->var_vals[k] = v;
+  }
+  c.schedules.clear();
+  c.open = false;
+  return out;
+}
+
+bool capturing() { return capture_state().open && !capture_state().paused; }
+bool& capture_paused() { return capture_state().paused; }
+
+std::unordered_set<const UOp*> written_buffers(const Schedule& s, bool only_unread) {
+  std::unordered_set<const UOp*> out;
+  for (auto& it : s.items) {
+    if (it.bufs.empty()) continue;
+    if (only_unread && it.kind == ScheduleItem::Kind::Kernel) {
+      // read too when an INDEX of its PARAM 0 is used other than as a STORE's target
+      bool read = false;
+      for (auto& u : it.ast->toposort())
+        for (size_t k = 0; k < u->src.size() && !read; ++k) {
+          const UOp& x = *u->src[k];
+          read = x.op == Ops::INDEX && x.src[0]->op == Ops::PARAM && x.src[0]->as<ParamArg>().slot == 0 && !(u->op == Ops::STORE && k == 0);
+        }
+      if (read) continue;
+    }
+    out.insert(it.bufs[0].get());
+  }
+  return out;
+}
+
+void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals) {
+  std::lock_guard lk(g_mu);
+  // an input the calls write is not written in place: its value is copied into the capture's own buffer first (the
+  // one the captured results hold), as the reference's JIT copies written inputs
+  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
+  std::unordered_map<const UOp*, UOpRef> sub;
+  Schedule s;
+  for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
+    if (!written.count(from[i].get())) sub.emplace(from[i].get(), to[i]);
+    else if (from[i] != to[i]) s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {from[i], to[i]}, nullptr});
+  }
+  s.items.insert(s.items.end(), captured.items.begin(), captured.items.end());
+  for (auto& it : s.items)
+    for (auto& b : it.bufs)
+      if (auto f = sub.find(b.get()); f != sub.end()) b = f->second;
+  s.intermediates = captured.intermediates;
+  if (!captured.programs.empty()) {  // the copies put first have no program
+    s.programs.assign(s.items.size() - captured.items.size(), nullptr);
+    s.programs.insert(s.programs.end(), captured.programs.begin(), captured.programs.end());
+  }
+  s.var_vals = captured.var_vals;
+  for (auto& [k, v] : var_vals) s.var_vals[k] = v;
+  run_schedule(s, true);
+}
+
+UOps written_inputs(const Schedule& captured, const UOps& inputs) {
+  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
+  UOps out;
+  for (auto& b : inputs)
+    if (written.count(b.get())) out.push_back(b);
+  return out;
+}
+
+size_t free_intermediates(const Schedule& captured, const UOps& keep) {
+  std::lock_guard lk(g_mu);
+  std::unordered_set<const UOp*> kept;
+  for (auto& b : keep) kept.insert(b.get());
+  const std::unordered_set<const UOp*> written = written_buffers(captured, true);
+  size_t freed = 0;
+  for (auto& it : captured.items) {
+    if (it.bufs.empty()) continue;
+    const UOpRef& b = it.bufs[0];
+    if (b->buffer && !kept.count(b.get()) && written.count(b.get())) {
+      freed += buffer_of(*b)->nbytes();
+      b->buffer.reset();
+    }
+  }
+  return freed;
+}
+
+std::pair<std::shared_ptr<Schedule>, std::shared_ptr<Schedule>> prune_schedule(const Schedule& captured, const UOps& needed) {
+  std::unordered_set<const UOp*> need;
+  for (auto& b : needed) need.insert(b.get());
+  auto kept = std::make_shared<Schedule>(), once = std::make_shared<Schedule>();
+  for (auto& it : captured.items) {
+    const bool reads = std::any_of(it.bufs.begin(), it.bufs.end(), [&](const UOpRef& b) { return need.count(b.get()) > 0; });
+    if (reads)
+      for (auto& b : it.bufs) need.insert(b.get());
+    (reads ? kept : once)->items.push_back(it);
+  }
+  // every buffer is kept between the two (the calls run once may write what the kept ones read)
+  kept->var_vals = once->var_vals = captured.var_vals;
+  return {kept, once};
 }
 
 }  // namespace ts

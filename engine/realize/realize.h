@@ -3,6 +3,7 @@
 #include <memory>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,28 @@ struct Schedule;
 // buffer (before anything runs); the returned LINEAR runs with run_linear.
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors);
 void run_linear(const Schedule& linear);
+
+
+// TinyJit's capture. While one is open (and not paused: the reference's CAPTURING=0), a realize schedules its tensors
+// and re-points them at their buffers as always, but keeps the schedule instead of running it; reading a tensor's
+// data is then an Error of kind Jit (the value would be baked into the capture).
+void begin_capture();
+// the schedules kept since begin_capture, in order, as one (empty items: nothing was captured); closes the capture
+std::shared_ptr<Schedule> end_capture();
+bool capturing();
+bool& capture_paused();
+// compiles a captured schedule's kernels once, under this moment's options (BEAM: JITBEAM at capture), for all its replays
+void compile_captured(Schedule& captured);
+// a captured schedule run again with other buffers where it had `from` (the inputs), and these Variable values
+void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals);
+// the inputs (of `inputs`) that the captured calls write: a replay copies into them instead of replacing them
+UOps written_inputs(const Schedule& captured, const UOps& inputs);
+// frees the memory of the buffers the captured calls only write (none of `keep`); the next replay allocates them
+// again. Returns the bytes freed.
+size_t free_intermediates(const Schedule& captured, const UOps& keep);
+// the calls of `captured` that read none of `needed`'s buffers, nor any buffer such a call writes first (run once:
+// the reference's prune), and the rest
+std::pair<std::shared_ptr<Schedule>, std::shared_ptr<Schedule>> prune_schedule(const Schedule& captured, const UOps& needed);
 
 // "file:line" of the user's code that asked for a realize (set by the Python host; empty when unknown)
 std::function<std::string()>& caller_location_hook();

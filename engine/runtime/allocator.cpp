@@ -56,6 +56,11 @@ std::shared_ptr<Buffer> allocate_buffer(const std::string& device, DType dt, int
   return b;
 }
 
+void count_device_bytes(std::ptrdiff_t n) {
+  std::lock_guard lk(g_mu);
+  g_live = static_cast<size_t>(static_cast<std::ptrdiff_t>(g_live) + n);
+}
+
 size_t allocated_bytes() {
   std::lock_guard lk(g_mu);
   return g_live;

@@ -1,5 +1,6 @@
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +13,8 @@ namespace ts {
 // One CALL of a LINEAR: a kernel or a copy (engine/trace/records.h)
 using ScheduleItem = trace::ScheduleItem;
 
+struct Compiled;  // a kernel compiled for its device (engine/realize)
+
 struct Schedule {
   std::vector<ScheduleItem> items;  // execution order
   // node -> the buffer view that now holds its value (apply to every live tensor)
@@ -19,6 +22,9 @@ struct Schedule {
   UOps keep_alive;  // keys of `becomes`
   std::map<std::string, int64_t> var_vals;  // bound Variables used by the calls
   UOps intermediates;  // buffers that live only inside this schedule (no tensor holds them): memory-planned
+  // the kernels compiled once for these items (a captured TinyJit's, compiled at capture), else empty: compiled when
+  // the schedule runs
+  std::vector<std::shared_ptr<Compiled>> programs;
   bool cache_hit = false;  // an equal graph (other buffers, other Variable values) was scheduled before
   size_t cache_key = 0;
 };

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/device/device.h"
+#include "engine/runtime/allocator.h"
 #include "engine/renderer/glsl_renderer.h"
 #include "engine/runtime/vulkan/vulkan.h"
 #include "engine/uop/error.h"
@@ -132,11 +133,13 @@ class VulkanDevice final : public Device {
       }
     }
     if (!db) db = ctx().alloc(b->nbytes());
+    count_device_bytes(static_cast<std::ptrdiff_t>(b->nbytes()));
     b->handle = std::shared_ptr<DeviceBuffer>(new DeviceBuffer(db), [this, n = b->nbytes()](DeviceBuffer* p) {
       {
         std::lock_guard lk(mu_);
         free_[n].push_back(*p);
       }
+      count_device_bytes(-static_cast<std::ptrdiff_t>(n));
       delete p;
     });
     return b;
