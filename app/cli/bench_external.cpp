@@ -57,6 +57,49 @@ for name in NAMES:
     print(f"{name}\tERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
 )PY";
 
+// TinyJit, wall time realize to result (the same script runs in tinyscope and in the reference): 200 dependent small
+// kernels replayed (seconds per kernel) and scheduled without the JIT, and a 2-layer MLP training step (forward,
+// backward, Adam) first, scheduled again, and replayed by TinyJit; each the best of its timed runs
+constexpr const char* kJitScript = R"PY(
+import time
+from tinygrad import Tensor, TinyJit, nn
+from tinygrad.helpers import Context
+from tinygrad.nn.optim import Adam
+def best(f, n):
+  f(); ts = []
+  for _ in range(n):
+    t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+  return min(ts)
+N = 200
+def chain(x):
+  for _ in range(N): x = (x * 1.0001 + 0.5).contiguous()
+  return x.realize()
+jchain = TinyJit(chain)
+x = Tensor.ones(64).contiguous().realize()
+for _ in range(3): jchain(x)
+print(f"jit chain\t{best(lambda: jchain(x).numpy(), 5 * REPS) / N!r}", flush=True)
+print(f"scheduled chain\t{best(lambda: chain(x).numpy(), REPS) / N!r}", flush=True)
+class MLP:
+  def __init__(self): self.l1, self.l2 = nn.Linear(64, 128), nn.Linear(128, 10)
+  def __call__(self, x): return self.l2(self.l1(x).relu())
+Tensor.manual_seed(0)
+model = MLP()
+opt = Adam(nn.state.get_parameters(model), lr=1e-3)
+xb, yb = Tensor.randn(32, 64).realize(), Tensor.randint(32, high=10).realize()
+def step(xb, yb):
+  with Context(TRAINING=1):
+    opt.zero_grad()
+    loss = model(xb).sparse_categorical_crossentropy(yb).backward()
+    opt.step()
+  return loss.realize()
+t0 = time.perf_counter(); step(xb, yb).numpy()
+print(f"mlp step first\t{time.perf_counter() - t0!r}", flush=True)
+print(f"mlp step scheduled\t{best(lambda: step(xb, yb).numpy(), REPS)!r}", flush=True)
+jstep = TinyJit(step)
+for _ in range(3): jstep(xb, yb)
+print(f"mlp step replayed\t{best(lambda: jstep(xb, yb).numpy(), 5 * REPS)!r}", flush=True)
+)PY";
+
 constexpr const char* kNumpyScript = R"PY(
 import time
 import numpy as np
@@ -186,6 +229,32 @@ ExternalFigures numpy_figures(const std::vector<std::string>& names, int reps) {
   run_script("", python, kNumpyScript, names, reps, out, &version);
   out.label = (version.empty() ? "numpy" : version) + " (" + python + ", wall time; its BLAS as installed)";
   return out;
+}
+
+ExternalFigures jit_figures(const std::string& env, const std::string& python, int reps, const std::string& label) {
+  ExternalFigures out;
+  out.label = label;
+  run_script(env, python, kJitScript, {}, reps, out, nullptr);
+  return out;
+}
+
+ExternalFigures reference_jit_figures(const std::string& tinygrad_dir, int reps) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(tinygrad_dir, ec);
+  if (!fs::exists(dir / "tinygrad" / "tensor.py", ec)) {
+    ExternalFigures out;
+    out.error = "--reference " + tinygrad_dir + ": no tinygrad checkout there (tinygrad/tensor.py is missing)";
+    return out;
+  }
+  // (the script reads results with numpy)
+  std::string python = "python3";
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (python_has(p, "numpy")) {
+      python = p;
+      break;
+    }
+  return jit_figures("PYTHONPATH=" + sh_quote(dir.string()) + " DEV=CPU", python, reps, "tinygrad at " + dir.string() + " (DEV=CPU)");
 }
 
 }  // namespace tscli

@@ -27,4 +27,11 @@ ExternalFigures reference_figures(const std::string& tinygrad_dir, const std::ve
 // numpy (python3 on PATH, else /usr/bin/python3), best of `reps` wall times of the same computation after the warm-up.
 ExternalFigures numpy_figures(const std::vector<std::string>& names, int reps);
 
+// TinyJit's figures, wall time realize to result: the script run by `python` (a command) with `env`. Names: "jit chain"
+// and "scheduled chain" (seconds per kernel of 200 dependent small kernels), "mlp step first", "mlp step scheduled",
+// "mlp step replayed" (seconds per step of a 2-layer MLP's forward, backward and Adam step).
+ExternalFigures jit_figures(const std::string& env, const std::string& python, int reps, const std::string& label);
+// the same in the reference (a tinygrad checkout, DEV=CPU)
+ExternalFigures reference_jit_figures(const std::string& tinygrad_dir, int reps);
+
 }  // namespace tscli

@@ -93,9 +93,9 @@ void bind_schedule(py::module_& m, TensorClass& t) {
   // TinyJit (prelude): capture, replay, prune
   m.def("jit_begin_capture", [] { ts::begin_capture(); });
   // the captured schedules as one LINEAR, each of `inputs` (buffers) replaced by a placeholder of its size that never
-  // holds memory (a replay puts that call's input there): (LINEAR, placeholders)
+  // holds memory (a replay puts that call's input there): (LINEAR, placeholders, how many realizes were captured)
   m.def("jit_end_capture", [](py::handle inputs) {
-    std::shared_ptr<ts::Schedule> s = ts::end_capture();
+    auto [s, linears] = ts::end_capture();
     std::unordered_map<const ts::UOp*, ts::UOpRef> sub;
     py::list placeholders;
     const ts::UOps in = uop_list(inputs), written = ts::written_inputs(*s, in);
@@ -111,7 +111,7 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     for (auto& it : s->items)
       for (auto& b : it.bufs)
         if (auto f = sub.find(b.get()); f != sub.end()) b = f->second;
-    return py::make_tuple(linear_handle(s), placeholders);
+    return py::make_tuple(linear_handle(s), placeholders, linears);
   }, py::arg("inputs"));
   m.def("jit_capturing", [] { return ts::capturing(); });
   m.def("jit_pause_capture", [](bool paused) { return std::exchange(ts::capture_paused(), paused); });

@@ -2067,10 +2067,10 @@ class _TinyJit:
       except BaseException:
         _ts.jit_end_capture([])
         raise
-      linear, placeholders = _ts.jit_end_capture(input_buffers)
+      linear, placeholders, linears = _ts.jit_end_capture(input_buffers)
       if not len(linear.src): raise JitError("didn't JIT anything!")
       _check_no_non_tensor_return(ret)
-      if DEBUG >= 1: print(f"JIT captured {len(linear.src)} calls with {len(input_buffers)} inputs")
+      if DEBUG >= 1: print(f"JIT captured {linears} linears with {len(input_buffers)} inputs")
       if self.prune:
         linear, onetime = _ts.jit_prune(linear, placeholders)
         if DEBUG >= 1: print(f"pruned from {len(linear.src) + len(onetime.src)} -> {len(linear.src)} kernels")

@@ -197,6 +197,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
 const std::string& item_memory(const ScheduleItem& it) { return it.bufs[0]->as<ParamArg>().device; }
 
 void print_line(const CallRecord& r, bool first, int nbufs) {
+  // the header: magenta for a TinyJit replay's call, green for a program's first run
   double et = r.seconds;
   std::string head = "*** " + dev_name(r.device);
   head.resize(std::max<size_t>(head.size(), 11), ' ');
@@ -210,7 +211,7 @@ void print_line(const CallRecord& r, bool first, int nbufs) {
   double flops = r.estimates.ops / (et ? et : 1e-20), mem = r.estimates.mem / (et ? et : 1e-20), lds = r.estimates.lds / (et ? et : 1e-20);
   std::snprintf(rest, sizeof rest, " arg %2d mem %6.2f GB tm %s/%9.2fms (%7.0f GFLOPS %4.0f|%-6.0f GB/s)", nbufs,
                 allocated_bytes() / 1e9, ptm.c_str(), g_time_sum * 1e3, flops * 1e-9, mem * 1e-9, lds * 1e-9);
-  std::printf("%s %s%s%s\n", colored(head, first ? "32" : nullptr).c_str(), name.c_str(), std::string(pad, ' ').c_str(), rest);
+  std::printf("%s %s%s%s\n", colored(head, r.jit ? "35" : first ? "32" : nullptr).c_str(), name.c_str(), std::string(pad, ' ').c_str(), rest);
   std::fflush(stdout);
 }
 
@@ -354,6 +355,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       first = g_seen_copies.insert(rec.name).second;
     }
     rec.first_run = first;
+    rec.jit = sched.jit;
     if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
     trace::record_call(rec);
     g_calls.push_back(std::move(rec));
@@ -693,7 +695,7 @@ void begin_capture() {
   c.schedules.clear();
 }
 
-std::shared_ptr<Schedule> end_capture() {
+std::pair<std::shared_ptr<Schedule>, size_t> end_capture() {
   std::lock_guard lk(g_mu);
   CaptureState& c = capture_state();
   auto out = std::make_shared<Schedule>();
@@ -702,9 +704,10 @@ std::shared_ptr<Schedule> end_capture() {
     out->intermediates.insert(out->intermediates.end(), s.intermediates.begin(), s.intermediates.end());
     for (auto& [k, v] : s.var_vals) out->var_vals[k] = v;
   }
+  const size_t n = c.schedules.size();
   c.schedules.clear();
   c.open = false;
-  return out;
+  return {out, n};
 }
 
 bool capturing() { return capture_state().open && !capture_state().paused; }
@@ -751,6 +754,7 @@ void replay(const Schedule& captured, const UOps& from, const UOps& to, const st
   }
   s.var_vals = captured.var_vals;
   for (auto& [k, v] : var_vals) s.var_vals[k] = v;
+  s.jit = true;
   run_schedule(s, true);
 }
 

@@ -62,8 +62,9 @@ void run_linear(const Schedule& linear);
 // and re-points them at their buffers as always, but keeps the schedule instead of running it; reading a tensor's
 // data is then an Error of kind Jit (the value would be baked into the capture).
 void begin_capture();
-// the schedules kept since begin_capture, in order, as one (empty items: nothing was captured); closes the capture
-std::shared_ptr<Schedule> end_capture();
+// the schedules kept since begin_capture, in order, as one (empty items: nothing was captured), and how many there
+// were; closes the capture
+std::pair<std::shared_ptr<Schedule>, size_t> end_capture();
 bool capturing();
 bool& capture_paused();
 // compiles a captured schedule's kernels once, under this moment's options (BEAM: JITBEAM at capture), for all its replays

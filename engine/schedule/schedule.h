@@ -25,6 +25,7 @@ struct Schedule {
   // the kernels compiled once for these items (a captured TinyJit's, compiled at capture), else empty: compiled when
   // the schedule runs
   std::vector<std::shared_ptr<Compiled>> programs;
+  bool jit = false;  // a TinyJit replay's calls
   bool cache_hit = false;  // an equal graph (other buffers, other Variable values) was scheduled before
   size_t cache_key = 0;
 };

@@ -305,6 +305,7 @@ void record_call(const CallRecord& r) {
                      {"schedule_index", r.schedule_index}});
   if (r.repeat_seconds.size() > 1) g_calls.back()["times"] = r.repeat_seconds;
   if (!r.repeat_mode.empty()) g_calls.back()["repeat_mode"] = r.repeat_mode;
+  if (r.jit) g_calls.back()["jit"] = true;
   if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 

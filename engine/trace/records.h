@@ -39,6 +39,7 @@ struct CallRecord {
   std::string repeat_mode;
   Estimates estimates;
   int schedule_index = 0;    // which realize (linear) this call belongs to
+  bool jit = false;          // run by a TinyJit replay (DEBUG=2 prints its header in magenta, as the reference)
 };
 
 // One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order (the schedule's item,

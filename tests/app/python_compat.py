@@ -117,6 +117,18 @@ out["views of a copy read by kernels"] = [(Tensor(np.arange(4, dtype=np.float32)
 out["shard errors"] = [err(lambda: m0[1:3].numpy()), err(lambda: m0.flip(0).numpy()), err(lambda: Tensor.ones(5, 4).shard(md, 0).numpy()),
   err(lambda: m0.shard(md)), err(lambda: (m0 + Tensor.ones(4, 4)).numpy())]
 
+# TinyJit: the second call captures, later calls replay with new inputs; what it refuses
+from tinygrad import TinyJit
+@TinyJit
+def jadd(a, b): return (a + b * 2).realize()
+jvals = [jadd(Tensor([float(i), 1.0]), Tensor([2.0, float(i)])).tolist() for i in range(4)]
+jt, jnone, jint = Tensor([1.0, 2.0]), TinyJit(lambda a: None), TinyJit(lambda a: ((a + 1).realize(), 3))
+out["jit replays"] = [jvals, jadd.cnt, len(jadd.captured.linear.src), err(lambda: jadd(jt, jt)),
+  err(lambda: [jnone(Tensor([1.0])) for _ in range(3)]), err(lambda: [jint(Tensor([1.0])) for _ in range(3)])]
+@TinyJit
+def jrand(x): return (x + Tensor.rand(2)).realize()
+out["jit rand differs per replay"] = len({tuple(jrand(Tensor([0.0, 0.0])).tolist()) for _ in range(4)})
+
 EXPECTED = {
   "ndarray strided": [
    "dtypes.short",
@@ -296,6 +308,8 @@ EXPECTED["shard values"] = [120.0, [24.0, 28.0, 32.0, 36.0], [6.0, 22.0, 38.0, 5
   [344.0, 398.0, 452.0, 506.0], 15.0, "CPU", [3.0, 7.0, 11.0, 15.0], ["CPU:1", "CPU:2"]]
 EXPECTED["shard grad and assign"] = [1, [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], 1, ["CPU:1", "CPU:2"], 1]
 EXPECTED["views of a copy read by kernels"] = [[4.0, 6.0], 120.0]
+EXPECTED["jit replays"] = [[[4.0, 1.0], [5.0, 3.0], [6.0, 5.0], [7.0, 7.0]], 4, 1, "Exception", "Exception", "Exception"]
+EXPECTED["jit rand differs per replay"] = 4
 EXPECTED["shard errors"] = ["RuntimeError", "RuntimeError", "RuntimeError", "RuntimeError", "RuntimeError"]
 
 bad = {k: (out.get(k), v) for k, v in EXPECTED.items() if out.get(k) != v}

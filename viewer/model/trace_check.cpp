@@ -382,7 +382,7 @@ class Checker {
   }
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,
-  //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?}]
+  //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?, jit?}]
   bool calls(const QJsonObject& root, const Where& top) { return req(root, "calls", top, &Checker::call_list); }
   bool call_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::call); }
   bool call(const QJsonValue& v, const Where& w) {
@@ -396,7 +396,7 @@ class Checker {
            req(o, "applied_opts", w, &Checker::names) && req(o, "first_run", w, &Checker::boolean) &&
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
-           opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name);
+           opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name) && opt(o, "jit", w, &Checker::boolean);
   }
   // ---- limits: {device, machine, measured_at, bandwidth_gbs, bandwidth_label, peak_gflops, peak_label}
   // (app/cli/limits_cache.h): a roof needs both figures finite and above zero
