@@ -2001,6 +2001,10 @@ class KernelInfo:
   @property
   def function_name(self): return to_function_name(self.name)
 sys.modules["tinygrad.uop.ops"].KernelInfo = KernelInfo
+# the kinds of a RANGE, in the reference's order (the engine's AxisType)
+AxisType = enum.Enum("AxisType", "DEVICE GLOBAL WARP LOCAL WEAK GROUP_REDUCE REDUCE UPCAST UNROLL THREAD PLACEHOLDER LOOP", module="tinygrad.uop.ops")
+AxisType.__repr__ = lambda self: str(self)
+sys.modules["tinygrad.uop.ops"].AxisType = AxisType
 
 # ---- TinyJit (the reference's engine/jit.py): the first call runs, the second captures the schedules its realizes
 # make (without running them), later calls replay those calls with the new input buffers and Variable values ----

@@ -515,8 +515,8 @@ void compose_multi_becomes(Schedule& sched, const std::unordered_map<const UOp*,
         else break;
       }
       if (bufs.size() == low->src.size()) to = mstack(std::move(bufs), multi_axis(low));
-    } else if (auto it = sched.becomes.find(low.get()); it != sched.becomes.end()) {
-      to = it->second;
+    } else {
+      to = became(low);
     }
     if (to) add.emplace_back(orig, to);
   }

@@ -303,7 +303,7 @@ struct Callify {
         if (sb && value->src[0]->device != value->device) {
           current = x.get();
           UOpRef dst = new_buffer(value->device, sb->numel(), value->dtype);
-          add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
+          add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), writer_of(sb)}, dst.get());
           repl[x.get()] = reshape_to(dst, x->shape);
           decide(x, Became::AssignCopy);
           return;
@@ -330,7 +330,7 @@ struct Callify {
       // through the view like any other value
       const UOp* copied = value->op == Ops::COPY ? buffer_base(value->src[0].get()) : nullptr;
       if (copied && !view_store && copied->numel() == buf->numel() && value->src[0]->device != value->device) {
-        Item it{ScheduleItem::Kind::Copy, nullptr, buf, buffer_base(value->src[0].get())->ref(), {}};
+        Item it{ScheduleItem::Kind::Copy, nullptr, buf, copied->ref(), writer_of(copied)};
         add_item(std::move(it), buf.get());
         how = Became::AssignCopy;
       } else {
@@ -374,7 +374,7 @@ struct Callify {
         sb = buffer_base(from.get());
       }
       UOpRef dst = new_buffer(x->device, sb->numel(), x->dtype);
-      add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), {}}, dst.get());
+      add_item(Item{ScheduleItem::Kind::Copy, nullptr, dst, sb->ref(), writer_of(sb)}, dst.get());
       repl[x.get()] = reshape_to(dst, x->shape);
       decide(x, Became::Copy);
       return;
@@ -411,6 +411,15 @@ struct Callify {
     if (auto r = repl.find(x.get()); r != repl.end()) return r->second;
     if (!group::movement(x->op)) return x;
     return x->replace_src({subst_view(x->src[0])});
+  }
+
+  // a copy reads its source's state as the call that wrote it in this schedule left it (none: as it was before), and
+  // runs after that call
+  std::vector<int> writer_of(const UOp* buf) {
+    auto p = producer.find(buf);
+    const int w = p != producer.end() ? p->second : -1;
+    reads.emplace(buf, w);
+    return w >= 0 ? std::vector<int>{w} : std::vector<int>{};
   }
 
   const UOp* current = nullptr;  // the tagged node being realized

@@ -142,6 +142,25 @@ const std::vector<GradRule>& gradient_rules() {
         return {ctx.flip(axes)};
       }),
       grad_rule({Ops::COPY}, [](const Tensor& ctx, const UOpRef& ret) -> Grads { return {ctx.to(ret->src[0]->device)}; }),
+      // a multi-device value: each shard gets its part of the gradient on its own device; of a whole copy on each
+      // device the first takes it (the reference reads a copied value from its first device)
+      grad_rule({Ops::MSTACK}, [](const Tensor& ctx, const UOpRef& ret) -> Grads {
+        Grads out;
+        for (size_t i = 0; i < ret->src.size(); ++i) {
+          const std::string& d = ret->src[i]->device;
+          if (!ret->is<int64_t>()) {
+            out.push_back(i == 0 ? std::optional<Tensor>(ctx.to(d)) : std::nullopt);
+            continue;
+          }
+          const size_t a = static_cast<size_t>(ret->as<int64_t>());
+          const int64_t sz = ret->src[i]->shape[a];
+          std::vector<std::pair<int64_t, int64_t>> part;
+          for (size_t k = 0; k < ret->shape.size(); ++k)
+            part.push_back(k == a ? std::pair<int64_t, int64_t>{static_cast<int64_t>(i) * sz, static_cast<int64_t>(i + 1) * sz} : std::pair<int64_t, int64_t>{0, ret->shape[k]});
+          out.push_back(ctx.shrink(part).to(d));
+        }
+        return out;
+      }),
       // an assign or a clone: the gradient passes through to the stored value
       grad_rule({Ops::AFTER}, [](const Tensor& ctx, const UOpRef& ret) -> Grads {
         if (ret->src.size() != 2 || ret->src[1]->op != Ops::STORE) throw Error("gradient: AFTER without a STORE has no gradient");

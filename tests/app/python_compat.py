@@ -112,6 +112,11 @@ mg.requires_grad = True
 mgrad = [mg.grad.uop.axis, mg.grad.tolist()]
 mg.assign(mg + 1).realize()
 out["shard grad and assign"] = mgrad + [mg.tolist(), mg.uop.axis, list(mg.device), Tensor.zeros_like(mg).uop.axis]
+mw = Tensor([[1.0, 2.0], [3.0, 4.0]]).shard(md)
+mw.requires_grad = True
+mx = Tensor([[1.0, 1.0], [2.0, 0.0], [0.0, 3.0], [1.0, 2.0]]).shard(md, axis=0)
+(mx @ mw).relu().sum().backward()
+out["grad of a copied param, data split"] = [mw.grad.tolist(), mw.grad.uop.axis, list(mw.grad.device)]
 out["views of a copy read by kernels"] = [(Tensor(np.arange(4, dtype=np.float32))[2:4].contiguous() * 2).tolist(),
   Tensor(np.arange(16, dtype=np.float32).reshape(4, 4)).shard(md, axis=0).sum().item()]
 out["shard errors"] = [err(lambda: m0[1:3].numpy()), err(lambda: m0.flip(0).numpy()), err(lambda: Tensor.ones(5, 4).shard(md, 0).numpy()),
@@ -307,6 +312,7 @@ EXPECTED["shard axes"] = [["CPU:1", "CPU:2"], 0, None, 0, 1, 0, 0, 0, None, 0, 1
 EXPECTED["shard values"] = [120.0, [24.0, 28.0, 32.0, 36.0], [6.0, 22.0, 38.0, 54.0], [8.0, 10.0, 12.0, 14.0], [[8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]],
   [344.0, 398.0, 452.0, 506.0], 15.0, "CPU", [3.0, 7.0, 11.0, 15.0], ["CPU:1", "CPU:2"]]
 EXPECTED["shard grad and assign"] = [1, [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0, 12.0, 14.0]], [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], 1, ["CPU:1", "CPU:2"], 1]
+EXPECTED["grad of a copied param, data split"] = [[[4.0, 4.0], [6.0, 6.0]], None, ["CPU:1", "CPU:2"]]
 EXPECTED["views of a copy read by kernels"] = [[4.0, 6.0], 120.0]
 EXPECTED["jit replays"] = [[[4.0, 1.0], [5.0, 3.0], [6.0, 5.0], [7.0, 7.0]], 4, 1, "Exception", "Exception", "Exception"]
 EXPECTED["jit rand differs per replay"] = 4

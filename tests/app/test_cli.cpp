@@ -195,6 +195,20 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0 && r.out.contains("python compat ok"), why(r).constData());
   }
 
+  // tests/app/jit_replay.py: TinyJit replays give what the same calls give without the JIT (and numpy)
+  void jit_replays_match_plain_runs_data() {
+    QTest::addColumn<QString>("device");
+    for (const char* d : {"CPU", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
+  }
+  void jit_replays_match_plain_runs() {
+    QFETCH(QString, device);
+    QProcessEnvironment env;
+    env.insert("DEV", device);
+    if (device == "VULKAN") ts_test::vulkan_test_env(env, QDir::tempPath());
+    Result r = ts_test::run_process(tinyscope_bin(), {"run", source_dir() + "/tests/app/jit_replay.py"}, env);
+    QVERIFY2(r.code == 0 && r.out.contains("jit replay ok"), why(r).constData());
+  }
+
   // scripts and the files they open are UTF-8 whatever the locale says (Python's UTF-8 mode, as a tinygrad user's
   // python3 under a UTF-8 locale): a C locale must not turn a non-ASCII string into an error or mojibake
   void scripts_and_files_are_utf8_in_any_locale() {

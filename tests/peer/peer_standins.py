@@ -27,6 +27,11 @@ STANDINS = {
     "line_rewrite": ("func", "the reference's linearizer rewrite"),
     "pm_linearize_cleanups": ("value", "a PatternMatcher of the reference's linearizer"),
   },
+  "tinygrad.uop.ops": {"graph_rewrite": ("func", "the reference's rewrite engine over its own UOp graphs; tinyscope's UOp handle is read-only")},
+  "tinygrad.engine.realize": {
+    "lower_and_compile": ("func", "the reference's codegen of one of its CALL UOps"),
+    "pm_beam": ("value", "a PatternMatcher of the reference's BEAM step"),
+  },
   "tinygrad.codegen.late": {},
   "tinygrad.codegen.late.linearizer": {"linearize": ("func", "the reference's linearizer over its UOp graphs")},
 }

@@ -1,0 +1,83 @@
+# TinyJit replays give the values a run without the JIT gives: programs of the corpora's kinds (elementwise chains,
+# reductions, softmax, matmul, convolution, indexing, cumulative ops, casts, random numbers, an optimizer step,
+# several outputs), each called four times through TinyJit with new inputs (the first call runs, the second captures,
+# the third and fourth replay) and compared with the same function called without the JIT on the same inputs, and
+# with numpy where numpy computes the same thing. Run by tests/app/test_cli.cpp on CPU, INTERP and VULKAN; prints
+# "jit replay ok" when every value matches.
+import numpy as np
+from tinygrad import Tensor, TinyJit, dtypes, nn
+from tinygrad.helpers import Context
+from tinygrad.nn.optim import SGD
+
+rng = np.random.default_rng(0)
+def arr(*shape): return rng.standard_normal(shape).astype(np.float32)
+
+def softmax_np(x):
+  e = np.exp(x - x.max(-1, keepdims=True))
+  return e / e.sum(-1, keepdims=True)
+
+# name -> (function of tensors, input maker, numpy oracle or None)
+PROGRAMS = {
+  "elementwise chain": (lambda a, b: ((a * b + a) * 0.5).relu() + b, lambda: (arr(4, 5), arr(4, 5)), lambda a, b: np.maximum((a * b + a) * 0.5, 0) + b),
+  "sum axes keepdim": (lambda a: a.sum(axis=(0, 2), keepdim=True), lambda: (arr(3, 4, 5),), lambda a: a.sum(axis=(0, 2), keepdims=True)),
+  "mean and max": (lambda a: a.mean(1) + a.max(1), lambda: (arr(6, 7),), lambda a: a.mean(1) + a.max(1)),
+  "softmax": (lambda a: a.softmax(-1), lambda: (arr(3, 8),), softmax_np),
+  "matmul": (lambda a, b: a @ b, lambda: (arr(8, 16), arr(16, 4)), lambda a, b: a @ b),
+  "conv2d": (lambda x, w: x.conv2d(w, padding=1), lambda: (arr(2, 3, 6, 6), arr(4, 3, 3, 3)), None),
+  "gather by index": (lambda a, i: a[i], lambda: (arr(10, 3), rng.integers(0, 10, 6).astype(np.int32)), lambda a, i: a[i]),
+  "cumsum": (lambda a: a.cumsum(1), lambda: (arr(3, 9),), lambda a: a.cumsum(1)),
+  "argmax": (lambda a: a.argmax(1), lambda: (arr(5, 6),), lambda a: a.argmax(1)),
+  "cast and where": (lambda a: (a > 0).where(a.cast(dtypes.half).cast(dtypes.float), -a), lambda: (arr(4, 4),), None),
+  "two outputs": (lambda a, b: ((a + b).contiguous(), (a * b).sum()), lambda: (arr(5,), arr(5,)), lambda a, b: (a + b, (a * b).sum())),
+}
+
+def realize_all(ret):
+  outs = ret if isinstance(ret, tuple) else (ret,)
+  return tuple(o.realize() for o in outs)
+
+bad = []
+for name, (fn, make, oracle) in PROGRAMS.items():
+  jitted = TinyJit(lambda *ts, fn=fn: realize_all(fn(*ts)))
+  for call in range(4):
+    inputs = make()
+    got = [o.numpy() for o in jitted(*[Tensor(x) for x in inputs])]
+    want = [o.numpy() for o in realize_all(fn(*[Tensor(x) for x in inputs]))]
+    for g, w in zip(got, want):
+      if g.shape != w.shape or not np.allclose(g, w, atol=1e-5, rtol=1e-5): bad.append(f"{name}, call {call}: {g.tolist()} != {w.tolist()} (no JIT)")
+    if oracle is not None:
+      ref = oracle(*inputs)
+      for g, w in zip(got, ref if isinstance(ref, tuple) else (ref,)):
+        if not np.allclose(g, w, atol=1e-4, rtol=1e-4): bad.append(f"{name}, call {call}: {g.tolist()} != {np.asarray(w).tolist()} (numpy)")
+  if jitted.captured is None: bad.append(f"{name}: nothing was captured")
+
+# random numbers: every replay draws new ones, the same ones as the same calls without the JIT from the same seed
+def draws(f, n):
+  Tensor.manual_seed(7)
+  x = Tensor.zeros(4).contiguous().realize()
+  return [f(x).numpy().tolist() for _ in range(n)]
+plain = draws(lambda x: (x + Tensor.randn(4)).realize(), 4)
+jitted_draws = draws(TinyJit(lambda x: (x + Tensor.randn(4)).realize()), 4)
+if plain != jitted_draws: bad.append(f"random: {jitted_draws} != {plain} (no JIT)")
+if len({tuple(d) for d in jitted_draws}) != 4: bad.append(f"random: replays repeat a draw {jitted_draws}")
+
+# an optimizer step: the weights after four JIT'd steps are the weights after four plain ones
+def train(jit):
+  Tensor.manual_seed(3)
+  layer = nn.Linear(4, 3)
+  opt = SGD([layer.weight, layer.bias], lr=0.1, momentum=0.9)
+  def step(x, y):
+    with Context(TRAINING=1):
+      opt.zero_grad()
+      loss = ((layer(x) - y) ** 2).mean().backward()
+      opt.step()
+    return loss.realize()
+  f = TinyJit(step) if jit else step
+  data = np.random.default_rng(1)
+  losses = [f(Tensor(data.standard_normal((8, 4)).astype(np.float32)), Tensor(data.standard_normal((8, 3)).astype(np.float32))).item() for _ in range(4)]
+  return losses, layer.weight.numpy()
+(l0, w0), (l1, w1) = train(False), train(True)
+if not np.allclose(l0, l1, atol=1e-5) or not np.allclose(w0, w1, atol=1e-5): bad.append(f"SGD step: losses {l1} != {l0} (no JIT)")
+
+for b in bad: print("MISMATCH", b)
+assert not bad, f"{len(bad)} mismatches"
+print("jit replay ok")
