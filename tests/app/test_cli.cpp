@@ -186,12 +186,16 @@ class TestCli : public QObject {
     QTest::addColumn<QString>("device");
     for (const char* d : {"CPU", "CPU:LLVM", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
   }
-  void python_compat_matches_tinygrad() {
-    QFETCH(QString, device);
+  // `tinyscope run tests/app/<script>` with DEV=device (lavapipe for VULKAN)
+  static Result run_on(const QString& device, const QString& script) {
     QProcessEnvironment env;
     env.insert("DEV", device);
     if (device == "VULKAN") ts_test::vulkan_test_env(env, QDir::tempPath());
-    Result r = ts_test::run_process(tinyscope_bin(), {"run", source_dir() + "/tests/app/python_compat.py"}, env);
+    return ts_test::run_process(tinyscope_bin(), {"run", source_dir() + "/tests/app/" + script}, env);
+  }
+  void python_compat_matches_tinygrad() {
+    QFETCH(QString, device);
+    Result r = run_on(device, "python_compat.py");
     QVERIFY2(r.code == 0 && r.out.contains("python compat ok"), why(r).constData());
   }
 
@@ -202,10 +206,7 @@ class TestCli : public QObject {
   }
   void jit_replays_match_plain_runs() {
     QFETCH(QString, device);
-    QProcessEnvironment env;
-    env.insert("DEV", device);
-    if (device == "VULKAN") ts_test::vulkan_test_env(env, QDir::tempPath());
-    Result r = ts_test::run_process(tinyscope_bin(), {"run", source_dir() + "/tests/app/jit_replay.py"}, env);
+    Result r = run_on(device, "jit_replay.py");
     QVERIFY2(r.code == 0 && r.out.contains("jit replay ok"), why(r).constData());
   }
 
