@@ -735,13 +735,21 @@ std::unordered_set<const UOp*> written_buffers(const Schedule& s, bool only_unre
 void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals) {
   std::lock_guard lk(g_mu);
   // an input the calls write is not written in place: its value is copied into the capture's own buffer first (the
-  // one the captured results hold), as the reference's JIT copies written inputs
+  // one the captured results hold), as the reference's JIT copies written inputs; an input that is a buffer the calls
+  // write (a result of the last call fed back in) is read from a copy, so no call reads what it overwrites
   const std::unordered_set<const UOp*> written = written_buffers(captured, false);
   std::unordered_map<const UOp*, UOpRef> sub;
   Schedule s;
   for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
-    if (!written.count(from[i].get())) sub.emplace(from[i].get(), to[i]);
-    else if (from[i] != to[i]) s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {from[i], to[i]}, nullptr});
+    if (written.count(from[i].get())) {
+      if (from[i] != to[i]) s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {from[i], to[i]}, nullptr});
+    } else if (written.count(to[i].get())) {
+      UOpRef fresh = new_buffer(to[i]->device, to[i]->numel(), to[i]->dtype);
+      s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
+      sub.emplace(from[i].get(), fresh);
+    } else {
+      sub.emplace(from[i].get(), to[i]);
+    }
   }
   s.items.insert(s.items.end(), captured.items.begin(), captured.items.end());
   for (auto& it : s.items)

@@ -1,6 +1,6 @@
 # TinyJit replays give the values a run without the JIT gives: programs of the corpora's kinds (elementwise chains,
 # reductions, softmax, matmul, convolution, indexing, cumulative ops, casts, random numbers, an optimizer step,
-# several outputs), each called four times through TinyJit with new inputs (the first call runs, the second captures,
+# several outputs, a result fed back as an input), each called four times through TinyJit with new inputs (the first call runs, the second captures,
 # the third and fourth replay) and compared with the same function called without the JIT on the same inputs, and
 # with numpy where numpy computes the same thing. Run by tests/app/test_cli.cpp on CPU, INTERP and VULKAN; prints
 # "jit replay ok" when every value matches.
@@ -59,6 +59,18 @@ plain = draws(lambda x: (x + Tensor.randn(4)).realize(), 4)
 jitted_draws = draws(TinyJit(lambda x: (x + Tensor.randn(4)).realize()), 4)
 if plain != jitted_draws: bad.append(f"random: {jitted_draws} != {plain} (no JIT)")
 if len({tuple(d) for d in jitted_draws}) != 4: bad.append(f"random: replays repeat a draw {jitted_draws}")
+
+# a result fed back as the next call's input (a rolling buffer): each call reads what the last one wrote
+def rolling(f):
+  buf, seen = Tensor([0.0, 1.0, 2.0]).contiguous().realize(), []
+  for i in range(5):
+    buf, first = f(buf, Tensor([10.0 + i]))
+    seen.append((buf.numpy().tolist(), first.numpy().tolist()))
+  return seen
+def roll(buf, new):
+  shifted = buf[1:].cat(new)
+  return shifted.contiguous().realize(), shifted[:1].contiguous().realize()
+if rolling(TinyJit(roll)) != rolling(roll): bad.append(f"rolling buffer: {rolling(TinyJit(roll))} != {rolling(roll)} (no JIT)")
 
 # an optimizer step: the weights after four JIT'd steps are the weights after four plain ones
 def train(jit):
