@@ -132,6 +132,15 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("step 0: loss 1.2236\nstep 1: loss 1.0792\nstep 2: loss 0.9578"), why(r).constData());
   }
 
+  // the TinyJit training loop: two steps run and capture, four replay; the losses are the ones tinygrad a9069c1 printed
+  void train_jit_example_matches_tinygrad() {
+    Result r = run({"run", source_dir() + "/resources/examples/train_jit.py"});
+    QVERIFY2(r.code == 0, why(r).constData());
+    QVERIFY2(r.out.contains("step 0: loss 1.1506\nstep 1: loss 0.8962\nstep 2: loss 0.7518\nstep 3: loss 0.9091\nstep 4: loss 0.7212\n"
+                            "step 5: loss 0.6303"),
+             why(r).constData());
+  }
+
   void tutorial_example_prints_the_sum() {
     Result r = run({"run", source_dir() + "/resources/examples/tutorial.py"});
     QVERIFY2(r.code == 0, why(r).constData());
