@@ -446,6 +446,30 @@ class TestRuns : public QObject {
     QVERIFY(rerun > 0);
   }
 
+  // calls a TinyJit replay ran are marked (the trace's "jit"), and their tooltip says what ran them
+  void timings_mark_jit_replays() {
+    QTemporaryDir dir;
+    QProcess p;
+    p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/train_jit.py", "--json", dir.filePath("t.json")});
+    QVERIFY(p.waitForFinished(90000));
+    QCOMPARE(p.exitCode(), 0);
+    tsv::Session s;
+    QVERIFY(s.load(dir.filePath("t.json")));
+    tsv::TimingsModel m(&s);
+    int jit = 0;
+    for (int r = 0; r < s.calls().size(); ++r) {
+      const QString tip = m.index(r, tsv::TimingsModel::kTime).data(Qt::ToolTipRole).toString();
+      QCOMPARE(tip.contains("Replayed by TinyJit"), s.calls()[r].jit);
+      jit += s.calls()[r].jit;
+    }
+    // six steps: the first runs as a script would, the second's captured calls run once, four replays: five runs of
+    // the captured calls, every call of them marked
+    QVERIFY(jit > 0 && jit % 5 == 0);
+    QVERIFY(s.calls().size() > jit);
+    QVERIFY(s.calls().last().jit);
+    QVERIFY(!s.calls().first().jit);
+  }
+
   // the toolbar's "extended" (only with BEAM on) makes the run's search TS_OPTS=extended: the console says so, and
   // every kernel's opts in the trace say they came from that search
   void beam_extended_reaches_the_run() {

@@ -80,6 +80,9 @@ QString TimingsModel::describe(int row) const {
     lines << tr("Timed twice: one warm run, %1 µs (no spread)").arg(c.times[1] * 1e6, 0, 'f', 2);
   else
     lines << tr("Ran once (no warm runs)");
+  if (c.jit)
+    lines << tr("Replayed by TinyJit (the magenta edge): a call of the captured schedule run again with this call's inputs, "
+                "no scheduling, no codegen (DEBUG=2 prints its header in magenta)");
   if (restored(row))
     lines << tr("↺ timed on restored inputs: this kernel writes memory it also reads, so each repeat ran on a copy "
                 "of its inputs as the first run saw them (no result changes)");

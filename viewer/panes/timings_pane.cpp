@@ -84,6 +84,8 @@ class Bars : public QWidget {
       int y = h + r * h;
       bool marked = r == s.call || (!s.program_key.isEmpty() && c.program_key == s.program_key);
       if (marked) p.fillRect(QRect(0, y, width(), h), palette().color(QPalette::Highlight).lighter(r == s.call ? 100 : 130));
+      // a call replayed by TinyJit: a magenta edge, as DEBUG=2 colours its header
+      if (c.jit) p.fillRect(QRect(0, y + 2, 3, h - 4), QColor(0xc0, 0x3c, 0xc0));
       QColor name_color = main_ansi_color(c.colored_name);
       p.setPen(marked ? palette().color(QPalette::HighlightedText) : (name_color.isValid() ? name_color : text));
       p.drawText(QRect(4, y, name_w, h), Qt::AlignVCenter | Qt::AlignLeft,
