@@ -30,7 +30,7 @@ ts::UOpRef linear_uop(const ts::Schedule& s) {
   return ts::UOp::make(ts::Ops::LINEAR, ts::dtypes::void_, std::move(calls));
 }
 UOpHandle linear_handle(std::shared_ptr<ts::Schedule> s) { return UOpHandle{linear_uop(*s), std::move(s)}; }
-const ts::Schedule& schedule_of(const UOpHandle& linear, const char* fn) {
+ts::Schedule& schedule_of(const UOpHandle& linear, const char* fn) {
   if (!linear.schedule) throw py::type_error(std::string(fn) + " needs a captured LINEAR");
   return *linear.schedule;
 }
@@ -113,18 +113,13 @@ void bind_schedule(py::module_& m, TensorClass& t) {
         if (auto f = sub.find(b.get()); f != sub.end()) b = f->second;
     return py::make_tuple(linear_handle(s), placeholders, linears);
   }, py::arg("inputs"));
-  m.def("jit_capturing", [] { return ts::capturing(); });
-  m.def("jit_pause_capture", [](bool paused) { return std::exchange(ts::capture_paused(), paused); });
   m.def("jit_input", &jit_input, py::arg("tensor"));
   m.def("jit_replay", [](const UOpHandle& linear, py::handle from, py::handle to, py::dict var_vals) {
     std::map<std::string, int64_t> vv;
     for (auto [k, v] : var_vals) vv[k.cast<std::string>()] = v.cast<int64_t>();
     ts::replay(schedule_of(linear, "jit_replay"), uop_list(from), uop_list(to), vv);
   }, py::arg("linear"), py::arg("captured_inputs"), py::arg("inputs"), py::arg("var_vals"));
-  m.def("jit_compile", [](const UOpHandle& linear) {
-    if (!linear.schedule) throw py::type_error("jit_compile needs a captured LINEAR");
-    ts::compile_captured(*linear.schedule);
-  }, py::arg("linear"), "compiles the captured calls' kernels once, for every replay");
+  m.def("jit_compile", [](const UOpHandle& linear) { ts::compile_captured(schedule_of(linear, "jit_compile")); }, py::arg("linear"), "compiles the captured calls' kernels once, for every replay");
   m.def("jit_free_intermediates", [](const UOpHandle& linear, py::handle keep) {
     return ts::free_intermediates(schedule_of(linear, "jit_free_intermediates"), uop_list(keep));
   }, py::arg("linear"), py::arg("keep"), "frees the buffers the calls only write (the next replay allocates them); bytes freed");

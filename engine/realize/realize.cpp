@@ -492,17 +492,12 @@ void apply_becomes(const Schedule& s) {
   }
 }
 
-bool has_buffer_identity(const UOp* u) {
-  while (u->op == Ops::RESHAPE) u = u->src[0].get();
-  return u->op == Ops::BUFFER;
-}
-
 // a node the multi pass rewrote became what its rewrite became: an MSTACK of its shards' buffers, or the buffer of
 // the one-device value it became (a gather)
 void compose_multi_becomes(Schedule& sched, const std::unordered_map<const UOp*, UOpRef>& lowered) {
   auto became = [&](const UOpRef& u) -> UOpRef {
     if (auto it = sched.becomes.find(u.get()); it != sched.becomes.end()) return it->second;
-    return has_buffer_identity(u.get()) ? u : nullptr;
+    return buffer_base(u.get()) ? u : nullptr;
   };
   std::vector<std::pair<const UOp*, UOpRef>> add;
   for (auto& [orig, low] : lowered) {
@@ -540,7 +535,7 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
       if (l->op != Ops::MSTACK) per_device.push_back(l);
       else
         for (auto& s : l->src)
-          if (!has_buffer_identity(s.get())) per_device.push_back(s);
+          if (!buffer_base(s.get())) per_device.push_back(s);
     }
     if (!per_device.empty()) sched = create_schedule(per_device);
     compose_multi_becomes(sched, lowered);

@@ -1,4 +1,5 @@
 #include "engine/schedule/multi.h"
+#include "engine/schedule/schedule.h"
 
 #include <algorithm>
 
@@ -48,9 +49,7 @@ UOpRef part(const UOpRef& x, int64_t axis, size_t i, size_t n) {
 // x's value on device d: itself there, else a copy (of its own buffer when x is computed: CONTIGUOUS first)
 UOpRef to_device(const UOpRef& x, const std::string& d) {
   if (x->device.empty() || x->device == d) return x;
-  const UOp* b = x.get();
-  while (b->op == Ops::RESHAPE) b = b->src[0].get();
-  UOpRef src = b->op == Ops::BUFFER ? x : UOp::make(Ops::CONTIGUOUS, x->dtype, {x});
+  UOpRef src = buffer_base(x.get()) ? x : UOp::make(Ops::CONTIGUOUS, x->dtype, {x});
   return UOp::make(Ops::COPY, x->dtype, {src}, d);
 }
 

@@ -20,6 +20,11 @@
 
 namespace ts {
 
+const UOp* buffer_base(const UOp* u) {
+  while (u->op == Ops::RESHAPE) u = u->src[0].get();
+  return u->op == Ops::BUFFER ? u : nullptr;
+}
+
 namespace {
 
 std::string shape_str(const Shape& s) {
@@ -37,16 +42,6 @@ UOpRef reshape_to(const UOpRef& x, const Shape& s) {
   return UOp::make(Ops::RESHAPE, x->dtype, {x}, Shape(s));
 }
 
-const UOp* buffer_base(const UOp* u) {
-  while (u->op == Ops::RESHAPE) u = u->src[0].get();
-  return u->op == Ops::BUFFER ? u : nullptr;
-}
-
-// the buffer a view (movement ops over a BUFFER) looks at (nullptr: none)
-const UOp* viewed_buffer(const UOp* u) {
-  while (group::movement(u->op)) u = u->src[0].get();
-  return u->op == Ops::BUFFER ? u : nullptr;
-}
 
 // ---- split_reduceop (reference 5.5) --------------------------------------------------------------
 UOpRef split_reduceop(const UOpRef& red) {
@@ -240,7 +235,7 @@ struct Callify {
         out = r->second;
         // the state this node stands for: its own writer, not a later assign to the same buffer (a view's: the writer
         // of the buffer it looks at)
-        const UOp* b = viewed_buffer(out.get());
+        const UOp* b = out->base()->op == Ops::BUFFER ? out->base() : nullptr;
         int p = -1;
         if (auto np = node_producer.find(x.get()); np != node_producer.end()) p = np->second;
         else if (auto pb = producer.find(b); pb != producer.end()) p = pb->second;

@@ -30,6 +30,9 @@ struct Schedule {
   size_t cache_key = 0;
 };
 
+// the BUFFER a value is, behind RESHAPEs (nullptr: it is no whole buffer)
+const UOp* buffer_base(const UOp* u);
+
 // Callify + kernel graph + create_schedule for realizing `outputs` (tensor-level UOps).
 Schedule create_schedule(const UOps& outputs);
 

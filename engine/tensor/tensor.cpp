@@ -1153,7 +1153,7 @@ void Tensor::realize_all(const std::vector<Tensor>& ts) {
   realize_hook()(todo);
 }
 
-HostData Tensor::data() const {
+HostData Tensor::read(bool raw) const {
   // the reference's Tensor._buffer: contiguous (a no-op when deviceless), clone to the device if deviceless, a
   // multi-device value gathered on the host
   Tensor c = contiguous();
@@ -1161,16 +1161,9 @@ HostData Tensor::data() const {
   if (is_multi_device(device())) c = c.to("CPU");
   c.realize();
   if (!read_hook()) throw Error("no realize backend installed");
-  return read_hook()(c.uop(), false);
+  return read_hook()(c.uop(), raw);
 }
-
-HostData Tensor::bytes() const {
-  Tensor c = contiguous();
-  if (device().empty()) c = c.clone();
-  if (is_multi_device(device())) c = c.to("CPU");
-  c.realize();
-  if (!read_hook()) throw Error("no realize backend installed");
-  return read_hook()(c.uop(), true);
-}
+HostData Tensor::data() const { return read(false); }
+HostData Tensor::bytes() const { return read(true); }
 
 }  // namespace ts

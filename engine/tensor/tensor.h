@@ -205,6 +205,7 @@ class Tensor {
   static Tensor broadcast_to(const Tensor& t, const Shape& shape);
 
  private:
+  HostData read(bool raw) const;  // data() and bytes()
   Tensor reduce(Ops op, const AxisArg& axis, bool keepdim, const char* opname) const;
   std::shared_ptr<TensorData> d_;
 };
