@@ -13,10 +13,10 @@
 namespace tsp {
 
 namespace {
-// LINEAR(CALL(body, *buffers), ...): a kernel's body is its SINK, a copy's is COPY(src) onto the destination's device
+// LINEAR(CALL(body, *buffers), ...): a kernel's body is its SINK, a copy's is COPY(src) onto the destination's device;
+// a graph call's is CUSTOM_FUNCTION(LINEAR(its calls), arg="graph") over the buffers its calls use, as the reference's
 ts::UOpRef linear_uop(const ts::Schedule& s) {
-  ts::UOps calls;
-  for (const auto& item : s.items) {
+  auto call_of = [](const ts::ScheduleItem& item) {
     ts::UOps src;
     if (item.kind == ts::ScheduleItem::Kind::Kernel) {
       src.push_back(item.ast);
@@ -25,7 +25,27 @@ ts::UOpRef linear_uop(const ts::Schedule& s) {
       src.push_back(ts::UOp::make(ts::Ops::COPY, dst->dtype, {item.bufs.at(1)}, std::string(dst->device)));
     }
     src.insert(src.end(), item.bufs.begin(), item.bufs.end());
-    calls.push_back(ts::UOp::make(ts::Ops::CALL, ts::dtypes::void_, std::move(src)));
+    return ts::UOp::make(ts::Ops::CALL, ts::dtypes::void_, std::move(src));
+  };
+  ts::UOps calls;
+  size_t g = 0;
+  for (size_t i = 0; i < s.items.size(); ++i) {
+    if (g < s.graphs.size() && s.graphs[g].begin == i) {
+      const ts::GraphCall& gc = s.graphs[g++];
+      ts::UOps inner, args;
+      for (size_t j = gc.begin; j < gc.end; ++j) {
+        inner.push_back(call_of(s.items[j]));
+        for (const ts::UOpRef& b : s.items[j].bufs)
+          if (std::find(args.begin(), args.end(), b) == args.end()) args.push_back(b);
+      }
+      ts::UOps src{ts::UOp::make(ts::Ops::CUSTOM_FUNCTION, ts::dtypes::void_, {ts::UOp::make(ts::Ops::LINEAR, ts::dtypes::void_, std::move(inner))},
+                                 std::string("graph"))};
+      src.insert(src.end(), args.begin(), args.end());
+      calls.push_back(ts::UOp::make(ts::Ops::CALL, ts::dtypes::void_, std::move(src)));
+      i = gc.end - 1;
+      continue;
+    }
+    calls.push_back(call_of(s.items[i]));
   }
   return ts::UOp::make(ts::Ops::LINEAR, ts::dtypes::void_, std::move(calls));
 }
@@ -119,7 +139,12 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     for (auto [k, v] : var_vals) vv[k.cast<std::string>()] = v.cast<int64_t>();
     ts::replay(schedule_of(linear, "jit_replay"), uop_list(from), uop_list(to), vv);
   }, py::arg("linear"), py::arg("captured_inputs"), py::arg("inputs"), py::arg("var_vals"));
-  m.def("jit_compile", [](const UOpHandle& linear) { ts::compile_captured(schedule_of(linear, "jit_compile")); }, py::arg("linear"), "compiles the captured calls' kernels once, for every replay");
+  m.def("jit_compile", [](const UOpHandle& linear, int graph_batch, bool graph_one_kernel) {
+    ts::compile_captured(schedule_of(linear, "jit_compile"), graph_batch, graph_one_kernel);
+    return linear_handle(linear.schedule);
+  }, py::arg("linear"), py::arg("graph_batch") = -1, py::arg("graph_one_kernel") = false,
+     "compiles the captured calls' kernels once, for every replay, and batches them into graph calls (graph_batch < 0: "
+     "none); returns the LINEAR with its graph calls");
   m.def("jit_free_intermediates", [](const UOpHandle& linear, py::handle keep) {
     return ts::free_intermediates(schedule_of(linear, "jit_free_intermediates"), uop_list(keep));
   }, py::arg("linear"), py::arg("keep"), "frees the buffers the calls only write (the next replay allocates them); bytes freed");

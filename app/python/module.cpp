@@ -81,6 +81,11 @@ PYBIND11_EMBEDDED_MODULE(tinyscope, m) {
   m.def("_device_names", [str_list] { return str_list(ts::device_names()); }, "the devices this build can open");
   m.def("_check_device", [](const std::string& name) { return ts::require_device(name); },
         "the canonical name of a device, or the engine's error naming the devices there are");
+  m.def("_device_graph", [](const std::string& name) -> py::object {
+    ts::Device& d = ts::get_device(ts::require_device(name));
+    if (!d.make_graph()) return py::none();
+    return py::str(d.graph_name());
+  }, "the name of a device's graph handler (None: it has none)");
   m.def("_device_dtypes", [str_list](const std::string& name) { return str_list(ts::get_device(ts::require_device(name)).dtypes()); },
         "the dtypes a device's kernels can use (empty: every dtype)");
   m.def("call_count", [] { return ts::call_count(); }, "how many calls this process executed and counted");

@@ -1971,7 +1971,12 @@ class _Renderer:
   def __repr__(self): return f"<renderer of {self.device}>"
 class _Compiled:
   def __init__(self, device):
-    self.device, self.renderer, self.graph = device, _Renderer(device), None
+    self.device, self.renderer = device, _Renderer(device)
+  @property
+  def graph(self):
+    # the class of its graph handler (tinygrad.engine.jit's GraphRunner kinds), None when it has none
+    name = _ts._device_graph(self.device)
+    return None if name is None else _graph_runner_class(name)
   def synchronize(self): pass  # every call has finished when it returns
   def __repr__(self): return f"<device {self.device}>"
 class _DeviceMeta(type):
@@ -2079,8 +2084,10 @@ class _TinyJit:
         linear, onetime = _ts.jit_prune(linear, placeholders)
         if DEBUG >= 1: print(f"pruned from {len(linear.src) + len(onetime.src)} -> {len(linear.src)} kernels")
         _ts.jit_replay(onetime, placeholders, input_buffers, var_vals)
-      # compiled once for every replay, with BEAM=JITBEAM if set
-      with Context(BEAM=getenv("JITBEAM", _helper_vars["BEAM"].value)): _ts.jit_compile(linear)
+      # compiled once for every replay, with BEAM=JITBEAM if set, and batched into graph calls (not with JIT=2)
+      with Context(BEAM=getenv("JITBEAM", _helper_vars["BEAM"].value)):
+        linear = _ts.jit_compile(linear, -1 if _helper_vars["JIT"].value >= 2 else _helper_vars["JIT_BATCH_SIZE"].value,
+                                 bool(getenv("GRAPH_ONE_KERNEL")))
       self.captured = CapturedJit(ret, linear, placeholders, names, expected_input_info)
       ret = self.captured(input_buffers, var_vals)
     else:
@@ -2091,8 +2098,32 @@ class _TinyJit:
     self.cnt += 1
     return ret
 def TinyJit(fxn=None, **kwargs): return (lambda f: _TinyJit(f, **kwargs)) if fxn is None else _TinyJit(fxn, **kwargs)
+
+# The graph handlers' classes, as the reference names their kinds: a GraphRunner batches kernels of one device (the
+# engine's graph calls, made at capture: a CALL of CUSTOM_FUNCTION(LINEAR(calls), arg="graph")); a MultiGraphRunner
+# would batch kernels and copies of several devices of one kind (no device here has one). The engine builds and runs
+# them; supports_uop answers as the reference's split asks.
+def _call_devices(batch_devs, new_call):
+  out = list(batch_devs)
+  for b in new_call.src[1:]:
+    for x in (b.device if isinstance(b.device, tuple) else (b.device,)):
+      if (d := Device[x]) not in out: out.append(d)
+  return out
+class GraphRunner:
+  def __init__(self, *args, **kwargs):
+    raise NotImplementedError("graph calls are built by the engine when TinyJit captures (see CapturedJit.linear), not from Python")
+  @staticmethod
+  def supports_uop(batch_devs, new_call) -> bool:
+    return new_call.src[0].op in (Ops.SINK, Ops.PROGRAM) and len(_call_devices(batch_devs, new_call)) == 1
+class MultiGraphRunner(GraphRunner):
+  @staticmethod
+  def supports_uop(batch_devs, new_call) -> bool:
+    return new_call.src[0].op in (Ops.SINK, Ops.PROGRAM, Ops.COPY) and len({type(d) for d in _call_devices(batch_devs, new_call)}) == 1
+@functools.lru_cache(None)
+def _graph_runner_class(name): return type(name, (GraphRunner,), {"__module__": "tinygrad.engine.jit"})
 def graph_class(dev): return dev.graph
-_module("tinygrad.engine.jit", TinyJit=TinyJit, JitError=JitError, CapturedJit=CapturedJit, graph_class=graph_class)
+_module("tinygrad.engine.jit", TinyJit=TinyJit, JitError=JitError, CapturedJit=CapturedJit, graph_class=graph_class, GraphRunner=GraphRunner,
+        MultiGraphRunner=MultiGraphRunner)
 sys.modules["tinygrad"].TinyJit = TinyJit
 
 # ---- tinygrad.nn: ConvTranspose1d, LSTMCell; tinygrad.nn.optim.Muon ----

@@ -28,6 +28,8 @@ struct Executable {
   virtual ~Executable() = default;
 };
 
+class Graph;
+
 class Device {
  public:
   explicit Device(std::string name) : name_(std::move(name)) {}
@@ -73,9 +75,41 @@ class Device {
     double record_s = 0, submit_to_fence_s = 0;
   };
   virtual BatchHostTimes last_batch_host_times() const { return {}; }
+  // The graph handler (the seed's graph call; the reference's Device.graph): a TinyJit capture's consecutive kernels
+  // of this device run as one call, by a Graph made once per graph call and kept for every replay. nullptr: the
+  // device has no graph handler (its kernels replay one call each). The default runs the kernels back to back.
+  virtual std::shared_ptr<Graph> make_graph();
+  // the reference's name of the graph handler's class (Device.graph in Python)
+  virtual std::string graph_name() const { return "HostGraph"; }
 
  private:
   std::string name_;
+};
+
+// One kernel of a graph call, with what it runs over this time (its buffers by slot, its Variable values).
+struct GraphKernel {
+  const ProgramSpec* spec = nullptr;
+  Executable* exe = nullptr;
+  std::vector<Buffer*> bufs;
+  std::vector<int64_t> vars;
+};
+
+// A device's graph call: runs a batch of its kernels, in order, as one call. The same Graph runs the same kernels at
+// every replay (a device keeps what it recorded and changes only what changed: other buffers, other values).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+  // runs them and returns each kernel's own time (timed), else each one's share of the call's wall time
+  virtual std::vector<double> run(const std::vector<GraphKernel>& kernels, bool timed) = 0;
+  // Starts them (returns at once where the device runs them asynchronously: wait() finishes); the default runs them
+  // now. Between start() and wait() nothing may touch their buffers from the host.
+  virtual void start(const std::vector<GraphKernel>& kernels, bool timed) { times_ = run(kernels, timed); }
+  virtual std::vector<double> wait() { return std::move(times_); }
+  // how the last run went, in words (re-recorded, resubmitted): what the trace and DEBUG=2 say of the call
+  virtual std::string last_run() const { return {}; }
+
+ protected:
+  std::vector<double> times_;
 };
 
 // Adds a device (called by each backend's installer, in the order a user is shown them). A second device of the

@@ -45,6 +45,7 @@ std::mutex g_mu;
 std::deque<CallRecord> g_calls;  // the latest kCallLogSize calls
 uint64_t g_calls_total = 0;
 int g_counter = 0;
+int g_graph_calls = 0;  // graph calls run so far (their records' CallRecord::graph)
 int g_schedule_index = 0;
 double g_time_sum = 0;
 WorkTotals g_work;
@@ -196,7 +197,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
 // the memory a schedule item's output lives in
 const std::string& item_memory(const ScheduleItem& it) { return it.bufs[0]->as<ParamArg>().device; }
 
-void print_line(const CallRecord& r, bool first, int nbufs) {
+void print_line(const CallRecord& r, bool first, int nbufs, double total_s) {
   // the header: magenta for a TinyJit replay's call, green for a program's first run
   double et = r.seconds;
   std::string head = "*** " + dev_name(r.device);
@@ -210,7 +211,7 @@ void print_line(const CallRecord& r, bool first, int nbufs) {
   std::string ptm = colored(time_to_str(et, 9), et > 0.01 ? "33" : nullptr);
   double flops = r.estimates.ops / (et ? et : 1e-20), mem = r.estimates.mem / (et ? et : 1e-20), lds = r.estimates.lds / (et ? et : 1e-20);
   std::snprintf(rest, sizeof rest, " arg %2d mem %6.2f GB tm %s/%9.2fms (%7.0f GFLOPS %4.0f|%-6.0f GB/s)", nbufs,
-                allocated_bytes() / 1e9, ptm.c_str(), g_time_sum * 1e3, flops * 1e-9, mem * 1e-9, lds * 1e-9);
+                allocated_bytes() / 1e9, ptm.c_str(), total_s * 1e3, flops * 1e-9, mem * 1e-9, lds * 1e-9);
   std::printf("%s %s%s%s\n", colored(head, r.jit ? "35" : first ? "32" : nullptr).c_str(), name.c_str(), std::string(pad, ' ').c_str(), rest);
   std::fflush(stdout);
 }
@@ -356,7 +357,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     }
     rec.first_run = first;
     rec.jit = sched.jit;
-    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args);
+    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args, g_time_sum);
     trace::record_call(rec);
     g_calls.push_back(std::move(rec));
     ++g_calls_total;
@@ -375,16 +376,125 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     }
     pending.clear();
   };
-  struct FlushOnError {  // a failing schedule still submits (or drops) what it recorded
-    std::function<void()> f;
+  // Graph calls (a TinyJit replay's batches): each starts its device's Graph and runs while the host goes on to the
+  // next one; they are waited for, in order, before any other call and at the end, and their kernels' records are
+  // finished then
+  struct RunningGraph {
+    const GraphCall* call;
+    std::vector<std::pair<size_t, CallRecord>> recs;
+  };
+  std::vector<RunningGraph> running;
+  auto wait_graphs = [&] {
+    std::vector<RunningGraph> todo = std::move(running);
+    running.clear();
+    for (RunningGraph& rg : todo) {
+      std::vector<double> times = rg.call->graph->wait();
+      if (times.size() != rg.recs.size()) throw Error("a graph call returned " + std::to_string(times.size()) + " times for " + std::to_string(rg.recs.size()) + " kernels");
+      const int number = ++g_graph_calls;
+      if (update_stats && realize_config().debug >= 2) {  // the reference's line of the graph call, then its kernels'
+        CallRecord head;
+        head.name = "batched " + std::to_string(rg.recs.size());
+        head.colored_name = colored(head.name, "36");
+        head.device = rg.recs[0].second.device;
+        head.counter = g_counter + 1;
+        head.jit = sched.jit;
+        std::unordered_set<const UOp*> args;
+        for (size_t k = rg.call->begin; k < rg.call->end; ++k)
+          for (auto& b : sched.items[k].bufs) args.insert(b.get());
+        double total = 0;
+        for (size_t k = 0; k < times.size(); ++k) {
+          head.seconds += times[k];
+          head.estimates.ops += rg.recs[k].second.estimates.ops;
+          head.estimates.mem += rg.recs[k].second.estimates.mem;
+          head.estimates.lds += rg.recs[k].second.estimates.lds;
+        }
+        total = g_time_sum + head.seconds;
+        print_line(head, false, static_cast<int>(args.size()), total);
+      }
+      for (size_t k = 0; k < rg.recs.size(); ++k) {
+        CallRecord& r = rg.recs[k].second;
+        r.seconds = times[k];
+        r.timed = timed;
+        r.graph = number;
+        if (update_stats) finish(rg.recs[k].first, std::move(r));
+      }
+    }
+  };
+  struct FlushOnError {  // a failing schedule still submits (or drops) what it recorded, and waits for its graphs
+    std::function<void()> f, g;
     ~FlushOnError() {
       if (f) try { f(); } catch (...) {}
+      if (g) try { g(); } catch (...) {}
     }
-  } guard{flush};
+  } guard{flush, wait_graphs};
+  // the Variable values a kernel reads, in its spec's order
+  auto kernel_vars = [&](const Compiled& c) {
+    std::vector<int64_t> vars;
+    for (auto& name : c.spec.vars) {
+      auto v = sched.var_vals.find(name);
+      if (v == sched.var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
+      vars.push_back(v->second);
+    }
+    return vars;
+  };
+  auto kernel_record = [&](CallRecord& rec, const Compiled& c, const ScheduleItem& it, size_t nbufs) {
+    rec.kind = "kernel";
+    rec.name = c.spec.name;
+    rec.colored_name = c.spec.colored_name;
+    rec.device = buffer_of(*it.bufs[0])->device;
+    rec.global_size = c.spec.global_size;
+    rec.applied_opts = c.spec.applied_opts;
+    rec.program_key = c.key;
+    rec.estimates = c.spec.estimates;
+    rec.num_args = static_cast<int>(nbufs);
+  };
+  // a call's buffers, allocated where they are not yet: a call's input that nothing wrote yet (Tensor.empty) reads
+  // as zeros on the host, not as whatever memory the allocator hands back (a program's results do not depend on
+  // what ran before it)
+  auto call_buffers = [&](const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec) {
+    for (size_t k = 0; k < it.bufs.size(); ++k) {
+      const UOpRef& b = it.bufs[k];
+      const bool unwritten = k > 0 && !b->buffer;
+      Buffer& buf = ensure_buffer(b);
+      if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
+      out.push_back(&buf);
+      rec.arg_sizes.push_back({buf.size, buf.dtype->name});
+    }
+  };
+  auto release_last_uses = [&](const ScheduleItem& it, size_t i) {
+    for (auto& b : it.bufs)
+      if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
+  };
+  const bool plain = (update_stats && realize_config().repeat > 1) || snap;  // every call on its own (no graph calls)
+  size_t next_graph = 0;
   std::vector<Buffer*> bufs;  // (one item's, its storage reused)
   for (size_t i = 0; i < sched.items.size(); ++i) {
     const ScheduleItem& it = sched.items[i];
     bufs.clear();
+    if (next_graph < sched.graphs.size() && sched.graphs[next_graph].begin == i && !plain) {
+      const GraphCall& g = sched.graphs[next_graph++];
+      flush();
+      RunningGraph rg{&g, {}};
+      std::vector<GraphKernel> kernels(g.end - g.begin);
+      for (size_t j = g.begin; j < g.end; ++j) {
+        const Compiled& c = *progs[j];
+        GraphKernel& k = kernels[j - g.begin];
+        CallRecord r;
+        call_buffers(sched.items[j], k.bufs, r);
+        k.spec = &c.spec;
+        k.exe = c.exe.get();
+        k.vars = kernel_vars(c);
+        kernel_record(r, c, sched.items[j], k.bufs.size());
+        rg.recs.emplace_back(j, std::move(r));
+      }
+      g.graph->start(kernels, timed);
+      running.push_back(std::move(rg));
+      // (the graph keeps what it runs on alive until it is waited for)
+      for (size_t j = g.begin; j < g.end; ++j) release_last_uses(sched.items[j], j);
+      i = g.end - 1;
+      continue;
+    }
+    if (!running.empty()) wait_graphs();
     CallRecord rec;
     const bool repeats = update_stats && realize_config().repeat > 1;
     Device* runner = it.kind == ScheduleItem::Kind::Kernel ? progs[i]->device : nullptr;
@@ -393,16 +503,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       runner->begin_batch(timed);
       batch_dev = runner;
     }
-    for (size_t k = 0; k < it.bufs.size(); ++k) {
-      const UOpRef& b = it.bufs[k];
-      // a call's input that nothing wrote yet (Tensor.empty) reads as zeros on the host, not as whatever memory the
-      // allocator hands back: a program's results do not depend on what ran before it
-      const bool unwritten = k > 0 && !b->buffer;
-      Buffer& buf = ensure_buffer(b);
-      if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
-      bufs.push_back(&buf);
-      rec.arg_sizes.push_back({buf.size, buf.dtype->name});
-    }
+    call_buffers(it, bufs, rec);
     auto t0 = std::chrono::steady_clock::now();
     if (it.kind == ScheduleItem::Kind::Copy) {
       Buffer& dst = *buffer_of(*it.bufs[0]);
@@ -420,12 +521,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       rec.num_args = 2;
     } else {
       const Compiled& c = *progs[i];
-      std::vector<int64_t> vars;
-      for (auto& name : c.spec.vars) {
-        auto v = sched.var_vals.find(name);
-        if (v == sched.var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
-        vars.push_back(v->second);
-      }
+      const std::vector<int64_t> vars = kernel_vars(c);
       // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
       std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
       if (repeats) before = in_place_buffers(c.spec, bufs);
@@ -443,15 +539,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
           rec.repeat_seconds.push_back(c.device->launch(c.spec, *c.exe, bufs, vars));
         }
       }
-      rec.kind = "kernel";
-      rec.name = c.spec.name;
-      rec.colored_name = c.spec.colored_name;
-      rec.device = buffer_of(*it.bufs[0])->device;
-      rec.global_size = c.spec.global_size;
-      rec.applied_opts = c.spec.applied_opts;
-      rec.program_key = c.key;
-      rec.estimates = c.spec.estimates;
-      rec.num_args = static_cast<int>(bufs.size());
+      kernel_record(rec, c, it, bufs.size());
     }
     // what the call wrote, before memory planning hands its storage on (a kernel's outputs, a copy's destination)
     struct Written {
@@ -471,8 +559,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
         }
     }
     // (a batch keeps the buffers it recorded alive until it is submitted)
-    for (auto& b : it.bufs)
-      if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
+    release_last_uses(it, i);
     if (batch_dev && rec.seconds < 0) {
       pending.emplace_back(i, std::move(rec));
       continue;
@@ -481,7 +568,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     for (auto& w : written) trace::record_snapshot(host_values(w.head), w.arg, w.count);
   }
   flush();
-  guard.f = nullptr;
+  wait_graphs();
+  guard.f = guard.g = nullptr;
 }
 
 void apply_becomes(const Schedule& s) {
@@ -662,9 +750,40 @@ void compile_schedule(const Schedule& linear) {
   compile_all(linear);
 }
 
-void compile_captured(Schedule& captured) {
+void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel) {
   std::lock_guard lk(g_mu);
   captured.programs = compile_all(captured);
+  captured.graphs.clear();
+  if (graph_batch < 0) return;
+  // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
+  // most graph_batch kernels (0: any number), the limit doubling after each graph call; a batch of one kernel stays
+  // a plain call (unless graph_one_kernel)
+  size_t limit = static_cast<size_t>(graph_batch);
+  GraphCall cur;
+  Device* cur_dev = nullptr;
+  auto close = [&](size_t end) {
+    cur.end = end;
+    if (cur_dev && (cur.end - cur.begin > 1 || (graph_one_kernel && cur.end > cur.begin))) {
+      cur.graph = cur_dev->make_graph();
+      captured.graphs.push_back(cur);
+      limit *= 2;
+      if (realize_config().debug >= 2) std::printf("JIT GRAPHing batch with %zu kernels\n", cur.end - cur.begin);
+    }
+    cur_dev = nullptr;
+  };
+  std::unordered_map<Device*, bool> has_graph;
+  for (size_t i = 0; i < captured.items.size(); ++i) {
+    Device* d = captured.items[i].kind == ScheduleItem::Kind::Kernel ? captured.programs[i]->device : nullptr;
+    if (d && !has_graph.count(d)) has_graph[d] = d->make_graph() != nullptr;
+    const bool can_graph = d && has_graph[d];
+    const bool can_extend = can_graph && (!cur_dev || (cur_dev == d && (limit == 0 || i - cur.begin < limit)));
+    if (cur_dev && !can_extend) close(i);
+    if (can_graph && !cur_dev) {
+      cur.begin = i;
+      cur_dev = d;
+    }
+  }
+  if (cur_dev) close(captured.items.size());
 }
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
@@ -758,6 +877,13 @@ void replay(const Schedule& captured, const UOps& from, const UOps& to, const st
   s.var_vals = captured.var_vals;
   for (auto& [k, v] : var_vals) s.var_vals[k] = v;
   s.jit = true;
+  // the graph calls, after the copies put first
+  const size_t shift = s.items.size() - captured.items.size();
+  s.graphs = captured.graphs;
+  for (GraphCall& g : s.graphs) {
+    g.begin += shift;
+    g.end += shift;
+  }
   run_schedule(s, true);
 }
 

@@ -67,8 +67,11 @@ void begin_capture();
 std::pair<std::shared_ptr<Schedule>, size_t> end_capture();
 bool capturing();
 bool& capture_paused();
-// compiles a captured schedule's kernels once, under this moment's options (BEAM: JITBEAM at capture), for all its replays
-void compile_captured(Schedule& captured);
+// compiles a captured schedule's kernels once, under this moment's options (BEAM: JITBEAM at capture), for all its
+// replays, and splits it into graph calls (Schedule::graphs): consecutive kernels of one device with a graph handler,
+// at most graph_batch in the first (0: no limit), twice as many in each next one (the reference's JIT_BATCH_SIZE);
+// a single kernel stays a plain call unless graph_one_kernel. graph_batch < 0: no graph calls (JIT=2).
+void compile_captured(Schedule& captured, int graph_batch = -1, bool graph_one_kernel = false);
 // a captured schedule run again with other buffers where it had `from` (the inputs), and these Variable values
 void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals);
 // the inputs (of `inputs`) that the captured calls write: a replay copies into them instead of replacing them

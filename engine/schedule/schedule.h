@@ -14,6 +14,13 @@ namespace ts {
 using ScheduleItem = trace::ScheduleItem;
 
 struct Compiled;  // a kernel compiled for its device (engine/realize)
+class Graph;      // a device's graph call (engine/device)
+
+// Items [begin, end) of a schedule, kernels of one device, that run as one graph call (a TinyJit capture's batch)
+struct GraphCall {
+  size_t begin = 0, end = 0;
+  std::shared_ptr<Graph> graph;  // made by the device at the first run, kept for every replay
+};
 
 struct Schedule {
   std::vector<ScheduleItem> items;  // execution order
@@ -26,6 +33,7 @@ struct Schedule {
   // the schedule runs
   std::vector<std::shared_ptr<Compiled>> programs;
   bool jit = false;  // a TinyJit replay's calls
+  std::vector<GraphCall> graphs;  // in item order, disjoint (a captured TinyJit's batches; empty elsewhere)
   bool cache_hit = false;  // an equal graph (other buffers, other Variable values) was scheduled before
   size_t cache_key = 0;
 };

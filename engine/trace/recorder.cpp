@@ -306,6 +306,7 @@ void record_call(const CallRecord& r) {
   if (r.repeat_seconds.size() > 1) g_calls.back()["times"] = r.repeat_seconds;
   if (!r.repeat_mode.empty()) g_calls.back()["repeat_mode"] = r.repeat_mode;
   if (r.jit) g_calls.back()["jit"] = true;
+  if (r.graph > 0) g_calls.back()["graph"] = r.graph;
   if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 

@@ -40,6 +40,7 @@ struct CallRecord {
   Estimates estimates;
   int schedule_index = 0;    // which realize (linear) this call belongs to
   bool jit = false;          // run by a TinyJit replay (DEBUG=2 prints its header in magenta, as the reference)
+  int graph = 0;             // > 0: run inside graph call number `graph` of this process, with the others that share it
 };
 
 // One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order (the schedule's item,

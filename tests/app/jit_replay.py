@@ -90,6 +90,37 @@ def train(jit):
 (l0, w0), (l1, w1) = train(False), train(True)
 if not np.allclose(l0, l1, atol=1e-5) or not np.allclose(w0, w1, atol=1e-5): bad.append(f"SGD step: losses {l1} != {l0} (no JIT)")
 
+# graph calls: consecutive kernels of one device are batched into graph calls at capture (at most JIT_BATCH_SIZE in
+# the first, twice as many in each next), a lone kernel stays a plain call, JIT=2 makes none; the replays give the
+# values the plain calls give
+from tinygrad import Device
+from tinygrad.helpers import Context as Ctx
+def graph_shape(jitted):
+  return [len(c.src[0].src[0].src) if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph" else 0 for c in jitted.captured.linear.src]
+def chain(n):
+  def f(a, b):
+    for _ in range(n): a = (a * 0.5 + b).realize()
+    return a
+  return f
+from tinygrad.uop.ops import Ops
+for n, batch, jit, want in [(83, 32, 1, [32, 51]), (20, 4, 1, [4, 8, 8]), (5, 32, 2, [0] * 5), (1, 32, 1, [0])]:
+  with Ctx(JIT=jit, JIT_BATCH_SIZE=batch):
+    jf, a, b = TinyJit(chain(n)), Tensor.ones(6).contiguous().realize(), Tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).realize()
+    outs = [jf(a, b).numpy() for _ in range(4)]
+  if graph_shape(jf) != want: bad.append(f"graph calls of a {n}-kernel chain (JIT={jit}, JIT_BATCH_SIZE={batch}): {graph_shape(jf)} != {want}")
+  plain = chain(n)(a, b).numpy()
+  if any(not np.allclose(o, plain) for o in outs): bad.append(f"graph calls of a {n}-kernel chain: {[o.tolist() for o in outs]} != {plain.tolist()}")
+# a kernel of another device ends a batch: two kernels here, one on CPU:1 (alone: a plain call), two here again
+def two_devices(a, c):
+  a = (a + 1).realize(); a = (a * 2).realize()
+  c = (c + 3).realize()
+  a = (a - 1).realize(); return (a * 3).realize(), c
+jf, c0 = TinyJit(two_devices), Tensor([1.0, 2.0], device="CPU:1").realize()
+outs = [[t.numpy().tolist() for t in jf(Tensor([1.0, 2.0]).realize(), c0)] for _ in range(4)]
+if graph_shape(jf) != [2, 0, 2]: bad.append(f"graph calls around another device's kernel: {graph_shape(jf)} != [2, 0, 2]")
+if outs[-1] != [[9.0, 15.0], [4.0, 5.0]]: bad.append(f"graph calls around another device's kernel: {outs[-1]} != [[9.0, 15.0], [4.0, 5.0]]")
+if Device[Device.DEFAULT].graph is None: bad.append(f"{Device.DEFAULT} has no graph handler")
+
 for b in bad: print("MISMATCH", b)
 assert not bad, f"{len(bad)} mismatches"
 print("jit replay ok")

@@ -32,6 +32,7 @@ STANDINS = {
     "lower_and_compile": ("func", "the reference's codegen of one of its CALL UOps"),
     "pm_beam": ("value", "a PatternMatcher of the reference's BEAM step"),
   },
+  "tinygrad.runtime.graph.hcq": {"HCQGraph": ("class", "the reference's graph handler of its HCQ devices (AMD, NV, QCOM); tinyscope has none")},
   "tinygrad.codegen.late": {},
   "tinygrad.codegen.late.linearizer": {"linearize": ("func", "the reference's linearizer over its UOp graphs")},
 }

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QMap>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QRandomGenerator>
@@ -456,12 +457,22 @@ class TestRuns : public QObject {
     tsv::Session s;
     QVERIFY(s.load(dir.filePath("t.json")));
     tsv::TimingsModel m(&s);
-    int jit = 0;
+    int jit = 0, in_graphs = 0;
+    QMap<int, int> graph_sizes;
     for (int r = 0; r < s.calls().size(); ++r) {
       const QString tip = m.index(r, tsv::TimingsModel::kTime).data(Qt::ToolTipRole).toString();
       QCOMPARE(tip.contains("Replayed by TinyJit"), s.calls()[r].jit);
       jit += s.calls()[r].jit;
+      // the replays' kernels run in graph calls: each says which one and its place in it
+      if (s.calls()[r].graph > 0) {
+        ++in_graphs;
+        const int k = ++graph_sizes[s.calls()[r].graph];
+        QVERIFY2(tip.contains(QString("Graph call %1: kernel %2 of ").arg(s.calls()[r].graph).arg(k)), qPrintable(tip));
+        QVERIFY(s.calls()[r].jit);
+      }
     }
+    QVERIFY(in_graphs > 0);
+    for (int n : graph_sizes) QVERIFY(n > 1);  // a lone kernel is no graph call
     // six steps: the first runs as a script would, the second's captured calls run once, four replays: five runs of
     // the captured calls, every call of them marked
     QVERIFY(jit > 0 && jit % 5 == 0);

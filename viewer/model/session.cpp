@@ -242,6 +242,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     for (const auto& t : o["times"].toArray()) c.times.push_back(t.toDouble());
     c.first_run = o["first_run"].toBool();
     c.jit = o["jit"].toBool();
+    c.graph = o["graph"].toInt();
     c.repeat_mode = o["repeat_mode"].toString();
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);

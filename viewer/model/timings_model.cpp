@@ -83,6 +83,19 @@ QString TimingsModel::describe(int row) const {
   if (c.jit)
     lines << tr("Replayed by TinyJit (the magenta edge): a call of the captured schedule run again with this call's inputs, "
                 "no scheduling, no codegen (DEBUG=2 prints its header in magenta)");
+  if (c.graph > 0) {
+    int n = 0, first = -1;
+    for (int r = 0; r < session_->calls().size(); ++r)
+      if (session_->calls()[r].graph == c.graph) {
+        if (first < 0) first = r;
+        ++n;
+      }
+    lines << tr("Graph call %1: kernel %2 of %3 run as one call by the device's graph handler (the reference's "
+                "\"batched %3\"; on Vulkan one command buffer recorded once and submitted again)")
+                 .arg(c.graph)
+                 .arg(row - first + 1)
+                 .arg(n);
+  }
   if (restored(row))
     lines << tr("↺ timed on restored inputs: this kernel writes memory it also reads, so each repeat ran on a copy "
                 "of its inputs as the first run saw them (no result changes)");

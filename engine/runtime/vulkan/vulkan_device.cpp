@@ -177,25 +177,10 @@ class VulkanDevice final : public Device {
     thread_local std::vector<DeviceBuffer> dbs;  // (its storage is kept between launches: no allocation per kernel)
     dbs.clear();
     for (Buffer* b : bufs) dbs.push_back(device_buffer(*b));
-    std::vector<uint8_t> push(vx.push_bytes);
-    for (size_t k = 0; k < spec.vars.size() && k < vars.size(); ++k) {
-      // every Variable at 8*k (glsl_renderer.h); int32 ones take the low 4 bytes
-      const size_t width = std::min<size_t>(8, push.size() - 8 * k);
-      std::memcpy(push.data() + 8 * k, &vars[k], width);
-    }
-    if (info_.loop_iteration_limit && !vx.loop_iterations) check_loop_limit(spec, *loop_iterations(spec, &vars));
-    // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
-    const LaunchDims dims = vx.dims ? *vx.dims : launch_dims(spec, vars);
-    // an empty output (a dimension of 0) has nothing to run: no dispatch (Vulkan has no work-group count of 0)
-    if (std::find(dims.global_size.begin(), dims.global_size.end(), 0) != dims.global_size.end()) return 0.0;
+    std::vector<uint8_t> push;
     std::array<uint32_t, 3> groups{};
-    for (int d = 0; d < 3; ++d) {
-      if (dims.global_size[d] < 1 || dims.global_size[d] > info_.max_workgroup_count[d])
-        throw Error("kernel " + spec.name + ": " + std::to_string(dims.global_size[d]) + " work-groups in dimension " + std::to_string(d) +
-                    " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
-      groups[d] = static_cast<uint32_t>(dims.global_size[d]);
-    }
-    groups[0] = static_cast<uint32_t>((groups[0] + vx.group_packing - 1) / vx.group_packing);
+    // an empty output (a dimension of 0) has nothing to run: no dispatch (Vulkan has no work-group count of 0)
+    if (!dispatch_args(spec, vx, vars, push, groups)) return 0.0;
     if (batch_) {  // recorded into the open batch
       batch_->dispatch(vx.program, dbs, push, groups, spec.name);
       dbs.clear();  // (the batch holds the buffers now)
@@ -222,6 +207,8 @@ class VulkanDevice final : public Device {
   }
 
   bool batches() const override { return true; }
+  std::shared_ptr<Graph> make_graph() override { return std::make_shared<VkGraph>(*this); }
+  std::string graph_name() const override { return "VulkanGraph"; }
   BatchHostTimes last_batch_host_times() const override { return host_times_; }
   void begin_batch(bool timed) override {
     running_.clear();
@@ -258,6 +245,94 @@ class VulkanDevice final : public Device {
   }
 
  private:
+  // The push constants and work-group counts of one dispatch of `spec` for these Variable values; false when it has
+  // nothing to run (a dimension of 0)
+  bool dispatch_args(const ProgramSpec& spec, const VkExecutable& vx, std::span<const int64_t> vars, std::vector<uint8_t>& push,
+                     std::array<uint32_t, 3>& groups) {
+    push.assign(vx.push_bytes, 0);
+    for (size_t k = 0; k < spec.vars.size() && k < vars.size(); ++k) {
+      // every Variable at 8*k (glsl_renderer.h); int32 ones take the low 4 bytes
+      const size_t width = std::min<size_t>(8, push.size() - 8 * k);
+      std::memcpy(push.data() + 8 * k, &vars[k], width);
+    }
+    if (info_.loop_iteration_limit && !vx.loop_iterations) check_loop_limit(spec, *loop_iterations(spec, &vars));
+    // work-groups per dim for these Variable values; a program without locals runs one lane per work-group
+    const LaunchDims dims = vx.dims ? *vx.dims : launch_dims(spec, vars);
+    if (std::find(dims.global_size.begin(), dims.global_size.end(), 0) != dims.global_size.end()) return false;
+    for (int d = 0; d < 3; ++d) {
+      if (dims.global_size[d] < 1 || dims.global_size[d] > info_.max_workgroup_count[d])
+        throw Error("kernel " + spec.name + ": " + std::to_string(dims.global_size[d]) + " work-groups in dimension " + std::to_string(d) +
+                    " exceed " + name() + "'s limit of " + std::to_string(info_.max_workgroup_count[d]));
+      groups[d] = static_cast<uint32_t>(dims.global_size[d]);
+    }
+    groups[0] = static_cast<uint32_t>((groups[0] + vx.group_packing - 1) / vx.group_packing);
+    return true;
+  }
+
+  // A graph call on Vulkan: its kernels recorded once into one command buffer (with the barriers their buffers
+  // need) and submitted again as it is at every replay; recorded again only when a kernel's buffers, Variable
+  // values or timestamps differ from the recorded ones (a replay with other input buffers)
+  class VkGraph final : public Graph {
+   public:
+    explicit VkGraph(VulkanDevice& dev) : dev_(dev) {}
+    std::vector<double> run(const std::vector<GraphKernel>& kernels, bool timed) override {
+      start(kernels, timed);
+      return wait();
+    }
+    void start(const std::vector<GraphKernel>& kernels, bool timed) override {
+      std::vector<DeviceBuffer> bufs;
+      std::vector<int64_t> vars;
+      for (const GraphKernel& k : kernels) {
+        for (Buffer* b : k.bufs) bufs.push_back(device_buffer(*b));
+        vars.insert(vars.end(), k.vars.begin(), k.vars.end());
+      }
+      recorded_ = !batch_ || timed != timed_ || bufs != bufs_ || vars != vars_ || kernels.size() != op_of_.size();
+      if (recorded_) {
+        BatchOptions o;
+        o.timestamps = timed;
+        o.after_previous = true;  // after whatever ran before it (another graph call still running)
+        batch_ = std::make_unique<Batch>(dev_.ctx().batch(o));
+        op_of_.assign(kernels.size(), -1);
+        std::vector<DeviceBuffer> kb;
+        std::vector<uint8_t> push;
+        std::array<uint32_t, 3> groups{};
+        for (size_t i = 0; i < kernels.size(); ++i) {
+          const GraphKernel& k = kernels[i];
+          auto& vx = static_cast<VkExecutable&>(*k.exe);
+          if (!dev_.dispatch_args(*k.spec, vx, k.vars, push, groups)) continue;
+          kb.clear();
+          for (Buffer* b : k.bufs) kb.push_back(device_buffer(*b));
+          op_of_[i] = static_cast<int>(batch_->size());
+          batch_->dispatch(vx.program, kb, push, groups, k.spec->name);
+        }
+        bufs_ = std::move(bufs);
+        vars_ = std::move(vars);
+        timed_ = timed;
+      }
+      if (batch_->size()) batch_->submit();
+    }
+    std::vector<double> wait() override {
+      std::vector<double> times(op_of_.size(), 0.0);
+      if (!batch_ || !batch_->size()) return times;
+      BatchResult r = batch_->wait(dev_.options_.timeout_s);
+      const size_t n = batch_->size();
+      // without timestamps each kernel is shown an equal share of the call's wall time
+      if (r.gpu_seconds.size() != n) r.gpu_seconds.assign(n, r.wall_seconds / static_cast<double>(n));
+      for (size_t i = 0; i < op_of_.size(); ++i)
+        if (op_of_[i] >= 0) times[i] = r.gpu_seconds[static_cast<size_t>(op_of_[i])];
+      return times;
+    }
+    std::string last_run() const override { return recorded_ ? "recorded its command buffer" : "resubmitted its command buffer"; }
+
+   private:
+    VulkanDevice& dev_;
+    std::unique_ptr<Batch> batch_;
+    std::vector<DeviceBuffer> bufs_;  // what the recorded command buffer binds, kernel after kernel
+    std::vector<int64_t> vars_;
+    std::vector<int> op_of_;          // each kernel's dispatch in the batch (-1: nothing to run)
+    bool timed_ = false, recorded_ = false;
+  };
+
   // lavapipe (Mesa's llvmpipe driver) stops an invocation after 65,535 loop iterations in all (its loop limiter)
   // and drops the rest of its work without an error: such a kernel is refused rather than run wrong.
   // The iterations one invocation runs: every loop's trip count times its enclosing ones', summed; a bound over
