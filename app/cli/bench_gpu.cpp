@@ -984,6 +984,36 @@ int run_gpu_bench(const std::string& dev, bool quick, int beam, const std::strin
                 "last submit to fence %.2f us, the rest %.2f us)\n",
                 "", stats(build).median * 1e6, stats(sched).median * 1e6, m_run * 1e6, m_rec * 1e6, m_fence * 1e6,
                 (m_run - m_rec - m_fence) * 1e6);
+    // the same chain as TinyJit runs it (the engine's capture, compiled once; what Python's TinyJit calls): replayed
+    // in graph calls (JIT_BATCH_SIZE 32, doubling: 32 + 64 + 104 kernels, each one command buffer recorded once and
+    // submitted again) and, as JIT=2, one call each; wall per kernel from the replay to the result read back
+    auto jit_row = [&](int graph_batch, const char* label) {
+      ts::begin_capture();
+      ts::Tensor y = prog();
+      y.realize();
+      auto [captured, n] = ts::end_capture();
+      (void)n;
+      ts::compile_captured(*captured, graph_batch);
+      ts::realize_config().time_kernels = false;
+      std::vector<double> jw;
+      ts::HostData out;
+      for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) ts::replay(*captured, {}, {}, {});
+      for (int r = 0; r < reps; ++r) {
+        auto t0 = clk::now();
+        ts::replay(*captured, {}, {}, {});
+        out = y.data();
+        jw.push_back(seconds_since(t0) / 200);
+      }
+      ts::realize_config().time_kernels = true;
+      std::string ok = "ok";
+      for (int64_t i = 0; i < 1024 && ok == "ok"; ++i)
+        if (std::fabs(out.f[i] - pat_a(i) * f) > 1e-4 * std::max(1.0, pat_a(i) * f)) ok = "WRONG at [" + std::to_string(i) + "]";
+      std::printf("  %-28s TinyJit replay, %s: %s per kernel, wall (replay to result, kernels untimed; goal <= 3 us)  output %s\n", "", label,
+                  spread(stats(jw), 1e6, "us").c_str(), ok.c_str());
+      std::fflush(stdout);
+    };
+    jit_row(32, "graph calls of 32, 64, 104 kernels");
+    jit_row(-1, "one call a kernel (JIT=2)");
   });
   if (beam > 0) {
     ts::realize_config().beam = beam;
