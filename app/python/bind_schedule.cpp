@@ -120,7 +120,7 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     py::list placeholders;
     const ts::UOps in = uop_list(inputs), written = ts::written_inputs(*s, in);
     for (const ts::UOpRef& b : in) {
-      if (std::find(written.begin(), written.end(), b) != written.end()) {  // kept: a replay copies into it
+      if (std::find(written.begin(), written.end(), b) != written.end()) {  // kept: what the captured results hold (a replay writes the caller's buffer)
         placeholders.append(uop_object(b));
         continue;
       }

@@ -58,26 +58,28 @@ void bind_tensor_movement(TensorClass& t) {
   t.def("_pad", [](const Tensor& s, const std::vector<std::pair<int64_t, int64_t>>& pads, double value) {
     return s.pad(pads, value);
   }, py::arg("pads"), py::arg("value") = 0.0);
-  // (start, end) per dim; an end may be a bound Variable (a UOp)
+  // (start, end) per dim; either may be a bound Variable or an expression of one (a UOp)
   t.def("_shrink", [](const Tensor& s, py::list bounds) {
     std::vector<std::pair<int64_t, int64_t>> b;
-    ts::UOps sym_ends;
-    bool symbolic = false;
+    ts::UOps sym_starts, sym_ends;
+    auto bound = [](py::handle h, ts::UOps& sym, int64_t& fixed) {
+      if (py::isinstance<UOpHandle>(h)) {
+        sym.push_back(h.cast<const UOpHandle&>().u);
+        fixed = 0;
+      } else {
+        sym.push_back(nullptr);
+        fixed = h.cast<int64_t>();
+      }
+    };
     for (py::handle pair : bounds) {
       py::sequence se = py::reinterpret_borrow<py::sequence>(pair);
       if (se.size() != 2) throw py::value_error("shrink: expected (start, end) pairs");
-      py::handle end = se[1];
-      if (py::isinstance<UOpHandle>(end)) {
-        const ts::UOpRef& v = end.cast<const UOpHandle&>().u;
-        b.emplace_back(se[0].cast<int64_t>(), v->vmax());
-        sym_ends.push_back(v);
-        symbolic = true;
-      } else {
-        b.emplace_back(se[0].cast<int64_t>(), end.cast<int64_t>());
-        sym_ends.push_back(nullptr);
-      }
+      int64_t start = 0, end = 0;
+      bound(se[0], sym_starts, start);
+      bound(se[1], sym_ends, end);
+      b.emplace_back(start, end);
     }
-    return symbolic ? s.shrink(b, sym_ends) : s.shrink(b);
+    return s.shrink(b, sym_starts, sym_ends);
   });
   t.def("transpose", &Tensor::transpose, py::arg("dim0") = 1, py::arg("dim1") = 0);
   t.def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1);

@@ -34,6 +34,18 @@ struct ArgVisitor {
 
 py::object arg_object(const ts::Arg& a) { return std::visit(ArgVisitor{a}, a); }
 
+// a UOp's binary op with another UOp or a Python number (a const of the UOp's dtype; a float beside an int UOp is a
+// weak float), the number first when reflected
+py::object uop_alu(ts::Ops op, const ts::UOpRef& u, py::object other, bool reflected) {
+  ts::UOpRef o;
+  if (py::isinstance<UOpHandle>(other)) o = other.cast<const UOpHandle&>().u;
+  else if (py::isinstance<py::bool_>(other)) o = ts::uconst(u->dtype, other.cast<bool>() ? 1 : 0);
+  else if (py::isinstance<py::int_>(other)) o = ts::is_float(u->dtype) ? ts::uconst(u->dtype, other.cast<double>()) : ts::uconst_int(u->dtype, other.cast<int64_t>());
+  else if (py::isinstance<py::float_>(other)) o = ts::uconst(ts::is_float(u->dtype) ? u->dtype : ts::dtypes::weakfloat, other.cast<double>());
+  else return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return uop_object(reflected ? ts::alu(op, o, u) : ts::alu(op, u, o));
+}
+
 // tinygrad-like tree print; shared nodes are printed once and then referred to as x<N>
 std::string uop_repr(const ts::UOpRef& root) {
   std::unordered_map<const ts::UOp*, int> uses, names;
@@ -146,6 +158,31 @@ void bind_uop(py::module_& m) {
           throw py::value_error("unbind: not a bound Variable");
         return py::make_tuple(uop_object(h.u->src[0]), h.u->src[1]->src.at(1)->const_int());
       })
+      // building values, as the reference's UOp: UOp.const(2.0) (a weak float), .cast(dtype), and arithmetic with
+      // UOps and Python numbers (a Variable's bounds: st + N, 2 * v); the result is a new UOp (a graph a Tensor
+      // takes, or a symbolic bound a shrink takes)
+      .def_static("const", [](py::object b, py::object dtype) -> py::object {
+        const ts::DType dt = to_dtype_or_null(dtype);
+        if (py::isinstance<UOpHandle>(b)) {
+          const ts::UOpRef& u = b.cast<const UOpHandle&>().u;
+          return uop_object(dt ? ts::ucast(u, dt) : u);
+        }
+        if (py::isinstance<py::bool_>(b)) return uop_object(dt ? ts::uconst(dt, b.cast<bool>() ? 1 : 0) : ts::uconst_bool(b.cast<bool>()));
+        if (py::isinstance<py::int_>(b)) return uop_object(ts::uconst_int(dt ? dt : ts::dtypes::weakint, b.cast<int64_t>()));
+        if (py::isinstance<py::float_>(b)) return uop_object(ts::uconst(dt ? dt : ts::dtypes::weakfloat, b.cast<double>()));
+        throw py::type_error("UOp.const: " + std::string(py::repr(b)) + " is no bool, int, float or UOp");
+      }, py::arg("b"), py::arg("dtype") = py::none())
+      .def("cast", [](const UOpHandle& h, py::object dtype) { return uop_object(ts::ucast(h.u, to_dtype(dtype))); }, py::arg("dtype"))
+      .def("__add__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::ADD, h.u, o, false); }, py::is_operator())
+      .def("__radd__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::ADD, h.u, o, true); }, py::is_operator())
+      .def("__sub__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::SUB, h.u, o, false); }, py::is_operator())
+      .def("__rsub__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::SUB, h.u, o, true); }, py::is_operator())
+      .def("__mul__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::MUL, h.u, o, false); }, py::is_operator())
+      .def("__rmul__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::MUL, h.u, o, true); }, py::is_operator())
+      .def("__floordiv__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::FLOORDIV, h.u, o, false); }, py::is_operator())
+      .def("__mod__", [](const UOpHandle& h, py::object o) { return uop_alu(ts::Ops::FLOORMOD, h.u, o, false); }, py::is_operator())
+      .def("__neg__", [](const UOpHandle& h) { return uop_alu(ts::Ops::MUL, h.u, py::int_(-1), false); })
+      .def("simplify", [](const UOpHandle& h) { return uop_object(ts::simplify(h.u)); })
       .def("__eq__", [](const UOpHandle& a, py::object b) -> py::object {
         if (!py::isinstance<UOpHandle>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
         return py::bool_(a.u.get() == b.cast<const UOpHandle&>().u.get());

@@ -234,7 +234,7 @@ def _pad_reflect_replicate(self, pX, mode):
 @_install
 def shrink(self, arg):
   if self.ndim != len(arg): raise ValueError(f"{self.ndim=} != {len(arg)=}")
-  bounds = [(0, s) if x is None else (int(x[0]), x[1] if isinstance(x[1], UOp) else int(x[1])) for x, s in zip(arg, self.shape)]
+  bounds = [(0, s) if x is None else tuple(b if isinstance(b, UOp) else int(b) for b in x) for x, s in zip(arg, self.shape)]
   return self if all(b == (0, s) for b, s in zip(bounds, self.shape)) else self._shrink(bounds)
 
 @_install
@@ -2042,7 +2042,8 @@ def _prepare_jit_inputs(args, kwargs):
   if any(t.device is None for t in tensors): raise JitError("JIT inputs must be real buffers; use .clone()")
   if len(unrealized := [t for t in tensors if _ts.jit_input(t) is None]): Tensor.realize(*unrealized)
   infos = [_ts.jit_input(t) for t in tensors]
-  input_buffers = [b for bufs, _ in infos for b in bufs]
+  # (a buffer with no memory yet, a Tensor.empty nothing wrote, is no input: the calls use the capture's own, as the reference's)
+  input_buffers = [b for bufs, _ in infos for b in bufs if b.is_realized]
   if len({b.id for b in input_buffers}) != len(input_buffers): raise JitError("duplicate inputs to JIT")
   var_vals = {}
   for v in args + tuple(kwargs.values()):

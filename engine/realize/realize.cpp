@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <set>
 #include <mutex>
 #include <unordered_map>
@@ -674,7 +675,7 @@ void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
 HostData read_buffer(const UOpRef& view, bool raw) {
   const UOp* u = view.get();
   int64_t offset = 0;
-  while (u->op == Ops::RESHAPE || u->op == Ops::SHRINK) {
+  while (u->op == Ops::RESHAPE || (u->op == Ops::SHRINK && u->src.size() == 1)) {
     if (u->op == Ops::SHRINK) offset += u->as<Shape>()[0];
     u = u->src[0].get();
   }
@@ -750,9 +751,57 @@ void compile_schedule(const Schedule& linear) {
   compile_all(linear);
 }
 
+// The reference's memory plan at capture: the captured calls' intermediates (buffers no tensor holds) share fixed
+// buffers wherever their lifetimes do not overlap (one of the same device, dtype and size, free again after its last
+// call), kept from replay to replay, so every replay runs on the same memory (a graph call is submitted again as
+// it was recorded) and nothing is allocated or freed while it runs. Prints the reference's line at DEBUG>=1.
+static void plan_captured_memory(Schedule& captured) {
+  std::unordered_set<const UOp*> inter;
+  for (auto& b : captured.intermediates) inter.insert(b.get());
+  if (inter.empty()) return;
+  std::unordered_map<const UOp*, size_t> last;
+  for (size_t i = 0; i < captured.items.size(); ++i)
+    for (auto& b : captured.items[i].bufs)
+      if (inter.count(b.get())) last[b.get()] = i;
+  using Key = std::tuple<std::string, const void*, int64_t>;
+  auto key = [](const UOp* b) { return Key{b->device, static_cast<const void*>(b->dtype), b->as<ParamArg>().size}; };
+  std::map<Key, UOps> pool;
+  std::unordered_map<const UOp*, UOpRef> assign;
+  size_t planned = 0;
+  double before = 0, after = 0;
+  for (size_t i = 0; i < captured.items.size(); ++i) {
+    for (auto& b : captured.items[i].bufs) {
+      if (!inter.count(b.get()) || assign.count(b.get())) continue;
+      const double bytes = static_cast<double>(b->as<ParamArg>().size) * b->dtype->itemsize();
+      before += bytes;
+      UOps& free = pool[key(b.get())];
+      if (!free.empty()) {
+        assign[b.get()] = free.back();
+        free.pop_back();
+      } else {
+        assign[b.get()] = new_buffer(b->device, b->as<ParamArg>().size, b->dtype);
+        after += bytes;
+        ++planned;
+      }
+    }
+    for (auto& b : captured.items[i].bufs)
+      if (auto l = last.find(b.get()); l != last.end() && l->second == i) {
+        pool[key(b.get())].push_back(assign[b.get()]);
+        last.erase(l);
+      }
+  }
+  for (auto& it : captured.items)
+    for (auto& b : it.bufs)
+      if (auto a = assign.find(b.get()); a != assign.end()) b = a->second;
+  if (realize_config().debug >= 1 && after < before)
+    std::printf("memory reduced from %.2f MB -> %.2f MB, %zu -> %zu bufs\n", before / 1e6, after / 1e6, assign.size(), planned);
+  captured.intermediates.clear();  // (kept between replays: none is freed at its last use)
+}
+
 void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel) {
   std::lock_guard lk(g_mu);
   captured.programs = compile_all(captured);
+  plan_captured_memory(captured);
   captured.graphs.clear();
   if (graph_batch < 0) return;
   // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
@@ -848,16 +897,15 @@ std::unordered_set<const UOp*> written_buffers(const Schedule& s, bool only_unre
 
 void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals) {
   std::lock_guard lk(g_mu);
-  // an input the calls write is not written in place: its value is copied into the capture's own buffer first (the
-  // one the captured results hold), as the reference's JIT copies written inputs; an input that is a buffer the calls
-  // write (a result of the last call fed back in) is read from a copy, so no call reads what it overwrites
+  // each input's buffer replaces the capture's: a call that writes an input (an assign) writes the caller's buffer,
+  // as the reference's; an input that is a buffer the calls write (a result of the last call fed back in, not the
+  // capture's own input) is read from a copy, so no call reads what it overwrites
   const std::unordered_set<const UOp*> written = written_buffers(captured, false);
   std::unordered_map<const UOp*, UOpRef> sub;
   Schedule s;
   for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
-    if (written.count(from[i].get())) {
-      if (from[i] != to[i]) s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {from[i], to[i]}, nullptr});
-    } else if (written.count(to[i].get())) {
+    if (from[i] == to[i]) continue;
+    if (written.count(to[i].get())) {
       UOpRef fresh = new_buffer(to[i]->device, to[i]->numel(), to[i]->dtype);
       s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
       sub.emplace(from[i].get(), fresh);
@@ -922,8 +970,14 @@ std::pair<std::shared_ptr<Schedule>, std::shared_ptr<Schedule>> prune_schedule(c
       for (auto& b : it.bufs) need.insert(b.get());
     (reads ? kept : once)->items.push_back(it);
   }
-  // every buffer is kept between the two (the calls run once may write what the kept ones read)
+  // every buffer is kept between the two (the calls run once may write what the kept ones read); the intermediates
+  // only kept calls use stay the kept calls' to plan
   kept->var_vals = once->var_vals = captured.var_vals;
+  std::unordered_set<const UOp*> used_once;
+  for (auto& it : once->items)
+    for (auto& b : it.bufs) used_once.insert(b.get());
+  for (auto& b : captured.intermediates)
+    if (!used_once.count(b.get())) kept->intermediates.push_back(b);
   return {kept, once};
 }
 

@@ -74,7 +74,7 @@ bool& capture_paused();
 void compile_captured(Schedule& captured, int graph_batch = -1, bool graph_one_kernel = false);
 // a captured schedule run again with other buffers where it had `from` (the inputs), and these Variable values
 void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals);
-// the inputs (of `inputs`) that the captured calls write: a replay copies into them instead of replacing them
+// the inputs (of `inputs`) that the captured calls write (an assign to an input)
 UOps written_inputs(const Schedule& captured, const UOps& inputs);
 // frees the memory of the buffers the captured calls only write (none of `keep`); the next replay allocates them
 // again. Returns the bytes freed.

@@ -121,8 +121,10 @@ UOps apply_movement_op(const UOp& x, const UOps& rngs) {
     case Ops::SHRINK: {
       const Shape& a = x.as<Shape>();
       for (size_t i = 0; i < rngs.size(); ++i) {
-        int64_t off = a[2 * i];
-        out.push_back(off == 0 ? rngs[i] : map_idx(rngs[i], [&](const UOpRef& e) { return simplify(iadd(e, iconst(off))); }));
+        // a symbolic start (a Variable's expression) is the source the arg points at
+        const int64_t off = a[2 * i];
+        const UOpRef start = off < 0 ? x.src.at(static_cast<size_t>(-off)) : iconst(off);
+        out.push_back(off == 0 ? rngs[i] : map_idx(rngs[i], [&](const UOpRef& e) { return simplify(iadd(e, start)); }));
       }
       return out;
     }

@@ -405,7 +405,9 @@ struct Callify {
   UOpRef subst_view(const UOpRef& x) {
     if (auto r = repl.find(x.get()); r != repl.end()) return r->second;
     if (!group::movement(x->op)) return x;
-    return x->replace_src({subst_view(x->src[0])});
+    UOps src = x->src;  // (a SHRINK's symbolic bounds stay)
+    src[0] = subst_view(x->src[0]);
+    return x->replace_src(std::move(src));
   }
 
   // a copy reads its source's state as the call that wrote it in this schedule left it (none: as it was before), and

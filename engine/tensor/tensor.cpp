@@ -109,7 +109,7 @@ namespace {
 // shard has one
 bool realized_node(const UOp* u) {
   if (u->op == Ops::MSTACK) return std::all_of(u->src.begin(), u->src.end(), [](const UOpRef& s) { return realized_node(s.get()); });
-  while (u->op == Ops::RESHAPE || (u->op == Ops::SHRINK && u->src[0]->op == Ops::BUFFER)) u = u->src[0].get();
+  while (u->op == Ops::RESHAPE || (u->op == Ops::SHRINK && u->src.size() == 1 && u->src[0]->op == Ops::BUFFER)) u = u->src[0].get();
   return u->op == Ops::BUFFER;
 }
 }  // namespace
@@ -626,27 +626,36 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b) const {
   return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
 }
 
-Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b, const UOps& sym_ends) const {
+Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b, const UOps& sym_starts, const UOps& sym_ends) const {
+  auto sym = [](const UOps& v, size_t i) -> UOpRef { return i < v.size() ? v[i] : nullptr; };
   bool any = false;
-  for (auto& e : sym_ends) any |= e != nullptr;
+  for (size_t i = 0; i < b.size(); ++i) any |= sym(sym_starts, i) != nullptr || sym(sym_ends, i) != nullptr;
   if (!any) return shrink(b);
-  if ((int64_t)b.size() != ndim() || sym_ends.size() != b.size()) throw Error("shrink: " + std::to_string(b.size()) + " bounds for shape " + shape_str(shape()));
+  if ((int64_t)b.size() != ndim()) throw Error("shrink: " + std::to_string(b.size()) + " bounds for shape " + shape_str(shape()));
+  // a symbolic bound is a source of the SHRINK; its entry in the arg is minus that source's index
   Shape arg;
   UOps src{uop()};
-  for (size_t i = 0; i < b.size(); ++i) {
-    arg.push_back(b[i].first);
-    if (sym_ends[i]) {
-      const UOp* v = sym_ends[i].get();
-      if (v->vmax() > shape()[i] || v->vmin() < b[i].first)
-        throw Error("shrink: Variable bound [" + std::to_string(v->vmin()) + ", " + std::to_string(v->vmax()) + "] out of range for dim " +
-                    std::to_string(i) + " of shape " + shape_str(shape()));
-      src.push_back(sym_ends[i]);
-      arg.push_back(-static_cast<int64_t>(src.size() - 1));
-    } else {
-      arg.push_back(b[i].second);
+  auto bound = [&](const UOpRef& v, int64_t fixed, size_t i, const char* which) {
+    if (!v) {
+      if (fixed < 0 || fixed > shape()[i])
+        throw Error(std::string("shrink: ") + which + " " + std::to_string(fixed) + " out of range for dim " + std::to_string(i) + " of shape " + shape_str(shape()));
+      arg.push_back(fixed);
+      return;
     }
+    if (v->vmax() > shape()[i] || v->vmin() < 0)
+      throw Error(std::string("shrink: symbolic ") + which + " " + v->render() + " in [" + std::to_string(v->vmin()) + ", " + std::to_string(v->vmax()) +
+                  "] out of range for dim " + std::to_string(i) + " of shape " + shape_str(shape()));
+    src.push_back(v);
+    arg.push_back(-static_cast<int64_t>(src.size() - 1));
+  };
+  for (size_t i = 0; i < b.size(); ++i) {
+    bound(sym(sym_starts, i), b[i].first, i, "start");
+    bound(sym(sym_ends, i), b[i].second, i, "end");
   }
-  return Tensor(UOp::make(Ops::SHRINK, dtype(), src, arg));
+  UOpRef out = UOp::make(Ops::SHRINK, dtype(), src, arg);
+  for (size_t i = 0; i < b.size(); ++i)
+    if (out->shape[i] < 0) throw Error("shrink: the end of dim " + std::to_string(i) + " can be before its start");
+  return Tensor(out);
 }
 
 UOpRef variable(const std::string& name, int64_t lo, int64_t hi) {

@@ -130,8 +130,9 @@ class Tensor {
   Tensor permute(std::vector<int64_t> order) const;
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& pads, double value = 0) const;
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;  // (start, end) per dim
-  // shrink where dim i ends at the bound Variable sym_ends[i] (nullptr: the integer end)
-  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds, const UOps& sym_ends) const;
+  // shrink where dim i starts at sym_starts[i] and ends at sym_ends[i], symbolic bounds over bound Variables
+  // (nullptr, or an empty list: the integer bound of `bounds`)
+  Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds, const UOps& sym_starts, const UOps& sym_ends) const;
   Tensor flip(std::vector<int64_t> axes) const;
   Tensor transpose(int64_t a = 1, int64_t b = 0) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;

@@ -175,6 +175,26 @@ Shape broadcast_shapes(const UOps& src) {
   return out;
 }
 
+
+// A SHRINK's bound on dim i: its int, or (negative in the arg) minus the index of the source holding a symbolic one
+UOpRef shrink_bound(const UOp& u, size_t k) {
+  const int64_t v = u.as<Shape>()[k];
+  return v < 0 ? u.src.at(static_cast<size_t>(-v)) : nullptr;
+}
+// The size of a SHRINK's dim i: an int, or, when it depends on a Variable, its largest value and the expression (a
+// symbolic start and an end that is that start plus a constant, x.shrink(((st, st + N),)), is the constant N)
+std::pair<int64_t, UOpRef> shrink_size(const UOp& u, size_t i) {
+  const Shape& a = u.as<Shape>();
+  const UOpRef s = shrink_bound(u, 2 * i), e = shrink_bound(u, 2 * i + 1);
+  if (!s && !e) return {a[2 * i + 1] - a[2 * i], nullptr};
+  if (!s) return {e->vmax() - a[2 * i], a[2 * i] == 0 ? e : alu(Ops::ADD, e, iconst(-a[2 * i]))};
+  if (e && e->op == Ops::ADD && e->src.size() == 2)
+    for (int k = 0; k < 2; ++k)
+      if (e->src[k] == s && e->src[1 - k]->op == Ops::CONST) return {e->src[1 - k]->const_int(), nullptr};
+  const UOpRef size = alu(Ops::ADD, e ? e : iconst(a[2 * i + 1]), alu(Ops::MUL, s, iconst(-1)));
+  return {size->vmax(), size};
+}
+
 void infer_shape(UOp& u) {
   auto src_shape = [&](size_t i) -> const Shape& { return u.src.at(i)->shape; };
   switch (u.op) {
@@ -203,10 +223,8 @@ void infer_shape(UOp& u) {
       const Shape& a = u.as<Shape>();
       const Shape& s = src_shape(0);
       for (size_t i = 0; i < s.size(); ++i) {
-        int64_t end = a[2 * i + 1];
-        // a symbolic end (negative: index of the src holding it) has the Variable's max as its size
-        if (u.op == Ops::SHRINK && end < 0) end = u.src.at(static_cast<size_t>(-end))->vmax();
-        u.shape.push_back(u.op == Ops::PAD ? s[i] + a[2 * i] + a[2 * i + 1] : end - a[2 * i]);
+        if (u.op == Ops::PAD) u.shape.push_back(s[i] + a[2 * i] + a[2 * i + 1]);
+        else u.shape.push_back(shrink_size(u, i).first);
       }
       return;
     }
@@ -244,13 +262,10 @@ void infer_sym(UOp& u) {
   switch (u.op) {
     case Ops::SHRINK: {
       const Shape& a = u.as<Shape>();
+      (void)a;
       if (u.src.size() > 1) {
         u.sym.assign(u.shape.size(), nullptr);
-        for (size_t i = 0; i < u.shape.size(); ++i)
-          if (a[2 * i + 1] < 0) {
-            const UOpRef& e = u.src.at(static_cast<size_t>(-a[2 * i + 1]));
-            u.sym[i] = a[2 * i] == 0 ? e : alu(Ops::ADD, e, iconst(-a[2 * i]));
-          }
+        for (size_t i = 0; i < u.shape.size(); ++i) u.sym[i] = shrink_size(u, i).second;
       } else if (!src_sym(0).empty()) {
         u.sym = src_sym(0);
       }

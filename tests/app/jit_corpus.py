@@ -2,8 +2,10 @@
 # constant leaf tensors become the inputs of a function that runs the rest of the program, the function is called
 # four times through TinyJit (the first call runs, the second captures, the third and fourth replay the captured
 # kernels with the new input buffers) and each call's values are compared with the same function called without the
-# JIT on the same inputs. Run by tests/app/test_cli.cpp on CPU, INTERP and VULKAN; prints one line per program and
-# "jit corpus ok: N programs, M skipped" when nothing failed (N wrapped and checked, M skipped with their reason).
+# JIT on the same inputs. Run by tests/app/test_cli.cpp on CPU, INTERP and VULKAN; prints one line per program (ok,
+# skipped with the reason, FAIL with the first difference, KNOWN BUG) and, when nothing failed,
+# "jit corpus ok: N programs, M skipped" (N wrapped and checked, M skipped), then ", K known JIT bugs" if K > 0.
+# `tinyscope run tests/app/jit_corpus.py -- 145_ corpus-gpu/` runs the programs whose names contain an argument.
 #
 # How a program is wrapped (its source is rewritten with `ast`, not edited by hand):
 # - a constant leaf, `Tensor(<python data>)`, `Tensor.arange/ones/zeros/full/eye/linspace(...)`, wherever it is built
@@ -24,9 +26,10 @@
 # ints and bools are drawn from the original values (indices stay in range, divisors nonzero, sums change), an int
 # constant (full, zeros) moves by the call's number.
 # Checked per program: the JIT's values equal the values without the JIT (ints and bools exactly, floats within
-# rtol 1e-5, atol 1e-6, NaN equal to NaN) for every call; the second call captured (`captured` is set); the program's
-# Python ran only for the first two calls (the later ones were replays); and where the values without the JIT change
-# from call to call, the JIT's change too (a replay that kept the capture's inputs would show here).
+# rtol 1e-5, atol 1e-6, NaN equal to NaN) for every call, the read values and then the inputs' values after the call
+# (an input the program updates in place must be updated alike); the second call captured (`captured` is set); the
+# program's Python ran only for the first two calls (the later ones were replays); and where the values without the
+# JIT change from call to call, the JIT's change too (a replay that kept the capture's inputs would show here).
 # Programs that cannot be wrapped are found from their source (Variables, graph or schedule inspection, Tensor.empty,
 # reseeding mid-program), from the probe (a read value deciding Python control flow) or from the runs without the JIT
 # (values that do not change from call to call, where a stale replay could not show) and printed as skipped with the
@@ -51,9 +54,12 @@ CAPTURE_READS = {
   "79_scatter_rearrange": "masked_select and nonzero read the mask to size their results",
 }
 
-# JIT results that differ from the plain results on this engine (engine bugs), with a repro; a program listed here
-# is still run and its line says KNOWN BUG instead of FAIL while it differs, and FAIL once it passes (remove it then)
+# JIT results that differ from the results without the JIT on this engine (engine bugs the reference tinygrad does
+# not have): program -> (what its failure must say, the bug and a repro). A program listed here is still run, its
+# line says KNOWN BUG instead of FAIL while it fails that way, and FAIL when it fails otherwise or passes (remove it
+# then). Under the reference tinygrad the list does not apply. Empty: every program gives the plain run's values.
 KNOWN_JIT_BUGS = {}
+if "tinyscope" not in sys.modules: KNOWN_JIT_BUGS = {}
 
 CREATORS = {"arange", "ones", "zeros", "full", "eye", "linspace"}
 READS = {"tolist", "item", "numpy"}
@@ -104,7 +110,13 @@ def resolve(x, vals):
   return x
 
 # ---- comparing results: ints/bools/strings exactly, floats within a tolerance, NaN equal to NaN ----
-def mismatch(a, b, rtol, atol, path="RESULT"):
+def mismatch(a, b, rtol, atol, path=""):
+  if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+    if a.shape != b.shape or a.dtype != b.dtype: return f"{path}: {a.dtype}{list(a.shape)} != {b.dtype}{list(b.shape)}"
+    same = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) if a.dtype.kind == "f" else a == b
+    if same.all(): return None
+    i = tuple(int(x) for x in np.argwhere(~same)[0])
+    return f"{path}{list(i)}: {a[i].item()!r} != {b[i].item()!r}"
   if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
     if len(a) != len(b): return f"{path}: length {len(a)} != {len(b)}"
     for i, (x, y) in enumerate(zip(a, b)):
@@ -125,8 +137,10 @@ def mismatch(a, b, rtol, atol, path="RESULT"):
   return None
 
 def short(x, n=300):
-  s = repr(x)
+  # one line, at most n characters
+  s = repr(x.tolist() if isinstance(x, np.ndarray) else [short_py(v) for v in x] if isinstance(x, list) else x)
   return s if len(s) <= n else s[:n] + "..."
+def short_py(x): return x.tolist() if isinstance(x, np.ndarray) else x
 
 # ---- the rewrite ----
 def is_tensor_attr(f, names):
@@ -217,10 +231,12 @@ class Program:
     self.result, self.kinds = g.get("RESULT"), kinds
     return tuple(outs)
 
-  def values(self, outs):
-    # the read values of the returned tensors, filled into the program's RESULT
+  def values(self, outs, inputs):
+    # the read values of the returned tensors, filled into the program's RESULT, and the inputs' values after the call
+    # (an input the program updates in place, an optimizer's weight, must be updated in the caller's buffer)
     if len(outs) != len(self.kinds): raise RuntimeError(f"{len(outs)} tensors returned, {len(self.kinds)} reads")
-    return resolve(self.result, [getattr(o, kind)() if kind != "numpy" else o.numpy().tolist() for o, kind in zip(outs, self.kinds)])
+    result = resolve(self.result, [getattr(o, kind)() if kind != "numpy" else o.numpy().tolist() for o, kind in zip(outs, self.kinds)])
+    return {"RESULT": result, "inputs after the call": [t.numpy() for t in inputs]}
 
   def new_inputs(self, call):
     # call c's inputs, as fresh realized buffers (the function may update them in place, an optimizer's weights)
@@ -253,40 +269,46 @@ def check(name, path):
 
   # the probe: the rewritten program on its original values gives its recorded result
   Tensor.manual_seed(seed)
-  try: probe = prog.values(prog.execute([], probe=True))
+  try: probe = prog.values(prog.execute([], probe=True), [])["RESULT"]
   except NotDeferrable as e: return "skip", f"{e} ({where(e, path)})"
   exp_path = path[:-3] + ".expected.json"
-  if os.path.exists(exp_path) and (m := mismatch(probe, json.load(open(exp_path))["result"], EXPECTED_RTOL, EXPECTED_ATOL)):
+  if os.path.exists(exp_path) and (m := mismatch(probe, json.load(open(exp_path))["result"], EXPECTED_RTOL, EXPECTED_ATOL, "RESULT")):
     return "fail", f"the rewritten program on its original inputs (no JIT) differs from {os.path.basename(exp_path)}: {m}"
   ninputs = len(prog.specs)
 
   # without the JIT: the function on each call's inputs
   calls = range(NCALLS)
   Tensor.manual_seed(seed)
-  plain = [prog.values(prog.execute(prog.new_inputs(c))) for c in calls]
+  plain = []
+  for c in calls:
+    inputs = prog.new_inputs(c)
+    plain.append(prog.values(prog.execute(inputs), inputs))
 
   # through TinyJit: the same inputs, the same generator state
   Tensor.manual_seed(seed)
   jitted = TinyJit(lambda *inputs: prog.execute(inputs))
   runs0, got = prog.runs, []
   for c in calls:
-    try: outs = jitted(*prog.new_inputs(c))
+    inputs = prog.new_inputs(c)
+    try: outs = jitted(*inputs)
     except JitError as e:
       if name in CAPTURE_READS and c == 1 and "cannot access tensor data" in str(e): return "skip", f"{CAPTURE_READS[name]} ({where(e, path)})"
       return "fail", f"call {c + 1}: JitError {e} ({where(e, path)})"
-    got.append(prog.values(outs))
+    got.append(prog.values(outs, inputs))
     if c == 1 and jitted.captured is None: return "fail", "the second call captured nothing"
   if name in CAPTURE_READS: return "fail", f"listed in CAPTURE_READS ({CAPTURE_READS[name]}) but its capture raised no JitError"
   if prog.runs - runs0 != 2: return "fail", f"the program's Python ran {prog.runs - runs0} times in {NCALLS} JIT calls (2 expected: calls 3+ replay)"
 
-  for c in calls:
-    if (m := mismatch(got[c], plain[c], RTOL, ATOL)):
-      return "fail", f"call {c + 1} ({'replay' if c >= 2 else 'capture' if c == 1 else 'run'}): JIT {m} (without the JIT); JIT {short(got[c])} != {short(plain[c])}"
+  # the read values of every call first, then the inputs after every call
+  for key in ("RESULT", "inputs after the call"):
+    for c in calls:
+      if (m := mismatch(got[c][key], plain[c][key], RTOL, ATOL, key)):
+        return "fail", f"call {c + 1} ({'replay' if c >= 2 else 'capture' if c == 1 else 'run'}): JIT {m} (without the JIT); JIT {short(got[c][key])} != {short(plain[c][key])}"
   # a replay that kept the capture's inputs (or random draws) would give the capture's values again: the values without
   # the JIT must change from call to call for that to show, else the program cannot fail here and is not counted
-  if not any(mismatch(plain[c], plain[c - 1], 0, 0) for c in calls[2:]):
+  if not any(mismatch(plain[c]["RESULT"], plain[c - 1]["RESULT"], 0, 0) for c in calls[2:]):
     return "skip", f"its values are the same for every call ({ninputs} inputs{', no random numbers' if ninputs == 0 else ''})"
-  if not any(mismatch(got[c], got[c - 1], 0, 0) for c in calls[2:]): return "fail", "the replays repeat one result"
+  if not any(mismatch(got[c]["RESULT"], got[c - 1]["RESULT"], 0, 0) for c in calls[2:]): return "fail", "the replays repeat one result"
   return "ok", f"{ninputs} inputs" if ninputs else "no inputs, random numbers"
 
 def programs():
@@ -299,19 +321,22 @@ def programs():
       if only and not any(o in f"{corpus}/{name}" for o in only): continue
       yield corpus, name, os.path.join(d, f)
 
-failed, nok, nskip = [], 0, 0
+failed, nok, nskip, nknown = [], 0, 0, 0
 for corpus, name, path in programs():
   try: status, msg = check(name, path)
   except Exception as e:
     status, msg = "fail", f"{type(e).__name__}: {e} ({where(e, path)})"
   if name in KNOWN_JIT_BUGS:
-    status, msg = ("known", f"{msg} [{KNOWN_JIT_BUGS[name]}]") if status == "fail" else ("fail", f"listed in KNOWN_JIT_BUGS but passes: {msg}")
+    says, bug = KNOWN_JIT_BUGS[name]
+    if status == "fail" and says in msg: status, msg = "known", f"{msg} [KNOWN_JIT_BUGS: {bug.split(' Repro:')[0]}]"
+    else: status, msg = "fail", f"listed in KNOWN_JIT_BUGS ({bug}) but {'failed otherwise' if status == 'fail' else status}: {msg}"
   print(f"{corpus}/{name}: " + {"ok": "ok", "skip": "skipped", "fail": "FAIL", "known": "KNOWN BUG"}[status] + f" ({msg})", flush=True)
   if status == "ok": nok += 1
   elif status == "skip": nskip += 1
-  elif status == "fail": failed.append(f"{corpus}/{name}")
+  elif status == "known": nknown += 1
+  else: failed.append(f"{corpus}/{name}")
 
 if failed:
   print(f"jit corpus FAILED: {len(failed)} programs: {' '.join(failed)}")
   sys.exit(1)
-print(f"jit corpus ok: {nok} programs, {nskip} skipped")
+print(f"jit corpus ok: {nok} programs, {nskip} skipped" + (f", {nknown} known JIT bugs (KNOWN_JIT_BUGS)" if nknown else ""))

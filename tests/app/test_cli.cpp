@@ -218,6 +218,17 @@ class TestCli : public QObject {
     Result r = run_on(device, "jit_replay.py");
     QVERIFY2(r.code == 0 && r.out.contains("jit replay ok"), why(r).constData());
   }
+  // tests/app/jit_corpus.py: every corpus program wrapped in TinyJit (its constants the inputs, new values each call)
+  // gives, call after call and replay after replay, the values (and inputs) the same function gives without the JIT
+  void jit_corpus_matches_plain_runs_data() {
+    QTest::addColumn<QString>("device");
+    for (const char* d : {"CPU", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
+  }
+  void jit_corpus_matches_plain_runs() {
+    QFETCH(QString, device);
+    Result r = run_on(device, "jit_corpus.py");
+    QVERIFY2(r.code == 0 && r.out.contains("jit corpus ok"), why(r).constData());
+  }
 
   // scripts and the files they open are UTF-8 whatever the locale says (Python's UTF-8 mode, as a tinygrad user's
   // python3 under a UTF-8 locale): a C locale must not turn a non-ASCII string into an error or mojibake
