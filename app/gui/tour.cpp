@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QSet>
 #include <QVBoxLayout>
 
 #include "app/gui/main_window.h"
@@ -41,6 +42,7 @@ QString pane_for(const QString& id) {
   if (id == "to-program") return QStringLiteral("stepper");
   if (id == "source") return QStringLiteral("source");
   if (id == "execution") return QStringLiteral("values");
+  if (id == "jit-replay") return QStringLiteral("timings");
   return {};
 }
 }  // namespace
@@ -121,6 +123,15 @@ QString Tour::fill(QString t) const {
       passes = int(s.contexts()[ctx].passes.size());
     }
   }
+  // TinyJit: the replayed calls, the replays (runs of a captured LINEAR) and the graph calls they ran
+  int jit_calls = 0;
+  QSet<int> replays, graphs;
+  for (const auto& c : s.calls())
+    if (c.jit) {
+      ++jit_calls;
+      replays.insert(c.run);
+      if (c.graph > 0) graphs.insert(c.graph);
+    }
   const int reads = int(s.outputs().size());
   QString outputs = reads == 0 ? tr("none in this run (the script read nothing back)")
                                : reads == 1 ? tr("one value, read at %1").arg(s.outputs()[0].where)
@@ -139,7 +150,10 @@ QString Tour::fill(QString t) const {
       {"kernel_lang", lang.isEmpty() ? tr("device") : lang.toUpper()},
       {"first_call", first_call},
       {"passes", counted(passes, tr("pass"), tr("passes"))},
-      {"outputs", outputs}};
+      {"outputs", outputs},
+      {"jit_calls", counted(jit_calls, tr("call"), tr("calls"))},
+      {"replays", jit_calls ? counted(int(replays.size()), tr("replay"), tr("replays")) : tr("no TinyJit replay")},
+      {"graph_calls", counted(int(graphs.size()), tr("graph call"), tr("graph calls"))}};
   for (const auto& [key, value] : fills) t.replace(QLatin1Char('{') + key + QLatin1Char('}'), value);
   return t;
 }
@@ -152,8 +166,13 @@ void Tour::go(int i) {
   // the item the stop talks about: the followed schedule, or its first kernel call (which selects its context)
   const int schedule_ctx = focus_schedule();
   const int kernel = first_kernel_call();
+  int replayed = -1;  // the first call a TinyJit replay ran
+  for (qsizetype i = 0; i < s.calls().size() && replayed < 0; ++i)
+    if (s.calls()[i].jit) replayed = int(i);
   if (st.id == "tensor-graph" || st.id == "realize") {
     if (schedule_ctx >= 0) w_->selection()->select_context(schedule_ctx);
+  } else if (st.id == "jit-replay" && replayed >= 0) {
+    w_->selection()->select_call(replayed);
   } else if (kernel >= 0) {
     w_->selection()->select_call(kernel);
   }

@@ -47,7 +47,8 @@ std::deque<CallRecord> g_calls;  // the latest kCallLogSize calls
 uint64_t g_calls_total = 0;
 int g_counter = 0;
 int g_graph_calls = 0;  // graph calls run so far (their records' CallRecord::graph)
-int g_schedule_index = 0;
+int g_runs = 0;            // run_schedule calls so far (CallRecord::run)
+int g_last_schedule = 0;   // the schedule_index of the last recorded schedule that ran
 double g_time_sum = 0;
 WorkTotals g_work;
 
@@ -318,10 +319,33 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
   return progs;
 }
 
-void run_schedule(const Schedule& sched, bool update_stats) {
+// What a TinyJit replay changes of a captured schedule without copying it: its buffers (the inputs), its Variable
+// values, and that it is a replay
+struct RunOverrides {
+  const std::unordered_map<const UOp*, UOpRef>* sub = nullptr;
+  const std::map<std::string, int64_t>* var_vals = nullptr;
+  bool jit = false;
+  int trace_schedule = -1;  // the captured LINEAR's number among the trace's schedules
+};
+
+void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over = {}) {
+  const std::map<std::string, int64_t>& var_vals = over.var_vals ? *over.var_vals : sched.var_vals;
+  const bool jit = sched.jit || over.jit;
+  // a call's buffer as this run sees it
+  auto arg = [&](const UOpRef& b) -> const UOpRef& {
+    if (over.sub)
+      if (auto f = over.sub->find(b.get()); f != over.sub->end()) return f->second;
+    return b;
+  };
   // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
-  std::vector<std::shared_ptr<Compiled>> progs = sched.programs.size() == sched.items.size() ? sched.programs : compile_all(sched);
-  int sidx = g_schedule_index++;
+  std::vector<std::shared_ptr<Compiled>> compiled_now;
+  if (sched.programs.size() != sched.items.size()) compiled_now = compile_all(sched);
+  const std::vector<std::shared_ptr<Compiled>>& progs = sched.programs.size() == sched.items.size() ? sched.programs : compiled_now;
+  const int run = g_runs++;
+  // the trace's schedule these calls belong to: a replay's is the captured LINEAR's, a realize's its own
+  int sidx = over.trace_schedule >= 0 ? over.trace_schedule : sched.trace_schedule;
+  if (sidx < 0) sidx = g_last_schedule;
+  g_last_schedule = sidx;
   // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
   // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
   std::unordered_map<const UOp*, size_t> last_use;
@@ -348,6 +372,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     g_work.mem += rec.estimates.mem;
     rec.counter = ++g_counter;
     rec.schedule_index = sidx;
+    rec.run = run;
     bool first = false;
     if (it.kind == ScheduleItem::Kind::Kernel) {
       first = !g_seen_program[progs[i]->ast.get()];
@@ -357,7 +382,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       first = g_seen_copies.insert(rec.name).second;
     }
     rec.first_run = first;
-    rec.jit = sched.jit;
+    rec.jit = jit;
     if (realize_config().debug >= 2) print_line(rec, first, rec.num_args, g_time_sum);
     trace::record_call(rec);
     g_calls.push_back(std::move(rec));
@@ -398,7 +423,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
         head.colored_name = colored(head.name, "36");
         head.device = rg.recs[0].second.device;
         head.counter = g_counter + 1;
-        head.jit = sched.jit;
+        head.jit = jit;
         std::unordered_set<const UOp*> args;
         for (size_t k = rg.call->begin; k < rg.call->end; ++k)
           for (auto& b : sched.items[k].bufs) args.insert(b.get());
@@ -432,8 +457,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   auto kernel_vars = [&](const Compiled& c) {
     std::vector<int64_t> vars;
     for (auto& name : c.spec.vars) {
-      auto v = sched.var_vals.find(name);
-      if (v == sched.var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
+      auto v = var_vals.find(name);
+      if (v == var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
       vars.push_back(v->second);
     }
     return vars;
@@ -442,7 +467,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     rec.kind = "kernel";
     rec.name = c.spec.name;
     rec.colored_name = c.spec.colored_name;
-    rec.device = buffer_of(*it.bufs[0])->device;
+    rec.device = buffer_of(*arg(it.bufs[0]))->device;
     rec.global_size = c.spec.global_size;
     rec.applied_opts = c.spec.applied_opts;
     rec.program_key = c.key;
@@ -454,7 +479,7 @@ void run_schedule(const Schedule& sched, bool update_stats) {
   // what ran before it)
   auto call_buffers = [&](const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec) {
     for (size_t k = 0; k < it.bufs.size(); ++k) {
-      const UOpRef& b = it.bufs[k];
+      const UOpRef& b = arg(it.bufs[k]);
       const bool unwritten = k > 0 && !b->buffer;
       Buffer& buf = ensure_buffer(b);
       if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
@@ -477,18 +502,21 @@ void run_schedule(const Schedule& sched, bool update_stats) {
       flush();
       RunningGraph rg{&g, {}};
       std::vector<GraphKernel> kernels(g.end - g.begin);
+      std::vector<CallRecord> recs(g.end - g.begin);
       for (size_t j = g.begin; j < g.end; ++j) {
         const Compiled& c = *progs[j];
         GraphKernel& k = kernels[j - g.begin];
-        CallRecord r;
-        call_buffers(sched.items[j], k.bufs, r);
+        call_buffers(sched.items[j], k.bufs, recs[j - g.begin]);
         k.spec = &c.spec;
         k.exe = c.exe.get();
         k.vars = kernel_vars(c);
-        kernel_record(r, c, sched.items[j], k.bufs.size());
-        rg.recs.emplace_back(j, std::move(r));
       }
       g.graph->start(kernels, timed);
+      // the records are made while the device runs the graph
+      for (size_t j = g.begin; j < g.end; ++j) {
+        kernel_record(recs[j - g.begin], *progs[j], sched.items[j], kernels[j - g.begin].bufs.size());
+        rg.recs.emplace_back(j, std::move(recs[j - g.begin]));
+      }
       running.push_back(std::move(rg));
       // (the graph keeps what it runs on alive until it is waited for)
       for (size_t j = g.begin; j < g.end; ++j) release_last_uses(sched.items[j], j);
@@ -507,8 +535,8 @@ void run_schedule(const Schedule& sched, bool update_stats) {
     call_buffers(it, bufs, rec);
     auto t0 = std::chrono::steady_clock::now();
     if (it.kind == ScheduleItem::Kind::Copy) {
-      Buffer& dst = *buffer_of(*it.bufs[0]);
-      Buffer& src = *buffer_of(*it.bufs[1]);
+      Buffer& dst = *buffer_of(*arg(it.bufs[0]));
+      Buffer& src = *buffer_of(*arg(it.bufs[1]));
       copy_buffer(dst, src);
       rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rec.kind = "copy";
@@ -633,8 +661,10 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
     // named like the reference's VIZ, plus the script line that asked for it (the forward and the backward realize
     // of a training step read apart at a glance)
     std::string where = caller_location_hook() ? caller_location_hook()() : std::string();
-    scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels") + (where.empty() ? "" : " · " + where));
-    if (trace::level() != trace::Level::Off) trace::record_schedule(sched.items);
+    // (one TinyJit captures runs later, as a whole: its own schedule)
+    scope.rename("Schedule " + std::to_string(nk) + (nk == 1 ? " Kernel" : " Kernels") + (capturing() ? " · captured by TinyJit" : "") +
+                 (where.empty() ? "" : " · " + where));
+    if (trace::level() != trace::Level::Off) sched.trace_schedule = trace::record_schedule(sched.items);
   }
   apply_becomes(sched);
   return sched;
@@ -833,6 +863,15 @@ void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel
     }
   }
   if (cur_dev) close(captured.items.size());
+  // the captured LINEAR as a schedule of the trace, its replays' calls under it
+  if (trace::level() != trace::Level::Off) {
+    std::string graphs;
+    for (const GraphCall& g : captured.graphs) graphs += (graphs.empty() ? "" : ", ") + std::to_string(g.end - g.begin);
+    const size_t n = captured.items.size();
+    trace::ContextScope scope(trace::ContextKind::Schedule, "TinyJit: " + std::to_string(n) + (n == 1 ? " call" : " calls") + " captured" +
+                                                               (graphs.empty() ? "" : ", graph calls of " + graphs + " kernels"));
+    captured.trace_schedule = trace::record_schedule(captured.items);
+  }
 }
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
@@ -900,39 +939,26 @@ void replay(const Schedule& captured, const UOps& from, const UOps& to, const st
   // each input's buffer replaces the capture's: a call that writes an input (an assign) writes the caller's buffer,
   // as the reference's; an input that is a buffer the calls write (a result of the last call fed back in, not the
   // capture's own input) is read from a copy, so no call reads what it overwrites
-  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
   std::unordered_map<const UOp*, UOpRef> sub;
-  Schedule s;
+  Schedule copies;
+  copies.jit = true;
   for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
     if (from[i] == to[i]) continue;
-    if (written.count(to[i].get())) {
+    bool fed_back = false;
+    for (auto& it : captured.items) fed_back |= !it.bufs.empty() && it.bufs[0] == to[i];
+    if (fed_back) {
       UOpRef fresh = new_buffer(to[i]->device, to[i]->numel(), to[i]->dtype);
-      s.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
+      copies.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
       sub.emplace(from[i].get(), fresh);
     } else {
       sub.emplace(from[i].get(), to[i]);
     }
   }
-  s.items.insert(s.items.end(), captured.items.begin(), captured.items.end());
-  for (auto& it : s.items)
-    for (auto& b : it.bufs)
-      if (auto f = sub.find(b.get()); f != sub.end()) b = f->second;
-  s.intermediates = captured.intermediates;
-  if (!captured.programs.empty()) {  // the copies put first have no program
-    s.programs.assign(s.items.size() - captured.items.size(), nullptr);
-    s.programs.insert(s.programs.end(), captured.programs.begin(), captured.programs.end());
-  }
-  s.var_vals = captured.var_vals;
-  for (auto& [k, v] : var_vals) s.var_vals[k] = v;
-  s.jit = true;
-  // the graph calls, after the copies put first
-  const size_t shift = s.items.size() - captured.items.size();
-  s.graphs = captured.graphs;
-  for (GraphCall& g : s.graphs) {
-    g.begin += shift;
-    g.end += shift;
-  }
-  run_schedule(s, true);
+  copies.trace_schedule = captured.trace_schedule;
+  if (!copies.items.empty()) run_schedule(copies, true);
+  std::map<std::string, int64_t> vv = captured.var_vals;
+  for (auto& [k, v] : var_vals) vv[k] = v;
+  run_schedule(captured, true, RunOverrides{&sub, &vv, true, captured.trace_schedule});
 }
 
 UOps written_inputs(const Schedule& captured, const UOps& inputs) {

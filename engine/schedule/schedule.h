@@ -33,6 +33,7 @@ struct Schedule {
   // the schedule runs
   std::vector<std::shared_ptr<Compiled>> programs;
   bool jit = false;  // a TinyJit replay's calls
+  int trace_schedule = -1;  // its number among the trace's schedules (the calls' schedule_index), -1: not recorded
   std::vector<GraphCall> graphs;  // in item order, disjoint (a captured TinyJit's batches; empty elsewhere)
   bool cache_hit = false;  // an equal graph (other buffers, other Variable values) was scheduled before
   size_t cache_key = 0;

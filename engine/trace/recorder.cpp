@@ -216,11 +216,14 @@ void snapshot_tensor_graph(const UOps& outputs) {
   (*c)["tensor_graph"] = roots;
 }
 
-void record_schedule(const std::vector<ScheduleItem>& linear) {
-  if (g_level == Level::Off) return;
+int g_schedules = 0;  // contexts with a LINEAR so far
+
+int record_schedule(const std::vector<ScheduleItem>& linear) {
+  if (g_level == Level::Off) return -1;
   std::lock_guard lk(g_mu);
   json* c = current_context();
-  if (!c) return;
+  if (!c) return -1;
+  const int number = c->contains("linear") ? g_schedules - 1 : g_schedules++;
   // the tensor nodes each call computes: from the node it realizes down to the nodes other calls realize and the
   // buffers (a node some calls recompute is in each of them)
   std::unordered_set<const UOp*> realized;
@@ -252,6 +255,7 @@ void record_schedule(const std::vector<ScheduleItem>& linear) {
     items.push_back(std::move(j));
   }
   (*c)["linear"] = items;
+  return number;
 }
 
 void record_program(const ProgramRecord& p, const std::string& program_key) {
@@ -307,6 +311,7 @@ void record_call(const CallRecord& r) {
   if (!r.repeat_mode.empty()) g_calls.back()["repeat_mode"] = r.repeat_mode;
   if (r.jit) g_calls.back()["jit"] = true;
   if (r.graph > 0) g_calls.back()["graph"] = r.graph;
+  if (r.jit) g_calls.back()["run"] = r.run;
   if (g_stream) stream_line({{"call", g_calls.back()}});
 }
 

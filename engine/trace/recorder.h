@@ -31,7 +31,9 @@ class ContextScope {
 };
 
 void snapshot_tensor_graph(const UOps& outputs);
-void record_schedule(const std::vector<ScheduleItem>& linear);  // a realize's LINEAR, in execution order
+// a realize's LINEAR, in execution order, in the current context; returns its number among the trace's schedules (the
+// calls' schedule_index), -1 when nothing is recorded
+int record_schedule(const std::vector<ScheduleItem>& linear);
 void record_program(const ProgramRecord& p, const std::string& program_key);  // CALL -> program via the key
 void record_call(const CallRecord& c);
 // A value the script read back to the host (tolist, numpy, item, print): what a comparison of two devices compares.

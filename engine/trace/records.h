@@ -38,7 +38,8 @@ struct CallRecord {
   // repeat ran on a copy of the inputs the first run saw, so no buffer changes); empty when it ran once
   std::string repeat_mode;
   Estimates estimates;
-  int schedule_index = 0;    // which realize (linear) this call belongs to
+  int schedule_index = 0;    // which realize (linear) this call belongs to; a TinyJit replay's: the captured LINEAR's
+  int run = 0;               // which run of a LINEAR in this process (the calls of one TinyJit replay share it)
   bool jit = false;          // run by a TinyJit replay (DEBUG=2 prints its header in magenta, as the reference)
   int graph = 0;             // > 0: run inside graph call number `graph` of this process, with the others that share it
 };

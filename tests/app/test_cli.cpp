@@ -208,26 +208,25 @@ class TestCli : public QObject {
     QVERIFY2(r.code == 0 && r.out.contains("python compat ok"), why(r).constData());
   }
 
-  // tests/app/jit_replay.py: TinyJit replays give what the same calls give without the JIT (and numpy)
+  // TinyJit replays give the values a run without the JIT gives, on every device: tests/app/jit_replay.py (programs of
+  // the corpora's kinds, graph calls, a result fed back, an optimizer step; numpy beside) and tests/app/jit_corpus.py
+  // (every corpus program wrapped in TinyJit, its constants the inputs, new values each call: the values and the
+  // inputs after each call as the same function's without the JIT)
   void jit_replays_match_plain_runs_data() {
     QTest::addColumn<QString>("device");
-    for (const char* d : {"CPU", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
+    QTest::addColumn<QString>("script");
+    QTest::addColumn<QString>("ok");
+    for (const char* d : {"CPU", "INTERP", "VULKAN"}) {
+      QTest::newRow(qPrintable(QString("%1 jit_replay").arg(d))) << QString(d) << QString("jit_replay.py") << QString("jit replay ok");
+      QTest::newRow(qPrintable(QString("%1 jit_corpus").arg(d))) << QString(d) << QString("jit_corpus.py") << QString("jit corpus ok");
+    }
   }
   void jit_replays_match_plain_runs() {
     QFETCH(QString, device);
-    Result r = run_on(device, "jit_replay.py");
-    QVERIFY2(r.code == 0 && r.out.contains("jit replay ok"), why(r).constData());
-  }
-  // tests/app/jit_corpus.py: every corpus program wrapped in TinyJit (its constants the inputs, new values each call)
-  // gives, call after call and replay after replay, the values (and inputs) the same function gives without the JIT
-  void jit_corpus_matches_plain_runs_data() {
-    QTest::addColumn<QString>("device");
-    for (const char* d : {"CPU", "INTERP", "VULKAN"}) QTest::newRow(d) << QString(d);
-  }
-  void jit_corpus_matches_plain_runs() {
-    QFETCH(QString, device);
-    Result r = run_on(device, "jit_corpus.py");
-    QVERIFY2(r.code == 0 && r.out.contains("jit corpus ok"), why(r).constData());
+    QFETCH(QString, script);
+    QFETCH(QString, ok);
+    Result r = run_on(device, script);
+    QVERIFY2(r.code == 0 && r.out.contains(ok), why(r).constData());
   }
 
   // scripts and the files they open are UTF-8 whatever the locale says (Python's UTF-8 mode, as a tinygrad user's

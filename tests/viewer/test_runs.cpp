@@ -470,6 +470,11 @@ class TestRuns : public QObject {
         QVERIFY2(tip.contains(QString("Graph call %1: kernel %2 of ").arg(s.calls()[r].graph).arg(k)), qPrintable(tip));
         QVERIFY(s.calls()[r].jit);
       }
+      // a replayed call names its replay (five runs of the captured LINEAR) and the schedule is the capture's
+      if (s.calls()[r].jit) {
+        QVERIFY2(tip.contains(QRegularExpression("Replay [1-5] of 5 of this capture: calls \\d+–\\d+ \\(\\d+\\), [0-9.]+ µs in all")), qPrintable(tip));
+        QVERIFY(s.contexts()[s.schedule_context(s.calls()[r].schedule_index)].plain_name.startsWith("TinyJit: "));
+      }
     }
     QVERIFY(in_graphs > 0);
     for (int n : graph_sizes) QVERIFY(n > 1);  // a lone kernel is no graph call

@@ -243,6 +243,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.first_run = o["first_run"].toBool();
     c.jit = o["jit"].toBool();
     c.graph = o["graph"].toInt();
+    c.run = o["run"].toInt(-1);
     c.repeat_mode = o["repeat_mode"].toString();
     c.estimates = estimates(o["estimates"]);
     calls.push_back(c);

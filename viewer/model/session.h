@@ -73,6 +73,7 @@ struct Call {
   bool first_run = false;  // the first run of a program (its time may include one-off costs)
   bool jit = false;        // run by a TinyJit replay
   int graph = 0;           // > 0: run inside graph call number `graph` (a TinyJit replay's batch) with those that share it
+  int run = -1;            // a TinyJit replay's calls: which run of the captured LINEAR (the calls of one replay share it)
   QString repeat_mode;     // "rerun", or "restored": each repeat ran on a restored copy of its inputs; "" ran once
   Estimates estimates;
   // the name as the schedule prints it, without colours and runs of spaces ("copy 16 B, CPU <- PYTHON")

@@ -80,9 +80,32 @@ QString TimingsModel::describe(int row) const {
     lines << tr("Timed twice: one warm run, %1 µs (no spread)").arg(c.times[1] * 1e6, 0, 'f', 2);
   else
     lines << tr("Ran once (no warm runs)");
-  if (c.jit)
+  if (c.jit) {
     lines << tr("Replayed by TinyJit (the magenta edge): a call of the captured schedule run again with this call's inputs, "
                 "no scheduling, no codegen (DEBUG=2 prints its header in magenta)");
+    // the replay it belongs to: its number among the runs of the captured LINEAR, its calls and their total time
+    const auto& calls = session_->calls();
+    QList<int> runs;
+    int first = -1, last = -1, n = 0;
+    double total = 0;
+    for (int r = 0; r < calls.size(); ++r) {
+      if (!calls[r].jit || calls[r].schedule_index != c.schedule_index) continue;
+      if (!runs.contains(calls[r].run)) runs.push_back(calls[r].run);
+      if (calls[r].run != c.run) continue;
+      if (first < 0) first = r;
+      last = r;
+      ++n;
+      total += calls[r].seconds;
+    }
+    if (c.run >= 0 && n > 0)
+      lines << tr("Replay %1 of %2 of this capture: calls %3–%4 (%5), %6 µs in all")
+                   .arg(runs.indexOf(c.run) + 1)
+                   .arg(runs.size())
+                   .arg(first + 1)
+                   .arg(last + 1)
+                   .arg(n)
+                   .arg(total * 1e6, 0, 'f', 1);
+  }
   if (c.graph > 0) {
     int n = 0, first = -1;
     for (int r = 0; r < session_->calls().size(); ++r)

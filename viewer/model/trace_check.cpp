@@ -397,7 +397,7 @@ class Checker {
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
            opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name) && opt(o, "jit", w, &Checker::boolean) &&
-           opt(o, "graph", w, &Checker::count);
+           opt(o, "graph", w, &Checker::count) && opt(o, "run", w, &Checker::count);
   }
   // ---- limits: {device, machine, measured_at, bandwidth_gbs, bandwidth_label, peak_gflops, peak_label}
   // (app/cli/limits_cache.h): a roof needs both figures finite and above zero
