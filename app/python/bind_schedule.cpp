@@ -134,6 +134,14 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     return py::make_tuple(linear_handle(s), placeholders, linears);
   }, py::arg("inputs"));
   m.def("jit_input", &jit_input, py::arg("tensor"));
+  // {name: value} of the bound Variables a tensor's view reads (a symbolic shrink's bounds)
+  m.def("jit_input_vars", [](const ts::Tensor& t) {
+    py::dict out;
+    for (const auto& u : t.uop()->toposort())
+      if (u->op == ts::Ops::AFTER && u->src.size() == 2 && u->src[0]->is_variable() && u->src[1]->op == ts::Ops::STORE)
+        out[py::str(u->src[0]->as<ts::ParamArg>().name)] = py::int_(u->src[1]->src.at(1)->const_int());
+    return out;
+  }, py::arg("tensor"));
   m.def("jit_replay", [](const UOpHandle& linear, py::handle from, py::handle to, py::dict var_vals) {
     std::map<std::string, int64_t> vv;
     for (auto [k, v] : var_vals) vv[k.cast<std::string>()] = v.cast<int64_t>();

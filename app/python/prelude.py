@@ -1250,6 +1250,11 @@ def _parse_view_index(index, size):
     if index >= size or index < -size: raise IndexError(f"{index=} is out of bounds with {size=}")
     b = index if index >= 0 else index + size
     return {"size": size, "boundary": (b, b + 1), "stride": 1, "collapse_dim": True}
+  if isinstance(index, slice) and any(isinstance(s, UOp) for s in (index.start, index.stop)):
+    # a bound Variable (or an expression of one) as a bound: a shrink whose size is symbolic (its largest value here)
+    if index.step not in (None, 1): raise TypeError(f"slice {index=} is not supported: a symbolic slice has step 1")
+    def bound(b, default): return default if b is None else b if isinstance(b, UOp) else b + size if b < 0 else b
+    return {"size": None, "boundary": (bound(index.start, 0), bound(index.stop, size)), "stride": 1, "collapse_dim": False}
   if isinstance(index, slice):
     if index.step == 0: raise ValueError(f"{index=} cannot have 0 as step")
     if not all(s is None or isinstance(s, int) for s in (index.start, index.stop, index.step)):
@@ -1335,7 +1340,14 @@ def __getitem__(self, indices):
   mops = [p for p in parsed if p["index"] is not None]
   x = _apply_view_ops(self, mops)
   x_dims = [p for p in parsed if not p["collapse_dim"]]
-  x = x.reshape(tuple(p["size"] for p in x_dims))
+  shape, k = [], 0  # x's dims are the mops'; a None index adds a dim of 1, an int removes its dim
+  for p in parsed:
+    if p["index"] is None:
+      shape.append(1)
+      continue
+    if not p["collapse_dim"]: shape.append(x.shape[k] if p["size"] is None else p["size"])  # (a symbolic slice: the shrunk dim)
+    k += 1
+  x = x.reshape(tuple(shape))
 
   tops = [(d, p["index"]) for d, p in enumerate(x_dims) if isinstance(p["index"], Tensor)]
   if not tops: return self if x.uop == self.uop else x  # t[...] and t[:] are t, as the reference's
@@ -1954,10 +1966,17 @@ for _k, _v in dict(BEAM=0, NOOPT=0, IMAGE=0, FLOAT16=0, OPENPILOT_HACKS=0, JIT=1
                    PCONTIG=0, DEBUG_RANGEIFY=0, TUPLE_ORDER=1, CCACHE=1, ALLOW_TF32=0, SCACHE=1, USE_ATOMICS=0,
                    DISALLOW_BROADCAST=0, TRACK_MATCH_STATS=0, PARALLEL=0, NUM_CPU_THREADS=os.cpu_count() or 1).items():
   if _k not in ContextVar._cache: ContextVar(_k, _v)
+# the reference's tinygrad.helpers.Timing: a context (or decorator) that prints how long its body took
+class Timing(contextlib.ContextDecorator):
+  def __init__(self, prefix="", on_exit=None, enabled=True): self.prefix, self.on_exit, self.enabled = prefix, on_exit, enabled
+  def __enter__(self): self.st = _time.perf_counter_ns()
+  def __exit__(self, *exc):
+    self.et = _time.perf_counter_ns() - self.st
+    if self.enabled: print(f"{self.prefix}{self.et*1e-6:6.2f} ms" + (self.on_exit(self.et) if self.on_exit else ""))
 _helper_vars = {k: ContextVar._cache[k] for k in ContextVar._cache}
 _helper_vars.update(USE_TC=ContextVar._cache["TC"])
 sys.modules["tinygrad.helpers"].__dict__.update(
-  _helper_vars, DEV=DEV, Target=Target, T=T, all_same=all_same, temp=temp, mv_address=mv_address, unwrap=unwrap,
+  _helper_vars, Timing=Timing, DEV=DEV, Target=Target, T=T, all_same=all_same, temp=temp, mv_address=mv_address, unwrap=unwrap,
   fully_flatten=fully_flatten, partition=partition, merge_dicts=merge_dicts, pluralize=pluralize, polyN=polyN,
   to_function_name=to_function_name, getenv=getenv, CI=os.getenv("CI", "") != "", OSX=sys.platform == "darwin",
   WIN=sys.platform == "win32")
@@ -2050,6 +2069,7 @@ def _prepare_jit_inputs(args, kwargs):
     if isinstance(v, UOp) and v.op is Ops.AFTER:
       var, val = v.unbind()
       var_vals[var.expr] = val
+  for t in tensors: var_vals.update(_ts.jit_input_vars(t))  # the Variables an input's view is bound to (a[:, :vi])
   expected_input_info = [(view, t.dtype, t.device) for t, (_, view) in zip(tensors, infos)]
   return input_buffers, var_vals, names, expected_input_info
 

@@ -335,6 +335,8 @@ enum class SrcKind { keep, buffer_read, store, stage_read, stage };
 SrcKind src_kind(const RangeifyCtx& ctx, const UOp& x, size_t i) {
   const UOpRef& s = x.src[i];
   const bool has = ctx.range_map.count(&x);
+  // (a Variable is a value, not a buffer: a mean over a symbolic dim divides by it)
+  if (s->is_variable()) return SrcKind::keep;
   if (s->op == Ops::BUFFER || s->op == Ops::PARAM || s->op == Ops::AFTER)
     return has && i < n_data_srcs(x) ? SrcKind::buffer_read : SrcKind::keep;
   if (!ctx.realize.count(s.get())) return SrcKind::keep;

@@ -870,22 +870,39 @@ Tensor Tensor::min(const AxisArg& axis, bool keepdim) const {
   if (is_bool(dtype())) return logical_not().max(axis, keepdim).logical_not();
   return bitwise_xor(py(-1)).max(axis, keepdim).bitwise_xor(py(-1));
 }
+namespace {
+// How many elements a reduce over `axis` adds up, less `correction`, as a divisor: a number, or, where a reduced dim is
+// symbolic (a[:, :vi]), a scalar of that Variable expression's value (floored at 0 as a number is)
+Tensor reduced_count(const Tensor& x, const AxisArg& axis, double correction) {
+  const Shape ks = x.sum(axis, true).shape();
+  double n = 1;
+  UOpRef sym;
+  for (size_t i = 0; i < x.shape().size(); ++i) {
+    if (x.shape()[i] == ks[i]) continue;
+    const UOpRef d = x.uop()->dim(i);
+    if (d->op == Ops::CONST) n *= static_cast<double>(x.shape()[i]);
+    else sym = sym ? alu(Ops::MUL, sym, d) : d;
+  }
+  if (!sym) return Tensor::scalar(std::max(0.0, n - correction), dtypes::weakfloat);
+  // (read through the Variables themselves: their values are the ones the shrink bound, passed to the kernel)
+  std::unordered_map<const UOp*, UOpRef> unbind;
+  for (const auto& u : sym->toposort())
+    if (u->op == Ops::AFTER && !u->src.empty() && u->src[0]->is_variable()) unbind[u.get()] = u->src[0];
+  const UOpRef count = ucast(alu(Ops::MUL, substitute(sym, unbind), iconst(static_cast<int64_t>(n))), dtypes::float32);
+  return Tensor(count).sub(Tensor::scalar(correction, dtypes::weakfloat)).maximum(Tensor::scalar(0.0, dtypes::weakfloat));
+}
+}  // namespace
+
 Tensor Tensor::mean(const AxisArg& axis, bool keepdim) const {
   DType out = is_float(dtype()) ? dtype() : dtypes::float32;
   Tensor num = cast(sum_acc(dtype())).sum(axis, keepdim);
-  Shape ks = sum(axis, true).shape();
-  int64_t den = 1;
-  for (size_t i = 0; i < shape().size(); ++i) if (shape()[i] != ks[i]) den *= shape()[i];
-  return num.div(py(static_cast<double>(den))).cast(out);
+  return num.div(reduced_count(*this, axis, 0)).cast(out);
 }
 Tensor Tensor::var(const AxisArg& axis, bool keepdim, double correction) const {
   Tensor sq = sub(mean(axis, true)).square();
-  Shape ks = sum(axis, true).shape();
-  int64_t n = 1;
-  for (size_t i = 0; i < shape().size(); ++i) if (shape()[i] != ks[i]) n *= shape()[i];
   // summed in the accumulation dtype (half: float32, so 70,000 elements' denominator is not a half inf)
   const DType out = is_float(dtype()) ? dtype() : dtypes::float32;
-  return sq.cast(sum_acc(dtype())).sum(axis, keepdim).div(py(std::max(0.0, n - correction))).cast(out);
+  return sq.cast(sum_acc(dtype())).sum(axis, keepdim).div(reduced_count(*this, axis, correction)).cast(out);
 }
 Tensor Tensor::std(const AxisArg& axis, bool keepdim, double correction) const { return var(axis, keepdim, correction).sqrt(); }
 Tensor Tensor::any(const AxisArg& axis, bool keepdim) const { return cast(dtypes::bool_).max(axis, keepdim); }

@@ -121,6 +121,22 @@ if graph_shape(jf) != [2, 0, 2]: bad.append(f"graph calls around another device'
 if outs[-1] != [[9.0, 15.0], [4.0, 5.0]]: bad.append(f"graph calls around another device's kernel: {outs[-1]} != [[9.0, 15.0], [4.0, 5.0]]")
 if Device[Device.DEFAULT].graph is None: bad.append(f"{Device.DEFAULT} has no graph handler")
 
+# symbolic inputs: a view bound to a Variable (a[:, :vi]) is replayed with each call's value, a mean over the symbolic
+# dim divides by it, a shrink can start at a Variable (x.shrink(((st, st + 4),)))
+from tinygrad import Variable
+a = Tensor(arr(3, 10)).realize()
+jplus, jmean = TinyJit(lambda t: (t + 1).realize()), TinyJit(lambda t: t.mean(1).realize())
+@TinyJit
+def jwindow(x, st): return x.shrink(((st, st + 4),)).contiguous().realize()
+x = Tensor(np.arange(16, dtype=np.float32)).realize()
+for i in range(1, 6):
+  vi = Variable("i", 1, 10).bind(i)
+  got_plus, got_mean = jplus(a[:, :vi])[:, :i].numpy(), jmean(a[:, :vi]).numpy()
+  if not np.allclose(got_plus, a.numpy()[:, :i] + 1): bad.append(f"a[:, :vi] + 1 at i={i}: {got_plus.tolist()}")
+  if not np.allclose(got_mean, a.numpy()[:, :i].mean(1), atol=1e-6): bad.append(f"a[:, :vi].mean(1) at i={i}: {got_mean.tolist()} != {a.numpy()[:, :i].mean(1).tolist()}")
+  got_window = jwindow(x, Variable("st", 0, 12).bind(i)).numpy()
+  if got_window.tolist() != list(range(i, i + 4)): bad.append(f"x.shrink(((st, st + 4),)) at st={i}: {got_window.tolist()}")
+
 for b in bad: print("MISMATCH", b)
 assert not bad, f"{len(bad)} mismatches"
 print("jit replay ok")
