@@ -785,6 +785,7 @@ void compile_schedule(const Schedule& linear) {
 // buffers wherever their lifetimes do not overlap (one of the same device, dtype and size, free again after its last
 // call), kept from replay to replay, so every replay runs on the same memory (a graph call is submitted again as
 // it was recorded) and nothing is allocated or freed while it runs. Prints the reference's line at DEBUG>=1.
+static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel);
 static void plan_captured_memory(Schedule& captured) {
   std::unordered_set<const UOp*> inter;
   for (auto& b : captured.intermediates) inter.insert(b.get());
@@ -832,6 +833,20 @@ void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel
   std::lock_guard lk(g_mu);
   captured.programs = compile_all(captured);
   plan_captured_memory(captured);
+  split_graph_calls(captured, graph_batch, graph_one_kernel);
+  // the captured LINEAR as a schedule of the trace, its replays' calls under it
+  if (trace::level() != trace::Level::Off) {
+    std::string graphs;
+    for (const GraphCall& g : captured.graphs) graphs += (graphs.empty() ? "" : ", ") + std::to_string(g.end - g.begin);
+    const size_t n = captured.items.size();
+    trace::ContextScope scope(trace::ContextKind::Schedule, "TinyJit: " + std::to_string(n) + (n == 1 ? " call" : " calls") + " captured" +
+                                                               (graphs.empty() ? "" : ", graph calls of " + graphs + " kernels"));
+    captured.trace_schedule = trace::record_schedule(captured.items);
+  }
+}
+
+// The reference's graph split (Schedule::graphs), made at capture
+static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel) {
   captured.graphs.clear();
   if (graph_batch < 0) return;
   // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
@@ -863,15 +878,6 @@ void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel
     }
   }
   if (cur_dev) close(captured.items.size());
-  // the captured LINEAR as a schedule of the trace, its replays' calls under it
-  if (trace::level() != trace::Level::Off) {
-    std::string graphs;
-    for (const GraphCall& g : captured.graphs) graphs += (graphs.empty() ? "" : ", ") + std::to_string(g.end - g.begin);
-    const size_t n = captured.items.size();
-    trace::ContextScope scope(trace::ContextKind::Schedule, "TinyJit: " + std::to_string(n) + (n == 1 ? " call" : " calls") + " captured" +
-                                                               (graphs.empty() ? "" : ", graph calls of " + graphs + " kernels"));
-    captured.trace_schedule = trace::record_schedule(captured.items);
-  }
 }
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {

@@ -14,6 +14,7 @@
 #include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
+#include "engine/uop/symbolic.h"
 
 namespace ts {
 
@@ -626,6 +627,17 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b) const {
   return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
 }
 
+namespace {
+// the value of an expression of bound Variables at their bound values (its largest value where one is unbound)
+int64_t bound_value(const UOpRef& e) {
+  std::unordered_map<const UOp*, UOpRef> sub;
+  for (const auto& u : e->toposort())
+    if (u->op == Ops::AFTER && u->src.size() == 2 && u->src[0]->is_variable() && u->src[1]->op == Ops::STORE) sub[u.get()] = u->src[1]->src.at(1);
+  const UOpRef v = simplify(substitute(e, sub));
+  return v->op == Ops::CONST ? v->const_int() : v->vmax();
+}
+}  // namespace
+
 Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b, const UOps& sym_starts, const UOps& sym_ends) const {
   auto sym = [](const UOps& v, size_t i) -> UOpRef { return i < v.size() ? v[i] : nullptr; };
   bool any = false;
@@ -642,9 +654,12 @@ Tensor Tensor::shrink(const std::vector<std::pair<int64_t, int64_t>>& b, const U
       arg.push_back(fixed);
       return;
     }
-    if (v->vmax() > shape()[i] || v->vmin() < 0)
-      throw Error(std::string("shrink: symbolic ") + which + " " + v->render() + " in [" + std::to_string(v->vmin()) + ", " + std::to_string(v->vmax()) +
-                  "] out of range for dim " + std::to_string(i) + " of shape " + shape_str(shape()));
+    // checked at the values it is bound to now (as the reference, a Variable's range may reach past the dim: the
+    // window a[3:5, vi:vi+2] of an 11-wide dim with vi in [1, 10])
+    const int64_t now = bound_value(v);
+    if (now > shape()[i] || now < 0 || v->vmin() < 0)
+      throw Error(std::string("shrink: symbolic ") + which + " " + v->render() + " = " + std::to_string(now) + " (in [" + std::to_string(v->vmin()) + ", " +
+                  std::to_string(v->vmax()) + "]) out of range for dim " + std::to_string(i) + " of shape " + shape_str(shape()));
     src.push_back(v);
     arg.push_back(-static_cast<int64_t>(src.size() - 1));
   };

@@ -187,12 +187,14 @@ std::pair<int64_t, UOpRef> shrink_size(const UOp& u, size_t i) {
   const Shape& a = u.as<Shape>();
   const UOpRef s = shrink_bound(u, 2 * i), e = shrink_bound(u, 2 * i + 1);
   if (!s && !e) return {a[2 * i + 1] - a[2 * i], nullptr};
-  if (!s) return {e->vmax() - a[2 * i], a[2 * i] == 0 ? e : alu(Ops::ADD, e, iconst(-a[2 * i]))};
+  // (a Variable's range may reach past the dim; the size is at most what the dim holds)
+  const int64_t dim = u.src.at(0)->shape.at(i);
+  if (!s) return {std::min(e->vmax(), dim) - a[2 * i], a[2 * i] == 0 ? e : alu(Ops::ADD, e, iconst(-a[2 * i]))};
   if (e && e->op == Ops::ADD && e->src.size() == 2)
     for (int k = 0; k < 2; ++k)
       if (e->src[k] == s && e->src[1 - k]->op == Ops::CONST) return {e->src[1 - k]->const_int(), nullptr};
   const UOpRef size = alu(Ops::ADD, e ? e : iconst(a[2 * i + 1]), alu(Ops::MUL, s, iconst(-1)));
-  return {size->vmax(), size};
+  return {std::min(size->vmax(), dim), size};
 }
 
 void infer_shape(UOp& u) {
@@ -276,14 +278,33 @@ void infer_sym(UOp& u) {
         for (auto i : u.as<Shape>()) u.sym.push_back(src_sym(0)[i]);
       return;
     case Ops::EXPAND:
-      if (!src_sym(0).empty()) {
-        u.sym.assign(u.as<Shape>().size(), nullptr);
-        u.sym.insert(u.sym.end(), src_sym(0).begin(), src_sym(0).end());
+      // a symbolic dim stays (an expanded dim of 1 is the concrete size it was expanded to)
+      if (!src_sym(0).empty() && src_sym(0).size() == u.shape.size()) {
+        u.sym = src_sym(0);
+        for (size_t i = 0; i < u.shape.size(); ++i)
+          if (u.src[0]->shape[i] != u.shape[i]) u.sym[i] = nullptr;
       }
       return;
-    case Ops::RESHAPE:
-      if (!src_sym(0).empty() && u.shape == u.src[0]->shape) u.sym = src_sym(0);
+    case Ops::RESHAPE: {
+      if (src_sym(0).empty()) return;
+      if (u.shape == u.src[0]->shape) {
+        u.sym = src_sym(0);
+        return;
+      }
+      // a reshape that only adds or removes dims of 1 (a matmul's, a broadcast's) keeps each other dim's symbolic size
+      const Shape& in = u.src[0]->shape;
+      std::vector<size_t> a, b;
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i] != 1) a.push_back(i);
+      for (size_t i = 0; i < u.shape.size(); ++i)
+        if (u.shape[i] != 1) b.push_back(i);
+      if (a.size() != b.size()) return;
+      for (size_t k = 0; k < a.size(); ++k)
+        if (in[a[k]] != u.shape[b[k]]) return;
+      u.sym.assign(u.shape.size(), nullptr);
+      for (size_t k = 0; k < a.size(); ++k) u.sym[b[k]] = src_sym(0)[a[k]];
       return;
+    }
     case Ops::REDUCE:
       if (!src_sym(0).empty() && u.as<ReduceArg>().n > 0) u.sym.assign(src_sym(0).begin() + u.as<ReduceArg>().n, src_sym(0).end());
       return;

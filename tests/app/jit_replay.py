@@ -126,6 +126,8 @@ if Device[Device.DEFAULT].graph is None: bad.append(f"{Device.DEFAULT} has no gr
 from tinygrad import Variable
 a = Tensor(arr(3, 10)).realize()
 jplus, jmean = TinyJit(lambda t: (t + 1).realize()), TinyJit(lambda t: t.mean(1).realize())
+b = Tensor(arr(10, 5)).realize()
+jmatmul, jplus2 = TinyJit(lambda p, q: (p @ q).realize()), TinyJit(lambda t: (t + 1).realize())
 @TinyJit
 def jwindow(x, st): return x.shrink(((st, st + 4),)).contiguous().realize()
 x = Tensor(np.arange(16, dtype=np.float32)).realize()
@@ -136,6 +138,12 @@ for i in range(1, 6):
   if not np.allclose(got_mean, a.numpy()[:, :i].mean(1), atol=1e-6): bad.append(f"a[:, :vi].mean(1) at i={i}: {got_mean.tolist()} != {a.numpy()[:, :i].mean(1).tolist()}")
   got_window = jwindow(x, Variable("st", 0, 12).bind(i)).numpy()
   if got_window.tolist() != list(range(i, i + 4)): bad.append(f"x.shrink(((st, st + 4),)) at st={i}: {got_window.tolist()}")
+  # a matmul over the symbolic dim (reshapes and expands keep it), and a window whose Variable range reaches past the
+  # dim (checked at the bound value, as the reference)
+  got_mm = jmatmul(a[:, :vi], b[:vi, :]).numpy()
+  if not np.allclose(got_mm, a.numpy()[:, :i] @ b.numpy()[:i], atol=1e-5): bad.append(f"a[:, :vi] @ b[:vi, :] at i={i}: {got_mm.tolist()}")
+  got_win2 = jplus2(a[1:3, vi:vi + 2]).numpy()
+  if not np.allclose(got_win2, a.numpy()[1:3, i:i + 2] + 1): bad.append(f"a[1:3, vi:vi+2] + 1 at i={i}: {got_win2.tolist()}")
 
 for b in bad: print("MISMATCH", b)
 assert not bad, f"{len(bad)} mismatches"
