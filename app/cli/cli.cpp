@@ -128,6 +128,7 @@ void install_vulkan() {
     ts::vk::DeviceOptions o;
     o.validation = g_vk_validation;
     o.cache_dir = cache_dir();
+    if (const char* l = std::getenv("TINYSCOPE_VK_LOGICAL")) o.logical_devices = std::max(0, std::atoi(l));
     ts::vk::register_vulkan_devices(o);
   });
 }

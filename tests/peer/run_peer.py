@@ -178,6 +178,9 @@ def main():
   args.tmp = tempfile.mkdtemp(prefix="tinyscope-peer-")
   env = dict(os.environ, DEV=args.device, RUN_SLOW="1", DEBUG="0", PEER_ROOT=os.path.join(args.peer, "tinygrad-tests"),
              HYPOTHESIS_STORAGE_DIRECTORY=os.path.join(args.tmp, "hypothesis"), PYTHONDONTWRITEBYTECODE="1")
+  # the multi-device tests (shards on VULKAN:1..3, transfers to VULKAN:1) run on logical devices of the one GPU when
+  # there is no second one (lavapipe): each its own Vulkan device with memory of its own
+  if args.device.startswith("VULKAN"): env.setdefault("TINYSCOPE_VK_LOGICAL", "3")
   t0 = time.monotonic()
   results = run_tests(args, ids, env)
   wall = time.monotonic() - t0

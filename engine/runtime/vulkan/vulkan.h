@@ -176,6 +176,9 @@ struct OpenOptions {
   uint64_t staging_bytes = 64ull << 20;  // the staging buffer's size: larger transfers go in chunks
   double transfer_timeout_s = 60;        // copy_in / copy_out through staging
   double shutdown_timeout_s = 10;        // the Context's destructor waits this long for batches still running
+  // another logical device of the same physical one (k > 0): a Context of its own (its own VkInstance and VkDevice,
+  // memory no other Context shares), as a second GPU would be
+  int logical = 0;
   bool operator==(const OpenOptions&) const = default;
 };
 

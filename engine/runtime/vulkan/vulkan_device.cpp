@@ -42,8 +42,9 @@ class VulkanDevice final : public Device {
     ctx();
     return ctx_;
   }
-  VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options)
-      : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)) {}
+  // logical > 0: another logical device of the same physical one (a Context of its own)
+  VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options, int logical = 0)
+      : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical) {}
 
   std::string memory() const override { return name(); }
   std::string renderer() const override { return "GLSL"; }
@@ -80,7 +81,7 @@ class VulkanDevice final : public Device {
   std::vector<std::pair<std::string, std::string>> properties() const override {
     auto u = [](uint64_t v) { return std::to_string(v); };
     return {{"device", info_.name + " (" + info_.type + ", Vulkan " + info_.api_version + ", " + info_.driver_name + " " + info_.driver_info + ")"},
-            {"index", std::to_string(info_.index)},
+            {"index", std::to_string(info_.index) + (logical_ ? " (logical device " + std::to_string(logical_) + " of it: memory of its own)" : "")},
             {"subgroup_size", u(info_.subgroup_size)},
             {"max_workgroup_invocations", u(info_.max_workgroup_invocations)},
             {"max_workgroup_size", u(info_.max_workgroup_size[0]) + "x" + u(info_.max_workgroup_size[1]) + "x" + u(info_.max_workgroup_size[2])},
@@ -375,6 +376,7 @@ class VulkanDevice final : public Device {
       OpenOptions o;
       o.validation = options_.validation;
       o.cache_dir = options_.cache_dir;
+      o.logical = logical_;
       ctx_ = open_device(info_.index, o);
       std::lock_guard g(g_mu);
       g_opened.push_back(ctx_);
@@ -384,6 +386,7 @@ class VulkanDevice final : public Device {
 
   DeviceInfo info_;
   DeviceOptions options_;
+  int logical_ = 0;
   std::mutex mu_;
   std::shared_ptr<Context> ctx_;
   std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
@@ -413,6 +416,8 @@ int register_vulkan_devices(const DeviceOptions& options, std::string* reason) {
     register_device(std::make_unique<VulkanDevice>(nm, d, options));
     if (d.index == def) register_device_alias("VULKAN:" + std::to_string(d.index), "VULKAN");
   }
+  for (int k = 1; k <= options.logical_devices && def >= 0 && def < static_cast<int>(devs.size()); ++k)
+    register_device(std::make_unique<VulkanDevice>("VULKAN:" + std::to_string(static_cast<int>(devs.size()) + k - 1), devs[def], options, k));
   return static_cast<int>(devs.size());
 }
 

@@ -12,10 +12,14 @@ struct DeviceOptions {
   bool validation = false;     // the Khronos validation layer (tests)
   std::string cache_dir;       // SPIR-V and pipeline disk cache; empty: memory only
   double timeout_s = 300;      // a kernel or copy that does not finish in this time is an error naming it
+  // the default device opened this many more times as devices of their own (VULKAN:n, VULKAN:n+1, ... after the n
+  // physical ones; TINYSCOPE_VK_LOGICAL): multi-device programs (shards, transfers) on a machine with one GPU
+  int logical_devices = 0;
 };
 
 // Registers "VULKAN" (the default device: the first discrete one, else the first) and "VULKAN:N" for every other
-// device, with "VULKAN:k" an alias of "VULKAN" for the default k. Opens nothing yet (a device's Context is created at
+// device, with "VULKAN:k" an alias of "VULKAN" for the default k, then options.logical_devices more logical devices of
+// the default one. Opens nothing yet (a device's Context is created at
 // its first use). Returns the number of devices; *reason says why there are none.
 int register_vulkan_devices(const DeviceOptions& options, std::string* reason = nullptr);
 
