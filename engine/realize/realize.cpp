@@ -328,80 +328,22 @@ struct RunOverrides {
   int trace_schedule = -1;  // the captured LINEAR's number among the trace's schedules
 };
 
-void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over = {}) {
-  const std::map<std::string, int64_t>& var_vals = over.var_vals ? *over.var_vals : sched.var_vals;
-  const bool jit = sched.jit || over.jit;
-  // a call's buffer as this run sees it
-  auto arg = [&](const UOpRef& b) -> const UOpRef& {
-    if (over.sub)
-      if (auto f = over.sub->find(b.get()); f != over.sub->end()) return f->second;
-    return b;
-  };
-  // compile everything first (all kernels of a LINEAR are compiled before the first one runs)
-  std::vector<std::shared_ptr<Compiled>> compiled_now;
-  if (sched.programs.size() != sched.items.size()) compiled_now = compile_all(sched);
-  const std::vector<std::shared_ptr<Compiled>>& progs = sched.programs.size() == sched.items.size() ? sched.programs : compiled_now;
-  const int run = g_runs++;
-  // the trace's schedule these calls belong to: a replay's is the captured LINEAR's, a realize's its own
-  int sidx = over.trace_schedule >= 0 ? over.trace_schedule : sched.trace_schedule;
-  if (sidx < 0) sidx = g_last_schedule;
-  g_last_schedule = sidx;
-  // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
-  // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
-  std::unordered_map<const UOp*, size_t> last_use;
-  for (auto& b : sched.intermediates) last_use[b.get()] = 0;
-  for (size_t i = 0; i < sched.items.size(); ++i)
-    for (auto& b : sched.items[i].bufs)
-      if (auto lu = last_use.find(b.get()); lu != last_use.end()) lu->second = i;
-  if (realize_config().debug >= 1 && !last_use.empty()) print_memory_plan(sched, last_use);
-  // Kernels of a device that batches (VULKAN) go into one command buffer, submitted when something else needs the
-  // memory (a copy, another device, a timing repeat, the end): their records wait for the batch's times, then are
-  // finished in order like every other call
-  Device* batch_dev = nullptr;
-  std::vector<std::pair<size_t, CallRecord>> pending;
-  // whether a batch measures each kernel's own time: only when something shows it
-  const RealizeConfig& rc = realize_config();
-  const bool timed = rc.time_kernels || rc.debug >= 2 || rc.repeat > 1 || trace::recording_calls();
-  // every call's output read back right after it ran (RealizeConfig::snapshots): calls run one at a time, unbatched,
-  // so each one's buffer holds what that call wrote
-  const bool snap = update_stats && rc.snapshots && trace::recording_calls();
-  auto finish = [&](size_t i, CallRecord rec) {
-    const ScheduleItem& it = sched.items[i];
-    g_time_sum += rec.seconds;
-    g_work.ops += rec.estimates.ops;
-    g_work.mem += rec.estimates.mem;
-    rec.counter = ++g_counter;
-    rec.schedule_index = sidx;
-    rec.run = run;
-    bool first = false;
-    if (it.kind == ScheduleItem::Kind::Kernel) {
-      first = !g_seen_program[progs[i]->ast.get()];
-      g_seen_program[progs[i]->ast.get()] = true;
-    } else {
-      // a copy's body is keyed by its size and devices, as the reference's first-run cache sees it
-      first = g_seen_copies.insert(rec.name).second;
-    }
-    rec.first_run = first;
-    rec.jit = jit;
-    if (realize_config().debug >= 2) print_line(rec, first, rec.num_args, g_time_sum);
-    trace::record_call(rec);
-    g_calls.push_back(std::move(rec));
-    ++g_calls_total;
-    if (g_calls.size() > kCallLogSize) g_calls.pop_front();
-  };
-  auto flush = [&] {
-    if (!batch_dev) return;
-    Device* d = batch_dev;
-    batch_dev = nullptr;
-    std::vector<double> times = d->end_batch();
-    if (times.size() != pending.size()) throw Error("device " + d->name() + " returned " + std::to_string(times.size()) + " times for " + std::to_string(pending.size()) + " kernels");
-    for (size_t k = 0; k < pending.size(); ++k) {
-      pending[k].second.seconds = times[k];
-      pending[k].second.timed = timed;
-      if (update_stats) finish(pending[k].first, std::move(pending[k].second));
-    }
-    pending.clear();
-  };
+// One run of a schedule's calls: compiled first (all kernels of a LINEAR before the first one runs), then each call
+// in order on its device, its record finished (timed, counted, printed at DEBUG=2, traced) in order.
+class ScheduleRun {
+ public:
+  ScheduleRun(const Schedule& sched, bool update_stats, const RunOverrides& over);
+  // a failing schedule still submits (or drops) what it recorded, and waits for its graph calls
+  ~ScheduleRun() {
+    if (done_) return;
+    try { flush(); } catch (...) {}
+    try { wait_graphs(); } catch (...) {}
+  }
+  ScheduleRun(const ScheduleRun&) = delete;
+  ScheduleRun& operator=(const ScheduleRun&) = delete;
+  void run();
+
+ private:
   // Graph calls (a TinyJit replay's batches): each starts its device's Graph and runs while the host goes on to the
   // next one; they are waited for, in order, before any other call and at the end, and their kernels' records are
   // finished then
@@ -409,196 +351,311 @@ void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& 
     const GraphCall* call;
     std::vector<std::pair<size_t, CallRecord>> recs;
   };
-  std::vector<RunningGraph> running;
-  auto wait_graphs = [&] {
-    std::vector<RunningGraph> todo = std::move(running);
-    running.clear();
-    for (RunningGraph& rg : todo) {
-      std::vector<double> times = rg.call->graph->wait();
-      if (times.size() != rg.recs.size()) throw Error("a graph call returned " + std::to_string(times.size()) + " times for " + std::to_string(rg.recs.size()) + " kernels");
-      const int number = ++g_graph_calls;
-      if (update_stats && realize_config().debug >= 2) {  // the reference's line of the graph call, then its kernels'
-        CallRecord head;
-        head.name = "batched " + std::to_string(rg.recs.size());
-        head.colored_name = colored(head.name, "36");
-        head.device = rg.recs[0].second.device;
-        head.counter = g_counter + 1;
-        head.jit = jit;
-        std::unordered_set<const UOp*> args;
-        for (size_t k = rg.call->begin; k < rg.call->end; ++k)
-          for (auto& b : sched.items[k].bufs) args.insert(b.get());
-        double total = 0;
-        for (size_t k = 0; k < times.size(); ++k) {
-          head.seconds += times[k];
-          head.estimates.ops += rg.recs[k].second.estimates.ops;
-          head.estimates.mem += rg.recs[k].second.estimates.mem;
-          head.estimates.lds += rg.recs[k].second.estimates.lds;
-        }
-        total = g_time_sum + head.seconds;
-        print_line(head, false, static_cast<int>(args.size()), total);
+  // a call's buffer as this run sees it (a replay's inputs replace the capture's)
+  const UOpRef& arg(const UOpRef& b) const {
+    if (over_.sub)
+      if (auto f = over_.sub->find(b.get()); f != over_.sub->end()) return f->second;
+    return b;
+  }
+  void finish(size_t i, CallRecord rec);
+  void flush();
+  void wait_graphs();
+  void print_graph_line(const RunningGraph& rg, const std::vector<double>& times) const;
+  std::vector<int64_t> kernel_vars(const Compiled& c) const;
+  void kernel_record(CallRecord& rec, const Compiled& c, const ScheduleItem& it, size_t nbufs) const;
+  void call_buffers(const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec);
+  void release_last_uses(const ScheduleItem& it, size_t i);
+  void start_graph(const GraphCall& g);
+  void run_call(size_t i);
+
+  const Schedule& sched_;
+  const bool update_stats_;
+  const RunOverrides& over_;
+  const std::map<std::string, int64_t>& var_vals_;
+  const bool jit_;
+  std::vector<std::shared_ptr<Compiled>> compiled_now_;
+  const std::vector<std::shared_ptr<Compiled>>* progs_ = nullptr;
+  const int run_;
+  int sidx_ = 0;
+  // memory planning: an intermediate's storage goes back to the allocator right after its last reader, so a later
+  // intermediate of the same size reuses it (the reference packs them into one arena; the peak is what matters)
+  std::unordered_map<const UOp*, size_t> last_use_;
+  // Kernels of a device that batches (VULKAN) go into one command buffer, submitted when something else needs the
+  // memory (a copy, another device, a timing repeat, the end): their records wait for the batch's times, then are
+  // finished in order like every other call
+  Device* batch_dev_ = nullptr;
+  std::vector<std::pair<size_t, CallRecord>> pending_;
+  bool timed_ = true;   // whether a batch measures each kernel's own time: only when something shows it
+  bool snap_ = false;   // every call's output read back right after it ran (RealizeConfig::snapshots): calls run one
+                        // at a time, unbatched, so each one's buffer holds what that call wrote
+  bool repeats_ = false;  // timing repeats (RealizeConfig::repeat)
+  std::vector<RunningGraph> running_;
+  std::vector<Buffer*> bufs_;  // (one item's, its storage reused)
+  bool done_ = false;
+};
+
+ScheduleRun::ScheduleRun(const Schedule& sched, bool update_stats, const RunOverrides& over)
+    : sched_(sched), update_stats_(update_stats), over_(over), var_vals_(over.var_vals ? *over.var_vals : sched.var_vals),
+      jit_(sched.jit || over.jit), run_(g_runs++) {
+  if (sched.programs.size() != sched.items.size()) compiled_now_ = compile_all(sched);
+  progs_ = sched.programs.size() == sched.items.size() ? &sched.programs : &compiled_now_;
+  // the trace's schedule these calls belong to: a replay's is the captured LINEAR's, a realize's its own
+  sidx_ = over.trace_schedule >= 0 ? over.trace_schedule : sched.trace_schedule;
+  if (sidx_ < 0) sidx_ = g_last_schedule;
+  g_last_schedule = sidx_;
+  for (auto& b : sched.intermediates) last_use_[b.get()] = 0;
+  for (size_t i = 0; i < sched.items.size(); ++i)
+    for (auto& b : sched.items[i].bufs)
+      if (auto lu = last_use_.find(b.get()); lu != last_use_.end()) lu->second = i;
+  if (realize_config().debug >= 1 && !last_use_.empty()) print_memory_plan(sched, last_use_);
+  const RealizeConfig& rc = realize_config();
+  timed_ = rc.time_kernels || rc.debug >= 2 || rc.repeat > 1 || trace::recording_calls();
+  snap_ = update_stats && rc.snapshots && trace::recording_calls();
+  repeats_ = update_stats && rc.repeat > 1;
+}
+
+void ScheduleRun::finish(size_t i, CallRecord rec) {
+  const ScheduleItem& it = sched_.items[i];
+  g_time_sum += rec.seconds;
+  g_work.ops += rec.estimates.ops;
+  g_work.mem += rec.estimates.mem;
+  rec.counter = ++g_counter;
+  rec.schedule_index = sidx_;
+  rec.run = run_;
+  bool first = false;
+  if (it.kind == ScheduleItem::Kind::Kernel) {
+    first = !g_seen_program[(*progs_)[i]->ast.get()];
+    g_seen_program[(*progs_)[i]->ast.get()] = true;
+  } else {
+    // a copy's body is keyed by its size and devices, as the reference's first-run cache sees it
+    first = g_seen_copies.insert(rec.name).second;
+  }
+  rec.first_run = first;
+  rec.jit = jit_;
+  if (realize_config().debug >= 2) print_line(rec, first, rec.num_args, g_time_sum);
+  trace::record_call(rec);
+  g_calls.push_back(std::move(rec));
+  ++g_calls_total;
+  if (g_calls.size() > kCallLogSize) g_calls.pop_front();
+}
+
+void ScheduleRun::flush() {
+  if (!batch_dev_) return;
+  Device* d = batch_dev_;
+  batch_dev_ = nullptr;
+  std::vector<double> times = d->end_batch();
+  if (times.size() != pending_.size())
+    throw Error("device " + d->name() + " returned " + std::to_string(times.size()) + " times for " + std::to_string(pending_.size()) + " kernels");
+  for (size_t k = 0; k < pending_.size(); ++k) {
+    pending_[k].second.seconds = times[k];
+    pending_[k].second.timed = timed_;
+    if (update_stats_) finish(pending_[k].first, std::move(pending_[k].second));
+  }
+  pending_.clear();
+}
+
+// the reference's DEBUG=2 line of a graph call ("batched N"), printed before its kernels' own lines
+void ScheduleRun::print_graph_line(const RunningGraph& rg, const std::vector<double>& times) const {
+  CallRecord head;
+  head.name = "batched " + std::to_string(rg.recs.size());
+  head.colored_name = colored(head.name, "36");
+  head.device = rg.recs[0].second.device;
+  head.counter = g_counter + 1;
+  head.jit = jit_;
+  std::unordered_set<const UOp*> args;
+  for (size_t k = rg.call->begin; k < rg.call->end; ++k)
+    for (auto& b : sched_.items[k].bufs) args.insert(b.get());
+  for (size_t k = 0; k < times.size(); ++k) {
+    head.seconds += times[k];
+    head.estimates.ops += rg.recs[k].second.estimates.ops;
+    head.estimates.mem += rg.recs[k].second.estimates.mem;
+    head.estimates.lds += rg.recs[k].second.estimates.lds;
+  }
+  print_line(head, false, static_cast<int>(args.size()), g_time_sum + head.seconds);
+}
+
+void ScheduleRun::wait_graphs() {
+  std::vector<RunningGraph> todo = std::move(running_);
+  running_.clear();
+  for (RunningGraph& rg : todo) {
+    std::vector<double> times = rg.call->graph->wait();
+    if (times.size() != rg.recs.size())
+      throw Error("a graph call returned " + std::to_string(times.size()) + " times for " + std::to_string(rg.recs.size()) + " kernels");
+    const int number = ++g_graph_calls;
+    if (update_stats_ && realize_config().debug >= 2) print_graph_line(rg, times);
+    for (size_t k = 0; k < rg.recs.size(); ++k) {
+      CallRecord& r = rg.recs[k].second;
+      r.seconds = times[k];
+      r.timed = timed_;
+      r.graph = number;
+      if (update_stats_) finish(rg.recs[k].first, std::move(r));
+    }
+  }
+}
+
+// the Variable values a kernel reads, in its spec's order
+std::vector<int64_t> ScheduleRun::kernel_vars(const Compiled& c) const {
+  std::vector<int64_t> vars;
+  for (auto& name : c.spec.vars) {
+    auto v = var_vals_.find(name);
+    if (v == var_vals_.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
+    vars.push_back(v->second);
+  }
+  return vars;
+}
+
+void ScheduleRun::kernel_record(CallRecord& rec, const Compiled& c, const ScheduleItem& it, size_t nbufs) const {
+  rec.kind = "kernel";
+  rec.name = c.spec.name;
+  rec.colored_name = c.spec.colored_name;
+  rec.device = buffer_of(*arg(it.bufs[0]))->device;
+  rec.global_size = c.spec.global_size;
+  rec.applied_opts = c.spec.applied_opts;
+  rec.program_key = c.key;
+  rec.estimates = c.spec.estimates;
+  rec.num_args = static_cast<int>(nbufs);
+}
+
+// a call's buffers, allocated where they are not yet: a call's input that nothing wrote yet (Tensor.empty) reads as
+// zeros on the host, not as whatever memory the allocator hands back (a program's results do not depend on what ran
+// before it)
+void ScheduleRun::call_buffers(const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec) {
+  for (size_t k = 0; k < it.bufs.size(); ++k) {
+    const UOpRef& b = arg(it.bufs[k]);
+    const bool unwritten = k > 0 && !b->buffer;
+    Buffer& buf = ensure_buffer(b);
+    if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
+    out.push_back(&buf);
+    rec.arg_sizes.push_back({buf.size, buf.dtype->name});
+  }
+}
+
+void ScheduleRun::release_last_uses(const ScheduleItem& it, size_t i) {
+  for (auto& b : it.bufs)
+    if (auto lu = last_use_.find(b.get()); lu != last_use_.end() && lu->second == i) b->buffer.reset();
+}
+
+void ScheduleRun::start_graph(const GraphCall& g) {
+  flush();
+  RunningGraph rg{&g, {}};
+  std::vector<GraphKernel> kernels(g.end - g.begin);
+  std::vector<CallRecord> recs(g.end - g.begin);
+  for (size_t j = g.begin; j < g.end; ++j) {
+    const Compiled& c = *(*progs_)[j];
+    GraphKernel& k = kernels[j - g.begin];
+    call_buffers(sched_.items[j], k.bufs, recs[j - g.begin]);
+    k.spec = &c.spec;
+    k.exe = c.exe.get();
+    k.vars = kernel_vars(c);
+  }
+  g.graph->start(kernels, timed_);
+  // the records are made while the device runs the graph
+  for (size_t j = g.begin; j < g.end; ++j) {
+    kernel_record(recs[j - g.begin], *(*progs_)[j], sched_.items[j], kernels[j - g.begin].bufs.size());
+    rg.recs.emplace_back(j, std::move(recs[j - g.begin]));
+  }
+  running_.push_back(std::move(rg));
+  // (the graph keeps what it runs on alive until it is waited for)
+  for (size_t j = g.begin; j < g.end; ++j) release_last_uses(sched_.items[j], j);
+}
+
+// one call on its own: a copy, or a kernel (recorded into its device's open batch where the device batches)
+void ScheduleRun::run_call(size_t i) {
+  const ScheduleItem& it = sched_.items[i];
+  bufs_.clear();
+  if (!running_.empty()) wait_graphs();
+  CallRecord rec;
+  Device* runner = it.kind == ScheduleItem::Kind::Kernel ? (*progs_)[i]->device : nullptr;
+  if (batch_dev_ && (runner != batch_dev_ || repeats_ || snap_)) flush();
+  if (!batch_dev_ && runner && runner->batches() && !repeats_ && !snap_) {
+    runner->begin_batch(timed_);
+    batch_dev_ = runner;
+  }
+  call_buffers(it, bufs_, rec);
+  auto t0 = std::chrono::steady_clock::now();
+  if (it.kind == ScheduleItem::Kind::Copy) {
+    Buffer& dst = *buffer_of(*arg(it.bufs[0]));
+    Buffer& src = *buffer_of(*arg(it.bufs[1]));
+    copy_buffer(dst, src);
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rec.kind = "copy";
+    char nm[128];
+    std::snprintf(nm, sizeof nm, "copy %10s, %7s <- %-7s", size_to_str(dst.nbytes()).c_str(), dev_name(dst.device).c_str(),
+                  dev_name(src.device).c_str());
+    rec.name = nm;
+    rec.colored_name = colored(nm, "33");
+    rec.device = dst.device;
+    rec.estimates.mem = rec.estimates.lds = static_cast<double>(dst.nbytes());
+    rec.num_args = 2;
+  } else {
+    const Compiled& c = *(*progs_)[i];
+    const std::vector<int64_t> vars = kernel_vars(c);
+    // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
+    std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
+    if (repeats_) before = in_place_buffers(c.spec, bufs_);
+    rec.seconds = c.device->launch(c.spec, *c.exe, bufs_, vars);  // -1: recorded into the open batch
+    // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
+    // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
+    // restored from a copy, so every repeat computes what the first run computed
+    if (repeats_) {
+      const int repeat = realize_config().repeat;
+      std::vector<std::pair<Buffer*, std::vector<uint8_t>>> saved = std::move(before);
+      rec.repeat_mode = saved.empty() ? "rerun" : "restored";
+      rec.repeat_seconds.push_back(rec.seconds);
+      for (int k = 1; k < repeat; ++k) {
+        for (auto& [b, bytes] : saved) write_bytes(*b, bytes);
+        rec.repeat_seconds.push_back(c.device->launch(c.spec, *c.exe, bufs_, vars));
       }
-      for (size_t k = 0; k < rg.recs.size(); ++k) {
-        CallRecord& r = rg.recs[k].second;
-        r.seconds = times[k];
-        r.timed = timed;
-        r.graph = number;
-        if (update_stats) finish(rg.recs[k].first, std::move(r));
+    }
+    kernel_record(rec, c, it, bufs_.size());
+  }
+  // what the call wrote, before memory planning hands its storage on (a kernel's outputs, a copy's destination)
+  struct Written {
+    int arg;
+    size_t count;
+    HostData head;
+  };
+  std::vector<Written> written;
+  if (snap_) {
+    std::vector<int> outs = it.kind == ScheduleItem::Kind::Copy ? std::vector<int>{0} : (*progs_)[i]->spec.outs;
+    size_t left = trace::snapshot_values_left();
+    for (int o : outs)
+      if (o >= 0 && static_cast<size_t>(o) < bufs_.size()) {
+        const size_t n = static_cast<size_t>(bufs_[o]->size);
+        written.push_back({o, n, read_buffer_head(*bufs_[o], left)});
+        left -= std::min(left, n);
       }
-    }
-  };
-  struct FlushOnError {  // a failing schedule still submits (or drops) what it recorded, and waits for its graphs
-    std::function<void()> f, g;
-    ~FlushOnError() {
-      if (f) try { f(); } catch (...) {}
-      if (g) try { g(); } catch (...) {}
-    }
-  } guard{flush, wait_graphs};
-  // the Variable values a kernel reads, in its spec's order
-  auto kernel_vars = [&](const Compiled& c) {
-    std::vector<int64_t> vars;
-    for (auto& name : c.spec.vars) {
-      auto v = var_vals.find(name);
-      if (v == var_vals.end()) throw Error("kernel " + c.spec.name + " needs a value for Variable " + name);
-      vars.push_back(v->second);
-    }
-    return vars;
-  };
-  auto kernel_record = [&](CallRecord& rec, const Compiled& c, const ScheduleItem& it, size_t nbufs) {
-    rec.kind = "kernel";
-    rec.name = c.spec.name;
-    rec.colored_name = c.spec.colored_name;
-    rec.device = buffer_of(*arg(it.bufs[0]))->device;
-    rec.global_size = c.spec.global_size;
-    rec.applied_opts = c.spec.applied_opts;
-    rec.program_key = c.key;
-    rec.estimates = c.spec.estimates;
-    rec.num_args = static_cast<int>(nbufs);
-  };
-  // a call's buffers, allocated where they are not yet: a call's input that nothing wrote yet (Tensor.empty) reads
-  // as zeros on the host, not as whatever memory the allocator hands back (a program's results do not depend on
-  // what ran before it)
-  auto call_buffers = [&](const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec) {
-    for (size_t k = 0; k < it.bufs.size(); ++k) {
-      const UOpRef& b = arg(it.bufs[k]);
-      const bool unwritten = k > 0 && !b->buffer;
-      Buffer& buf = ensure_buffer(b);
-      if (unwritten && buf.ptr) std::memset(buf.ptr, 0, buf.nbytes());
-      out.push_back(&buf);
-      rec.arg_sizes.push_back({buf.size, buf.dtype->name});
-    }
-  };
-  auto release_last_uses = [&](const ScheduleItem& it, size_t i) {
-    for (auto& b : it.bufs)
-      if (auto lu = last_use.find(b.get()); lu != last_use.end() && lu->second == i) b->buffer.reset();
-  };
-  const bool plain = (update_stats && realize_config().repeat > 1) || snap;  // every call on its own (no graph calls)
+  }
+  // (a batch keeps the buffers it recorded alive until it is submitted)
+  release_last_uses(it, i);
+  if (batch_dev_ && rec.seconds < 0) {
+    pending_.emplace_back(i, std::move(rec));
+    return;
+  }
+  if (update_stats_) finish(i, std::move(rec));
+  for (auto& w : written) trace::record_snapshot(host_values(w.head), w.arg, w.count);
+}
+
+void ScheduleRun::run() {
+  const bool plain = repeats_ || snap_;  // every call on its own (no graph calls)
   size_t next_graph = 0;
-  std::vector<Buffer*> bufs;  // (one item's, its storage reused)
-  for (size_t i = 0; i < sched.items.size(); ++i) {
-    const ScheduleItem& it = sched.items[i];
-    bufs.clear();
-    if (next_graph < sched.graphs.size() && sched.graphs[next_graph].begin == i && !plain) {
-      const GraphCall& g = sched.graphs[next_graph++];
-      flush();
-      RunningGraph rg{&g, {}};
-      std::vector<GraphKernel> kernels(g.end - g.begin);
-      std::vector<CallRecord> recs(g.end - g.begin);
-      for (size_t j = g.begin; j < g.end; ++j) {
-        const Compiled& c = *progs[j];
-        GraphKernel& k = kernels[j - g.begin];
-        call_buffers(sched.items[j], k.bufs, recs[j - g.begin]);
-        k.spec = &c.spec;
-        k.exe = c.exe.get();
-        k.vars = kernel_vars(c);
-      }
-      g.graph->start(kernels, timed);
-      // the records are made while the device runs the graph
-      for (size_t j = g.begin; j < g.end; ++j) {
-        kernel_record(recs[j - g.begin], *progs[j], sched.items[j], kernels[j - g.begin].bufs.size());
-        rg.recs.emplace_back(j, std::move(recs[j - g.begin]));
-      }
-      running.push_back(std::move(rg));
-      // (the graph keeps what it runs on alive until it is waited for)
-      for (size_t j = g.begin; j < g.end; ++j) release_last_uses(sched.items[j], j);
+  for (size_t i = 0; i < sched_.items.size(); ++i) {
+    if (next_graph < sched_.graphs.size() && sched_.graphs[next_graph].begin == i && !plain) {
+      const GraphCall& g = sched_.graphs[next_graph++];
+      start_graph(g);
       i = g.end - 1;
       continue;
     }
-    if (!running.empty()) wait_graphs();
-    CallRecord rec;
-    const bool repeats = update_stats && realize_config().repeat > 1;
-    Device* runner = it.kind == ScheduleItem::Kind::Kernel ? progs[i]->device : nullptr;
-    if (batch_dev && (runner != batch_dev || repeats || snap)) flush();
-    if (!batch_dev && runner && runner->batches() && !repeats && !snap) {
-      runner->begin_batch(timed);
-      batch_dev = runner;
-    }
-    call_buffers(it, bufs, rec);
-    auto t0 = std::chrono::steady_clock::now();
-    if (it.kind == ScheduleItem::Kind::Copy) {
-      Buffer& dst = *buffer_of(*arg(it.bufs[0]));
-      Buffer& src = *buffer_of(*arg(it.bufs[1]));
-      copy_buffer(dst, src);
-      rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rec.kind = "copy";
-      char nm[128];
-      std::snprintf(nm, sizeof nm, "copy %10s, %7s <- %-7s", size_to_str(dst.nbytes()).c_str(), dev_name(dst.device).c_str(),
-                    dev_name(src.device).c_str());
-      rec.name = nm;
-      rec.colored_name = colored(nm, "33");
-      rec.device = dst.device;
-      rec.estimates.mem = rec.estimates.lds = static_cast<double>(dst.nbytes());
-      rec.num_args = 2;
-    } else {
-      const Compiled& c = *progs[i];
-      const std::vector<int64_t> vars = kernel_vars(c);
-      // the state of every buffer this kernel both writes and reads, taken before it first runs (timing repeats only)
-      std::vector<std::pair<Buffer*, std::vector<uint8_t>>> before;
-      if (repeats) before = in_place_buffers(c.spec, bufs);
-      rec.seconds = c.device->launch(c.spec, *c.exe, bufs, vars);  // -1: recorded into the open batch
-      // timing repeats must not change any buffer: a kernel that writes memory it reads (an RNG counter bumped in
-      // place, an assign that accumulates into its target) is re-run on its inputs as they were before the first run,
-      // restored from a copy, so every repeat computes what the first run computed
-      if (repeats) {
-        const int repeat = realize_config().repeat;
-        std::vector<std::pair<Buffer*, std::vector<uint8_t>>> saved = std::move(before);
-        rec.repeat_mode = saved.empty() ? "rerun" : "restored";
-        rec.repeat_seconds.push_back(rec.seconds);
-        for (int k = 1; k < repeat; ++k) {
-          for (auto& [b, bytes] : saved) write_bytes(*b, bytes);
-          rec.repeat_seconds.push_back(c.device->launch(c.spec, *c.exe, bufs, vars));
-        }
-      }
-      kernel_record(rec, c, it, bufs.size());
-    }
-    // what the call wrote, before memory planning hands its storage on (a kernel's outputs, a copy's destination)
-    struct Written {
-      int arg;
-      size_t count;
-      HostData head;
-    };
-    std::vector<Written> written;
-    if (snap) {
-      std::vector<int> outs = it.kind == ScheduleItem::Kind::Copy ? std::vector<int>{0} : progs[i]->spec.outs;
-      size_t left = trace::snapshot_values_left();
-      for (int o : outs)
-        if (o >= 0 && static_cast<size_t>(o) < bufs.size()) {
-          const size_t n = static_cast<size_t>(bufs[o]->size);
-          written.push_back({o, n, read_buffer_head(*bufs[o], left)});
-          left -= std::min(left, n);
-        }
-    }
-    // (a batch keeps the buffers it recorded alive until it is submitted)
-    release_last_uses(it, i);
-    if (batch_dev && rec.seconds < 0) {
-      pending.emplace_back(i, std::move(rec));
-      continue;
-    }
-    if (update_stats) finish(i, std::move(rec));
-    for (auto& w : written) trace::record_snapshot(host_values(w.head), w.arg, w.count);
+    run_call(i);
   }
   flush();
   wait_graphs();
-  guard.f = guard.g = nullptr;
+  done_ = true;
+}
+
+void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over = {}) {
+  ScheduleRun r(sched, update_stats, over);
+  r.run();
 }
 
 void apply_becomes(const Schedule& s) {
