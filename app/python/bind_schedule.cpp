@@ -60,9 +60,11 @@ ts::UOps uop_list(py::handle seq) {
   return out;
 }
 
-// a JIT input: the buffers a tensor's value lies in (one per device) when it is a view of realized buffers, and the
-// view over them as text (another view of another buffer of the same size reads the same way); None when it is not
+// a JIT input: the buffers a tensor's value lies in (one per device) when it is a view of realized buffers, the view
+// over them as text (another view of another buffer of the same size reads the same way) and {name: value} of the
+// bound Variables the view reads (a symbolic shrink's bounds, a[:, :vi]); None when it is not
 py::object jit_input(const ts::Tensor& t) {
+  py::dict vars;
   std::function<bool(const ts::UOp*, py::list&, std::string&)> walk = [&](const ts::UOp* u, py::list& bufs, std::string& view) {
     if (u->op == ts::Ops::MSTACK) {
       view += "MSTACK(" + ts::arg_repr(u->arg) + ")[";
@@ -73,6 +75,10 @@ py::object jit_input(const ts::Tensor& t) {
     }
     while (ts::group::movement(u->op)) {
       view += std::string(ts::op_name(u->op)) + ts::arg_repr(u->arg) + " ";
+      for (size_t k = 1; k < u->src.size(); ++k)
+        for (const auto& x : u->src[k]->toposort())
+          if (x->op == ts::Ops::AFTER && x->src.size() == 2 && x->src[0]->is_variable() && x->src[1]->op == ts::Ops::STORE)
+            vars[py::str(x->src[0]->as<ts::ParamArg>().name)] = py::int_(x->src[1]->src.at(1)->const_int());
       u = u->src[0].get();
     }
     if (u->op != ts::Ops::BUFFER) return false;
@@ -83,7 +89,7 @@ py::object jit_input(const ts::Tensor& t) {
   py::list bufs;
   std::string view;
   if (!walk(t.uop().get(), bufs, view)) return py::none();
-  return py::make_tuple(bufs, view);
+  return py::make_tuple(bufs, view, vars);
 }
 }  // namespace
 
@@ -134,14 +140,6 @@ void bind_schedule(py::module_& m, TensorClass& t) {
     return py::make_tuple(linear_handle(s), placeholders, linears);
   }, py::arg("inputs"));
   m.def("jit_input", &jit_input, py::arg("tensor"));
-  // {name: value} of the bound Variables a tensor's view reads (a symbolic shrink's bounds)
-  m.def("jit_input_vars", [](const ts::Tensor& t) {
-    py::dict out;
-    for (const auto& u : t.uop()->toposort())
-      if (u->op == ts::Ops::AFTER && u->src.size() == 2 && u->src[0]->is_variable() && u->src[1]->op == ts::Ops::STORE)
-        out[py::str(u->src[0]->as<ts::ParamArg>().name)] = py::int_(u->src[1]->src.at(1)->const_int());
-    return out;
-  }, py::arg("tensor"));
   m.def("jit_replay", [](const UOpHandle& linear, py::handle from, py::handle to, py::dict var_vals) {
     std::map<std::string, int64_t> vv;
     for (auto [k, v] : var_vals) vv[k.cast<std::string>()] = v.cast<int64_t>();

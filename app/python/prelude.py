@@ -2059,18 +2059,20 @@ def _prepare_jit_inputs(args, kwargs):
     it = x if isinstance(x, (tuple, list)) else x.values() if isinstance(x, dict) else []
     tensors += [t for t in it if t.__class__ is Tensor and not any(t is y for y in tensors)]
   if any(t.device is None for t in tensors): raise JitError("JIT inputs must be real buffers; use .clone()")
-  if len(unrealized := [t for t in tensors if _ts.jit_input(t) is None]): Tensor.realize(*unrealized)
   infos = [_ts.jit_input(t) for t in tensors]
+  if len(unrealized := [t for t, info in zip(tensors, infos) if info is None]):
+    Tensor.realize(*unrealized)
+    infos = [_ts.jit_input(t) if info is None else info for t, info in zip(tensors, infos)]
   # (a buffer with no memory yet, a Tensor.empty nothing wrote, is no input: the calls use the capture's own, as the reference's)
-  input_buffers = [b for bufs, _ in infos for b in bufs if b.is_realized]
+  input_buffers = [b for bufs, _, _ in infos for b in bufs if b.is_realized]
   if len({b.id for b in input_buffers}) != len(input_buffers): raise JitError("duplicate inputs to JIT")
   var_vals = {}
   for v in args + tuple(kwargs.values()):
     if isinstance(v, UOp) and v.op is Ops.AFTER:
       var, val = v.unbind()
       var_vals[var.expr] = val
-  for t in tensors: var_vals.update(_ts.jit_input_vars(t))  # the Variables an input's view is bound to (a[:, :vi])
-  expected_input_info = [(view, t.dtype, t.device) for t, (_, view) in zip(tensors, infos)]
+  for _, _, bound in infos: var_vals.update(bound)  # the Variables an input's view is bound to (a[:, :vi])
+  expected_input_info = [(view, t.dtype, t.device) for t, (_, view, _) in zip(tensors, infos)]
   return input_buffers, var_vals, names, expected_input_info
 
 class _TinyJit:

@@ -838,11 +838,45 @@ void compile_schedule(const Schedule& linear) {
   compile_all(linear);
 }
 
+// The reference's graph split (Schedule::graphs), made at capture
+static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel) {
+  captured.graphs.clear();
+  if (graph_batch < 0) return;
+  // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
+  // most graph_batch kernels (0: any number), the limit doubling after each graph call; a batch of one kernel stays
+  // a plain call (unless graph_one_kernel)
+  size_t limit = static_cast<size_t>(graph_batch);
+  GraphCall cur;
+  Device* cur_dev = nullptr;
+  auto close = [&](size_t end) {
+    cur.end = end;
+    if (cur_dev && (cur.end - cur.begin > 1 || (graph_one_kernel && cur.end > cur.begin))) {
+      cur.graph = cur_dev->make_graph();
+      captured.graphs.push_back(cur);
+      limit *= 2;
+      if (realize_config().debug >= 2) std::printf("JIT GRAPHing batch with %zu kernels\n", cur.end - cur.begin);
+    }
+    cur_dev = nullptr;
+  };
+  std::unordered_map<Device*, bool> has_graph;
+  for (size_t i = 0; i < captured.items.size(); ++i) {
+    Device* d = captured.items[i].kind == ScheduleItem::Kind::Kernel ? captured.programs[i]->device : nullptr;
+    if (d && !has_graph.count(d)) has_graph[d] = d->make_graph() != nullptr;
+    const bool can_graph = d && has_graph[d];
+    const bool can_extend = can_graph && (!cur_dev || (cur_dev == d && (limit == 0 || i - cur.begin < limit)));
+    if (cur_dev && !can_extend) close(i);
+    if (can_graph && !cur_dev) {
+      cur.begin = i;
+      cur_dev = d;
+    }
+  }
+  if (cur_dev) close(captured.items.size());
+}
+
 // The reference's memory plan at capture: the captured calls' intermediates (buffers no tensor holds) share fixed
 // buffers wherever their lifetimes do not overlap (one of the same device, dtype and size, free again after its last
 // call), kept from replay to replay, so every replay runs on the same memory (a graph call is submitted again as
 // it was recorded) and nothing is allocated or freed while it runs. Prints the reference's line at DEBUG>=1.
-static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel);
 static void plan_captured_memory(Schedule& captured) {
   std::unordered_set<const UOp*> inter;
   for (auto& b : captured.intermediates) inter.insert(b.get());
@@ -902,40 +936,6 @@ void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel
   }
 }
 
-// The reference's graph split (Schedule::graphs), made at capture
-static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel) {
-  captured.graphs.clear();
-  if (graph_batch < 0) return;
-  // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
-  // most graph_batch kernels (0: any number), the limit doubling after each graph call; a batch of one kernel stays
-  // a plain call (unless graph_one_kernel)
-  size_t limit = static_cast<size_t>(graph_batch);
-  GraphCall cur;
-  Device* cur_dev = nullptr;
-  auto close = [&](size_t end) {
-    cur.end = end;
-    if (cur_dev && (cur.end - cur.begin > 1 || (graph_one_kernel && cur.end > cur.begin))) {
-      cur.graph = cur_dev->make_graph();
-      captured.graphs.push_back(cur);
-      limit *= 2;
-      if (realize_config().debug >= 2) std::printf("JIT GRAPHing batch with %zu kernels\n", cur.end - cur.begin);
-    }
-    cur_dev = nullptr;
-  };
-  std::unordered_map<Device*, bool> has_graph;
-  for (size_t i = 0; i < captured.items.size(); ++i) {
-    Device* d = captured.items[i].kind == ScheduleItem::Kind::Kernel ? captured.programs[i]->device : nullptr;
-    if (d && !has_graph.count(d)) has_graph[d] = d->make_graph() != nullptr;
-    const bool can_graph = d && has_graph[d];
-    const bool can_extend = can_graph && (!cur_dev || (cur_dev == d && (limit == 0 || i - cur.begin < limit)));
-    if (cur_dev && !can_extend) close(i);
-    if (can_graph && !cur_dev) {
-      cur.begin = i;
-      cur_dev = d;
-    }
-  }
-  if (cur_dev) close(captured.items.size());
-}
 
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
   std::lock_guard lk(g_mu);
@@ -1002,14 +1002,13 @@ void replay(const Schedule& captured, const UOps& from, const UOps& to, const st
   // each input's buffer replaces the capture's: a call that writes an input (an assign) writes the caller's buffer,
   // as the reference's; an input that is a buffer the calls write (a result of the last call fed back in, not the
   // capture's own input) is read from a copy, so no call reads what it overwrites
+  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
   std::unordered_map<const UOp*, UOpRef> sub;
   Schedule copies;
   copies.jit = true;
   for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
     if (from[i] == to[i]) continue;
-    bool fed_back = false;
-    for (auto& it : captured.items) fed_back |= !it.bufs.empty() && it.bufs[0] == to[i];
-    if (fed_back) {
+    if (written.count(to[i].get())) {
       UOpRef fresh = new_buffer(to[i]->device, to[i]->numel(), to[i]->dtype);
       copies.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
       sub.emplace(from[i].get(), fresh);
