@@ -197,17 +197,28 @@ bool python_has(const std::string& python, const std::string& module) {
   return std::system((python + " -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
 }
 
+// the first python3 that imports numpy ("" when none does)
+std::string python_with_numpy() {
+  for (const char* p : {"python3", "/usr/bin/python3"})
+    if (python_has(p, "numpy")) return p;
+  return {};
+}
+
+// `--reference DIR` as an absolute path; false (out.error says why) when DIR holds no tinygrad checkout
+bool reference_checkout(const std::string& tinygrad_dir, std::filesystem::path& dir, ExternalFigures& out) {
+  std::error_code ec;
+  dir = std::filesystem::absolute(tinygrad_dir, ec);
+  if (std::filesystem::exists(dir / "tinygrad" / "tensor.py", ec)) return true;
+  out.error = "--reference " + tinygrad_dir + ": no tinygrad checkout there (tinygrad/tensor.py is missing)";
+  return false;
+}
+
 }  // namespace
 
 ExternalFigures reference_figures(const std::string& tinygrad_dir, const std::vector<std::string>& names, int reps) {
   ExternalFigures out;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir = fs::absolute(tinygrad_dir, ec);
-  if (!fs::exists(dir / "tinygrad" / "tensor.py", ec)) {
-    out.error = "--reference " + tinygrad_dir + ": no tinygrad checkout there (tinygrad/tensor.py is missing)";
-    return out;
-  }
+  std::filesystem::path dir;
+  if (!reference_checkout(tinygrad_dir, dir, out)) return out;
   out.label = "tinygrad at " + dir.string() + " (DEV=CPU, its kernels' own times)";
   run_script("PYTHONPATH=" + sh_quote(dir.string()) + " DEV=CPU", "python3", kReferenceScript, names, reps, out, nullptr);
   return out;
@@ -215,12 +226,7 @@ ExternalFigures reference_figures(const std::string& tinygrad_dir, const std::ve
 
 ExternalFigures numpy_figures(const std::vector<std::string>& names, int reps) {
   ExternalFigures out;
-  std::string python;
-  for (const char* p : {"python3", "/usr/bin/python3"})
-    if (python_has(p, "numpy")) {
-      python = p;
-      break;
-    }
+  const std::string python = python_with_numpy();
   if (python.empty()) {
     out.error = "numpy is not installed (python3 -c 'import numpy' fails)";
     return out;
@@ -239,21 +245,11 @@ ExternalFigures jit_figures(const std::string& env, const std::string& python, i
 }
 
 ExternalFigures reference_jit_figures(const std::string& tinygrad_dir, int reps) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir = fs::absolute(tinygrad_dir, ec);
-  if (!fs::exists(dir / "tinygrad" / "tensor.py", ec)) {
-    ExternalFigures out;
-    out.error = "--reference " + tinygrad_dir + ": no tinygrad checkout there (tinygrad/tensor.py is missing)";
-    return out;
-  }
+  std::filesystem::path dir;
+  if (ExternalFigures out; !reference_checkout(tinygrad_dir, dir, out)) return out;
   // (the script reads results with numpy)
-  std::string python = "python3";
-  for (const char* p : {"python3", "/usr/bin/python3"})
-    if (python_has(p, "numpy")) {
-      python = p;
-      break;
-    }
+  std::string python = python_with_numpy();
+  if (python.empty()) python = "python3";
   return jit_figures("PYTHONPATH=" + sh_quote(dir.string()) + " DEV=CPU", python, reps, "tinygrad at " + dir.string() + " (DEV=CPU)");
 }
 
