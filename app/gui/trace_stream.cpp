@@ -3,6 +3,8 @@
 #include <QFile>
 #include <QJsonDocument>
 
+#include "engine/trace/schema.h"
+
 namespace tsgui {
 
 namespace {
@@ -100,7 +102,8 @@ QByteArray TraceStream::rebuild(const QString& path, const QJsonObject& fields, 
     else if (QByteArrayView v = value_of(line, kRule); !v.isEmpty()) add(rules, v);
   }
   if (records) *records = n;
-  QByteArray doc = "{\"version\":1,\"calls\":" + calls + "],\"contexts\":" + contexts + "],\"uops\":" + uops + "},\"outputs\":" + outputs + "]";
+  QByteArray doc = "{\"version\":" + QByteArray::number(ts::trace::kSchemaVersion) + ",\"calls\":" + calls + "],\"contexts\":" + contexts +
+                   "],\"uops\":" + uops + "},\"outputs\":" + outputs + "]";
   if (snapshots.size() > 1) doc += ",\"snapshots\":" + snapshots + "]";
   if (rules.size() > 1) doc += ",\"rules\":" + rules + "]";
   const QByteArray extra = QJsonDocument(fields).toJson(QJsonDocument::Compact);  // {"k":v,...}

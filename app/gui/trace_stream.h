@@ -25,7 +25,7 @@ class TraceStream {
   // empty before the first
   const QJsonObject& beam() const { return beam_; }
 
-  // A trace JSON document (schema version 1) of every complete line of the stream at `path`, with `fields` as
+  // A trace JSON document (engine/trace/schema.h) of every complete line of the stream at `path`, with `fields` as
   // extra top-level fields (script, device, partial). The lines are spliced, not parsed: a cut-off last line (the
   // writer died inside it) is left out. *records: the complete lines used. Empty with *error when unreadable.
   static QByteArray rebuild(const QString& path, const QJsonObject& fields, int* records = nullptr, QString* error = nullptr);

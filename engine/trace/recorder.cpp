@@ -373,16 +373,16 @@ void record_snapshot(const HostValues& h, int arg, size_t count) {
 json to_json() {
   std::lock_guard lk(g_mu);
   json j = g_fields;
-  j["version"] = kSchemaVersion;
-  j["contexts"] = g_contexts;
-  j["calls"] = g_calls;
-  j["uops"] = g_uops;
-  if (!g_outputs.empty()) j["outputs"] = g_outputs;
-  if (!g_snapshots.empty()) j["snapshots"] = g_snapshots;
-  if (!g_rules.empty()) j["rules"] = g_rules;
+  j[key::kVersion] = kSchemaVersion;
+  j[key::kContexts] = g_contexts;
+  j[key::kCalls] = g_calls;
+  j[key::kUops] = g_uops;
+  if (!g_outputs.empty()) j[key::kOutputs] = g_outputs;
+  if (!g_snapshots.empty()) j[key::kSnapshots] = g_snapshots;
+  if (!g_rules.empty()) j[key::kRules] = g_rules;
   if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots) {
-    j["truncated"] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
-    if (g_dropped_snapshots) j["truncated"]["snapshots"] = g_dropped_snapshots;
+    j[key::kTruncated] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
+    if (g_dropped_snapshots) j[key::kTruncated]["snapshots"] = g_dropped_snapshots;
   }
   return j;
 }
@@ -401,10 +401,11 @@ json load(const std::string& path) {
   } catch (const json::exception& e) {
     throw Error("trace file " + path + " is not valid JSON: " + e.what());
   }
-  if (!j.is_object() || !j.contains("version")) throw Error("trace file " + path + " has no schema version");
+  if (!j.is_object() || !j.contains(key::kVersion)) throw Error("trace file " + path + " has no schema version");
   // an integer: 1.0 compares equal to 1 but is no version this build wrote
-  if (!j["version"].is_number_integer() || j["version"] != kSchemaVersion)
-    throw Error("trace file " + path + " has schema version " + j["version"].dump() + ", this build reads version " + std::to_string(kSchemaVersion));
+  const json& version = j[key::kVersion];
+  if (!version.is_number_integer() || version != kSchemaVersion)
+    throw Error("trace file " + path + " has schema version " + version.dump() + ", this build reads version " + std::to_string(kSchemaVersion));
   return j;
 }
 

@@ -3,9 +3,10 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "engine/trace/schema.h"  // kSchemaVersion and the top-level keys
+
 namespace ts::trace {
 
-constexpr int kSchemaVersion = 1;
 enum class Level { Off = 0, Passes = 1, Matches = 2 };
 
 void set_level(Level l);

@@ -15,10 +15,13 @@
 #include <bit>
 #include <memory>
 
+#include "engine/trace/schema.h"
 #include "viewer/model/ansi.h"
 #include "viewer/model/trace_check.h"
 
 namespace tsv {
+
+namespace key = ts::trace::key;
 
 namespace {
 QList<int> ints(const QJsonValue& v) {
@@ -168,7 +171,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   QHash<QString, int>& by_key = out->by_key;
   QList<int>& schedules = out->schedules;
 
-  const QJsonObject uo = root["uops"].toObject();
+  const QJsonObject uo = root[key::kUops].toObject();
   uops.reserve(uo.size());
   for (auto it = uo.begin(); it != uo.end(); ++it) {
     const QJsonObject o = it.value().toObject();
@@ -176,7 +179,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
           int64s(o["shape"]), o["tag"].toInt(-1)};
     uops.insert(it.key().toInt(), u);
   }
-  for (const auto& cv : root["contexts"].toArray()) {
+  for (const auto& cv : root[key::kContexts].toArray()) {
     const QJsonObject o = cv.toObject();
     Context c;
     c.id = o["id"].toInt();
@@ -222,7 +225,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       by_key.insert(c.program.program_key, contexts.size());
     contexts.push_back(c);
   }
-  for (const auto& cv : root["calls"].toArray()) {
+  for (const auto& cv : root[key::kCalls].toArray()) {
     const QJsonObject o = cv.toObject();
     Call c;
     c.kind = o["kind"].toString();
@@ -271,14 +274,14 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     }
     return v;
   };
-  for (const auto& ov : root["outputs"].toArray()) {
+  for (const auto& ov : root[key::kOutputs].toArray()) {
     const QJsonObject o = ov.toObject();
     Output v = values(o);
     v.where = o["where"].toString();
     v.after_call = o["after_call"].toInt();
     out->outputs.push_back(std::move(v));
   }
-  for (const auto& sv : root["snapshots"].toArray()) {
+  for (const auto& sv : root[key::kSnapshots].toArray()) {
     const QJsonObject o = sv.toObject();
     Output v = values(o);
     v.call = o["call"].toInt();
@@ -286,16 +289,16 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     v.after_call = v.call + 1;
     out->snapshots.push_back(std::move(v));
   }
-  for (const auto& rv : root["rules"].toArray()) {
+  for (const auto& rv : root[key::kRules].toArray()) {
     const QJsonObject o = rv.toObject();
     out->rules.push_back({o["name"].toString(), o["file"].toString(), o["text"].toString(), o["line"].toInt(), o["first_line"].toInt()});
   }
-  out->script = root["script"].toString();
-  out->device = root["device"].toString();
-  out->result = any_text(root["result"]);
-  out->partial = root["partial"].toString();
-  if (root.contains("limits")) {
-    const QJsonObject l = root["limits"].toObject();
+  out->script = root[key::kScript].toString();
+  out->device = root[key::kDevice].toString();
+  out->result = any_text(root[key::kResult]);
+  out->partial = root[key::kPartial].toString();
+  if (root.contains(QLatin1StringView(key::kLimits))) {
+    const QJsonObject l = root[key::kLimits].toObject();
     out->limits = {l["device"].toString(),        l["machine"].toString(),         l["measured_at"].toString(),
                    l["bandwidth_gbs"].toDouble(), l["peak_gflops"].toDouble(),     l["bandwidth_label"].toString(),
                    l["peak_label"].toString()};

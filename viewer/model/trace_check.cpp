@@ -10,7 +10,12 @@
 #include <climits>
 #include <cmath>
 
+#include "engine/trace/schema.h"
+
 namespace tsv {
+
+namespace key = ts::trace::key;
+using ts::trace::kSchemaVersion;
 
 TraceLimits default_limits() {
   TraceLimits l;
@@ -58,7 +63,7 @@ bool scan(const QByteArray& data, const TraceLimits& lim, QByteArray* version, Q
       --depth;
       last_key_begin = -1;
     } else if (c == ':' && depth == 1 && last_key_begin >= 0) {
-      if (QByteArrayView(p + last_key_begin, last_key_end - last_key_begin) == "version") {
+      if (QByteArrayView(p + last_key_begin, last_key_end - last_key_begin) == key::kVersion) {
         qsizetype b = i + 1;
         while (b < n && (p[b] == ' ' || p[b] == '\t' || p[b] == '\n' || p[b] == '\r')) ++b;
         qsizetype e = b;
@@ -138,22 +143,24 @@ class Checker {
 
   bool root(const QJsonObject& o, const QByteArray& version_token) {
     const Where top;
-    if (!o.contains(QLatin1StringView("version"))) return fail(top, QStringLiteral("no schema version (the key \"version\" is missing)"));
-    const QJsonValue v = o.value(QLatin1StringView("version"));
-    const Where w{&top, "version"};
+    if (!o.contains(QLatin1StringView(key::kVersion)))
+      return fail(top, QStringLiteral("no schema version (the key \"%1\" is missing)").arg(QLatin1StringView(key::kVersion)));
+    const QJsonValue v = o.value(QLatin1StringView(key::kVersion));
+    const Where w{&top, key::kVersion};
     bool digits = !version_token.isEmpty();
     for (char c : version_token) digits = digits && c >= '0' && c <= '9';
     if (!v.isDouble() || !digits)
-      return fail(w, QStringLiteral("expected the integer 1, found %1")
+      return fail(w, QStringLiteral("expected the integer %1, found %2")
+                         .arg(kSchemaVersion)
                          .arg(v.isDouble() && !version_token.isEmpty() ? QString::fromLatin1(version_token) : describe(v)));
-    if (v.toInteger() != 1)
-      return fail(w, QStringLiteral("trace schema version %1, this viewer reads version 1").arg(QString::fromLatin1(version_token)));
-    return uops(o, top) && contexts(o, top) && calls(o, top) && opt(o, "script", top, &Checker::name) &&
-           opt(o, "device", top, &Checker::name) && opt(o, "error", top, &Checker::text) &&
-           opt(o, "partial", top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
-           opt(o, "outputs", top, &Checker::outputs) && opt(o, "snapshots", top, &Checker::snapshots) &&
-           snapshot_calls(o, top) && opt(o, "rules", top, &Checker::rules) &&
-           opt(o, "limits", top, &Checker::limits);  // the device's measured limits, when the limits cache had them
+    if (v.toInteger() != kSchemaVersion)
+      return fail(w, QStringLiteral("trace schema version %1, this viewer reads version %2").arg(QString::fromLatin1(version_token)).arg(kSchemaVersion));
+    return uops(o, top) && contexts(o, top) && calls(o, top) && opt(o, key::kScript, top, &Checker::name) &&
+           opt(o, key::kDevice, top, &Checker::name) && opt(o, key::kError, top, &Checker::text) &&
+           opt(o, key::kPartial, top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
+           opt(o, key::kOutputs, top, &Checker::outputs) && opt(o, key::kSnapshots, top, &Checker::snapshots) &&
+           snapshot_calls(o, top) && opt(o, key::kRules, top, &Checker::rules) &&
+           opt(o, key::kLimits, top, &Checker::limits);  // the device's measured limits, when the limits cache had them
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -244,9 +251,9 @@ class Checker {
 
   // ---- uops: {"<id>": {op, dtype, src, arg, shape?, tag?, device?}}, then their sources and cycles
   bool uops(const QJsonObject& root, const Where& top) {
-    const Where w{&top, "uops"};
-    auto it = root.constFind(QLatin1StringView("uops"));
-    if (it == root.constEnd()) return fail(top, QStringLiteral("the key \"uops\" is missing"));
+    const Where w{&top, key::kUops};
+    auto it = root.constFind(QLatin1StringView(key::kUops));
+    if (it == root.constEnd()) return fail(top, QStringLiteral("the key \"%1\" is missing").arg(QLatin1StringView(key::kUops)));
     if (!object(it.value(), w)) return false;
     const QJsonObject uo = it.value().toObject();
     if (uo.size() > lim_.max_uops) return fail(w, QStringLiteral("%1 uops (the limit is %2)").arg(uo.size()).arg(lim_.max_uops));
@@ -323,7 +330,7 @@ class Checker {
   }
 
   // ---- contexts: [{id, kind, name, passes, tensor_graph?, linear?, program?}]
-  bool contexts(const QJsonObject& root, const Where& top) { return req(root, "contexts", top, &Checker::context_list); }
+  bool contexts(const QJsonObject& root, const Where& top) { return req(root, key::kContexts, top, &Checker::context_list); }
   bool context_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::context); }
   bool context(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
@@ -383,7 +390,7 @@ class Checker {
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,
   //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?, jit?}]
-  bool calls(const QJsonObject& root, const Where& top) { return req(root, "calls", top, &Checker::call_list); }
+  bool calls(const QJsonObject& root, const Where& top) { return req(root, key::kCalls, top, &Checker::call_list); }
   bool call_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::call); }
   bool call(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
@@ -427,9 +434,9 @@ class Checker {
     return req(o, "call", w, &Checker::count) && req(o, "arg", w, &Checker::count) && host_values(o, w);
   }
   bool snapshot_calls(const QJsonObject& root, const Where& top) {
-    const qsizetype calls = root.value(QLatin1StringView("calls")).toArray().size();
-    const QJsonArray snaps = root.value(QLatin1StringView("snapshots")).toArray();
-    const Where w{&top, "snapshots"};
+    const qsizetype calls = root.value(QLatin1StringView(key::kCalls)).toArray().size();
+    const QJsonArray snaps = root.value(QLatin1StringView(key::kSnapshots)).toArray();
+    const Where w{&top, key::kSnapshots};
     for (qsizetype k = 0; k < snaps.size(); ++k) {
       const qint64 call = snaps.at(k).toObject().value(QLatin1StringView("call")).toInteger();
       if (call >= calls) return fail(Where{&w, nullptr, int(k)}, QStringLiteral("names call %1 of a trace with %2 calls").arg(call).arg(calls));

@@ -1,0 +1,31 @@
+#pragma once
+// The trace file's schema: its version and the keys of its top-level object. One owner for the writer
+// (engine/trace/recorder.cpp), the viewer's checker and reader (viewer/model/trace_check.cpp, viewer/model/session.cpp)
+// and the window's rebuild of a streamed trace (app/gui/trace_stream.cpp). Plain constants: no Qt, no JSON library,
+// so every side can include it.
+
+namespace ts::trace {
+
+// the version every trace carries in "version"; a reader refuses any other (and 1.0: it must be an integer)
+inline constexpr int kSchemaVersion = 1;
+
+// the top-level keys of a trace: {"version", "uops", "contexts", "calls", ...}
+namespace key {
+inline constexpr const char* kVersion = "version";
+inline constexpr const char* kUops = "uops";          // {"<id>": uop}
+inline constexpr const char* kContexts = "contexts";  // [context]
+inline constexpr const char* kCalls = "calls";        // [call]
+inline constexpr const char* kOutputs = "outputs";    // [value the script read back]
+inline constexpr const char* kSnapshots = "snapshots";  // [a call's output buffer]
+inline constexpr const char* kRules = "rules";        // [each fired rule's source]
+inline constexpr const char* kTruncated = "truncated";  // {"contexts": N, "calls": M, ...}: what a full trace dropped
+// the extra fields (trace.h: set_field)
+inline constexpr const char* kScript = "script";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kResult = "result";
+inline constexpr const char* kError = "error";
+inline constexpr const char* kPartial = "partial";  // a trace rebuilt from a run's stream: how the run ended
+inline constexpr const char* kLimits = "limits";    // the device's measured limits
+}  // namespace key
+
+}  // namespace ts::trace
