@@ -1,10 +1,10 @@
 #include "app/gui/gui_main.h"
 
 #include <QApplication>
-#include <QDockWidget>
-#include <QScreen>
+#include <QCommandLineParser>
 #include <QDir>
 #include <QDockWidget>
+#include <QScreen>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTimer>
@@ -53,82 +53,99 @@ QString examples_dir() {
     if (QFileInfo(c).isDir()) return QDir(c).absolutePath();
   return QDir::currentPath();
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane, step_arg;
+// the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
+struct Options {
+  QString file, dev, shot, compare, select, tour, compare_trace, pane;
   bool run = false, measure = false, snapshots = false, extended = false;
+  bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
-  for (int i = 1; i < argc; ++i) {
-    QString a = QString::fromLocal8Bit(argv[i]);
-    auto value = [&](const char* name, QString* out) {
-      const QString flag = QString::fromLatin1(name);
-      if (a == flag && i + 1 < argc) return *out = QString::fromLocal8Bit(argv[++i]), true;
-      if (a.startsWith(flag + "=")) return *out = a.mid(flag.size() + 1), true;
-      return false;
-    };
-    QString n;
-    // a whole number from lo to hi
-    auto whole = [](const QString& text, int lo, int hi, int* out) {
-      bool ok = false;
-      *out = text.toInt(&ok);
-      return ok && *out >= lo && *out <= hi;
-    };
-    if (a == "--run") run = true;
-    else if (a == "--measure") measure = true;
-    else if (a == "--snapshots") snapshots = true;
-    else if (a == "--extended") extended = true;
-    else if (value("--dev", &dev) || value("--screenshot", &shot) || value("--compare", &compare) || value("--compare-trace", &compare_trace) ||
-             value("--select", &select) || value("--tour", &tour) || value("--pane", &pane))
-      continue;
-    else if (value("--step", &step_arg)) {
-      bool ok = false;
-      step = step_arg.toInt(&ok);
-      if (!ok || step < 1) {
-        std::fprintf(stderr, "tinyscope: --step needs a step of the rewrite stepper from 1, not '%s'\n", qPrintable(step_arg));
-        return 2;
-      }
-    }
-    else if (value("--beam", &n)) {
-      if (!whole(n, 0, 8, &beam)) {
-        std::fprintf(stderr, "tinyscope: --beam needs a beam width from 0 (off) to 8, not '%s'\n", qPrintable(n));
-        return 2;
-      }
-    }
-    else if (value("--runs", &n)) {
-      if (!whole(n, 1, 10000, &runs)) {
-        std::fprintf(stderr, "tinyscope: --runs needs a number of runs from 1 to 10000, not '%s'\n", qPrintable(n));
-        return 2;
-      }
-      run = true;
-    }
-    else if (file.isEmpty() && !a.startsWith("-")) file = a;
-    else {
-      std::fprintf(stderr, "tinyscope: unknown argument '%s'\n", argv[i]);
+};
+
+// a whole number from lo to hi
+bool whole(const QString& text, int lo, int hi, int* out) {
+  bool ok = false;
+  *out = text.toInt(&ok);
+  return ok && *out >= lo && *out <= hi;
+}
+
+// the first argument that names no flag of the window ("--nosuch", "--nosuch=1", "-x"), for the error
+QString unknown_argument(const QStringList& args, const QStringList& valued, const QStringList& flags) {
+  for (qsizetype i = 1; i < args.size() && args[i] != QLatin1String("--"); ++i) {
+    const QString& a = args[i];
+    if (!a.startsWith('-') || a == QLatin1String("-")) continue;
+    const QString name = a.startsWith(QLatin1String("--")) ? a.mid(2).section('=', 0, 0) : QString();
+    if (valued.contains(name)) i += a.contains('=') ? 0 : 1;  // (its value follows)
+    else if (!flags.contains(name)) return a;
+  }
+  return {};
+}
+
+// parses the flags into *o; a flag this window does not have, a missing value or a bad one is an error on stderr
+// that names the flag: exit status 2
+int parse_options(int argc, char** argv, Options* o) {
+  QStringList args;
+  for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  QCommandLineParser parser;
+  parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
+  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs"};
+  const QStringList flags = {"run", "measure", "snapshots", "extended"};
+  for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
+  for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
+  parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("SCRIPT.py or TRACE.json"));
+  if (!parser.parse(args)) {
+    if (const QStringList unknown = parser.unknownOptionNames(); !unknown.isEmpty()) {
+      const QString a = unknown_argument(args, valued, flags);
+      std::fprintf(stderr, "tinyscope: unknown argument '%s'\n", qPrintable(a.isEmpty() ? "--" + unknown.front() : a));
+    } else
+      std::fprintf(stderr, "tinyscope: %s\n", qPrintable(parser.errorText()));
+    return 2;
+  }
+  const QStringList files = parser.positionalArguments();
+  if (files.size() > 1) {
+    std::fprintf(stderr, "tinyscope: unknown argument '%s'\n", qPrintable(files[1]));
+    return 2;
+  }
+  o->file = files.value(0);
+  o->dev = parser.value("dev");
+  o->shot = parser.value("screenshot");
+  o->compare = parser.value("compare");
+  o->compare_trace = parser.value("compare-trace");
+  o->select = parser.value("select");
+  o->tour = parser.value("tour");
+  o->pane = parser.value("pane");
+  o->run = parser.isSet("run");
+  o->measure = parser.isSet("measure");
+  o->snapshots = parser.isSet("snapshots");
+  o->extended = parser.isSet("extended");
+  if (parser.isSet("step")) {
+    const QString n = parser.value("step");
+    bool ok = false;
+    o->step = n.toInt(&ok);
+    if (!ok || o->step < 1) {
+      std::fprintf(stderr, "tinyscope: --step needs a step of the rewrite stepper from 1, not '%s'\n", qPrintable(n));
       return 2;
     }
   }
-  const bool dev_from_env = dev.isEmpty() && !qEnvironmentVariable("DEV").isEmpty();
-  if (dev_from_env) dev = qEnvironmentVariable("DEV");
-
-  // a screenshot needs no display: render offscreen when there is none
-  if (!shot.isEmpty() && !display_available() && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("tinyscope"));
-  QApplication::setApplicationName(QStringLiteral("tinyscope"));
-  const bool screenshot = !shot.isEmpty();
-  MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
-  // a screenshot is 1600 x 1000, or the display's size where that is smaller (Xvfb at 1280 x 720 shows what a
-  // projector shows); offscreen, with no display, 1600 x 1000
-  if (screenshot) {
-    QSize size(1600, 1000);
-    if (display_available())
-      if (const QScreen* sc = QGuiApplication::primaryScreen()) size = size.boundedTo(sc->availableGeometry().size());
-    w.resize(size);
+  if (parser.isSet("beam") && !whole(parser.value("beam"), 0, 8, &o->beam)) {
+    std::fprintf(stderr, "tinyscope: --beam needs a beam width from 0 (off) to 8, not '%s'\n", qPrintable(parser.value("beam")));
+    return 2;
   }
-  // an unknown --dev / --compare (or DEV) is an error naming it and the devices that exist, on stderr and in the
-  // window, and nothing runs: never another device in its place
+  if (parser.isSet("runs")) {
+    if (!whole(parser.value("runs"), 1, 10000, &o->runs)) {
+      std::fprintf(stderr, "tinyscope: --runs needs a number of runs from 1 to 10000, not '%s'\n", qPrintable(parser.value("runs")));
+      return 2;
+    }
+    o->run = true;
+  }
+  o->dev_from_env = o->dev.isEmpty() && !qEnvironmentVariable("DEV").isEmpty();
+  if (o->dev_from_env) o->dev = qEnvironmentVariable("DEV");
+  return 0;
+}
+
+// an unknown --dev / --compare (or DEV) is an error naming it and the devices that exist, on stderr and in the
+// window, and nothing runs: never another device in its place. "" when both are known.
+QString check_devices(MainWindow& w, Options* o) {
   QString device_error;
   auto check = [&](const QString& flag, const QString& name, bool ok, const QString& err) {
     if (ok) return;
@@ -136,52 +153,61 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", qPrintable(device_error));
   };
   QString err;
-  if (!dev.isEmpty()) check(dev_from_env ? "DEV" : "--dev", dev,
-                            w.set_device(dev, &err), err);
-  if (!compare.isEmpty()) check("--compare", compare, w.set_compare_device(compare, &err), err);
+  if (!o->dev.isEmpty()) check(o->dev_from_env ? "DEV" : "--dev", o->dev, w.set_device(o->dev, &err), err);
+  if (!o->compare.isEmpty()) check("--compare", o->compare, w.set_compare_device(o->compare, &err), err);
   if (!device_error.isEmpty()) {
     w.report_device_error(device_error + QStringLiteral(" (nothing runs)"));
-    run = false;
+    o->run = false;
   }
-  if (snapshots) w.set_snapshots(true);
-  if (extended && beam <= 0) {
+  return device_error;
+}
+
+// --snapshots, --beam N [--extended], --select, --tour N and TINYSCOPE_THEME; 0, or 2 after an error on stderr
+int configure(MainWindow& w, const Options& o) {
+  if (o.snapshots) w.set_snapshots(true);
+  if (o.extended && o.beam <= 0) {
     std::fprintf(stderr, "tinyscope: --extended is the opt space BEAM searches: it needs --beam N (N from 1)\n");
     return 2;
   }
-  if (beam >= 0) w.set_beam(beam, extended);
-  if (!select.isEmpty()) w.set_initial_context(select);
-  if (!tour.isEmpty()) {
+  if (o.beam >= 0) w.set_beam(o.beam, o.extended);
+  if (!o.select.isEmpty()) w.set_initial_context(o.select);
+  if (!o.tour.isEmpty()) {
     bool ok = false;
-    const int stop = tour.toInt(&ok);
+    const int stop = o.tour.toInt(&ok);
     if (!ok || stop < 1 || stop > w.tour()->stops()) {
-      std::fprintf(stderr, "tinyscope: --tour needs a stop from 1 to %d, not '%s'\n", w.tour()->stops(), qPrintable(tour));
+      std::fprintf(stderr, "tinyscope: --tour needs a stop from 1 to %d, not '%s'\n", w.tour()->stops(), qPrintable(o.tour));
       return 2;
     }
     w.set_initial_tour(stop);
   }
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");
-  int exit_code = device_error.isEmpty() ? 0 : 2;
-  if (file.endsWith(".json")) {
+  return 0;
+}
+
+// the trace or the script named, then --compare-trace and --pane; false after an error on stderr that ends it (exit
+// status 2). A trace that cannot be opened is shown in the window and raises *exit_code to 1.
+bool open_file(MainWindow& w, const Options& o, int* exit_code) {
+  if (o.file.endsWith(".json")) {
     QString trace_err;  // the window shows it too; the exit code says it
-    if (!w.open_trace(file, &trace_err)) {
+    if (!w.open_trace(o.file, &trace_err)) {
       std::fprintf(stderr, "tinyscope: cannot open the trace %s\n", qPrintable(trace_err));
-      exit_code = std::max(exit_code, 1);
+      *exit_code = std::max(*exit_code, 1);
     }
-  } else if (!file.isEmpty()) {
-    if (!QFileInfo::exists(file)) {
-      std::fprintf(stderr, "tinyscope: no such script: %s\n", qPrintable(file));
-      return 2;
+  } else if (!o.file.isEmpty()) {
+    if (!QFileInfo::exists(o.file)) {
+      std::fprintf(stderr, "tinyscope: no such script: %s\n", qPrintable(o.file));
+      return false;
     }
-    w.open_script(file);
+    w.open_script(o.file);
   }
   // --compare-trace T.json: the trace opened (or the first run's, once it is in) beside a saved one
-  if (!compare_trace.isEmpty()) {
-    auto compare_now = [&w, compare_trace] {
+  if (!o.compare_trace.isEmpty()) {
+    auto compare_now = [&w, compare_trace = o.compare_trace] {
       QString e;
       if (!w.compare_with_trace(compare_trace, &e)) std::fprintf(stderr, "tinyscope: --compare-trace %s: %s\n", qPrintable(compare_trace), qPrintable(e));
     };
-    if (run) {
+    if (o.run) {
       auto once = std::make_shared<QMetaObject::Connection>();
       *once = QObject::connect(&w, &MainWindow::run_finished, &w, [once, compare_now](bool ok) {
         QObject::disconnect(*once);
@@ -191,56 +217,69 @@ int main(int argc, char** argv) {
       compare_now();
     } else {
       std::fprintf(stderr, "tinyscope: --compare-trace needs a trace to open or --run\n");
-      return 2;
+      return false;
     }
   }
   // --pane NAME: that dock in front (a tab such as Roofline or Values), by its title or its name
-  if (!pane.isEmpty()) {
+  if (!o.pane.isEmpty()) {
     QDockWidget* dock = nullptr;
     QStringList names;
     for (auto* d : w.findChildren<QDockWidget*>()) {
       names << d->objectName();
-      if (d->objectName().compare(pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(pane, Qt::CaseInsensitive) == 0) dock = d;
+      if (d->objectName().compare(o.pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(o.pane, Qt::CaseInsensitive) == 0) dock = d;
     }
     if (!dock) {
-      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(pane), qPrintable(names.join(", ")));
-      return 2;
+      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(o.pane), qPrintable(names.join(", ")));
+      return false;
     }
     dock->show();
     dock->raise();
   }
+  return true;
+}
+
+// --step N: once the run settled, the stepper at step N of the selected context, its dock given the right column
+// and the column half the window; true while that step's layout is still coming (settled_now follows it)
+bool show_step(MainWindow& w, int step) {
+  auto* stepper = w.findChild<tsv::StepperPane*>();
+  auto* dock = w.findChild<QDockWidget*>(QStringLiteral("stepper"));
+  if (!stepper || !dock) return false;
+  // the kernel AST and the source as tabs under it (a click away), the column half the window
+  dock->show();
+  auto* ast = w.findChild<QDockWidget*>(QStringLiteral("kernel_ast"));
+  auto* source = w.findChild<QDockWidget*>(QStringLiteral("source"));
+  if (ast && source && !ast->isFloating() && !source->isFloating()) {
+    w.tabifyDockWidget(ast, source);
+    w.tabifyDockWidget(ast, dock);
+  }
+  dock->raise();
+  w.resizeDocks({dock}, {w.width() * 52 / 100}, Qt::Horizontal);
+  stepper->set_step(step - 1);
+  return stepper->busy();
+}
+
+// the window shown, then the runs (--run, --runs N), --step and --screenshot as it settles; the event loop's code, or
+// exit_code when it is 0
+int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_code) {
+  const bool screenshot = !o.shot.isEmpty();
+  const QString shot = o.shot;
+  const int runs = o.runs, step = o.step;
+  const bool run = o.run;
   w.show();
   if (screenshot) {
     QCoreApplication::processEvents();
     w.default_layout();
   }
   // each run reports Run-to-all-panes time and the longest event-loop gap (TINYSCOPE_PERF=1 does it too)
-  if (screenshot || measure) w.set_measuring(true, /*print=*/true);
+  if (screenshot || o.measure) w.set_measuring(true, /*print=*/true);
   w.controller()->warm_up();
 
-  // --step N: once the run settled, the stepper at step N of the selected context, its dock given the right column
-  // and the column half the window; true while that step's layout is still coming (settled_now follows it)
   bool step_shown = step == 0;
-  auto show_step = [&w, step, &step_shown]() {
+  auto step_now = [&w, step, &step_shown]() {
     if (step_shown) return false;
     step_shown = true;
-    auto* stepper = w.findChild<tsv::StepperPane*>();
-    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("stepper"));
-    if (!stepper || !dock) return false;
-    // the kernel AST and the source as tabs under it (a click away), the column half the window
-    dock->show();
-    auto* ast = w.findChild<QDockWidget*>(QStringLiteral("kernel_ast"));
-    auto* source = w.findChild<QDockWidget*>(QStringLiteral("source"));
-    if (ast && source && !ast->isFloating() && !source->isFloating()) {
-      w.tabifyDockWidget(ast, source);
-      w.tabifyDockWidget(ast, dock);
-    }
-    dock->raise();
-    w.resizeDocks({dock}, {w.width() * 52 / 100}, Qt::Horizontal);
-    stepper->set_step(step - 1);
-    return stepper->busy();
+    return show_step(w, step);
   };
-
   // these live until app.exec() returns: the callbacks refer to them
   QElapsedTimer clock;
   clock.start();
@@ -278,7 +317,7 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
       if (run_queued) return;
       if (run && runs_started < runs) queue_run();
-      else if (!show_step()) take();
+      else if (!step_now()) take();
     });
     // the safety net: a hung run or layout still gives a picture
     QTimer::singleShot(180000, &w, [&w, take] {
@@ -286,21 +325,47 @@ int main(int argc, char** argv) {
       take();
     });
     if (run) QTimer::singleShot(0, &w, next_run);
-    else QTimer::singleShot(200, &w, [&w, take, show_step] {
-      if (w.settled() && !show_step()) take();
+    else QTimer::singleShot(200, &w, [&w, take, step_now] {
+      if (w.settled() && !step_now()) take();
     });
   } else {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&] {
       if (run && runs_started < runs) queue_run();
-      else show_step();
+      else step_now();
     });
     if (run) QTimer::singleShot(0, &w, next_run);
-    else if (step > 0) QTimer::singleShot(200, &w, [&w, show_step] {
-      if (w.settled()) show_step();
+    else if (step > 0) QTimer::singleShot(200, &w, [&w, step_now] {
+      if (w.settled()) step_now();
     });
   }
   const int code = app.exec();
   return code ? code : exit_code;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (const int bad = parse_options(argc, argv, &o)) return bad;
+  // a screenshot needs no display: render offscreen when there is none
+  const bool screenshot = !o.shot.isEmpty();
+  if (screenshot && !display_available() && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("tinyscope"));
+  QApplication::setApplicationName(QStringLiteral("tinyscope"));
+  MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
+  // a screenshot is 1600 x 1000, or the display's size where that is smaller (Xvfb at 1280 x 720 shows what a
+  // projector shows); offscreen, with no display, 1600 x 1000
+  if (screenshot) {
+    QSize size(1600, 1000);
+    if (display_available())
+      if (const QScreen* sc = QGuiApplication::primaryScreen()) size = size.boundedTo(sc->availableGeometry().size());
+    w.resize(size);
+  }
+  const QString device_error = check_devices(w, &o);
+  if (const int bad = configure(w, o)) return bad;
+  int exit_code = device_error.isEmpty() ? 0 : 2;
+  if (!open_file(w, o, &exit_code)) return 2;
+  return show_and_run(app, w, o, exit_code);
 }
 
 }  // namespace tsgui

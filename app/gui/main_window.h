@@ -171,8 +171,16 @@ class MainWindow : public QMainWindow {
   // forgets the comparison shown (the second run's trace, its console, the Values diff); with `why`, the Compare dock
   // hides and its summary says why
   void clear_compare(const QString& why = {});
+  // the window's parts (main_window_build.cpp; the Compare dock: main_window_compare.cpp)
+  void build_toolbar();
+  void build_central();
+  void build_docks();
+  void build_menus();
   void build_file_menu();
-  void build_compare_dock();
+  void build_status_bar();
+  void restore_settings();
+  QWidget* build_compare_dock();
+  void build_compare_controls();
   void update_compare_summary();
   void update_compare_sources();
   void on_trace_loaded(bool ok, const QString& error);

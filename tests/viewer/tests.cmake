@@ -1,17 +1,7 @@
-# Window-level tests: they link the window's sources (main window, run controller, resources) with the viewer and
-# drive `$TINYSCOPE_BIN` as a child process.
-function(ts_add_window_test name source)
-  ts_add_test(${name}
-    SOURCES ${source}
-            ${CMAKE_SOURCE_DIR}/app/gui/run_controller.cpp ${CMAKE_SOURCE_DIR}/app/gui/run_controller.h
-            ${CMAKE_SOURCE_DIR}/app/gui/main_window.cpp ${CMAKE_SOURCE_DIR}/app/gui/main_window.h
-            ${CMAKE_SOURCE_DIR}/app/gui/stall_probe.h ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.cpp
-            ${CMAKE_SOURCE_DIR}/app/gui/trace_stream.h ${CMAKE_SOURCE_DIR}/app/gui/devices.cpp
-            ${CMAKE_SOURCE_DIR}/app/gui/devices.h ${CMAKE_SOURCE_DIR}/app/gui/tour.cpp ${CMAKE_SOURCE_DIR}/app/gui/tour.h
-            ${CMAKE_SOURCE_DIR}/app/gui/limits_measure.cpp ${CMAKE_SOURCE_DIR}/app/gui/limits_measure.h
-            ${CMAKE_SOURCE_DIR}/resources/tinyscope.qrc
-    LIBS tinyscope_viewer tinyscope_engine Qt6::Widgets TIMEOUT 180)
-  set_target_properties(${name} PROPERTIES AUTORCC ON)
+# Window-level tests: they link the window (tinyscope_gui: main window, run controller, resources) with the viewer
+# and drive `$TINYSCOPE_BIN` as a child process.
+function(ts_add_window_test name)
+  ts_add_test(${name} SOURCES ${ARGN} LIBS tinyscope_gui Qt6::Widgets TIMEOUT 180)
   add_dependencies(${name} tinyscope)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_definitions(${name} PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")

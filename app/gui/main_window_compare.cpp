@@ -1,0 +1,406 @@
+// Compare with…: the same script on a second device in its own child, or a saved trace, beside the trace shown (the
+// Compare dock, the Values pane's diff, a saved comparison)
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSaveFile>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "app/gui/devices.h"
+#include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
+#include "viewer/model/compare_file.h"
+#include "viewer/model/compare_model.h"
+#include "viewer/model/output_compare.h"
+#include "viewer/model/session.h"
+#include "viewer/model/selection_model.h"
+#include "viewer/model/timings_model.h"
+#include "viewer/panes/schedule_pane.h"
+#include "viewer/panes/source_diff.h"
+#include "viewer/panes/timings_pane.h"
+#include "viewer/panes/values_pane.h"
+
+namespace tsgui {
+
+// the Compare dock's pane: the summary over tabs (per call, outputs, sources, the second side's schedule, timings and
+// console), with the second session, selection and run controller it shows; its controls: build_compare_controls()
+QWidget* MainWindow::build_compare_dock() {
+  compare_session_ = new tsv::Session(this);
+  compare_selection_ = new tsv::SelectionModel(compare_session_, this);
+  compare_controller_ = new RunController(this);
+  compare_controller_->set_repeat(repeat_spin_ ? repeat_spin_->value() : 1);
+  auto* box = new QWidget(this);
+  compare_label_ = new QLabel(tr("Choose a device under \"Compare with\" and run"), box);
+  compare_label_->setWordWrap(true);
+  compare_label_->setObjectName(QStringLiteral("compare_summary"));
+  compare_label_->setContentsMargins(4, 2, 4, 2);
+  // per call: both devices' times and their ratio; the selected kernel's two sources, diffed; the second device's
+  // own schedule and timings
+  auto* tabs = new QTabWidget(box);
+  tabs->setObjectName(QStringLiteral("compare_tabs"));
+  compare_model_ = new tsv::CompareModel(session_, compare_session_, this);
+  compare_table_ = new QTableView(tabs);
+  compare_table_->setModel(compare_model_);
+  compare_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  compare_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  compare_table_->verticalHeader()->hide();
+  compare_table_->horizontalHeader()->setStretchLastSection(true);
+  connect(compare_model_, &QAbstractItemModel::modelReset, compare_table_, &QTableView::resizeColumnsToContents);
+  connect(compare_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (cur.isValid() && cur.row() < session_->calls().size() && cur.row() != selection_->current().call) selection_->select_call(cur.row());
+  });
+  tabs->addTab(compare_table_, tr("Per call"));
+  // every value the script read back, element by element: what the two devices computed, not only how fast
+  output_model_ = new tsv::OutputCompareModel(session_, compare_session_, this);
+  auto* outputs = new QTableView(tabs);
+  outputs->setObjectName(QStringLiteral("compare_outputs"));
+  outputs->setModel(output_model_);
+  outputs->setSelectionBehavior(QAbstractItemView::SelectRows);
+  outputs->verticalHeader()->hide();
+  outputs->horizontalHeader()->setStretchLastSection(true);
+  connect(output_model_, &QAbstractItemModel::modelReset, outputs, &QTableView::resizeColumnsToContents);
+  tabs->addTab(outputs, tr("Outputs"));
+  // the selected kernel's two sources, or what each compiles to (host assembly, SPIR-V), diffed
+  auto* sources = new QWidget(tabs);
+  compare_asm_ = new QCheckBox(tr("Assembly / SPIR-V: what each source compiles to (x86-64 assembly of C and LLVM IR, "
+                                  "SPIR-V of GLSL)"), sources);
+  compare_asm_->setObjectName(QStringLiteral("compare_asm"));
+  compare_diff_ = new tsv::SourceDiff(sources);
+  auto* sources_lay = new QVBoxLayout(sources);
+  sources_lay->setContentsMargins(0, 0, 0, 0);
+  sources_lay->setSpacing(0);
+  sources_lay->addWidget(compare_asm_);
+  sources_lay->addWidget(compare_diff_, 1);
+  connect(compare_asm_, &QCheckBox::toggled, this, [this] { update_compare_sources(); });
+  tabs->addTab(sources, tr("Sources"));
+  auto* split = new QSplitter(Qt::Horizontal, tabs);
+  split->addWidget(new tsv::SchedulePane(compare_selection_, split));
+  split->addWidget(new tsv::TimingsPane(compare_selection_, split));
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  tabs->addTab(split, tr("Second device's schedule and timings"));
+  compare_console_ = new QPlainTextEdit(tabs);
+  compare_console_->setObjectName(QStringLiteral("compare_console"));
+  compare_console_->setReadOnly(true);
+  compare_console_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  tabs->addTab(compare_console_, tr("Second device's console"));
+  auto* lay = new QVBoxLayout(box);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  lay->addWidget(compare_label_);
+  lay->addWidget(tabs, 1);
+  build_compare_controls();
+  return box;
+}
+
+// the toolbar's Compare with… and what follows the second run, its trace and the main selection
+void MainWindow::build_compare_controls() {
+  compare_combo_ = new QComboBox(this);
+  compare_combo_->addItem(tr("none"));
+  compare_combo_->addItems(device_names());
+  compare_combo_->setToolTip(tr("Compare with…: also run the script on this device, side by side"));
+  if (auto* tb = findChild<QToolBar*>(QStringLiteral("run_toolbar"))) {
+    QAction* before = run_act_;
+    tb->insertWidget(before, new QLabel(tr("  Compare with "), this));
+    tb->insertWidget(before, compare_combo_);
+    tb->insertSeparator(before);
+  }
+  connect(compare_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i != 0 || !compare_from_trace_.isEmpty()) return;  // (a comparison with a saved trace stays)
+    compare_dock_->hide();
+    values_->set_compare(nullptr, {});
+  });
+  connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
+  connect(compare_controller_, &RunController::progress, this, [this] {
+    if (!compare_controller_->running()) return;
+    const TraceStream& st = compare_controller_->stream();
+    compare_label_->setText(tr("Running on %1 (after %2 finished)… %3 s · %4 calls so far")
+                                .arg(compare_device(), first_device())
+                                .arg(compare_controller_->elapsed_ms() / 1000.0, 0, 'f', 1)
+                                .arg(st.calls()));
+  });
+  connect(compare_session_, &tsv::Session::load_finished, this, &MainWindow::on_compare_loaded);
+  connect(compare_controller_, &RunController::output, this, [this](const QString& text, bool is_err) {
+    compare_console_->moveCursor(QTextCursor::End);
+    compare_console_->insertPlainText(text);
+    if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
+  });
+  // the main window's selected call selects the same call on the other device (same position, same name)
+  connect(selection_, &tsv::SelectionModel::changed, this, [this](const tsv::Selection& sel) {
+    const auto& mine = session_->calls();
+    const auto& theirs = compare_session_->calls();
+    if (sel.call >= 0 && sel.call < mine.size() && sel.call < theirs.size() && mine[sel.call].name == theirs[sel.call].name)
+      compare_selection_->select_call(sel.call);
+    update_compare_sources();
+  });
+}
+
+QString MainWindow::compare_device() const {
+  return compare_combo_->currentIndex() > 0 ? compare_combo_->currentText() : QString();
+}
+
+bool MainWindow::set_compare_device(const QString& dev, QString* error) {
+  if (dev.isEmpty() || dev == "none") {
+    compare_combo_->setCurrentIndex(0);
+    return true;
+  }
+  QString err;
+  const QString name = require_device(dev, &err);
+  const int i = name.isEmpty() ? -1 : compare_combo_->findText(name);
+  if (i <= 0) {
+    if (error) *error = err.isEmpty() ? tr("unknown device '%1'").arg(dev) : err;
+    return false;
+  }
+  compare_combo_->setCurrentIndex(i);
+  return true;
+}
+
+QString MainWindow::first_label() const { return first_label_.isEmpty() ? first_device() : first_label_; }
+
+QString MainWindow::second_label() const { return compare_from_trace_.isEmpty() ? compare_device() : compare_from_trace_; }
+
+bool MainWindow::compare_with_trace(const QString& path, QString* error) {
+  QString err;
+  const QString name = QFileInfo(path).fileName();
+  auto fail = [&](const QString& e) {
+    append_console(tr("Cannot compare with %1\n%2\n").arg(name, e), true);
+    status_->setText(tr("Cannot compare with %1: %2").arg(name, e));
+    if (error) *error = e;
+    return false;
+  };
+  if (session_->raw().isEmpty()) return fail(tr("run a script or open a trace first: there is nothing to compare it with"));
+  if (controller_->running() || compare_controller_->running()) return fail(tr("a run is in progress (stop it first)"));
+  if (tsv::is_compare_file_at(path)) return fail(tr("it is a saved comparison, not a trace: open it with File > Open"));
+  // (a Session keeps what it holds when a load fails: the comparison shown stays)
+  if (!compare_session_->load(path, &err)) return fail(err);
+  auto side = [](const tsv::Session& s, const QString& what) { return QStringLiteral("%1 · %2").arg(s.device(), what); };
+  const QString mine = opened_trace_.isEmpty() ? tr("this run") : QFileInfo(opened_trace_).fileName();
+  first_label_ = side(*session_, mine);
+  compare_from_trace_ = side(*compare_session_, name);
+  if (first_label_ == compare_from_trace_) compare_from_trace_ += tr(" (saved)");
+  show_loaded_compare();
+  status_->setText(tr("Comparing with %1: %2 calls beside %3").arg(name).arg(compare_session_->calls().size()).arg(session_->calls().size()));
+  return true;
+}
+
+bool MainWindow::open_compare_file(const QString& path, QString* error) {
+  tsv::CompareFile c;
+  QString err;
+  const QString name = QFileInfo(path).fileName();
+  auto fail = [&](const QString& e) {
+    append_console(tr("Cannot open the saved comparison %1\n%2\n").arg(name, e), true);
+    status_->setText(tr("Cannot open the saved comparison: %1").arg(e));
+    show_trace_error(tr("Cannot open the saved comparison %1 (nothing of it is shown):").arg(name), e);
+    if (error) *error = e;
+    return false;
+  };
+  if (!tsv::read_compare_file(path, &c, &err)) return fail(err);
+  // both sides are checked before either replaces what the panes show
+  tsv::Session probe;
+  if (!probe.load_data(c.second, &err, path)) return fail(tr("its second trace: %1").arg(err));
+  superseding_ = true;
+  stop();
+  superseding_ = false;
+  if (!session_->load_data(c.first, &err, path)) return fail(tr("its first trace: %1").arg(err));
+  clear_compare();
+  trace_error_->hide();
+  compare_session_->load_data(c.second, &err, path);
+  opened_trace_ = path;
+  first_label_ = c.first_label.isEmpty() ? session_->device() : c.first_label;
+  compare_from_trace_ = c.second_label.isEmpty() ? compare_session_->device() : c.second_label;
+  status_->setText(tr("%1: a saved comparison, %2 (%3 calls) beside %4 (%5 calls)")
+                       .arg(name, first_label_).arg(session_->calls().size()).arg(compare_from_trace_).arg(compare_session_->calls().size()));
+  setWindowTitle(tr("tinyscope — %1 (a saved comparison)").arg(name));
+  select_first_kernel();
+  show_trace_label();
+  show_loaded_compare();
+  return true;
+}
+
+bool MainWindow::save_compare(const QString& path, QString* error) {
+  auto fail = [&](const QString& e) {
+    append_console(e + "\n", true);
+    status_->setText(e);
+    if (error) *error = e;
+    return false;
+  };
+  if (!compare_loaded_ || session_->raw().isEmpty() || compare_session_->raw().isEmpty())
+    return fail(tr("No comparison to save: choose a device under \"Compare with\" and run, or compare with a saved trace"));
+  QSaveFile f(path);
+  const QByteArray data = tsv::write_compare_file({session_->raw(), compare_session_->raw(), first_label(), second_label()});
+  if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
+    return fail(tr("cannot write %1: %2").arg(path, f.errorString()));
+  status_->setText(tr("Comparison saved to %1").arg(path));
+  return true;
+}
+
+void MainWindow::clear_compare(const QString& why) {
+  compare_loaded_ = false;
+  save_compare_act_->setEnabled(false);
+  first_label_.clear();
+  compare_from_trace_.clear();
+  if (!compare_session_->raw().isEmpty() || !compare_session_->calls().isEmpty()) compare_session_->clear();
+  values_->set_compare(nullptr, {});
+  compare_console_->clear();
+  update_compare_sources();
+  if (!why.isEmpty()) {
+    compare_label_->setText(why);
+    compare_dock_->hide();
+  }
+}
+
+void MainWindow::start_compare() {
+  compare_pending_ = false;
+  first_label_.clear();  // (the second side is this device's run, not a saved trace)
+  compare_from_trace_.clear();
+  const QString other = compare_device();
+  if (other.isEmpty()) return;
+  compare_label_->setText(tr("Running on %1 (after %2 finished)…").arg(other, device_combo_->currentText()));
+  compare_controller_->set_program(controller_->program());
+  compare_controller_->set_repeat(controller_->repeat());  // the same warm repeats for both
+  compare_controller_->set_snapshots(controller_->snapshots());  // and the same buffers kept
+  compare_controller_->set_beam(controller_->beam());
+  compare_console_->clear();
+  controller_->hold_warm_up(true);  // the first device's next child starts once this run is over
+  compare_controller_->start(compare_name_, compare_source_, other);
+}
+
+void MainWindow::on_compare_finished(int code, bool stopped, const QString& trace, const QString&) {
+  controller_->hold_warm_up(false);
+  const QString dev = compare_device().isEmpty() ? tr("the other device") : compare_device();
+  if (trace.isEmpty() || superseding_) {
+    compare_session_->clear();
+    const QString how = RunController::describe(compare_controller_->last_end());
+    compare_label_->setText(stopped ? tr("%1: %2.").arg(dev, how) : tr("%1: the run failed (%2).").arg(dev, how));
+    emit compare_finished(false);
+    return check_settled();
+  }
+  compare_session_->load_async(trace);  // goes on in the load_finished handler
+}
+
+void MainWindow::on_compare_loaded(bool ok, const QString& err) {
+  if (!ok) compare_label_->setText(tr("%1: %2").arg(compare_device(), err));
+  else show_loaded_compare();
+  emit compare_finished(ok);
+  check_settled();
+}
+
+void MainWindow::show_loaded_compare() {
+  compare_loaded_ = true;
+  save_compare_act_->setEnabled(true);
+  compare_model_->set_devices(first_label(), second_label());
+  values_->set_compare(compare_session_, second_label());
+  compare_dock_->setWindowTitle(tr("Compare: %1").arg(second_label()));
+  compare_table_->resizeColumnsToContents();  // (the headers name the two sides)
+  if (auto* tabs = compare_dock_->findChild<QTabWidget*>(QStringLiteral("compare_tabs")); tabs && tabs->count() >= 5) {
+    const bool saved = !compare_from_trace_.isEmpty();
+    tabs->setTabText(3, saved ? tr("Second trace's schedule and timings") : tr("Second device's schedule and timings"));
+    tabs->setTabText(4, saved ? tr("Second trace's console") : tr("Second device's console"));
+    if (saved) compare_console_->setPlainText(tr("%1 is a saved trace: a trace keeps what the script read back (the Outputs "
+                                                 "tab), not its console.").arg(second_label()));
+  }
+  if (!compare_dock_->isVisible()) {
+    compare_dock_->show();
+    resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
+    if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});
+  }
+  update_compare_summary();
+  update_compare_sources();
+  const int call = selection_->current().call;
+  if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
+}
+
+// the two devices' totals, once both runs are in (either may finish first)
+void MainWindow::update_compare_sources() {
+  const int call = selection_->current().call;
+  if (call >= 0 && call < compare_model_->rowCount() && compare_table_->currentIndex().row() != call)
+    compare_table_->setCurrentIndex(compare_model_->index(call, 0));
+  if (!compare_loaded_) return compare_diff_->clear(tr("Compare with a second device and run"));
+  const auto& mine = session_->calls();
+  const auto& theirs = compare_session_->calls();
+  if (call < 0 || call >= mine.size() || call >= theirs.size() || mine[call].kind != "kernel")
+    return compare_diff_->clear(tr("Select a kernel that ran on both devices"));
+  if (!compare_model_->matched(call))
+    return compare_diff_->clear(tr("Call %1 is %2 on one device and %3 on the other: not the same kernel")
+                                    .arg(call + 1)
+                                    .arg(mine[call].name, theirs[call].name));
+  const int ka = session_->kernel_context(mine[call].program_key), kb = compare_session_->kernel_context(theirs[call].program_key);
+  if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
+  const tsv::Program& pa = session_->contexts()[ka].program;
+  const tsv::Program& pb = compare_session_->contexts()[kb].program;
+  if (!compare_asm_->isChecked())
+    return compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
+                                      tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang), pb.src);
+  // what each compiles to: asked of `tinyscope asm` once per source, shown once both are in
+  auto what = [](const QString& lang) { return lang == "glsl" ? tr("SPIR-V") : tr("x86-64 assembly"); };
+  const bool a_runs = pa.lang != "interp", b_runs = pb.lang != "interp";
+  const QString a = a_runs ? cached_assembly(pa.lang, pa.src) : tr("; %1 interprets its program: no machine code").arg(first_label());
+  const QString b = b_runs ? cached_assembly(pb.lang, pb.src) : tr("; %1 interprets its program: no machine code").arg(second_label());
+  if (a.isEmpty() || b.isEmpty()) {
+    compare_diff_->clear(tr("Compiling both sources with tinyscope asm…"));
+    auto again = [this, call](const QString&) {
+      if (selection_->current().call == call && compare_asm_->isChecked()) update_compare_sources();
+    };
+    if (a.isEmpty()) request_assembly(pa.lang, pa.src, again);
+    if (b.isEmpty()) request_assembly(pb.lang, pb.src, again);
+    return;
+  }
+  compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), what(pa.lang)), a,
+                             tr("%1 on %2 (%3)").arg(pb.name, second_label(), what(pb.lang)), b);
+}
+
+void MainWindow::update_compare_summary() {
+  if (!compare_loaded_ || controller_->running() || compare_controller_->running()) return;
+  // per device: the first runs' total (the bars, DEBUG=2's times) and, when kernels were timed several times, the
+  // total of each call's warm median (a call that ran once counts its one time)
+  int repeats = 1;
+  auto totals = [&repeats](const tsv::Session& s) {
+    double first = 0, warm = 0;
+    for (const auto& c : s.calls()) {
+      first += c.seconds;
+      warm += tsv::TimingsModel::headline_of(c);
+      repeats = std::max(repeats, int(c.times.size()));
+    }
+    return std::pair{first * 1e6, warm * 1e6};
+  };
+  const auto [mine_first, mine_warm] = totals(*session_);
+  const auto [theirs_first, theirs_warm] = totals(*compare_session_);
+  const QString mine = first_label();
+  const QString theirs = second_label();
+  auto line = [repeats](const QString& dev, qsizetype calls, double first, double warm) {
+    QString t = tr("%1: %2 calls, first runs %3 µs").arg(dev).arg(calls).arg(first, 0, 'f', 1);
+    if (repeats > 2) t += tr(", warm medians %1 µs").arg(warm, 0, 'f', 1);
+    return t;
+  };
+  QString how = tr("%1, then %2 once it had finished (one device at a time)").arg(mine, theirs);
+  if (!compare_from_trace_.isEmpty()) {
+    how = tr("Two saved traces, each timed where it ran");
+    const QString sa = QFileInfo(session_->script()).fileName(), sb = QFileInfo(compare_session_->script()).fileName();
+    if (sa != sb) how += tr(" (of different scripts: %1 and %2)").arg(sa, sb);
+    else if (!sa.isEmpty()) how += tr(" (both of %1)").arg(sa);
+  }
+  if (repeats > 2) how += tr("; Timing %1×: warm medians are of the %2 runs after the first").arg(repeats).arg(repeats - 1);
+  QString text = line(mine, session_->calls().size(), mine_first, mine_warm) + "   |   " +
+                 line(theirs, compare_session_->calls().size(), theirs_first, theirs_warm) + "\n" + how;
+  if (const int n = output_model_->rowCount(); n > 0) {
+    const int bad = output_model_->differing_rows();
+    text += bad ? tr("\nOutputs: %1 of the %2 values the script read differ (the Outputs tab)").arg(bad).arg(n)
+           : n == 1 ? tr("\nOutputs: the one value the script read is equal, element by element")
+                    : tr("\nOutputs: the %1 values the script read are equal, element by element").arg(n);
+  }
+  if (!compare_session_->partial().isEmpty()) text += tr("\n%1: PARTIAL TRACE (%2)").arg(theirs, compare_session_->partial());
+  compare_label_->setText(text);
+}
+
+}  // namespace tsgui
