@@ -57,6 +57,41 @@ QPen mark_pen(const QString& mark) {
 
 StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(parent), selection_(selection) {
   model_ = new StepperModel(selection->session(), this);
+  QWidget* left = build_step_lists();
+  build_canvas();
+  build_details();
+  QHBoxLayout* bar = build_controls();
+  title_->setContentsMargins(4, 2, 4, 2);
+  // the steps beside the graph, the rule's source and the UOp diff under both (source lines are long)
+  split_ = new QSplitter(Qt::Horizontal, this);
+  split_->addWidget(left);
+  split_->addWidget(stack_);
+  split_->setStretchFactor(0, 2);
+  split_->setStretchFactor(1, 3);
+  split_->setChildrenCollapsible(false);
+  outer_ = new QSplitter(Qt::Vertical, this);
+  outer_->addWidget(split_);
+  outer_->addWidget(details_);
+  outer_->setStretchFactor(0, 3);
+  outer_->setStretchFactor(1, 2);
+  outer_->setChildrenCollapsible(false);
+  // a short dock (a 1280 x 720 screen) still fits: the parts may shrink below their size hints
+  split_->setMinimumHeight(20);
+  details_->setMinimumHeight(26);
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  lay->addWidget(title_);
+  lay->addLayout(bar);
+  lay->addWidget(outer_, 1);
+  setFocusPolicy(Qt::StrongFocus);
+  show_notice(tr("Select a context to step through its rewrites"));
+
+  connect_signals();
+}
+
+// the steps (filtered by a rule) and every rule's hits, as two tabs under the filter bar
+QWidget* StepperPane::build_step_lists() {
   steps_ = new QSortFilterProxyModel(this);
   steps_->setSourceModel(model_);
   steps_->setFilterRole(StepperModel::kRuleKeyRole);
@@ -74,7 +109,7 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   list_->installEventFilter(this);
 
   // every rule's hits, sortable; a click shows only that rule's steps
-  rule_counts_ = new RuleCountsModel(selection->session(), this);
+  rule_counts_ = new RuleCountsModel(selection_->session(), this);
   rules_sorted_ = new QSortFilterProxyModel(this);
   rules_sorted_->setSourceModel(rule_counts_);
   rules_sorted_->setSortRole(RuleCountsModel::kSortRole);
@@ -122,7 +157,11 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   left_lay->setSpacing(0);
   left_lay->addWidget(filter_bar_);
   left_lay->addWidget(side_, 1);
+  return left;
+}
 
+// the graph's canvas, and the notice shown in its place
+void StepperPane::build_canvas() {
   scene_ = new QGraphicsScene(this);
   view_ = new GraphView(this);
   // the picture is refitted whenever the canvas resizes: scrollbars that came and went with each fit would resize it
@@ -138,8 +177,10 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   stack_ = new QStackedWidget(this);
   stack_->addWidget(view_);
   stack_->addWidget(notice_);
+}
 
-  // under the graph: the rule's source lines, and the matched UOp before and after
+// under the graph: the rule's source lines, and the matched UOp before and after
+void StepperPane::build_details() {
   rule_where_ = new QLabel(this);
   rule_where_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   rule_where_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -165,7 +206,10 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   details_->setTabToolTip(0, tr("The rule's row of its rule table in the engine's source, its line highlighted"));
   details_->setTabToolTip(1, tr("The matched UOp and what the rule returned, printed as UOp(Ops.…), the lines only one "
                                 "side has marked"));
+}
 
+// the step's title, and its controls on one line: previous, next, Before / After, what the picture shows, Fit
+QHBoxLayout* StepperPane::build_controls() {
   title_ = new QLabel(this);
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -195,7 +239,6 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   connect(mode_, &QButtonGroup::idClicked, this, [this](int id) { set_showing_after(id == 1); });
   connect(fit, &QToolButton::clicked, view_, &GraphView::fit);
 
-  // the step on one line, the controls and what the picture shows on the next
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 0, 4, 2);
   bar->setSpacing(2);
@@ -203,32 +246,11 @@ StepperPane::StepperPane(SelectionModel* selection, QWidget* parent) : QWidget(p
   bar->addSpacing(6);
   bar->addWidget(note_, 1);
   bar->addWidget(fit);
-  title_->setContentsMargins(4, 2, 4, 2);
-  // the steps beside the graph, the rule's source and the UOp diff under both (source lines are long)
-  split_ = new QSplitter(Qt::Horizontal, this);
-  split_->addWidget(left);
-  split_->addWidget(stack_);
-  split_->setStretchFactor(0, 2);
-  split_->setStretchFactor(1, 3);
-  split_->setChildrenCollapsible(false);
-  outer_ = new QSplitter(Qt::Vertical, this);
-  outer_->addWidget(split_);
-  outer_->addWidget(details_);
-  outer_->setStretchFactor(0, 3);
-  outer_->setStretchFactor(1, 2);
-  outer_->setChildrenCollapsible(false);
-  // a short dock (a 1280 x 720 screen) still fits: the parts may shrink below their size hints
-  split_->setMinimumHeight(20);
-  details_->setMinimumHeight(26);
-  auto* lay = new QVBoxLayout(this);
-  lay->setContentsMargins(0, 0, 0, 0);
-  lay->setSpacing(0);
-  lay->addWidget(title_);
-  lay->addLayout(bar);
-  lay->addWidget(outer_, 1);
-  setFocusPolicy(Qt::StrongFocus);
-  show_notice(tr("Select a context to step through its rewrites"));
+  return bar;
+}
 
+// the models' resets, the step list's clicks, the layout engine's answers, a clicked node, the window's selection
+void StepperPane::connect_signals() {
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     list_->resizeColumnToContents(StepperModel::kStep);
     list_->setColumnWidth(StepperModel::kPass, 92);

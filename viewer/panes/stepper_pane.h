@@ -14,6 +14,7 @@ class QGraphicsPolygonItem;
 class QGraphicsRectItem;
 class QGraphicsScene;
 class QGraphicsSimpleTextItem;
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
@@ -95,6 +96,12 @@ class StepperPane : public QWidget {
   void showEvent(QShowEvent* e) override;
 
  private:
+  // the constructor's parts
+  QWidget* build_step_lists();
+  void build_canvas();
+  void build_details();
+  QHBoxLayout* build_controls();
+  void connect_signals();
   // what one layout request is for: the graph, its highlighted nodes and the note under the title
   struct Picture {
     GraphInput graph;
