@@ -7,9 +7,12 @@ function(ts_add_window_test name)
   target_compile_definitions(${name} PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
 endfunction()
 
-# The viewer: models (with QAbstractItemModelTester), selection links, panes, graph layout, and the window's
-# run controller driving `$TINYSCOPE_BIN run` as a child process.
-ts_add_window_test(test_viewer ${CMAKE_CURRENT_LIST_DIR}/test_viewer.cpp)
+# The viewer, one test per part (tests/viewer/viewer_test_util.h: what they share): the models (with
+# QAbstractItemModelTester) and selection links; the graph panes and the layout engine; the panes that follow the
+# selection, the rewrite stepper's among them; the window and its run controller driving `$TINYSCOPE_BIN run`.
+foreach(part models graphs panes window)
+  ts_add_window_test(test_viewer_${part} ${CMAKE_CURRENT_LIST_DIR}/test_viewer_${part}.cpp ${CMAKE_CURRENT_LIST_DIR}/viewer_test_util.h)
+endforeach()
 # The rewrite stepper: its model over real traces (replay, changed nodes), the gradient pass, and the pane's keys.
 ts_add_window_test(test_stepper ${CMAKE_CURRENT_LIST_DIR}/test_stepper.cpp)
 # The window's runs: the trace streamed as it is recorded (Stop and crashes keep it, labelled partial), progress while a

@@ -1,0 +1,568 @@
+// The window and its run controller driving `$TINYSCOPE_BIN run` as a child process: the command line, warm children,
+// Stop and crashes, Compare with a second device or a saved trace, the tour, layout and theme, shortcuts, Help.
+#include "viewer_test_util.h"
+
+namespace {
+using ts_test::chain_of_kernels_trace;
+using ts_test::fixture;
+using ts_test::kernel_graph_trace;
+using ts_test::source_dir;
+using ts_test::tinyscope_bin;
+using ts_test::trace_with_output;
+}  // namespace
+
+class TestViewerWindow : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_viewer_window"));
+    QSettings().clear();  // a previous run's window state must not leak into this one
+  }
+
+  // `tinyscope TRACE.json` opens the trace without running anything
+  void command_line_opens_a_trace() {
+    QTemporaryDir dir;
+    const QString shot = dir.filePath("trace.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir.path());  // the user's saved window state stays out of it
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {fixture(), "--screenshot", shot});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QVERIFY2(err.contains("3 calls on CPU"), qPrintable(err));
+    QImage img(shot);
+    QCOMPARE(img.size(), QSize(1600, 1000));
+  }
+
+  void run_controller_runs_a_script() {
+    tsgui::RunController rc;
+    rc.set_program(tinyscope_bin());
+    QSignalSpy finished(&rc, &tsgui::RunController::finished);
+    QString out;
+    connect(&rc, &tsgui::RunController::output, this, [&](const QString& t, bool) { out += t; });
+    rc.start_file(source_dir() + "/resources/examples/tutorial.py", "CPU");
+    QVERIFY(rc.running());
+    QVERIFY(finished.wait(60000));
+    auto args = finished.front();
+    QCOMPARE(args.at(0).toInt(), 0);
+    QVERIFY(!args.at(1).toBool());
+    QVERIFY2(out.contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(out));
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(args.at(2).toString(), &err), qPrintable(err));
+    QVERIFY(s.calls().size() >= 3);
+  }
+
+  // a spare `tinyscope serve` child waits with Python and the JIT started; the run goes to it, on the asked device
+  void run_controller_keeps_a_warm_child() {
+    tsgui::RunController rc;
+    rc.set_program(tinyscope_bin());
+    QVERIFY(!rc.has_spare());
+    rc.warm_up();
+    QVERIFY(rc.has_spare());
+    QTest::qWait(300);
+    QSignalSpy finished(&rc, &tsgui::RunController::finished);
+    QString out;
+    connect(&rc, &tsgui::RunController::output, this, [&](const QString& t, bool) { out += t; });
+    rc.start_file(source_dir() + "/resources/examples/tutorial.py", "INTERP");
+    QVERIFY(rc.last_run_was_warm());
+    QVERIFY(!rc.has_spare());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.front().at(0).toInt(), 0);
+    QVERIFY2(out.contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(out));
+    tsv::Session s;
+    QVERIFY(s.load(finished.front().at(2).toString()));
+    QCOMPARE(s.device(), QStringLiteral("INTERP"));
+    QTRY_VERIFY_WITH_TIMEOUT(rc.has_spare(), 5000);  // the next run's child is started after a run
+    // a spare of another executable is not used
+    rc.set_program(tinyscope_bin() + "-missing");
+    QVERIFY(!rc.has_spare());
+    finished.clear();
+    rc.start_file(source_dir() + "/resources/examples/tutorial.py", "CPU");
+    QVERIFY(finished.count() == 1 || finished.wait(10000));
+    QCOMPARE(finished.front().at(0).toInt(), -1);
+  }
+
+  // Stop (Ctrl+.) kills a script stuck in an endless loop; the window stays and says so
+  void window_stops_an_endless_loop() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText("from tinygrad import Tensor\nprint('spinning', flush=True)\nwhile True:\n  pass\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QTRY_VERIFY_WITH_TIMEOUT(w.console()->toPlainText().contains("spinning"), 30000);
+    QVERIFY(w.controller()->running());
+    QAction* stop = nullptr;
+    for (auto* a : w.findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_Period)) stop = a;
+    QVERIFY(stop);
+    QVERIFY(stop->isEnabled());
+    stop->trigger();
+    QVERIFY(done.count() == 1 || done.wait(5000));
+    QVERIFY(!done.front().at(0).toBool());
+    QVERIFY(!w.controller()->running());
+    QVERIFY2(w.console()->toPlainText().contains("[Stopped after "), qPrintable(w.console()->toPlainText()));
+    QVERIFY(!stop->isEnabled());
+    // the window goes on working
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    done.clear();
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+  }
+
+  // Compare with…: the same script on a second device, in its own child, its calls in the Compare dock; the second
+  // device runs once the first one's run is over, never beside it
+  void compare_runs_a_second_device() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.set_compare_device("INTERP");
+    QCOMPARE(w.compare_device(), QStringLiteral("INTERP"));
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    QSignalSpy compared(&w, &tsgui::MainWindow::compare_finished);
+    bool overlapped = false;
+    connect(w.controller(), &tsgui::RunController::progress, this, [&] { overlapped |= w.compare_controller()->running(); });
+    connect(w.compare_controller(), &tsgui::RunController::started, this, [&] { overlapped |= w.controller()->running(); });
+    w.run();
+    QVERIFY(w.controller()->running());
+    QVERIFY(!w.compare_controller()->running());
+    QVERIFY(!w.settled());
+    auto* dock = w.findChild<QDockWidget*>("compare");
+    QVERIFY(dock);
+    auto* summary = dock->findChild<QLabel*>("compare_summary");
+    QVERIFY(summary);
+    QVERIFY2(summary->text().contains("INTERP runs after CPU has finished"), qPrintable(summary->text()));
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QVERIFY(compared.count() == 1 || compared.wait(60000));
+    QVERIFY(!overlapped);
+    QVERIFY(done.front().at(0).toBool());
+    QVERIFY(compared.front().at(0).toBool());
+    QCOMPARE(w.session()->device(), QStringLiteral("CPU"));
+    QCOMPARE(w.compare_session()->device(), QStringLiteral("INTERP"));
+    // one schedule, two devices: the same calls in the same order
+    QStringList a, b;
+    for (const auto& c : w.session()->calls()) a << c.name;
+    for (const auto& c : w.compare_session()->calls()) b << c.name;
+    QVERIFY(a.size() >= 3);
+    QCOMPARE(b, a);
+    QVERIFY(dock->isVisible());
+    QVERIFY(dock->windowTitle().contains("INTERP"));
+    auto* sched = dock->findChild<tsv::SchedulePane*>();
+    QVERIFY(sched);
+    QCOMPARE(sched->model()->rowCount(), b.size());
+    // the summary counts both devices' calls and says they ran one after the other
+    QVERIFY2(summary->text().contains("one device at a time"), qPrintable(summary->text()));
+    QVERIFY2(summary->text().contains(QString("INTERP: %1 calls").arg(b.size())), qPrintable(summary->text()));
+    QVERIFY2(summary->text().contains(QString("CPU: %1 calls").arg(a.size())), qPrintable(summary->text()));
+    // per call: both times (each the warm median the Timings pane shows) and their ratio
+    tsv::CompareModel* cm = w.compare_model();
+    QCOMPARE(cm->rowCount(), a.size());
+    QCOMPARE(cm->headerData(tsv::CompareModel::kRatio, Qt::Horizontal).toString(), QStringLiteral("INTERP / CPU"));
+    int kernel = -1;
+    for (int r = 0; r < a.size(); ++r) {
+      QVERIFY(cm->matched(r));
+      const double ta = tsv::TimingsModel::headline_of(w.session()->calls()[r]), tb = tsv::TimingsModel::headline_of(w.compare_session()->calls()[r]);
+      QCOMPARE(cm->index(r, tsv::CompareModel::kTimeA).data(Qt::UserRole).toDouble(), ta);
+      QCOMPARE(cm->ratio(r), tb / ta);
+      if (w.session()->calls()[r].kind == "kernel") kernel = r;
+    }
+    // the selected kernel's two sources side by side: C on the CPU, the interpreter's listing on INTERP
+    QVERIFY(kernel >= 0);
+    w.selection()->select_call(kernel);
+    tsv::SourceDiff* diff = w.compare_diff();
+    QVERIFY2(diff->summary().contains("only on the left"), qPrintable(diff->summary()));
+    QVERIFY(diff->left()->toPlainText().contains("E_4") && !diff->right()->toPlainText().isEmpty());
+    QVERIFY(!diff->left()->extraSelections().isEmpty());
+    // every value the script read back, on both devices, element by element: tutorial.py reads c = a + b twice
+    for (const tsv::Session* s : {w.session(), w.compare_session()}) {
+      QCOMPARE(s->outputs().size(), 2);
+      for (const tsv::Output& o : s->outputs()) {
+        QCOMPARE(o.f, (QVector<double>{11, 22, 33, 44}));
+        QCOMPARE(o.shape, QList<qint64>{4});
+      }
+      QCOMPARE(s->outputs()[0].where, QStringLiteral("tutorial.py:7"));
+      QCOMPARE(s->outputs()[1].where, QStringLiteral("tutorial.py:8"));
+    }
+    tsv::OutputCompareModel* om = w.output_compare_model();
+    QCOMPARE(om->rowCount(), 2);
+    QCOMPARE(om->differing_rows(), 0);
+    QCOMPARE(om->diff(1).compared, 4);
+    QCOMPARE(om->index(1, tsv::OutputCompareModel::kVerdict).data().toString(), QStringLiteral("equal"));
+    QVERIFY2(summary->text().contains("the 2 values the script read are equal"), qPrintable(summary->text()));
+    // the second device's console: what its run printed
+    QVERIFY2(w.compare_console()->toPlainText().contains("[11.0, 22.0, 33.0, 44.0]"), qPrintable(w.compare_console()->toPlainText()));
+    w.set_compare_device("none");
+    QVERIFY(w.compare_device().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
+  // a run beside a saved trace (a script before and after an edit), the comparison saved in one file and reopened as
+  // it was, and a new run dropping the comparison the moment it starts
+  void compare_with_a_saved_trace() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.set_compare_device("none");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    auto run_text = [&](const QString& text) {
+      const int before = done.count();
+      w.editor()->setPlainText(text);
+      w.run();
+      QVERIFY(done.count() > before || done.wait(60000));
+      QVERIFY(done.back().at(0).toBool());
+      QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    };
+    // nothing to compare with yet: an error that says so
+    QString err;
+    QVERIFY(!w.compare_with_trace(dir.filePath("nothing.json"), &err));
+    QVERIFY2(err.contains("nothing to compare"), qPrintable(err));
+    const QString before = "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 2).tolist())\n";
+    const QString after = "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 2 + (a > 3)).tolist())\n";
+    run_text(before);
+    const QString saved = dir.filePath("before.json");
+    QVERIFY(w.save_trace(saved));
+    run_text(after);
+    QVERIFY(w.compare_with_trace(saved, &err));
+    QCOMPARE(w.first_label(), QStringLiteral("CPU · this run"));
+    QCOMPARE(w.second_label(), QStringLiteral("CPU · before.json"));
+    auto* dock = w.findChild<QDockWidget*>("compare");
+    QVERIFY(dock && dock->isVisible());
+    auto* summary = dock->findChild<QLabel*>("compare_summary");
+    QVERIFY2(summary->text().contains("Two saved traces"), qPrintable(summary->text()));
+    QCOMPARE(w.compare_model()->headerData(tsv::CompareModel::kRatio, Qt::Horizontal).toString(),
+             QStringLiteral("CPU · before.json / CPU · this run"));
+    // the one value each read: 2a + (a > 3) against 2a differs in its last element only, by exactly 1
+    tsv::OutputCompareModel* om = w.output_compare_model();
+    QCOMPARE(om->rowCount(), 1);
+    QCOMPARE(om->differing_rows(), 1);
+    QCOMPARE(w.session()->outputs()[0].f, (QVector<double>{2, 4, 6, 9}));
+    QCOMPARE(w.compare_session()->outputs()[0].f, (QVector<double>{2, 4, 6, 8}));
+    QCOMPARE(om->diff(0).differing, 1);
+    QCOMPARE(om->diff(0).max_abs, 1.0);
+    QVERIFY2(summary->text().contains("1 of the 1 values the script read differ"), qPrintable(summary->text()));
+    // what the two kernels compile to, side by side: the x86-64 assembly `tinyscope asm` prints for each source
+    int kernel = -1;
+    for (int c = 0; c < w.session()->calls().size(); ++c)
+      if (w.session()->calls()[c].kind == "kernel" && w.compare_model()->matched(c)) kernel = c;
+    QVERIFY(kernel >= 0);
+    w.selection()->select_call(kernel);
+    auto* as_asm = dock->findChild<QCheckBox*>("compare_asm");
+    QVERIFY(as_asm);
+    as_asm->setChecked(true);
+    tsv::SourceDiff* diff = w.compare_diff();
+    QTRY_VERIFY_WITH_TIMEOUT(diff->left()->toPlainText().contains("ret"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(diff->right()->toPlainText().contains("ret"), 60000);
+    auto assembly = [&](const tsv::Session& s, int call) {
+      const tsv::Program& p = s.contexts()[s.kernel_context(s.calls()[call].program_key)].program;
+      QFile f(dir.filePath("k.c"));
+      f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+      f.write(p.src.toUtf8());
+      f.close();
+      QProcess asm_;
+      asm_.start(tinyscope_bin(), {"asm", "--lang", "c", f.fileName()});
+      asm_.waitForFinished(60000);
+      return QString::fromUtf8(asm_.readAllStandardOutput());
+    };
+    QCOMPARE(diff->left()->toPlainText(), assembly(*w.session(), kernel));
+    QCOMPARE(diff->right()->toPlainText(), assembly(*w.compare_session(), kernel));
+    QVERIFY(diff->left()->toPlainText() != diff->right()->toPlainText());  // 2a + (a > 3) is not 2a
+    as_asm->setChecked(false);
+    QVERIFY(diff->left()->toPlainText().contains("void "));  // the C sources again
+    // saved in one file, reopened in another window as it was
+    const QString both = dir.filePath("edit.compare.json");
+    QVERIFY(w.save_compare(both, &err));
+    {
+      tsgui::MainWindow v(source_dir() + "/resources/examples", /*restore_layout=*/false);
+      QVERIFY2(v.open_trace(both, &err), qPrintable(err));
+      QCOMPARE(v.session()->calls(), w.session()->calls());
+      QCOMPARE(v.compare_session()->calls(), w.compare_session()->calls());
+      QCOMPARE(v.compare_session()->outputs(), w.compare_session()->outputs());
+      QCOMPARE(v.first_label(), w.first_label());
+      QCOMPARE(v.second_label(), w.second_label());
+      QCOMPARE(v.output_compare_model()->differing_rows(), 1);
+      QCOMPARE(v.compare_model()->rowCount(), w.compare_model()->rowCount());
+      // a trace file is not a comparison, and a comparison is not a trace to compare with
+      QVERIFY(!v.compare_with_trace(both, &err));
+      QVERIFY2(err.contains("saved comparison"), qPrintable(err));
+    }
+    // broken comparisons are refused whole, with the reason
+    auto refused = [&](const QByteArray& text, const QString& why) {
+      QFile f(dir.filePath("bad.json"));
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(text);
+      f.close();
+      tsgui::MainWindow v(source_dir() + "/resources/examples", /*restore_layout=*/false);
+      QString e;
+      QVERIFY(!v.open_trace(f.fileName(), &e));
+      QVERIFY2(e.contains(why), qPrintable(e));
+      QVERIFY(v.session()->calls().isEmpty());
+      QVERIFY(v.compare_session()->calls().isEmpty());
+    };
+    QFile tf(saved);
+    QVERIFY(tf.open(QIODevice::ReadOnly));
+    const QByteArray trace = tf.readAll();
+    refused("{\"tinyscope_compare\": 2, \"first\": " + trace + ", \"second\": " + trace + "}", "version 2");
+    refused("{\"tinyscope_compare\": 1, \"first\": " + trace + "}", "no \"second\" trace");
+    refused("{\"tinyscope_compare\": 1, \"first\": " + trace + ", \"second\": {\"version\": 1}}", "second trace");
+    refused("{\"tinyscope_compare\": 1, \"first\": [", "not valid JSON");
+    // a new run: the comparison goes as it starts, not when the run ends
+    const int runs = done.count();
+    w.run();
+    QVERIFY(w.compare_session()->calls().isEmpty());
+    QVERIFY(!dock->isVisible());
+    QCOMPARE(w.output_compare_model()->rowCount(), 0);
+    QVERIFY(done.count() > runs || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+  }
+
+  // Help > Tour on a real run: eight stops in the tutorial's order, each raising the pane of its stage with the item it
+  // talks about selected, its text from resources/ with the run's own names and counts filled in
+  void tour_follows_the_pipeline() {
+    const QList<tsgui::TourStop> parsed = tsgui::parse_tour("# comment\n## a-b | One {x}\nfirst line\nsecond\n\n## c | Two\ntext\n");
+    QCOMPARE(parsed.size(), 2);
+    QCOMPARE(parsed[0].id, QStringLiteral("a-b"));
+    QCOMPARE(parsed[0].title, QStringLiteral("One {x}"));
+    QCOMPARE(parsed[0].text, QStringLiteral("first line second"));
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    auto* tour_dock = w.findChild<QDockWidget*>("tour");
+    QVERIFY(tour_dock && !tour_dock->isVisible());
+    w.start_tour();
+    tsgui::Tour* tour = w.tour();
+    QVERIFY(tour_dock->isVisible());
+    QCOMPARE(tour->stops(), 9);
+    const QStringList ids = {"tensor-graph", "realize", "kernel-graph", "schedule", "run-linear", "to-program", "source", "execution", "jit-replay"};
+    const auto& calls = w.session()->calls();
+    int kernel = -1;
+    for (int i = 0; i < calls.size() && kernel < 0; ++i)
+      if (calls[i].kind == "kernel") kernel = i;
+    QVERIFY(kernel >= 0);
+    // the tour follows the schedule of the first kernel (tutorial.py's third realize: c = a + b alone)
+    const int followed = w.session()->schedule_context(calls[kernel].schedule_index);
+    QVERIFY(followed >= 0);
+    int copies = 0, kernels = 0;
+    for (const auto& item : w.session()->contexts()[followed].linear) (item.kind == "copy" ? copies : kernels) += 1;
+    QCOMPARE(kernels, 1);
+    for (int i = 0; i < tour->stops(); ++i) {
+      QCOMPARE(tour->step(), i);
+      QCOMPARE(tour->stop(i).id, ids[i]);
+      const QString text = tour->text_of(i);
+      QVERIFY2(!text.contains('{') && text.size() > 120, qPrintable(text));
+      // the stop's pane is in view: its dock shown and its tab the current one
+      if (const QString pane = tour->pane_of(i); !pane.isEmpty()) {
+        auto* dock = w.findChild<QDockWidget*>(pane);
+        QVERIFY2(dock && dock->isVisible() && dock->widget()->isVisible(), qPrintable(pane));
+      }
+      const tsv::Selection& sel = w.selection()->current();
+      if (i < 2) {
+        QCOMPARE(sel.context, followed);
+      } else {
+        QCOMPARE(sel.call, kernel);
+      }
+      if (ids[i] == "kernel-graph")
+        QVERIFY2(text.contains(QString("split into 1 kernel and %1 %2").arg(copies).arg(copies == 1 ? "copy" : "copies")), qPrintable(text));
+      if (ids[i] == "to-program") QCOMPARE(tour->title_of(i), QStringLiteral("6. to_program: lowering E_4"));
+      if (ids[i] == "source") QVERIFY2(text.contains("as C source"), qPrintable(text));
+      if (ids[i] == "execution") {
+        QVERIFY2(text.contains("2 values, the first read at tutorial.py:7"), qPrintable(text));
+        QCOMPARE(w.values()->entries(), 2);
+      }
+      // (tutorial.py has no TinyJit: the stop says so, and keeps the kernel selected)
+      if (ids[i] == "jit-replay") QVERIFY2(text.contains("In this run: no TinyJit replay, 0 calls replayed, 0 graph calls."), qPrintable(text));
+      tour->next();
+    }
+    QCOMPARE(tour->step(), 8);  // the last stop stays
+    tour->back();
+    QCOMPARE(tour->step(), 7);
+  }
+
+  void stop_kills_a_running_script() {
+    tsgui::RunController rc;
+    rc.set_program(tinyscope_bin());
+    QSignalSpy started(&rc, &tsgui::RunController::started);
+    QSignalSpy finished(&rc, &tsgui::RunController::finished);
+    rc.start("spin.py", "while True: pass\n", "CPU");
+    QCOMPARE(started.count(), 1);
+    QTest::qWait(500);
+    QVERIFY(rc.running());
+    rc.stop();
+    QVERIFY(finished.count() == 1 || finished.wait(5000));
+    QVERIFY(!rc.running());
+    QVERIFY(finished.front().at(1).toBool());  // stopped
+    QVERIFY(finished.front().at(2).toString().isEmpty());
+  }
+
+  void a_crashing_script_leaves_the_window_alive() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText("import os\nos.abort()\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(!done.front().at(0).toBool());
+    QVERIFY2(w.console()->toPlainText().contains("crashed"), qPrintable(w.console()->toPlainText()));
+    // and the next run works
+    w.open_script(source_dir() + "/resources/examples/tutorial.py");
+    done.clear();
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QVERIFY(w.session()->calls().size() >= 3);
+  }
+
+  void dock_layout_and_theme_persist() {
+    {
+      tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
+      auto* dock = w.findChild<QDockWidget*>("timings");
+      QVERIFY(dock);
+      w.show();
+      dock->hide();
+      w.set_dark(true);
+      w.close();
+    }
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
+    w.show();
+    QVERIFY(w.findChild<QDockWidget*>("timings")->isHidden());
+    QVERIFY(qApp->palette().color(QPalette::Window).lightness() < 100);
+    w.findChild<QDockWidget*>("timings")->show();
+    w.set_dark(false);
+    w.close();
+    QVERIFY(qApp->palette().color(QPalette::Window).lightness() > 150);
+  }
+
+  // the keyboard: Ctrl+R runs, Ctrl+. stops, Ctrl+O opens, Ctrl+S saves the trace (enabled once one is loaded)
+  void shortcuts_reach_their_actions() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    auto action = [&](const QKeySequence& k) -> QAction* {
+      QAction* found = nullptr;
+      for (auto* a : w.findChildren<QAction*>())
+        if (a->shortcut() == k) {
+          if (found && found != a) return nullptr;  // ambiguous
+          found = a;
+        }
+      return found;
+    };
+    QAction* run = action(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction* stop = action(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    QAction* open = action(QKeySequence(Qt::CTRL | Qt::Key_O));
+    QAction* save = action(QKeySequence(Qt::CTRL | Qt::Key_S));
+    QVERIFY(run && stop && open && save);
+    QVERIFY(run->text().contains("Run"));
+    QVERIFY(open->text().contains("Open"));
+    QVERIFY(save->text().contains("Save trace"));
+    QVERIFY(!save->isEnabled());
+    QVERIFY(w.open_trace(fixture()));
+    QVERIFY(save->isEnabled());
+    for (auto* a : {run, stop, open, save}) QVERIFY(!a->icon().isNull());  // from resources/tinyscope.qrc
+  }
+
+  // Help > Keyboard shortcuts lists every action's keys and the panes' own; Help > Legend every colour the panes use;
+  // the script pane numbers its lines; View > Larger text scales every pane's text by 1.4 and back
+  void help_legend_line_numbers_and_larger_text() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    const QString keys = w.shortcuts_text();
+    for (const char* k : {"Ctrl+R", "Ctrl+O", "Ctrl+S", "Ctrl+.", "Space"}) QVERIFY2(keys.contains(k), k);
+    QVERIFY(keys.contains("Run") && keys.contains("fit it in its pane"));
+    const QString legend = w.legend_text();
+    for (const char* op : {"BUFFER", "RESHAPE", "REDUCE", "CONST", "RANGE", "CONTIGUOUS", "ADD"})
+      QVERIFY2(legend.contains(tsv::GraphPane::op_color(op).name()), op);
+    QVERIFY(legend.contains(tsv::GraphPane::kernel_tint(0).name()) && legend.contains("median of the warm runs"));
+    auto* ed = qobject_cast<tsv::CodeEditor*>(w.editor());
+    QVERIFY(ed);
+    ed->setPlainText("a\nb\nc");
+    const int narrow = ed->line_number_width();
+    QVERIFY(narrow > 0);
+    ed->setPlainText(QString("x\n").repeated(1200));
+    QVERIFY(ed->line_number_width() > narrow);  // four digits
+    const double before = ed->font().pointSizeF();
+    w.set_large_text(true);
+    QCOMPARE(ed->font().pointSizeF(), before * 1.4);
+    w.set_large_text(false);
+    QCOMPARE(ed->font().pointSizeF(), before);
+  }
+
+  void window_shows_a_script_error_with_its_line() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.editor()->setPlainText("from tinygrad import Tensor\na = Tensor([1.0, 2.0])\n"
+                             "b = Tensor([1.0, 2.0, 3.0])\nprint((a + b).tolist())\n");
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.wait(60000));
+    QVERIFY(!done.front().at(0).toBool());
+    QCOMPARE(w.error_line(), 4);
+    QVERIFY2(w.console()->toPlainText().contains("cannot broadcast"), qPrintable(w.console()->toPlainText()));
+    QCOMPARE(w.editor()->textCursor().blockNumber(), 3);
+    QCOMPARE(w.editor()->extraSelections().size(), 1);
+  }
+
+  void window_opens_a_saved_trace() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    QVERIFY(w.open_trace(fixture()));
+    QCOMPARE(w.session()->calls().size(), 3);
+    QCOMPARE(w.selection()->current().call, 2);  // the first kernel call is selected
+    // TS_VIEWER_SHOT_DIR=DIR: also save the window with a rewrite pass selected, to look at
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      w.resize(1600, 1000);
+      w.show();
+      w.default_layout();
+      QTest::qWait(100);
+      const auto& passes = w.session()->contexts()[3].passes;
+      int busiest = 0;
+      for (int i = 0; i < passes.size(); ++i)
+        if (passes[i].match_count > passes[busiest].match_count) busiest = i;
+      w.selection()->select_pass(3, busiest);
+      QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+      QTest::qWait(200);
+      QVERIFY(w.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/viewer_pass.png"));
+    }
+    QVERIFY(!w.open_trace(source_dir() + "/no/such.json"));
+  }
+
+  // --select TEXT: the context whose name, as shown (without its colour codes), holds TEXT; the kernel's name "E_4" is
+  // stored as E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m
+  void select_finds_a_kernel_by_its_shown_name() {
+    // the fixture with a second kernel context after E_4's, named r_8 (in colour), that no call ran
+    QFile f(fixture());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    QJsonArray contexts = root["contexts"].toArray();
+    QJsonObject second = contexts[3].toObject();
+    second["id"] = contexts.size();
+    second["name"] = QStringLiteral("r\x1b[90m_\x1b[0m\x1b[97m8\x1b[0m");
+    contexts.append(second);
+    root["contexts"] = contexts;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("two_kernels.trace.json");
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QJsonDocument(root).toJson());
+    out.close();
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.set_initial_context(QStringLiteral("r_8"));
+    QVERIFY(w.open_trace(path));
+    QCOMPARE(w.selection()->current().context, 4);
+  }
+};
+
+QTEST_MAIN(TestViewerWindow)
+#include "test_viewer_window.moc"
