@@ -55,7 +55,7 @@ namespace tsp {
 // Tensor.schedule_linear returns also carries the engine's schedule, which run_linear executes.
 struct UOpHandle {
   ts::UOpRef u;
-  std::shared_ptr<ts::Schedule> schedule;
+  std::shared_ptr<ts::Schedule> schedule = nullptr;  // a LINEAR's; none for any other node
 };
 py::object uop_object(const ts::UOpRef& u);
 }  // namespace tsp

@@ -156,7 +156,7 @@ struct Mutant {
   QString name;
   QByteArray bytes;
   Expect expect = Expect::Either;
-  QString error_has;  // when it fails: a part of the error (the place it names)
+  QString error_has = {};  // when it fails: a part of the error (the place it names)
 };
 
 // one value of every JSON type but `not_like`'s

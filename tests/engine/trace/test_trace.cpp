@@ -34,7 +34,7 @@ HostData vec(std::vector<double> v) {
 // the line numbers of rules (they move with every edit); what stays is the structure the views rely on
 struct Normalizer {
   const json& uops;
-  std::map<std::string, int> ids, keys;
+  std::map<std::string, int> ids = {}, keys = {};
   json out_uops = json::object();
 
   json id(const json& v) {

@@ -271,7 +271,7 @@ class TestVulkanRuntime : public QObject {
     qputenv("VK_DRIVER_FILES", "/nonexistent/no_icd.json");
     std::string reason;
     auto devs = enumerate_devices(&reason);
-    QString open_error = error_of([&] { open_device(0, OpenOptions{.shutdown_timeout_s = 1}); });
+    QString open_error = error_of([&] { open_device(0, OpenOptions{.cache_dir = {}, .shutdown_timeout_s = 1}); });
     qputenv("VK_DRIVER_FILES", saved);
     QVERIFY(devs.empty());
     QVERIFY2(!reason.empty(), "no reason given");
