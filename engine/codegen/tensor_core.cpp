@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "engine/codegen/linearize.h"
-#include "engine/renderer/glsl_renderer.h"
 
 namespace ts {
 
@@ -217,9 +216,8 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   return L;
 }
 
-ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& L, Lang lang) {
+ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& L, const Renderer& renderer) {
   const KernelInfo& info = sink->as<KernelInfo>();
-  if (lang != Lang::GLSL) throw Error("kernel " + info.name + ": tensor cores (the TC opt) are only rendered as GLSL");
   ProgramSpec spec;
   spec.name = info.name;
   spec.colored_name = info.colored_name;
@@ -264,8 +262,8 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   spec.estimates.mem = mem;
   spec.estimates.lds = mem;
   spec.ast = kernel_ast;
-  spec.lang = "glsl";
-  spec.src = render_glsl_tensor_core(spec, L);
+  spec.lang = renderer.lang();
+  renderer.render_tensor_core(spec, L);
   return spec;
 }
 

@@ -61,6 +61,6 @@ struct TcLayout {
 TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target);
 
 // The program of a TC kernel (GLSL only): launch dims from its layout, the source from render_glsl_tensor_core.
-ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& layout, Lang lang);
+ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& layout, const Renderer& renderer);
 
 }  // namespace ts

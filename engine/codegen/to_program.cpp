@@ -12,9 +12,6 @@
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/tensor_core.h"
-#include "engine/renderer/c_renderer.h"
-#include "engine/renderer/glsl_renderer.h"
-#include "engine/renderer/llvm_renderer.h"
 #include "engine/uop/error.h"
 #include "engine/uop/symbolic.h"
 
@@ -58,7 +55,7 @@ DType index_dtype_for(const UOpRef& sink) {
 
 std::string entry_symbol(const ProgramSpec& p) { return p.function_name + "_entry"; }
 
-ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang) { return to_program(kernel_ast, lang, cpu_opt_target()); }
+ProgramSpec to_program(const UOpRef& kernel_ast, const Renderer& renderer) { return to_program(kernel_ast, renderer, cpu_opt_target()); }
 
 UOpRef pre_opt_ast(const UOpRef& kernel_ast) {
   if (kernel_ast->op != Ops::SINK) throw Error("to_program: the kernel AST must be a SINK, got " + std::string(op_name(kernel_ast->op)));
@@ -81,23 +78,23 @@ Scheduler opt_scheduler(const UOpRef& kernel_ast, const OptTarget& target) {
   return k;
 }
 
-ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target) {
-  return lower_program(kernel_ast, apply_opts(pre_opt_ast(kernel_ast), target), lang, target);
+ProgramSpec to_program(const UOpRef& kernel_ast, const Renderer& renderer, const OptTarget& target) {
+  return lower_program(kernel_ast, apply_opts(pre_opt_ast(kernel_ast), target), renderer, target);
 }
 
-ProgramSpec to_program(const UOpRef& kernel_ast, Lang lang, const OptTarget& target, const std::vector<Opt>& opts) {
+ProgramSpec to_program(const UOpRef& kernel_ast, const Renderer& renderer, const OptTarget& target, const std::vector<Opt>& opts) {
   Scheduler k = opt_scheduler(kernel_ast, target);
   for (const Opt& o : opts) k.apply_opt(o);
-  return lower_program(kernel_ast, k.get_optimized_ast(), lang, target);
+  return lower_program(kernel_ast, k.get_optimized_ast(), renderer, target);
 }
 
-ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, const OptTarget& target) {
+ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer& renderer, const OptTarget& target) {
   const KernelInfo info = sink->as<KernelInfo>();
   if (!info.tensor_core.empty()) {
     const int64_t i = info.tensor_core[0];
     if (i < 0 || i >= static_cast<int64_t>(target.tensor_cores.size())) throw Error("kernel " + info.name + ": no tensor core " + std::to_string(i) + " on this target");
     const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
-    return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), lang);
+    return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), renderer);
   }
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");
@@ -121,10 +118,9 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   DType idx_dt = index_dtype_for(sink);
   sink = graph_rewrite(sink, pm_lower_index_dtype(), idx_dt, "lower all index dtypes");
   sink = graph_rewrite(sink, symbolic(), "final symbolic");
-  // (PACK=0: reads as the loops make them)
-  if (lang == Lang::C && target.has_threads && codegen_option("PACK", 1) != 0) sink = pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
+  sink = renderer.lowered_passes(sink, target);
   sink = graph_rewrite(sink, pm_early_decompositions(), "early decompositions");
-  if (lang == Lang::C || lang == Lang::LLVM) sink = graph_rewrite(sink, pm_transcendental(), "transcendental decompositions");
+  if (renderer.decomposes_transcendentals()) sink = graph_rewrite(sink, pm_transcendental(), "transcendental decompositions");
   sink = graph_rewrite(sink, pm_late_decompositions(), "late decompositions");
   sink = graph_rewrite(sink, pm_split_ends(), "final rewrite");
   // LOCAL memory exists only on targets with locals (the CPU's pass list stays as it was)
@@ -178,27 +174,8 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, Lang lang, cons
   spec.estimates = estimate(lin);
   spec.ast = kernel_ast;
   spec.lowered = lin;
-  switch (lang) {
-    case Lang::C:
-      require_cpu_program(lin, "C", spec.name);
-      spec.lang = "c";
-      spec.src = render_c(spec, &spec.source_lines);
-      break;
-    case Lang::LLVM:
-      require_cpu_program(lin, "LLVM", spec.name);
-      spec.lang = "llvm";
-      spec.src = render_llvm(spec, &spec.source_lines);
-      break;
-    case Lang::GLSL:
-      spec.lang = "glsl";
-      spec.src = render_glsl(spec, &spec.source_lines);
-      break;
-    case Lang::INTERP:
-      spec.lang = "interp";
-      spec.src = print_linear(lin);
-      for (size_t i = 0; i < lin->src.size(); ++i) spec.source_lines.emplace_back(static_cast<int>(i) + 1, lin->src[i]);
-      break;
-  }
+  spec.lang = renderer.lang();
+  renderer.render(spec);
   return spec;
 }
 

@@ -3,7 +3,7 @@
 // each backend fills at start-up. A device is what the reference spreads over Device + Renderer + Compiler +
 // Allocator + Runtime:
 //   - its capabilities: the renderer properties the optimizer reads (OptTarget) and the dtypes it runs;
-//   - its renderer (Lang) and compiler (load(), keyed by compiler_key());
+//   - its renderer (renderer(), engine/renderer/renderer.h) and compiler (load(), keyed by compiler_key());
 //   - its memory (allocate / copy_in / copy_out), named by memory(): the host devices all compute on host memory
 //     named "CPU" (tensors there say device "CPU"; DEV picks which of them runs the kernels), a GPU has its own;
 //   - its runtime: launch() a loaded program over buffers and Variable values, returning the kernel's own time.
@@ -27,6 +27,10 @@ namespace ts {
 struct Executable {
   virtual ~Executable() = default;
 };
+// A host device's: the compiled kernel's entry point (null: the program is interpreted)
+struct HostEntry : Executable {
+  void (*entry)(void**, const long long*, int) = nullptr;
+};
 
 class Graph;
 
@@ -41,13 +45,12 @@ class Device {
   // the memory its buffers live in, as tensors name their device ("CPU" for every host device)
   virtual std::string memory() const { return "CPU"; }
   bool host_memory() const { return memory() == "CPU"; }
-  // the reference's renderer name: "CLANG", "LLVM", "INTERP", "GLSL"
-  virtual std::string renderer() const = 0;
-  virtual Lang lang() const = 0;
+  // what its programs are written in (its name is the reference's renderer name: "CLANG", "LLVM", "INTERP", "GLSL")
+  virtual const Renderer& renderer() const = 0;
   // the renderer properties the optimizer reads (locals, threads, limits)
   virtual OptTarget opt_target() const = 0;
   // part of the compiled-program cache key: two devices with equal keys run each other's programs
-  virtual std::string compiler_key() const { return renderer(); }
+  virtual std::string compiler_key() const { return renderer().name(); }
   // dtypes its kernels can use (names as DType::name); empty = every dtype
   virtual std::vector<std::string> dtypes() const { return {}; }
   // what `tinyscope devices` shows beside the optimizer's properties: (name, value) pairs
@@ -134,8 +137,13 @@ Device& get_device(const std::string& name);
 // host's, else the device of that name.
 Device& memory_device(const std::string& memory);
 
-// Registers CPU (clang C), CPU:LLVM (LLVM IR), INTERP and INTERP:GPU (the interpreter on the reference's generic GPU
-// renderer properties, its DEV=PYTHON). The CPU ones compile through compiler_hook().
+// A backend's maker of devices on first use: given a canonical name no device has, registers that device and returns
+// true (CPU:N), or returns false.
+void register_device_factory(std::function<bool(const std::string&)> factory);
+
+// Registers the devices of every backend the engine has, in the order they are listed (engine/runtime/backends.cpp):
+// CPU (clang C), CPU:LLVM (LLVM IR), INTERP and INTERP:GPU, NULL. The Vulkan devices follow, registered by the
+// program's entry point with its options (engine/runtime/vulkan/vulkan_device.h).
 void register_host_devices();
 // register_host_devices() unless CPU is registered
 void ensure_host_devices();

@@ -372,7 +372,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     }
 
   Scratch scratch(dev, kernel_ast);
-  const Lang lang = dev.lang();
+  const Renderer& renderer = dev.renderer();
   const std::string test_name = "test";
   std::vector<std::pair<Scheduler, double>> beam{{s0, kInf}};
   std::pair<Scheduler, double> best{s0, kInf};  // the fastest kernel timed so far
@@ -401,7 +401,7 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     try {
       Scheduler k = c.s;
       UOpRef opt = k.get_optimized_ast(&test_name);
-      c.spec = lower_program(kernel_ast, opt, lang, target);
+      c.spec = lower_program(kernel_ast, opt, renderer, target);
       // (the default's kernel is what the search must beat: timed whatever its size)
       if (cfg.uops_max > 0 && static_cast<int64_t>(c.spec.lowered->src.size()) >= cfg.uops_max && !c.is_tile && !c.is_default) return;
       c.exe = dev.load(c.spec);

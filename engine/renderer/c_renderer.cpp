@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "engine/codegen/opt.h"
+#include "engine/codegen/lowering.h"
+#include "engine/codegen/linearize.h"
 #include "engine/renderer/cstyle.h"
 #include "engine/uop/error.h"
 
@@ -157,6 +159,31 @@ class CLanguage final : public CStyleLanguage {
 std::string render_c(const ProgramSpec& spec, SourceLines* lines) {
   static const CLanguage lang;
   return lang.render(spec, lines);
+}
+
+
+namespace {
+// the reference's ClangRenderer: C99 for clang's library, with the CPU's packing passes
+class ClangRenderer final : public Renderer {
+ public:
+  std::string name() const override { return "CLANG"; }
+  std::string lang() const override { return "c"; }
+  UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const override {
+    // (PACK=0: reads as the loops make them)
+    if (!target.has_threads || codegen_option("PACK", 1) == 0) return sink;
+    return pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
+  }
+  bool decomposes_transcendentals() const override { return true; }
+  void render(ProgramSpec& spec) const override {
+    require_cpu_program(spec.lowered, "C", spec.name);
+    spec.src = render_c(spec, &spec.source_lines);
+  }
+};
+}  // namespace
+
+const Renderer& clang_renderer() {
+  static const ClangRenderer r;
+  return r;
 }
 
 }  // namespace ts

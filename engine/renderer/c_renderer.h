@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engine/codegen/program.h"
+#include "engine/renderer/renderer.h"
 
 namespace ts {
 
@@ -25,5 +26,8 @@ std::string c_type(DType dt);
 // the value an integer CONST holds in its dtype (a constant outside the dtype's range wraps, as a cast of it does:
 // int16 -2147483648 is 0)
 int64_t int_const_value(const UOp& c);
+
+// the CPU's C renderer (CLANG)
+const Renderer& clang_renderer();
 
 }  // namespace ts

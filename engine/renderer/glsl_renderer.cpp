@@ -566,4 +566,21 @@ void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& 
   }
 }
 
+
+namespace {
+// GLSL compute shaders for the Vulkan devices, tensor cores as GL_NV_cooperative_matrix
+class GlslRenderer final : public Renderer {
+ public:
+  std::string name() const override { return "GLSL"; }
+  std::string lang() const override { return "glsl"; }
+  void render(ProgramSpec& spec) const override { spec.src = render_glsl(spec, &spec.source_lines); }
+  void render_tensor_core(ProgramSpec& spec, const TcLayout& layout) const override { spec.src = render_glsl_tensor_core(spec, layout); }
+};
+}  // namespace
+
+const Renderer& glsl_renderer() {
+  static const GlslRenderer r;
+  return r;
+}
+
 }  // namespace ts

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "engine/codegen/program.h"
+#include "engine/renderer/renderer.h"
 
 namespace ts {
 
@@ -42,5 +43,8 @@ bool glsl_swaps_lanes(const ProgramSpec& spec);
 // A clear Error when a dtype cannot be used in GLSL on a device without the feature (names the dtype and the device);
 // `features` holds the device's: "float16", "int8", "int16", "int64", "float64".
 void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device);
+
+// the Vulkan devices' GLSL renderer
+const Renderer& glsl_renderer();
 
 }  // namespace ts

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/renderer/c_renderer.h"
+#include "engine/codegen/linearize.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -440,6 +441,26 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
   for (auto& d : e.intrinsics) o << "\n" << d;
   if (!e.intrinsics.empty()) o << "\n";
   return o.str();
+}
+
+
+namespace {
+// the reference's LLVMRenderer: textual LLVM IR for the CPU's ORC JIT
+class LlvmRenderer final : public Renderer {
+ public:
+  std::string name() const override { return "LLVM"; }
+  std::string lang() const override { return "llvm"; }
+  bool decomposes_transcendentals() const override { return true; }
+  void render(ProgramSpec& spec) const override {
+    require_cpu_program(spec.lowered, "LLVM", spec.name);
+    spec.src = render_llvm(spec, &spec.source_lines);
+  }
+};
+}  // namespace
+
+const Renderer& llvm_renderer() {
+  static const LlvmRenderer r;
+  return r;
 }
 
 }  // namespace ts

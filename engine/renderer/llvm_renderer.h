@@ -5,11 +5,15 @@
 #include <string>
 
 #include "engine/codegen/program.h"
+#include "engine/renderer/renderer.h"
 
 namespace ts {
 
 // renders spec.lowered (a LINEAR) under spec.function_name
 // (and which UOp each line renders, into *lines when given)
 std::string render_llvm(const ProgramSpec& spec, SourceLines* lines = nullptr);
+
+// the CPU's LLVM IR renderer (LLVM)
+const Renderer& llvm_renderer();
 
 }  // namespace ts

@@ -1,9 +1,11 @@
 #include "engine/runtime/program_runner.h"
 
+#include <chrono>
 #include <vector>
 
 #include "engine/runtime/interp/interpreter.h"
 #include "engine/runtime/thread_pool.h"
+#include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -21,6 +23,17 @@ void run_program(const ProgramSpec& spec, KernelEntry entry, std::span<void*> bu
   std::vector<long long> v(vars.begin(), vars.end());
   v.push_back(0);  // never an empty array
   cpu_thread_pool().parallel_for(threads, [&](int core) { entry(bufs.data(), v.data(), core); });
+}
+
+double run_host(const ProgramSpec& spec, KernelEntry entry, std::span<Buffer* const> bufs, std::span<const int64_t> vars) {
+  std::vector<void*> ptrs;
+  for (Buffer* b : bufs) {
+    if (!b->ptr && b->nbytes()) throw Error("kernel " + spec.name + ": a buffer on " + b->device + " is not in host memory");
+    ptrs.push_back(b->ptr);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  run_program(spec, entry, std::span<void*>(ptrs), vars);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace ts

@@ -2,6 +2,7 @@
 // Runs a compiled (or interpreted) kernel: once per core_id in [0, spec.threads).
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "engine/codegen/program.h"
 
@@ -15,4 +16,8 @@ using KernelEntry = void (*)(void**, const long long*, int);
 // 0..threads-1 on the persistent thread pool, or through the interpreter when entry is null.
 void run_program(const ProgramSpec& spec, KernelEntry entry, std::span<void*> bufs, std::span<const int64_t> vars);
 
+
+struct Buffer;
+// run_program over host buffers (an Error names the kernel when one is not in host memory); the kernel's seconds
+double run_host(const ProgramSpec& spec, KernelEntry entry, std::span<Buffer* const> bufs, std::span<const int64_t> vars);
 }  // namespace ts

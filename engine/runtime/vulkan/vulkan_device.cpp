@@ -47,8 +47,7 @@ class VulkanDevice final : public Device {
       : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical) {}
 
   std::string memory() const override { return name(); }
-  std::string renderer() const override { return "GLSL"; }
-  Lang lang() const override { return Lang::GLSL; }
+  const Renderer& renderer() const override { return glsl_renderer(); }
   // the reference's generic GPU renderer (so kernel names follow it on every device), its limits clipped to the
   // device's own: work-groups per dim, lanes per dim, shared memory
   OptTarget opt_target() const override {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/renderer/c_renderer.h"
+#include "engine/runtime/interp/interp_device.h"
 #include "engine/codegen/linearize.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/to_program.h"
@@ -43,7 +45,7 @@ class TestCodegen : public QObject {
   void interpreter_bounds_checks_every_access() {
     auto out_of_bounds_message = [](const UOpRef& ast, std::vector<std::vector<float>*> bufs) -> std::string {
       try {
-        run_interp(to_program(ast, Lang::INTERP), bufs);
+        run_interp(to_program(ast, interp_renderer()), bufs);
       } catch (const std::exception& e) {
         return e.what();
       }
@@ -61,12 +63,12 @@ class TestCodegen : public QObject {
     m = out_of_bounds_message(store_past, {&small_out, &x});
     QVERIFY2(m.find("stores to data0_3[3]") != std::string::npos, m.c_str());
     // in bounds: the same kernel shapes run
-    run_interp(to_program(k::seed_add(), Lang::INTERP), {&out, &x, &x});
+    run_interp(to_program(k::seed_add(), interp_renderer()), {&out, &x, &x});
     check_close(out, {2, 4, 6, 8});
   }
 
   void seed_add_is_E_4() {
-    ProgramSpec p = to_program(k::seed_add(), Lang::C);
+    ProgramSpec p = to_program(k::seed_add(), clang_renderer());
     QCOMPARE(p.name, std::string("E_4"));
     QCOMPARE(p.colored_name, colored_from("E", {{"4", "yellow"}}));
     QCOMPARE(p.colored_name, std::string("E\x1b[90m_\x1b[0m\x1b[33m4\x1b[0m"));
@@ -87,12 +89,12 @@ class TestCodegen : public QObject {
     QVERIFY2(p.src.find("float4 val0 = (*((float4*)((data1_4+0))));") != std::string::npos, p.src.c_str());
     QVERIFY(p.src.find("*((float4*)((data0_4+0))) = (float4){val0[0]+val1[0],val0[1]+val1[1],val0[2]+val1[2],val0[3]+val1[3]};") != std::string::npos);
     std::vector<float> out(4), a{1, 2, 3, 4}, b{10, 20, 30, 40};
-    run_interp(to_program(k::seed_add(), Lang::INTERP), {&out, &a, &b});
+    run_interp(to_program(k::seed_add(), interp_renderer()), {&out, &a, &b});
     check_close(out, {11, 22, 33, 44});
   }
 
   void sums_of_2x3() {
-    ProgramSpec row = to_program(k::row_sum_2x3(), Lang::INTERP);
+    ProgramSpec row = to_program(k::row_sum_2x3(), interp_renderer());
     QCOMPARE(row.name, std::string("r_2_3"));
     QCOMPARE(row.colored_name, colored_from("r", {{"2", "WHITE"}, {"3", "magenta"}}));
     QCOMPARE(row.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
@@ -103,7 +105,7 @@ class TestCodegen : public QObject {
     run_interp(row, {&o2, &x});
     check_close(o2, {6, 15});
 
-    ProgramSpec col = to_program(k::col_sum_2x3(), Lang::INTERP);
+    ProgramSpec col = to_program(k::col_sum_2x3(), interp_renderer());
     QCOMPARE(col.name, std::string("r_3_2"));
     QCOMPARE(col.colored_name, colored_from("r", {{"3", "WHITE"}, {"2", "magenta"}}));
     QCOMPARE(col.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
@@ -113,7 +115,7 @@ class TestCodegen : public QObject {
     check_close(o3, {5, 7, 9});
 
     // two contiguous reduce ranges merge into one: r_6, not r_2_3
-    ProgramSpec full = to_program(k::full_sum_2x3(), Lang::INTERP);
+    ProgramSpec full = to_program(k::full_sum_2x3(), interp_renderer());
     QCOMPARE(full.name, std::string("r_6"));
     QCOMPARE(full.colored_name, colored_from("r", {{"6", "magenta"}}));
     QCOMPARE(full.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
@@ -125,7 +127,7 @@ class TestCodegen : public QObject {
   }
 
   void softmax_kernels() {
-    ProgramSpec mx = to_program(k::row_max_3x4(), Lang::INTERP);
+    ProgramSpec mx = to_program(k::row_max_3x4(), interp_renderer());
     QCOMPARE(mx.name, std::string("r_3_4"));
     QCOMPARE(mx.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
     QCOMPARE(mx.estimates.ops, 18.0);  // MAX is a<b?b:a: two ops, as the reference counts it
@@ -134,7 +136,7 @@ class TestCodegen : public QObject {
     run_interp(mx, {&m, &x});
     check_close(m, {5, -1, 9});
 
-    ProgramSpec fin = to_program(k::softmax_final_3x4(), Lang::INTERP);
+    ProgramSpec fin = to_program(k::softmax_final_3x4(), interp_renderer());
     QCOMPARE(fin.name, std::string("E_3_4"));
     QCOMPARE(fin.colored_name, colored_from("E", {{"3", "WHITE"}, {"4", "yellow"}}));
     QCOMPARE(fin.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=1, arg=4)"}));
@@ -147,7 +149,7 @@ class TestCodegen : public QObject {
   }
 
   void matmuls() {
-    ProgramSpec small = to_program(k::matmul(4, 8, 3), Lang::INTERP);
+    ProgramSpec small = to_program(k::matmul(4, 8, 3), interp_renderer());
     QCOMPARE(small.name, std::string("r_4_3_8"));
     QCOMPARE(small.colored_name, colored_from("r", {{"4", "WHITE"}, {"3", "WHITE"}, {"8", "magenta"}}));
     QCOMPARE(small.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
@@ -155,7 +157,7 @@ class TestCodegen : public QObject {
     QCOMPARE(small.estimates.lds, 560.0);
     QCOMPARE(small.estimates.mem, 272.0);
 
-    ProgramSpec p = to_program(k::matmul(64, 64, 64), Lang::INTERP);
+    ProgramSpec p = to_program(k::matmul(64, 64, 64), interp_renderer());
     QCOMPARE(p.name, std::string("r_8_16_2_4_4_16_4"));
     QCOMPARE(p.colored_name, colored_from("r", {{"8", "WHITE"}, {"16", "WHITE"}, {"2", "BLUE"}, {"4", "yellow"},
                                                 {"4", "yellow"}, {"16", "red"}, {"4", "magenta"}}));
@@ -169,7 +171,7 @@ class TestCodegen : public QObject {
     QCOMPARE(p.estimates.lds, 344064.0);
     QCOMPARE(p.estimates.mem, 49152.0);
     codegen_options()["JAM"] = "0";
-    QCOMPARE(to_program(k::matmul(64, 64, 64), Lang::INTERP).estimates.lds, 540672.0);
+    QCOMPARE(to_program(k::matmul(64, 64, 64), interp_renderer()).estimates.lds, 540672.0);
     codegen_options().erase("JAM");
     QVERIFY(p.vars.empty());  // core_id is supplied by the runtime, not a user Variable
 
@@ -189,14 +191,14 @@ class TestCodegen : public QObject {
       }
     check_close(out, want);
 
-    ProgramSpec c = to_program(k::matmul(64, 64, 64), Lang::C);
+    ProgramSpec c = to_program(k::matmul(64, 64, 64), clang_renderer());
     QVERIFY2(c.src.find("void r_8_16_2_4_4_16_4(float* restrict data0_4096, float* restrict data1_4096, float* restrict data2_4096, const int data3_) {") != std::string::npos, c.src.c_str());
     QVERIFY2(c.src.find("for (int Ridx2 = 0; Ridx2 < 16; Ridx2++) {") != std::string::npos, c.src.c_str());
     // b's reads walk its columns (4 rows of 64 floats, 1 KiB, a reduce step): copied into a panel per column tile, before
     // the row loop
     QVERIFY2(c.src.find("float panel0[1024] __attribute__((aligned(64)));") != std::string::npos, c.src.c_str());
     codegen_options()["PACK"] = "0";
-    const ProgramSpec unpacked = to_program(k::matmul(64, 64, 64), Lang::C);
+    const ProgramSpec unpacked = to_program(k::matmul(64, 64, 64), clang_renderer());
     codegen_options().erase("PACK");
     QVERIFY2(unpacked.src.find("for (int Lidx0 = 0; Lidx0 < 8; Lidx0++) {") != std::string::npos, unpacked.src.c_str());
     QVERIFY2(unpacked.src.find("panel") == std::string::npos, unpacked.src.c_str());
@@ -204,14 +206,14 @@ class TestCodegen : public QObject {
 
   void threads_follow_NUM_CPU_THREADS() {  // the option the CLI fills from NUM_CPU_THREADS
     codegen_options()["NUM_CPU_THREADS"] = "1";
-    ProgramSpec p = to_program(k::matmul(64, 64, 64), Lang::INTERP);
+    ProgramSpec p = to_program(k::matmul(64, 64, 64), interp_renderer());
     codegen_options()["NUM_CPU_THREADS"] = "8";
     QCOMPARE(p.name, std::string("r_16_16_4_4_16_4"));
     QCOMPARE(p.threads, 1);
   }
 
   void elementwise_shapes() {
-    ProgramSpec t = to_program(k::transpose_3x2(), Lang::INTERP);
+    ProgramSpec t = to_program(k::transpose_3x2(), interp_renderer());
     QCOMPARE(t.name, std::string("E_3_2"));  // merging would add div/mod: the ranges stay apart
     QCOMPARE(t.colored_name, colored_from("E", {{"3", "WHITE"}, {"2", "WHITE"}}));
     QVERIFY(t.applied_opts.empty());
@@ -221,7 +223,7 @@ class TestCodegen : public QObject {
     run_interp(t, {&o, &x});
     check_close(o, {0, 3, 1, 4, 2, 5});
 
-    ProgramSpec e = to_program(k::ew_2x4(), Lang::INTERP);
+    ProgramSpec e = to_program(k::ew_2x4(), interp_renderer());
     QCOMPARE(e.name, std::string("E_2_4"));
     QCOMPARE(e.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
     std::vector<float> a = iota_f(8, 1), b = iota_f(8, 2), o8(8);
@@ -230,14 +232,14 @@ class TestCodegen : public QObject {
     for (int i = 0; i < 8; ++i) want[i] = a[i] * b[i] + a[i];
     check_close(o8, want);
 
-    ProgramSpec big = to_program(k::arange_mod3(), Lang::INTERP);
+    ProgramSpec big = to_program(k::arange_mod3(), interp_renderer());
     QCOMPARE(big.name, std::string("E_16384_4"));
     QCOMPARE(big.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=4)"}));
     std::vector<float> o64(65536);
     run_interp(big, {&o64});
     for (int i : {0, 1, 2, 3, 4, 65535}) QCOMPARE(o64[i], static_cast<float>(i % 3));
 
-    ProgramSpec sp = to_program(k::split_sum_256(), Lang::INTERP);
+    ProgramSpec sp = to_program(k::split_sum_256(), interp_renderer());
     QCOMPARE(sp.name, std::string("r_256_64_4"));
     QCOMPARE(sp.colored_name, colored_from("r", {{"256", "WHITE"}, {"64", "red"}, {"4", "magenta"}}));
     QCOMPARE(sp.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=4)"}));
@@ -251,12 +253,12 @@ class TestCodegen : public QObject {
   }
 
   void where_and_compare() {
-    ProgramSpec w = to_program(k::where_5(), Lang::INTERP);
+    ProgramSpec w = to_program(k::where_5(), interp_renderer());
     QCOMPARE(w.name, std::string("E_5"));
     QCOMPARE(w.colored_name, colored_from("E", {{"5", "yellow"}}));  // masked small axis: upcast fully
     QCOMPARE(w.applied_opts, opts({"Opt(op=OptOps.UPCAST, axis=0, arg=0)"}));
     QCOMPARE(w.estimates.lds, 65.0);
-    ProgramSpec c = to_program(k::cmp_5(), Lang::INTERP);
+    ProgramSpec c = to_program(k::cmp_5(), interp_renderer());
     QCOMPARE(c.colored_name, colored_from("E", {{"5", "WHITE"}}));
     QVERIFY(c.applied_opts.empty());
     QCOMPARE(c.estimates.lds, 45.0);
@@ -273,7 +275,7 @@ class TestCodegen : public QObject {
 
   void reference_algebra_before_codegen() {
     // (x*2).sum(1)+1: the constant factor moves after the reduce, 4 ops per row as the reference counts
-    ProgramSpec p = to_program(k::scaled_row_sum_4x3(), Lang::INTERP);
+    ProgramSpec p = to_program(k::scaled_row_sum_4x3(), interp_renderer());
     QCOMPARE(p.name, std::string("r_4_3"));
     QCOMPARE(p.applied_opts, opts({"Opt(op=OptOps.UNROLL, axis=0, arg=0)"}));
     QCOMPARE(p.estimates.ops, 16.0);
@@ -282,7 +284,7 @@ class TestCodegen : public QObject {
     run_interp(p, {&o, &x});
     check_close(o, {13, 31, 49, 67});
     // !(a!=b) is one CMPEQ
-    ProgramSpec e = to_program(k::eq_5(), Lang::INTERP);
+    ProgramSpec e = to_program(k::eq_5(), interp_renderer());
     QCOMPARE(e.estimates.ops, 5.0);
     std::vector<float> a{1, 5, -3, 4, 0}, b{2, 5, -4, 4, 0.5f};
     std::vector<uint8_t> eq(5);
@@ -292,18 +294,18 @@ class TestCodegen : public QObject {
   }
 
   void c_source_shape() {
-    ProgramSpec p = to_program(k::row_sum_2x3(), Lang::C);
+    ProgramSpec p = to_program(k::row_sum_2x3(), clang_renderer());
     QCOMPARE(p.lang, std::string("c"));
     QVERIFY2(p.src.find("void r_2_3(float* restrict data0_2, float* restrict data1_6) {") != std::string::npos, p.src.c_str());
     QVERIFY(p.src.find("for (int Lidx0 = 0; Lidx0 < 2; Lidx0++) {") != std::string::npos);
     QVERIFY(p.src.find("#include") == std::string::npos);
-    ProgramSpec s = to_program(k::softmax_final_3x4(), Lang::C);
+    ProgramSpec s = to_program(k::softmax_final_3x4(), clang_renderer());
     // exp2 is the reference's polynomial (its first coefficient), not the libm call
     QVERIFY2(s.src.find("__builtin_exp2f(") == std::string::npos && s.src.find("0.00015359208919107914f") != std::string::npos, s.src.c_str());
-    ProgramSpec mx = to_program(k::row_max_3x4(), Lang::C);  // the reference's r_3_4 body
+    ProgramSpec mx = to_program(k::row_max_3x4(), clang_renderer());  // the reference's r_3_4 body
     QVERIFY2(mx.src.find("float4 val0 = (*((float4*)((data1_12+(Lidx0<<2)))));") != std::string::npos, mx.src.c_str());
     QVERIFY(mx.src.find("float alu0 = ((val0[0]<val0[1])?val0[1]:val0[0]);") != std::string::npos);
-    ProgramSpec r = to_program(k::split_sum_256(), Lang::C);
+    ProgramSpec r = to_program(k::split_sum_256(), clang_renderer());
     QVERIFY2(r.src.find("float acc0 = 0.0f;") != std::string::npos, r.src.c_str());
     QVERIFY(r.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++) {") != std::string::npos);
   }
@@ -342,7 +344,7 @@ class TestCodegen : public QObject {
   }
 
   void linear_program_is_printed() {
-    ProgramSpec p = to_program(k::split_sum_256(), Lang::INTERP);
+    ProgramSpec p = to_program(k::split_sum_256(), interp_renderer());
     QCOMPARE(p.lang, std::string("interp"));
     QVERIFY(p.lowered && p.lowered->op == Ops::LINEAR);
     QVERIFY(p.src.find("DEFINE_ACC") != std::string::npos);

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/renderer/c_renderer.h"
+#include "engine/renderer/llvm_renderer.h"
+#include "engine/runtime/interp/interp_device.h"
 #include "engine/codegen/to_program.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/program_runner.h"
@@ -117,14 +120,14 @@ class TestCodegenJit : public QObject {
     const Case& cs = cases()[index];
     UOpRef ast = cs.build();
     auto init = make_buffers(ast);
-    ProgramSpec ip = to_program(ast, Lang::INTERP);
+    ProgramSpec ip = to_program(ast, interp_renderer());
     auto want = run(ip, nullptr, init, cs.vars);
-    for (Lang lang : {Lang::C, Lang::LLVM}) {
-      ProgramSpec p = to_program(ast, lang);
+    for (const Renderer* lang : {&clang_renderer(), &llvm_renderer()}) {
+      ProgramSpec p = to_program(ast, *lang);
       QCOMPARE(p.name, ip.name);
       void* fn = nullptr;
       try {
-        fn = cpu::compile(lang == Lang::C ? cpu::SourceKind::C : cpu::SourceKind::LlvmIr, p.src, entry_symbol(p));
+        fn = cpu::compile(lang == &clang_renderer() ? cpu::SourceKind::C : cpu::SourceKind::LlvmIr, p.src, entry_symbol(p));
       } catch (const std::exception& e) {
         QFAIL(qPrintable(QString("%1\n%2").arg(e.what(), p.src.c_str())));
       }
@@ -140,9 +143,9 @@ class TestCodegenJit : public QObject {
   // quarter of the loop trips, the same name (opts) and the same values (c_and_llvm_match_the_interpreter runs it)
   void jammed_reduce_keeps_name() {
     const UOpRef ast = k::row_sum(64, 256);
-    ProgramSpec jammed = to_program(ast, Lang::C);
+    ProgramSpec jammed = to_program(ast, clang_renderer());
     codegen_options()["JAM"] = "0";
-    ProgramSpec plain = to_program(ast, Lang::C);
+    ProgramSpec plain = to_program(ast, clang_renderer());
     codegen_options().erase("JAM");
     QCOMPARE(jammed.name, plain.name);
     QCOMPARE(jammed.applied_opts.size(), plain.applied_opts.size());
@@ -157,21 +160,21 @@ class TestCodegenJit : public QObject {
     // a matmul's next column tiles read the next elements of b (vector lanes): 4 of its 4x4 tiles together, 64
     // accumulators; a row sum's next rows are a row apart: at most 16 scalar chains
     const UOpRef mm = k::matmul(64, 64, 64);
-    ProgramSpec mj = to_program(mm, Lang::C);
+    ProgramSpec mj = to_program(mm, clang_renderer());
     codegen_options()["JAM"] = "0";
-    ProgramSpec mp = to_program(mm, Lang::C);
+    ProgramSpec mp = to_program(mm, clang_renderer());
     codegen_options().erase("JAM");
     QCOMPARE(count(mp, Ops::DEFINE_ACC), 16);
     QCOMPARE(count(mj, Ops::DEFINE_ACC), 64);
-    QCOMPARE(count(to_program(k::row_sum(64, 256), Lang::C, cpu_opt_target(), {{OptOps::UPCAST, 0, 8}}), Ops::DEFINE_ACC), 16);
+    QCOMPARE(count(to_program(k::row_sum(64, 256), clang_renderer(), cpu_opt_target(), {{OptOps::UPCAST, 0, 8}}), Ops::DEFINE_ACC), 16);
     // an elementwise kernel over contiguous elements: 4 of its 4-wide iterations are one 16-wide vector
     auto o = k::param(0, 4096), x = k::param(1, 4096);
     auto r = k::R(4096, 0);
     const UOpRef ew = k::sink(k::end(k::store(o, r, alu(Ops::EXP2, k::idx(x, r))), {r}));
-    ProgramSpec ej = to_program(ew, Lang::C);
+    ProgramSpec ej = to_program(ew, clang_renderer());
     QVERIFY2(ej.src.find("float16 val") != std::string::npos, ej.src.c_str());
     codegen_options()["JAM"] = "0";
-    QCOMPARE(to_program(ew, Lang::C).name, ej.name);
+    QCOMPARE(to_program(ew, clang_renderer()).name, ej.name);
     codegen_options().erase("JAM");
   }
 
@@ -180,11 +183,11 @@ class TestCodegenJit : public QObject {
   void wide_vector_accesses() {
     codegen_options()["JAM"] = "0";
     std::vector<Opt> opts = {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 2}};
-    ProgramSpec p = to_program(k::matmul(48, 32, 64), Lang::C, cpu_opt_target(), opts);
+    ProgramSpec p = to_program(k::matmul(48, 32, 64), clang_renderer(), cpu_opt_target(), opts);
     QVERIFY2(p.src.find("typedef float float16 ") != std::string::npos, p.src.c_str());
     QVERIFY2(p.src.find("*((float16*)") != std::string::npos, p.src.c_str());  // the output tile's rows are stored whole
     opts = {{OptOps::UPCAST, 1, 8}};
-    p = to_program(k::matmul(48, 32, 64), Lang::C, cpu_opt_target(), opts);
+    p = to_program(k::matmul(48, 32, 64), clang_renderer(), cpu_opt_target(), opts);
     codegen_options().erase("JAM");
     QVERIFY2(p.src.find("float8") != std::string::npos && p.src.find("float16") == std::string::npos, p.src.c_str());
   }
@@ -232,7 +235,7 @@ class TestCodegenJit : public QObject {
           const float v = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 1000.0 + 1.0 / (static_cast<double>(i) + 3.0));
           std::memcpy(&b[i], &v, 4);
         }
-      auto build = [&] { return c.opts.empty() ? to_program(c.ast, Lang::C) : to_program(c.ast, Lang::C, cpu_opt_target(), c.opts); };
+      auto build = [&] { return c.opts.empty() ? to_program(c.ast, clang_renderer()) : to_program(c.ast, clang_renderer(), cpu_opt_target(), c.opts); };
       ProgramSpec fast = build();
       for (const char* o : options) codegen_options()[o] = "0";
       ProgramSpec plain = build();
@@ -253,7 +256,7 @@ class TestCodegenJit : public QObject {
   }
 
   void variable_kernel_is_r_n() {
-    ProgramSpec p = to_program(k::var_sum(), Lang::C);
+    ProgramSpec p = to_program(k::var_sum(), clang_renderer());
     QCOMPARE(p.name, std::string("r_n"));
     QCOMPARE(p.vars, std::vector<std::string>{"n"});
     QVERIFY(p.applied_opts.empty());

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/renderer/c_renderer.h"
+#include "engine/renderer/llvm_renderer.h"
+#include "engine/runtime/interp/interp_device.h"
 #include "engine/codegen/linearize.h"
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/opt.h"
@@ -35,7 +38,7 @@ using ts_test::colored_from;
 using ts_test::opts;
 using Dims = std::array<int64_t, 3>;
 
-ProgramSpec gpu(const UOpRef& ast, const OptTarget& t = gpu_opt_target()) { return to_program(ast, Lang::INTERP, t); }
+ProgramSpec gpu(const UOpRef& ast, const OptTarget& t = gpu_opt_target()) { return to_program(ast, interp_renderer(), t); }
 
 void run(const ProgramSpec& p, std::vector<std::vector<float>*> bufs, std::vector<int64_t> vars = {}) { ts_test::run_interp(p, bufs, vars); }
 std::string error_of(const std::function<void()>& f) {
@@ -323,7 +326,7 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(err(row_sum(8, 512), small, {{OptOps::GROUPTOP, 0, 8}, {OptOps::UPCAST, 0, 2}}),
              std::string("exceeds maximum shared memory size: needs 64, max 32"));
     // a target whose shared memory cannot hold the group falls back to unrolling the reduce
-    QCOMPARE(to_program(total_sum(4096), Lang::INTERP, small).colored_name, colored_from("r", {{"1024", "red"}, {"4", "magenta"}}));
+    QCOMPARE(to_program(total_sum(4096), interp_renderer(), small).colored_name, colored_from("r", {{"1024", "red"}, {"4", "magenta"}}));
     // a group inside another reduce: sum_r1 (y[r1] * sum_r2 x[r1*4+r2])
     auto o = k::param(0, 1), y = k::param(1, 8), x = k::param(2, 32);
     auto r1 = k::R(8, 1, AxisType::REDUCE), r2 = k::R(4, 2, AxisType::REDUCE);
@@ -540,14 +543,14 @@ class TestGpuCodegen : public QObject {
 
   // the CPU renderers refuse GPU programs with an error naming the kernel and the op
   void cpu_renderers_refuse_gpu_programs() {
-    for (Lang l : {Lang::C, Lang::LLVM}) {
-      std::string e = error_of([&] { to_program(total_sum(4096), l, gpu_opt_target()); });
+    for (const Renderer* l : {&clang_renderer(), &llvm_renderer()}) {
+      std::string e = error_of([&] { to_program(total_sum(4096), *l, gpu_opt_target()); });
       QVERIFY2(e.find("renderer is a CPU renderer: kernel r_16_256 has") != std::string::npos, e.c_str());
-      e = error_of([&] { to_program(k::transpose_3x2(), l, gpu_opt_target()); });
+      e = error_of([&] { to_program(k::transpose_3x2(), *l, gpu_opt_target()); });
       QVERIFY2(e.find("kernel E_3_2 has SPECIAL lidx") != std::string::npos, e.c_str());
     }
     // the same kernels on the CPU target still render
-    QVERIFY(!to_program(total_sum(4096), Lang::C).src.empty());
+    QVERIFY(!to_program(total_sum(4096), clang_renderer()).src.empty());
   }
 
   // lanes share LOCAL memory and wait for each other at a barrier: lane i writes 10*i, then reads lane i+1's value

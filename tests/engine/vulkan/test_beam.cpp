@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "engine/runtime/interp/interp_device.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
@@ -152,14 +153,14 @@ class TestBeam : public QObject {
     auto o = k::param(0, 32), x = k::param(1, 32);
     auto r0 = k::R(4, 0), r1 = k::R(8, 1);
     const UOpRef ast = k::sink(k::end(k::store(o, iadd(imul(r0, k::c(8)), r1), k::idx(x, iadd(imul(r1, k::c(4)), r0))), {r0, r1}));
-    const ProgramSpec plain = to_program(ast, Lang::INTERP, gpu_opt_target(), {});
-    const ProgramSpec swapped = to_program(ast, Lang::INTERP, gpu_opt_target(), {Opt{OptOps::SWAP, 0, 1}});
+    const ProgramSpec plain = to_program(ast, interp_renderer(), gpu_opt_target(), {});
+    const ProgramSpec swapped = to_program(ast, interp_renderer(), gpu_opt_target(), {Opt{OptOps::SWAP, 0, 1}});
     QCOMPARE(QString::fromStdString(plain.name), QString("E_4_8"));
     QCOMPARE(QString::fromStdString(swapped.name), QString("E_8_4"));
     QCOMPARE(plain.global_size[0] * plain.global_size[1], int64_t{32});
     QCOMPARE(swapped.global_size[0], plain.global_size[1]);
     QCOMPARE(swapped.global_size[1], plain.global_size[0]);
-    QVERIFY_THROWS_EXCEPTION(KernelOptError, to_program(k::row_sum_2x3(), Lang::INTERP, gpu_opt_target(), {Opt{OptOps::SWAP, 0, 1}}));
+    QVERIFY_THROWS_EXCEPTION(KernelOptError, to_program(k::row_sum_2x3(), interp_renderer(), gpu_opt_target(), {Opt{OptOps::SWAP, 0, 1}}));
   }
 
   void opts_text_round_trip() {
@@ -192,7 +193,7 @@ class TestBeam : public QObject {
       again.ignore_cache = true;
       r = beam_search(ast, dev, again);
     }
-    const ProgramSpec dflt = to_program(ast, dev.lang(), dev.opt_target());
+    const ProgramSpec dflt = to_program(ast, dev.renderer(), dev.opt_target());
     codegen_options().erase("NOOPT");
     QVERIFY(!reports.empty() && reports.back().finished && !reports.back().cached);
     qInfo("searched: %zu timed in %d rounds, default %.1f us, best %.1f us", r.final.timed, r.final.round, r.final.default_s * 1e6, r.final.best_s * 1e6);
@@ -202,7 +203,7 @@ class TestBeam : public QObject {
     QVERIFY(r.final.timed > 1);
     QVERIFY(r.final.best_s > 0 && r.final.best_s <= r.final.default_s);
 
-    const ProgramSpec found = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
+    const ProgramSpec found = to_program(ast, dev.renderer(), dev.opt_target(), r.opts);
     QCOMPARE(found.applied_opts.size(), r.opts.size());
     QVERIFY2(found.name != dflt.name, found.name.c_str());
     // the name follows the opts: its axes multiply to the kernel's 2^20 elements, one axis per split

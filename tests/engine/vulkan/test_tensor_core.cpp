@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "engine/renderer/glsl_renderer.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/tensor_core.h"
 #include "engine/codegen/to_program.h"
@@ -38,7 +39,7 @@ UOpRef half_matmul(int64_t M, int64_t K, int64_t N, bool b_transposed = false, b
   return k::sink(k::end(k::store(o, iadd(imul(r0, k::c(N)), r1), s), {r0, r1}));
 }
 
-ProgramSpec program(const UOpRef& ast, const OptTarget& t) { return to_program(ast, Lang::GLSL, t); }
+ProgramSpec program(const UOpRef& ast, const OptTarget& t) { return to_program(ast, glsl_renderer(), t); }
 
 bool has_tc(const ProgramSpec& p) {
   return !p.applied_opts.empty() && p.applied_opts[0].rfind("Opt(op=OptOps.TC", 0) == 0;
@@ -119,7 +120,7 @@ class TestTensorCore : public QObject {
     QVERIFY(has_tc(f));
     QVERIFY(f.src.find("float c[]") != std::string::npos);
     compiles(f);
-    ProgramSpec second = to_program(half_matmul(128, 64, 128), Lang::GLSL, t, {{OptOps::TC, 0, 1}, {OptOps::UNROLL, 0, 2}, {OptOps::LOCAL, 0, 2}});
+    ProgramSpec second = to_program(half_matmul(128, 64, 128), glsl_renderer(), t, {{OptOps::TC, 0, 1}, {OptOps::UNROLL, 0, 2}, {OptOps::LOCAL, 0, 2}});
     QVERIFY(second.src.find("gl_ScopeSubgroup, 16u, 8u>") != std::string::npos);
     QVERIFY(second.src.find("fcoopmatNV<16, gl_ScopeSubgroup, 16u, 8u> fa") != std::string::npos);  // k = 8
     compiles(second);
