@@ -19,6 +19,7 @@
 
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
+#include "engine/realize/realize_internal.h"
 #include "engine/runtime/allocator.h"
 #include "engine/schedule/multi.h"
 #include "engine/schedule/schedule.h"
@@ -31,18 +32,11 @@
 
 namespace ts {
 
-// a kernel compiled for its device (schedule.h names it for Schedule::programs)
-struct Compiled {
-  ProgramSpec spec;
-  Device* device = nullptr;
-  std::shared_ptr<Executable> exe;
-  std::string key;
-  UOpRef ast;  // keeps the cache key alive
-};
+// the lock over the run state: the call log, the compiled programs, the capture (realize_internal.h)
+std::mutex g_mu;
 
 namespace {
 
-std::mutex g_mu;
 std::deque<CallRecord> g_calls;  // the latest kCallLogSize calls
 uint64_t g_calls_total = 0;
 int g_counter = 0;
@@ -176,7 +170,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
     if (realize_config().beam >= 1) {
       const BeamResult r = search_opts(ast, dev);
-      c->spec = to_program(ast, dev.lang(), dev.opt_target(), r.opts);
+      c->spec = to_program(ast, dev.renderer(), dev.opt_target(), r.opts);
       if (realize_config().beam_lines) print_beam_line(r.final, c->spec);
       const std::string b = beam_label();
       char what[160];
@@ -184,7 +178,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
                     time_to_str(r.final.default_s, 0).c_str(), time_to_str(r.final.best_s, 0).c_str());
       c->spec.opts_source = r.final.cached ? b + ", from the cache" : !std::isfinite(r.final.best_s) ? b + ": no candidate could be timed" : b + what;
     } else {
-      c->spec = to_program(ast, dev.lang(), dev.opt_target());
+      c->spec = to_program(ast, dev.renderer(), dev.opt_target());
       c->spec.opts_source = codegen_option("NOOPT", 0) ? "none (NOOPT=1)" : "hand-coded heuristics";
     }
     scope.rename(c->spec.colored_name);
@@ -312,6 +306,8 @@ HostData read_buffer_head(Buffer& b, size_t max) {
   return h;
 }
 
+}  // namespace
+
 std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
   for (size_t i = 0; i < sched.items.size(); ++i)
@@ -319,14 +315,7 @@ std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
   return progs;
 }
 
-// What a TinyJit replay changes of a captured schedule without copying it: its buffers (the inputs), its Variable
-// values, and that it is a replay
-struct RunOverrides {
-  const std::unordered_map<const UOp*, UOpRef>* sub = nullptr;
-  const std::map<std::string, int64_t>* var_vals = nullptr;
-  bool jit = false;
-  int trace_schedule = -1;  // the captured LINEAR's number among the trace's schedules
-};
+namespace {
 
 // One run of a schedule's calls: compiled first (all kernels of a LINEAR before the first one runs), then each call
 // in order on its device, its record finished (timed, counted, printed at DEBUG=2, traced) in order.
@@ -653,10 +642,14 @@ void ScheduleRun::run() {
   done_ = true;
 }
 
-void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over = {}) {
+}  // namespace
+
+void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over) {
   ScheduleRun r(sched, update_stats, over);
   r.run();
 }
+
+namespace {
 
 void apply_becomes(const Schedule& s) {
   if (s.becomes.empty()) return;
@@ -838,105 +831,6 @@ void compile_schedule(const Schedule& linear) {
   compile_all(linear);
 }
 
-// The reference's graph split (Schedule::graphs), made at capture
-static void split_graph_calls(Schedule& captured, int graph_batch, bool graph_one_kernel) {
-  captured.graphs.clear();
-  if (graph_batch < 0) return;
-  // the reference's graph split: consecutive kernels of one device that has a graph handler are one graph call, of at
-  // most graph_batch kernels (0: any number), the limit doubling after each graph call; a batch of one kernel stays
-  // a plain call (unless graph_one_kernel)
-  size_t limit = static_cast<size_t>(graph_batch);
-  GraphCall cur;
-  Device* cur_dev = nullptr;
-  auto close = [&](size_t end) {
-    cur.end = end;
-    if (cur_dev && (cur.end - cur.begin > 1 || (graph_one_kernel && cur.end > cur.begin))) {
-      cur.graph = cur_dev->make_graph();
-      captured.graphs.push_back(cur);
-      limit *= 2;
-      if (realize_config().debug >= 2) std::printf("JIT GRAPHing batch with %zu kernels\n", cur.end - cur.begin);
-    }
-    cur_dev = nullptr;
-  };
-  std::unordered_map<Device*, bool> has_graph;
-  for (size_t i = 0; i < captured.items.size(); ++i) {
-    Device* d = captured.items[i].kind == ScheduleItem::Kind::Kernel ? captured.programs[i]->device : nullptr;
-    if (d && !has_graph.count(d)) has_graph[d] = d->make_graph() != nullptr;
-    const bool can_graph = d && has_graph[d];
-    const bool can_extend = can_graph && (!cur_dev || (cur_dev == d && (limit == 0 || i - cur.begin < limit)));
-    if (cur_dev && !can_extend) close(i);
-    if (can_graph && !cur_dev) {
-      cur.begin = i;
-      cur_dev = d;
-    }
-  }
-  if (cur_dev) close(captured.items.size());
-}
-
-// The reference's memory plan at capture: the captured calls' intermediates (buffers no tensor holds) share fixed
-// buffers wherever their lifetimes do not overlap (one of the same device, dtype and size, free again after its last
-// call), kept from replay to replay, so every replay runs on the same memory (a graph call is submitted again as
-// it was recorded) and nothing is allocated or freed while it runs. Prints the reference's line at DEBUG>=1.
-static void plan_captured_memory(Schedule& captured) {
-  std::unordered_set<const UOp*> inter;
-  for (auto& b : captured.intermediates) inter.insert(b.get());
-  if (inter.empty()) return;
-  std::unordered_map<const UOp*, size_t> last;
-  for (size_t i = 0; i < captured.items.size(); ++i)
-    for (auto& b : captured.items[i].bufs)
-      if (inter.count(b.get())) last[b.get()] = i;
-  using Key = std::tuple<std::string, const void*, int64_t>;
-  auto key = [](const UOp* b) { return Key{b->device, static_cast<const void*>(b->dtype), b->as<ParamArg>().size}; };
-  std::map<Key, UOps> pool;
-  std::unordered_map<const UOp*, UOpRef> assign;
-  size_t planned = 0;
-  double before = 0, after = 0;
-  for (size_t i = 0; i < captured.items.size(); ++i) {
-    for (auto& b : captured.items[i].bufs) {
-      if (!inter.count(b.get()) || assign.count(b.get())) continue;
-      const double bytes = static_cast<double>(b->as<ParamArg>().size) * b->dtype->itemsize();
-      before += bytes;
-      UOps& free = pool[key(b.get())];
-      if (!free.empty()) {
-        assign[b.get()] = free.back();
-        free.pop_back();
-      } else {
-        assign[b.get()] = new_buffer(b->device, b->as<ParamArg>().size, b->dtype);
-        after += bytes;
-        ++planned;
-      }
-    }
-    for (auto& b : captured.items[i].bufs)
-      if (auto l = last.find(b.get()); l != last.end() && l->second == i) {
-        pool[key(b.get())].push_back(assign[b.get()]);
-        last.erase(l);
-      }
-  }
-  for (auto& it : captured.items)
-    for (auto& b : it.bufs)
-      if (auto a = assign.find(b.get()); a != assign.end()) b = a->second;
-  if (realize_config().debug >= 1 && after < before)
-    std::printf("memory reduced from %.2f MB -> %.2f MB, %zu -> %zu bufs\n", before / 1e6, after / 1e6, assign.size(), planned);
-  captured.intermediates.clear();  // (kept between replays: none is freed at its last use)
-}
-
-void compile_captured(Schedule& captured, int graph_batch, bool graph_one_kernel) {
-  std::lock_guard lk(g_mu);
-  captured.programs = compile_all(captured);
-  plan_captured_memory(captured);
-  split_graph_calls(captured, graph_batch, graph_one_kernel);
-  // the captured LINEAR as a schedule of the trace, its replays' calls under it
-  if (trace::level() != trace::Level::Off) {
-    std::string graphs;
-    for (const GraphCall& g : captured.graphs) graphs += (graphs.empty() ? "" : ", ") + std::to_string(g.end - g.begin);
-    const size_t n = captured.items.size();
-    trace::ContextScope scope(trace::ContextKind::Schedule, "TinyJit: " + std::to_string(n) + (n == 1 ? " call" : " calls") + " captured" +
-                                                               (graphs.empty() ? "" : ", graph calls of " + graphs + " kernels"));
-    captured.trace_schedule = trace::record_schedule(captured.items);
-  }
-}
-
-
 std::shared_ptr<Schedule> schedule_linear(const std::vector<Tensor>& tensors) {
   std::lock_guard lk(g_mu);
   std::vector<std::shared_ptr<TensorData>> todo;
@@ -977,96 +871,5 @@ std::pair<std::shared_ptr<Schedule>, size_t> end_capture() {
 
 bool capturing() { return capture_state().open && !capture_state().paused; }
 bool& capture_paused() { return capture_state().paused; }
-
-std::unordered_set<const UOp*> written_buffers(const Schedule& s, bool only_unread) {
-  std::unordered_set<const UOp*> out;
-  for (auto& it : s.items) {
-    if (it.bufs.empty()) continue;
-    if (only_unread && it.kind == ScheduleItem::Kind::Kernel) {
-      // read too when an INDEX of its PARAM 0 is used other than as a STORE's target
-      bool read = false;
-      for (auto& u : it.ast->toposort())
-        for (size_t k = 0; k < u->src.size() && !read; ++k) {
-          const UOp& x = *u->src[k];
-          read = x.op == Ops::INDEX && x.src[0]->op == Ops::PARAM && x.src[0]->as<ParamArg>().slot == 0 && !(u->op == Ops::STORE && k == 0);
-        }
-      if (read) continue;
-    }
-    out.insert(it.bufs[0].get());
-  }
-  return out;
-}
-
-void replay(const Schedule& captured, const UOps& from, const UOps& to, const std::map<std::string, int64_t>& var_vals) {
-  std::lock_guard lk(g_mu);
-  // each input's buffer replaces the capture's: a call that writes an input (an assign) writes the caller's buffer,
-  // as the reference's; an input that is a buffer the calls write (a result of the last call fed back in, not the
-  // capture's own input) is read from a copy, so no call reads what it overwrites
-  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
-  std::unordered_map<const UOp*, UOpRef> sub;
-  Schedule copies;
-  copies.jit = true;
-  for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
-    if (from[i] == to[i]) continue;
-    if (written.count(to[i].get())) {
-      UOpRef fresh = new_buffer(to[i]->device, to[i]->numel(), to[i]->dtype);
-      copies.items.push_back(ScheduleItem{ScheduleItem::Kind::Copy, nullptr, {fresh, to[i]}, nullptr});
-      sub.emplace(from[i].get(), fresh);
-    } else {
-      sub.emplace(from[i].get(), to[i]);
-    }
-  }
-  copies.trace_schedule = captured.trace_schedule;
-  if (!copies.items.empty()) run_schedule(copies, true);
-  std::map<std::string, int64_t> vv = captured.var_vals;
-  for (auto& [k, v] : var_vals) vv[k] = v;
-  run_schedule(captured, true, RunOverrides{&sub, &vv, true, captured.trace_schedule});
-}
-
-UOps written_inputs(const Schedule& captured, const UOps& inputs) {
-  const std::unordered_set<const UOp*> written = written_buffers(captured, false);
-  UOps out;
-  for (auto& b : inputs)
-    if (written.count(b.get())) out.push_back(b);
-  return out;
-}
-
-size_t free_intermediates(const Schedule& captured, const UOps& keep) {
-  std::lock_guard lk(g_mu);
-  std::unordered_set<const UOp*> kept;
-  for (auto& b : keep) kept.insert(b.get());
-  const std::unordered_set<const UOp*> written = written_buffers(captured, true);
-  size_t freed = 0;
-  for (auto& it : captured.items) {
-    if (it.bufs.empty()) continue;
-    const UOpRef& b = it.bufs[0];
-    if (b->buffer && !kept.count(b.get()) && written.count(b.get())) {
-      freed += buffer_of(*b)->nbytes();
-      b->buffer.reset();
-    }
-  }
-  return freed;
-}
-
-std::pair<std::shared_ptr<Schedule>, std::shared_ptr<Schedule>> prune_schedule(const Schedule& captured, const UOps& needed) {
-  std::unordered_set<const UOp*> need;
-  for (auto& b : needed) need.insert(b.get());
-  auto kept = std::make_shared<Schedule>(), once = std::make_shared<Schedule>();
-  for (auto& it : captured.items) {
-    const bool reads = std::any_of(it.bufs.begin(), it.bufs.end(), [&](const UOpRef& b) { return need.count(b.get()) > 0; });
-    if (reads)
-      for (auto& b : it.bufs) need.insert(b.get());
-    (reads ? kept : once)->items.push_back(it);
-  }
-  // every buffer is kept between the two (the calls run once may write what the kept ones read); the intermediates
-  // only kept calls use stay the kept calls' to plan
-  kept->var_vals = once->var_vals = captured.var_vals;
-  std::unordered_set<const UOp*> used_once;
-  for (auto& it : once->items)
-    for (auto& b : it.bufs) used_once.insert(b.get());
-  for (auto& b : captured.intermediates)
-    if (!used_once.count(b.get())) kept->intermediates.push_back(b);
-  return {kept, once};
-}
 
 }  // namespace ts
