@@ -2,9 +2,10 @@
 // The Vulkan compute runtime: devices, buffers, GLSL -> SPIR-V, programs and batches of dispatches.
 //
 // Contract
-// - Headers: this file uses plain C++ types only. vulkan.cpp is the one translation unit with the Vulkan headers,
-//   spirv.cpp the one with glslang's and SPIRV-Tools'. The Vulkan loader (libvulkan.so.1) is opened at run time, so
-//   a machine without it still runs the rest of the program: enumerate_devices() gives an empty list and a reason.
+// - Headers: this file uses plain C++ types only. vulkan.cpp, vulkan_memory.cpp, vulkan_pipeline.cpp and
+//   vulkan_batch.cpp (through vulkan_internal.h) are the translation units with the Vulkan headers, spirv.cpp the one
+//   with glslang's and SPIRV-Tools'. The Vulkan loader (libvulkan.so.1) is opened at run time, so a machine without
+//   it still runs the rest of the program: enumerate_devices() gives an empty list and a reason.
 // - Errors: every failure is a ts::Error whose message names what failed (the kernel, the size and the limit, the
 //   device): bad arguments, limits, compile errors, out of memory, a timeout, a lost device. Nothing here aborts,
 //   prints or reads the environment; what is configurable is a parameter (OpenOptions, BatchOptions, timeouts).
