@@ -12,11 +12,6 @@ namespace tsp {
 namespace {
 using ts::Tensor;
 
-[[noreturn]] void not_implemented(const std::string& msg) {
-  PyErr_SetString(PyExc_NotImplementedError, msg.c_str());
-  throw py::error_already_set();
-}
-
 bool is_numpy_ndarray(py::handle h) { return py::str(py::type::of(h)).cast<std::string>() == "<class 'numpy.ndarray'>"; }
 
 // a C-contiguous array's memory as a PYTHON buffer, read when the tensor is realized (as the reference's NPY buffer);
@@ -115,14 +110,9 @@ std::string tensor_repr(const Tensor& t) {
   std::string dt = ts::dtype_repr(t.dtype()).substr(7);
   return "<Tensor <UOp " + dev + " " + shape + " " + dt + "> on " + dev + " with grad None>";
 }
-}  // namespace
 
-void bind_tensor_core(py::module_& m, TensorClass& t) {
-  t.def(py::init([](py::object data, py::object device, py::object dtype, py::object) { return make_tensor(data, device, dtype); }),
-        py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
-        py::arg("requires_grad") = py::none());
-
-  // ---- creation ----
+// creation: empty, zeros, ones, full, arange, eye, scalar
+void bind_creation(TensorClass& t) {
   t.def_static("empty", [](py::args shape, py::object device, py::object dtype) {
     return Tensor::empty(argfix(shape), to_dtype_or_null(dtype), device_arg(device));
   }, py::kw_only(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
@@ -188,8 +178,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
   t.def_static("scalar", [](py::object v, py::object dtype) {
     return Tensor::scalar(scalar_value(v), dtype.is_none() ? dtype_of_scalar(v) : to_dtype(dtype));
   }, py::arg("value"), py::arg("dtype") = py::none(), "a deviceless constant (weak unless a dtype is given)");
+}
 
-  // ---- properties ----
+// properties: shape, dtype, device, uop, sizes, repr, hash, bool, len
+void bind_properties(TensorClass& t) {
   t.def_property_readonly("shape", [](const Tensor& s) { return shape_tuple(s.shape()); });
   t.def_property_readonly("dtype", [](const Tensor& s) { return dtype_object(s.dtype()); });
   t.def_property_readonly("device", [](const Tensor& s) { return device_object(s.device()); });
@@ -207,8 +199,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     if (s.shape().empty()) throw py::type_error("len() of a 0-d tensor");
     return s.shape()[0];
   });
+}
 
-  // ---- effects ----
+// effects: realize, assign, replace
+void bind_effects(TensorClass& t) {
   // Tensor.realize(a, b, ...) on the class binds a as self: both call forms realize everything in one schedule
   // do_update_stats is accepted as tinygrad's is: the call log records every kernel regardless
   t.def("realize", [](py::object self, py::args more, py::object /*do_update_stats*/) {
@@ -237,7 +231,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     s.set_uop(x.uop());
     return self;
   }, py::arg("x"));
-  // ---- autograd ----
+}
+
+// autograd: grad, the other uses a setitem checks for, is_param, backward, gradient
+void bind_autograd(TensorClass& t) {
   auto opt_tensor = [](py::handle h) -> std::optional<Tensor> {
     if (h.is_none()) return std::nullopt;
     return h.cast<Tensor>();
@@ -295,6 +292,10 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     for (auto& g : self.gradient(ts, opt_tensor(gradient))) out.append(py::cast(g));
     return out;
   }, py::arg("gradient") = py::none());
+}
+
+// reads (tolist, item, the bytes) and tensors over arrays, addresses and bytes
+void bind_reads(TensorClass& t) {
   t.def("tolist", &tolist);
   t.def("item", [](const Tensor& self) {
     if (self.numel() != 1) throw py::value_error("must have one element for item");
@@ -318,6 +319,20 @@ void bind_tensor_core(py::module_& m, TensorClass& t) {
     return py::reinterpret_steal<py::object>(
         PyByteArray_FromStringAndSize(reinterpret_cast<const char*>(d.raw.data()), static_cast<py::ssize_t>(d.raw.size())));
   }, "the realized contents as stored, row-major (a bytearray)");
+}
+
+}  // namespace
+
+void bind_tensor_core(py::module_& m, TensorClass& t) {
+  t.def(py::init([](py::object data, py::object device, py::object dtype, py::object) { return make_tensor(data, device, dtype); }),
+        py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
+        py::arg("requires_grad") = py::none());
+
+  bind_creation(t);
+  bind_properties(t);
+  bind_effects(t);
+  bind_autograd(t);
+  bind_reads(t);
 
   // Variable("n", 1, 10).bind(3) is a bound symbolic int, usable as a shrink end (t.shrink(((0, v),)))
   m.def("Variable", [](const std::string& name, int64_t min_val, int64_t max_val) {
