@@ -166,12 +166,12 @@ struct Workload {
   std::function<double(int64_t)> expect;
   int reps = 5;  // timed runs after the first (the figure is the best of them)
   // the goals of the default opts, BEAM=N, and BEAM=N with TS_OPTS=extended; max_search_s: BEAM=N's search time
-  Goal goal[3];
+  Goal goal[3] = {{}, {}, {}};  // (initialized here, as least_s and passes: most rows leave them out)
   double max_search_s = 0;
   // where the kernel split itself bounds the figure: the least time its passes over memory take at the machine's
   // limits, and what those passes are
-  std::function<double(const Limits&)> least_s;
-  std::string passes;
+  std::function<double(const Limits&)> least_s{};
+  std::string passes{};
 };
 
 // "ok", or where the output differs from the closed form (relative tolerance for float accumulation orders)
@@ -321,21 +321,18 @@ RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* o
   return r;
 }
 
-int run_bench_impl(int argc, char** argv);
+namespace {
 
-int run_bench(int argc, char** argv) {
-  try {
-    return run_bench_impl(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tinyscope bench: %s\n", e.what());
-    return 1;
-  }
-}
-
-int run_bench_impl(int argc, char** argv) {
+// the command line of `tinyscope bench`
+struct BenchArgs {
   bool quick = false, limits_only = false;
   std::string only, reference;
   ts::RealizeConfig config = tscli::realize_config_from_env();
+};
+
+BenchArgs parse_bench_args(int argc, char** argv) {
+  BenchArgs args;
+  auto& [quick, limits_only, only, reference, config] = args;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
@@ -347,32 +344,24 @@ int run_bench_impl(int argc, char** argv) {
     else throw std::runtime_error("unknown argument '" + a +
                                   "' (usage: tinyscope bench [--quick] [--dev DEV] [--beam N] [--only TEXT] [--reference TINYGRAD_DIR] | --limits [--dev DEV])");
   }
-  if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
-  ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
-  ts::install_realize(config);  // an unknown device is an error here
-  const std::string dev = ts::realize_config().device;
-  const bool host = ts::get_device(dev).host_memory();
-  if (limits_only) {
-    if (quick || !only.empty()) throw std::runtime_error("--limits measures the limits alone (no --quick or --only)");
-    if (limits_device_key(dev).empty())
-      throw std::runtime_error("--limits: " + dev + " interprets its kernels; limits are measured for CPU, CPU:LLVM and VULKAN devices");
-    if (!host) return run_gpu_limits(dev);
-    std::printf("tinyscope bench --limits  device %s (%s)\n", dev.c_str(), cpu_machine().c_str());
-    std::fflush(stdout);
-    const Limits l = measure_limits();
-    const MeasuredLimits m = cpu_limits_entry(l);
-    std::printf("  %s: %.1f\n  %s: %.1f\n  %s: %.1f\n", m.bandwidth_label.c_str(), m.bandwidth_gbs, m.figures[0].label.c_str(),
-                m.figures[0].value, m.peak_label.c_str(), m.peak_gflops);
-    save_measured_limits(m, /*required=*/true);
-    std::printf("limits: %s\n", limits_summary(m).c_str());
-    return 0;
-  }
-  const int beam = config.beam;
-  ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
-  if (!host) {
-    if (!reference.empty()) throw std::runtime_error("--reference compares the host devices' figures (CPU, CPU:LLVM)");
-    return run_gpu_bench(dev, quick, beam, only);
-  }
+  return args;
+}
+
+// `bench --limits` on a host device: the limits alone, into the limits cache
+int run_cpu_limits(const std::string& dev) {
+  std::printf("tinyscope bench --limits  device %s (%s)\n", dev.c_str(), cpu_machine().c_str());
+  std::fflush(stdout);
+  const Limits l = measure_limits();
+  const MeasuredLimits m = cpu_limits_entry(l);
+  std::printf("  %s: %.1f\n  %s: %.1f\n  %s: %.1f\n", m.bandwidth_label.c_str(), m.bandwidth_gbs, m.figures[0].label.c_str(),
+              m.figures[0].value, m.peak_label.c_str(), m.peak_gflops);
+  save_measured_limits(m, /*required=*/true);
+  std::printf("limits: %s\n", limits_summary(m).c_str());
+  return 0;
+}
+
+// the header: the target, the device and the machine's limits (kept in the limits cache)
+Limits print_machine(const std::string& dev) {
   std::printf("tinyscope bench  (target %s)\n", ts::cpu::target_description().substr(0, 60).c_str());
   std::printf("device %s", dev.c_str());
   for (auto& [k, v] : ts::get_device(dev).properties())
@@ -383,8 +372,11 @@ int run_bench_impl(int argc, char** argv) {
               l.read_gbs, l.fma_gflops);
   save_measured_limits(cpu_limits_entry(l), /*required=*/false);
   std::printf("\n");
+  return l;
+}
 
-  if (only.empty()) {  // (--only: just the workload rows)
+// the rows of the setup times: a cold process, a new small kernel, a program of 200 kernels
+void bench_setup_rows(const std::string& dev, bool host) {
   // tutorial example, cold process: start to printed result
   std::string src = TINYSCOPE_SOURCE_DIR;
   std::vector<double> cold;
@@ -422,44 +414,43 @@ int run_bench_impl(int argc, char** argv) {
     std::printf("200-kernel program: first run %.1f ms, cached %.3f ms per kernel (target <= 0.1 ms)\n\n", first.wall * 1e3,
                 median(again) * 1e3 / 200);
   }
+}
 
-  }
-
-  // TinyJit: the same Python in a child tinyscope (and in the reference beside it), wall time realize to result
-  // (--only TinyJit: these rows alone)
-  if (only.empty() || std::string("TinyJit").find(only) != std::string::npos) {
-    const int jreps = quick ? 2 : 5;
-    ExternalFigures mine = jit_figures("DEV=" + dev, "'" + self_exe() + "' run", jreps, "tinyscope");
-    ExternalFigures ref = reference.empty() ? ExternalFigures{} : reference_jit_figures(reference, jreps);
-    auto fig = [](const ExternalFigures& f, const char* name) -> double {
-      auto it = f.secs.find(name);
-      return it == f.secs.end() ? 0 : it->second;
-    };
-    std::printf("TinyJit (DEV=%s; wall time, realize to result, best of the timed runs)\n", dev.c_str());
-    if (!mine.error.empty()) std::printf("  not run: %s\n", mine.error.c_str());
-    const double jc = fig(mine, "jit chain"), sc = fig(mine, "scheduled chain"), rjc = fig(ref, "jit chain");
-    if (jc > 0) {
-      std::printf("  200 dependent small kernels replayed: %.2f us per kernel (scheduled without the JIT: %.2f us)", jc * 1e6, sc * 1e6);
-      if (rjc > 0) std::printf("; the reference's TinyJit: %.2f us -> %.1fx (goal >= 5x) %s", rjc * 1e6, rjc / jc, rjc / jc >= 5 ? "met" : "MISSED");
-      else std::printf("; the reference: %s", reference.empty() ? "needs --reference (goal >= 5x)" : ref.error.c_str());
-      std::printf("\n");
-    }
-    const double first = fig(mine, "mlp step first"), sched = fig(mine, "mlp step scheduled"), rep = fig(mine, "mlp step replayed");
-    if (rep > 0) {
-      std::printf("  2-layer MLP training step (64-128-10, batch 32, Adam): first call %.1f ms, scheduled again %.3f ms, replayed %.3f ms "
-                  "-> %.0fx the first call (goal >= 10x) %s, %.1fx the scheduled one\n",
-                  first * 1e3, sched * 1e3, rep * 1e3, first / rep, first / rep >= 10 ? "met" : "MISSED", sched / rep);
-      if (const double rrep = fig(ref, "mlp step replayed"); rrep > 0)
-        std::printf("  the reference's MLP step: first %.1f ms, scheduled again %.3f ms, replayed %.3f ms (%.1fx tinyscope's replay)\n",
-                    fig(ref, "mlp step first") * 1e3, fig(ref, "mlp step scheduled") * 1e3, rrep * 1e3, rrep / rep);
-    }
+// TinyJit: the same Python in a child tinyscope (and in the reference beside it), wall time realize to result
+// (--only TinyJit: these rows alone)
+void bench_tinyjit_rows(const std::string& dev, bool quick, const std::string& reference) {
+  const int jreps = quick ? 2 : 5;
+  ExternalFigures mine = jit_figures("DEV=" + dev, "'" + self_exe() + "' run", jreps, "tinyscope");
+  ExternalFigures ref = reference.empty() ? ExternalFigures{} : reference_jit_figures(reference, jreps);
+  auto fig = [](const ExternalFigures& f, const char* name) -> double {
+    auto it = f.secs.find(name);
+    return it == f.secs.end() ? 0 : it->second;
+  };
+  std::printf("TinyJit (DEV=%s; wall time, realize to result, best of the timed runs)\n", dev.c_str());
+  if (!mine.error.empty()) std::printf("  not run: %s\n", mine.error.c_str());
+  const double jc = fig(mine, "jit chain"), sc = fig(mine, "scheduled chain"), rjc = fig(ref, "jit chain");
+  if (jc > 0) {
+    std::printf("  200 dependent small kernels replayed: %.2f us per kernel (scheduled without the JIT: %.2f us)", jc * 1e6, sc * 1e6);
+    if (rjc > 0) std::printf("; the reference's TinyJit: %.2f us -> %.1fx (goal >= 5x) %s", rjc * 1e6, rjc / jc, rjc / jc >= 5 ? "met" : "MISSED");
+    else std::printf("; the reference: %s", reference.empty() ? "needs --reference (goal >= 5x)" : ref.error.c_str());
     std::printf("\n");
   }
+  const double first = fig(mine, "mlp step first"), sched = fig(mine, "mlp step scheduled"), rep = fig(mine, "mlp step replayed");
+  if (rep > 0) {
+    std::printf("  2-layer MLP training step (64-128-10, batch 32, Adam): first call %.1f ms, scheduled again %.3f ms, replayed %.3f ms "
+                "-> %.0fx the first call (goal >= 10x) %s, %.1fx the scheduled one\n",
+                first * 1e3, sched * 1e3, rep * 1e3, first / rep, first / rep >= 10 ? "met" : "MISSED", sched / rep);
+    if (const double rrep = fig(ref, "mlp step replayed"); rrep > 0)
+      std::printf("  the reference's MLP step: first %.1f ms, scheduled again %.3f ms, replayed %.3f ms (%.1fx tinyscope's replay)\n",
+                  fig(ref, "mlp step first") * 1e3, fig(ref, "mlp step scheduled") * 1e3, rrep * 1e3, rrep / rep);
+  }
+  std::printf("\n");
+}
 
-  // the workloads; inputs a device cannot make leave their rows out with the reason (the figures are missing, not
-  // made up)
+// the workloads; inputs a device cannot make leave their rows out with the reason (the figures are missing, not
+// made up)
+std::vector<Workload> bench_workloads(bool quick, int reps, const std::string& only) {
   const int64_t M16 = 16 << 20;
-  const int reps = quick ? 2 : 5;
   std::vector<Workload> ws;
   auto add_rows = [&](const char* what, const std::function<void()>& fn) {
     try {
@@ -513,20 +504,28 @@ int run_bench_impl(int argc, char** argv) {
     });
   }
   std::erase_if(ws, [&](const Workload& w) { return !only.empty() && w.name.find(only) == std::string::npos; });
-  std::vector<std::string> names;
-  for (auto& w : ws) names.push_back(w.name);
+  return ws;
+}
 
   // the columns: the default opts, then (--beam N) BEAM=N, then BEAM=N over the extended opt space
-  struct Column {
-    std::string label;
-    int beam = 0;
-    bool extended = false;
-  };
+struct Column {
+  std::string label;
+  int beam = 0;
+  bool extended = false;
+};
+
+std::vector<Column> bench_columns(int beam) {
   std::vector<Column> cols{{"default opts"}};
   if (beam > 0) {
     cols.push_back({"BEAM=" + std::to_string(beam), beam});
     cols.push_back({"BEAM=" + std::to_string(beam) + " + TS_OPTS=extended", beam, true});
   }
+  return cols;
+}
+
+// each column's rows measured and printed
+std::vector<std::vector<Measured>> measure_columns(const std::vector<Workload>& ws, const std::vector<Column>& cols, const std::string& only,
+                                                   const Limits& l) {
   std::vector<ts::BeamProgress> searched;
   ts::realize_config().beam_lines = false;  // the rows print what was searched
   ts::realize_config().beam_progress = [&](const ts::BeamProgress& p) {
@@ -555,12 +554,17 @@ int run_bench_impl(int argc, char** argv) {
   ts::realize_config().beam = 0;
   ts::realize_config().opt_space = ts::OptSpace::reference;
   ts::realize_config().beam_progress = nullptr;
+  return got;
+}
 
-  // the others, on the same machine in the same run
+// the others, on the same machine in the same run: the reference (--reference) and numpy, beside this run's rows
+std::vector<ExternalFigures> print_beside(const std::vector<Workload>& ws, const std::string& reference, int reps,
+                                          const std::vector<std::vector<Measured>>& got, const Limits& l) {
+  std::vector<std::string> names;
+  for (auto& w : ws) names.push_back(w.name);
   std::vector<ExternalFigures> ext;
   if (!reference.empty()) ext.push_back(reference_figures(reference, names, reps));
   ext.push_back(numpy_figures(names, reps));
-  const ExternalFigures* ref = reference.empty() ? nullptr : &ext[0];
   std::printf("\nbeside (the same workloads, best of %d):\n", reps);
   for (auto& e : ext) {
     if (!e.error.empty()) {
@@ -582,8 +586,12 @@ int run_bench_impl(int argc, char** argv) {
       std::printf("\n");
     }
   }
+  return ext;
+}
 
-  // the goals, each column's figure against its goal
+// the goals, each column's figure against its goal
+void print_goals(const std::vector<Workload>& ws, const std::vector<Column>& cols, const std::vector<std::vector<Measured>>& got,
+                 const Limits& l, const ExternalFigures* ref) {
   // the limits again: a goal's ratio is to the higher of the two readings (a machine shared with others reads less
   // at times, and a ratio to its slower moment would flatter every figure)
   const Limits again = measure_limits();
@@ -639,6 +647,54 @@ int run_bench_impl(int argc, char** argv) {
       std::printf("  %s: %s take at least %.3f ms at these limits, %.2f of %s at most\n", w.name.c_str(), w.passes.c_str(), t * 1e3,
                   w.bytes / t / 1e9 / limit_of(w, hi), limit_name(w));
     }
+}
+
+}  // namespace
+
+int run_bench_impl(int argc, char** argv);
+
+int run_bench(int argc, char** argv) {
+  try {
+    return run_bench_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tinyscope bench: %s\n", e.what());
+    return 1;
+  }
+}
+
+int run_bench_impl(int argc, char** argv) {
+  auto [quick, limits_only, only, reference, config] = parse_bench_args(argc, argv);
+  if (!std::getenv("DEBUG")) config.debug = 0;  // DEBUG=N set by hand shows the kernels as a run does
+  ts::trace::record_calls(false);  // as `tinyscope run` without --json: no trace is read, so no call is recorded in one
+  ts::install_realize(config);  // an unknown device is an error here
+  const std::string dev = ts::realize_config().device;
+  const bool host = ts::get_device(dev).host_memory();
+  if (limits_only) {
+    if (quick || !only.empty()) throw std::runtime_error("--limits measures the limits alone (no --quick or --only)");
+    if (limits_device_key(dev).empty())
+      throw std::runtime_error("--limits: " + dev + " interprets its kernels; limits are measured for CPU, CPU:LLVM and VULKAN devices");
+    if (!host) return run_gpu_limits(dev);
+    return run_cpu_limits(dev);
+  }
+  const int beam = config.beam;
+  ts::realize_config().beam = 0;  // the default opts first; a GPU bench runs its rows again under BEAM=N
+  if (!host) {
+    if (!reference.empty()) throw std::runtime_error("--reference compares the host devices' figures (CPU, CPU:LLVM)");
+    return run_gpu_bench(dev, quick, beam, only);
+  }
+  const Limits l = print_machine(dev);
+
+  if (only.empty()) bench_setup_rows(dev, host);  // (--only: just the workload rows)
+
+  // (--only TinyJit: the TinyJit rows alone)
+  if (only.empty() || std::string("TinyJit").find(only) != std::string::npos) bench_tinyjit_rows(dev, quick, reference);
+
+  const int reps = quick ? 2 : 5;
+  const std::vector<Workload> ws = bench_workloads(quick, reps, only);
+  const std::vector<Column> cols = bench_columns(beam);
+  const std::vector<std::vector<Measured>> got = measure_columns(ws, cols, only, l);
+  const std::vector<ExternalFigures> ext = print_beside(ws, reference, reps, got, l);
+  print_goals(ws, cols, got, l, reference.empty() ? nullptr : &ext[0]);
   return 0;
 }
 
