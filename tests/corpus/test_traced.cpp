@@ -1,7 +1,7 @@
 // What the window shows is what ran: every corpus program runs twice on CPU with DEBUG=4, once untraced (`tinyscope
 // run`) and once traced (`tinyscope run --json`, every pass recorded), and the two outputs must be the same: the same
 // kernels (their generated source), names, execution order (the DEBUG=2 lines) and printed values. Only what varies
-// from run to run is masked: timings, the process id and the schedule cache's hash. The traced run's trace must show
+// from run to run is masked: timings (and their padding), the process id and the schedule cache's hash. The traced run's trace must show
 // the schedule's deciding passes (callify, order calls) as steps of their own.
 #include <QtCore/QDir>
 #include <QtCore/QFile>
@@ -26,11 +26,13 @@ QString normalized(const QString& out) {
   static const QRegularExpression seconds(QStringLiteral("[0-9]+\\.[0-9]+ *(us|ms|s|GB)\\b"));
   static const QRegularExpression pid(QStringLiteral("pid:[0-9]+"));
   static const QRegularExpression cache_key(QStringLiteral("(MISS|hit) [0-9a-f]+"));
+  static const QRegularExpression spaces(QStringLiteral(" +"));  // the padding of a number masked above
   QString s = out;
   s.replace(timing, QStringLiteral(" tm"));
   s.replace(seconds, QStringLiteral("#"));
   s.replace(pid, QStringLiteral("pid"));
   s.replace(cache_key, QStringLiteral("\\1 H"));
+  s.replace(spaces, QStringLiteral(" "));
   return s;
 }
 
