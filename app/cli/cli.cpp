@@ -191,11 +191,6 @@ void add_cached_limits(const std::string& device) {
   }
 }
 
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
 int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args,
                ts::trace::Level level = ts::trace::Level::Off) {
   ts::trace::set_level(level);
