@@ -6,7 +6,8 @@
   run_peer.py --record test/unit/test_dtype_spec.py --tinygrad TINYGRAD_CHECKOUT --peer ../shared/peer [--python /usr/bin/python3]
               records the reference's outcome of every test of a test file (DEV=CPU, one test at a time in workers that
               restart after a crash or a hang, as the shared outcomes were recorded) into
-              tests/peer/reference-outcomes/ (test/unit/test_x.py -> unit_test_x.csv, test/backend/test_x.py -> test_x.csv)
+              tests/peer/reference-outcomes/ (test/unit/test_x.py -> unit_test_x.csv, test/backend/test_x.py -> test_x.csv);
+              with --device D (NULL) on that device, into tests/peer/reference-outcomes-D/, which a run on D compares with
 
 Each suite is a reference-outcomes CSV (`test,outcome,secs,etype,message`, one row a test) named after a test file
 (test_ops.csv is test/backend/test_ops.py; unit_test_jit.csv is test/unit/test_jit.py); the project's own recordings
@@ -123,11 +124,20 @@ def suite_name(test_file):
   parts = os.path.normpath(test_file).split(os.sep)
   return ("unit_" if "unit" in parts else "") + os.path.splitext(parts[-1])[0]
 
+def outcomes_dir(device):
+  """the project's recordings of the reference: on CPU beside the shared ones, on another device in a folder of its own"""
+  return os.path.join(HERE, "reference-outcomes" + ("" if device == "CPU" else "-" + device.replace(":", "_")))
+
+def device_env(device, env):
+  # NULL runs nothing: its copies out leave their destination as it was, as the reference's tests run on it
+  if device == "NULL": env.setdefault("NULL_ALLOW_COPYOUT", "1")
+
 def record(args):
   """the reference's outcome of every test of args.record, run by args.python over the checkout args.tinygrad"""
   module = os.path.splitext(os.path.normpath(args.record))[0].replace(os.sep, ".")
-  env = dict(os.environ, DEV="CPU", RUN_SLOW="1", DEBUG="0", PEER_ROOT=args.tinygrad, PEER_REFERENCE="1", PYTHONPATH=args.tinygrad,
+  env = dict(os.environ, DEV=args.device, RUN_SLOW="1", DEBUG="0", PEER_ROOT=args.tinygrad, PEER_REFERENCE="1", PYTHONPATH=args.tinygrad,
              PYTHONDONTWRITEBYTECODE="1")
+  device_env(args.device, env)
   lister = ("import sys, unittest\nsys.path.insert(0, sys.argv[1])\n"
             "def walk(s):\n  for t in s:\n    yield from (walk(t) if isinstance(t, unittest.TestSuite) else [t.id()])\n"
             "print('\\n'.join(walk(unittest.TestLoader().loadTestsFromName(sys.argv[2]))))")
@@ -135,7 +145,7 @@ def record(args):
   args.tmp = tempfile.mkdtemp(prefix="tinyscope-peer-record-")
   env["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(args.tmp, "hypothesis")
   results = run_tests(args, ids, env)
-  out = os.path.join(args.out or os.path.join(HERE, "reference-outcomes"), suite_name(args.record) + ".csv")
+  out = os.path.join(args.out or outcomes_dir(args.device), suite_name(args.record) + ".csv")
   os.makedirs(os.path.dirname(out), exist_ok=True)
   with open(out, "w", newline="") as fh:
     w = csv.writer(fh)
@@ -166,7 +176,10 @@ def main():
     return record(args)
   if not args.tinyscope: ap.error("--tinyscope is required")
   args.peer, args.tinyscope = os.path.abspath(args.peer), os.path.abspath(args.tinyscope)  # the workers run elsewhere
-  suites = read_reference([os.path.join(args.peer, "reference-outcomes"), os.path.join(HERE, "reference-outcomes")])
+  # a device with recordings of its own (the reference run on that device: NULL) is compared with those only
+  own = outcomes_dir(args.device)
+  suites = read_reference([own] if args.device != "CPU" and os.path.isdir(own) else
+                          [os.path.join(args.peer, "reference-outcomes"), os.path.join(HERE, "reference-outcomes")])
   names = args.suite or sorted(suites)
   for n in names:
     if n not in suites: sys.exit(f"no reference outcomes for suite {n!r} (have {', '.join(sorted(suites))})")
@@ -181,6 +194,7 @@ def main():
   # the multi-device tests (shards on VULKAN:1..3, transfers to VULKAN:1) run on logical devices of the one GPU when
   # there is no second one (lavapipe): each its own Vulkan device with memory of its own
   if args.device.startswith("VULKAN"): env.setdefault("TINYSCOPE_VK_LOGICAL", "3")
+  device_env(args.device, env)
   t0 = time.monotonic()
   results = run_tests(args, ids, env)
   wall = time.monotonic() - t0

@@ -8,3 +8,8 @@ math(EXPR TS_PEER_TIMEOUT "1800 * ${TS_TEST_TIMEOUT_SCALE}")
 add_test(NAME test_peer_vulkan COMMAND test_peer)
 set_tests_properties(test_peer_vulkan PROPERTIES TIMEOUT ${TS_PEER_TIMEOUT}
                      ENVIRONMENT "${TS_TEST_ENV};PEER_DEVICE=VULKAN;QTEST_FUNCTION_TIMEOUT=1800000")
+# and on NULL (test_peer_null): kernels rendered, nothing run, compared with the reference run on its NULL device
+# (tests/peer/reference-outcomes-NULL, recorded with `run_peer.py --record ... --device NULL`)
+add_test(NAME test_peer_null COMMAND test_peer)
+set_tests_properties(test_peer_null PROPERTIES TIMEOUT ${TS_PEER_TIMEOUT}
+                     ENVIRONMENT "${TS_TEST_ENV};PEER_DEVICE=NULL;QTEST_FUNCTION_TIMEOUT=1800000")

@@ -313,7 +313,7 @@ class TestRuns : public QObject {
   // the choosers are the engine's devices; an unknown one is an error naming it and the devices that exist
   void devices_come_from_the_engine() {
     const QStringList devs = tsgui::device_names();
-    QCOMPARE(devs, (QStringList{"CPU", "CPU:LLVM", "INTERP", "INTERP:GPU"}));
+    QCOMPARE(devs, (QStringList{"CPU", "CPU:LLVM", "INTERP", "INTERP:GPU", "NULL"}));
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     QStringList combo, compare;
     auto combos = w.findChildren<QComboBox*>();
@@ -345,7 +345,7 @@ class TestRuns : public QObject {
     {
       tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
       const QString console = w.console()->toPlainText();
-      QVERIFY2(console.contains("The saved device is unknown (unknown device 'METAL': the devices are CPU, CPU:LLVM, INTERP, INTERP:GPU): using CPU."),
+      QVERIFY2(console.contains("The saved device is unknown (unknown device 'METAL': the devices are CPU, CPU:LLVM, INTERP, INTERP:GPU, NULL): using CPU."),
                qPrintable(console));
       QVERIFY2(console.contains("The saved compare device is unknown (unknown device 'GPU'"), qPrintable(console));
       QVERIFY(w.compare_device().isEmpty());
