@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "engine/codegen/cpu/linear_passes.h"
 #include "engine/codegen/opt.h"
 #include "engine/codegen/lowering.h"
 #include "engine/codegen/linearize.h"
@@ -99,20 +100,11 @@ class CLanguage final : public CStyleLanguage {
     return "(" + buf + "+" + (idx_is_add ? strip_parens(idx) : idx) + ")";
   }
   std::string deref(const std::string& access) const override { return "*" + access; }
-  bool float4() const override { return true; }
-  // a 16-wide group is one AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic from there
-  std::vector<int> vec_widths() const override { return {16, 8, 4}; }
   // clang emits `c ? expr : y` with an expression arm as a branch around it, which keeps the SLP vectorizer off the
   // block (an EXP2 polynomial under its overflow check stayed scalar); a variable arm is a select
   bool where_arms_as_variables() const override { return true; }
-  // (TRANSPOSE=0: the 16 scalar chains as written)
-  bool transposed_accumulate() const override { return codegen_option("TRANSPOSE", 1) != 0; }
-  // (VECACC=0: one scalar accumulator per lane, as written)
-  bool vector_accumulate() const override { return codegen_option("VECACC", 1) != 0; }
-  // (never faults: an address past the buffer, as the last block's next one, is only not fetched; PREFETCH=0: none)
-  std::string prefetch(const std::string& addr) const override {
-    return codegen_option("PREFETCH", 1) == 0 ? std::string() : "__builtin_prefetch(" + addr + ");";
-  }
+  // the CPU passes' PREFETCH (never faults: an address past the buffer, as the last block's next one, is only not fetched)
+  std::string prefetch(const std::string& addr) const override { return "__builtin_prefetch(" + addr + ");"; }
   // on the stack of the thread that runs the kernel (each core its own), 64-byte aligned for whole-line vectors
   std::string array_decl(DType dt, const std::string& nm, int64_t size) const override {
     return c_type(dt) + " " + nm + "[" + std::to_string(size) + "] __attribute__((aligned(64)));";
@@ -154,11 +146,33 @@ class CLanguage final : public CStyleLanguage {
   }
 };
 
+const CLanguage& c_language() {
+  static const CLanguage lang;
+  return lang;
+}
+
+// the CPU's schemes (engine/codegen/cpu/linear_passes.h), each a named pass: prefetches (PREFETCH=0: none), vector
+// accesses (a 16-wide group is one AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic
+// from there), transposed accumulations (TRANSPOSE=0: the 16 scalar chains as written), vector accumulators
+// (VECACC=0: one scalar accumulator per lane, as written)
+UOpRef cpu_linear_passes(const UOpRef& linear) {
+  UOpRef l = linear;
+  if (codegen_option("PREFETCH", 1) != 0) l = cpu_prefetch(l);
+  l = vector_accesses(l, {16, 8, 4});
+  if (codegen_option("TRANSPOSE", 1) != 0) l = transposed_accumulation(l);
+  if (codegen_option("VECACC", 1) != 0) l = vector_accumulators(l);
+  return l;
+}
+
 }  // namespace
 
 std::string render_c(const ProgramSpec& spec, SourceLines* lines) {
-  static const CLanguage lang;
-  return lang.render(spec, lines);
+  if (!spec.lowered || spec.lowered->op != Ops::LINEAR || has_cpu_pass_uops(spec.lowered)) return c_language().render(spec, lines);
+  // a program that has not been through the CPU passes (a renderer that lists none, as the NULL device's) gets them
+  // here: its C is the CPU's (a program they left as it was renders as it is)
+  ProgramSpec s = spec;
+  s.lowered = cpu_linear_passes(spec.lowered);
+  return c_language().render(s, lines);
 }
 
 
@@ -173,10 +187,11 @@ class ClangRenderer final : public Renderer {
     if (!target.has_threads || codegen_option("PACK", 1) == 0) return sink;
     return pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
   }
+  UOpRef linear_passes(const UOpRef& linear) const override { return cpu_linear_passes(linear); }
   bool decomposes_transcendentals() const override { return true; }
   void render(ProgramSpec& spec) const override {
     require_cpu_program(spec.lowered, "C", spec.name);
-    spec.src = render_c(spec, &spec.source_lines);
+    spec.src = c_language().render(spec, &spec.source_lines);
   }
 };
 }  // namespace

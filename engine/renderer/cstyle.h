@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/codegen/program.h"
+#include "engine/uop/error.h"
 
 namespace ts {
 
@@ -52,13 +53,11 @@ class CStyleLanguage {
   // a loaded value of a buffer of dtype dt, and a value to store into one (GLSL keeps bool as uint8_t)
   virtual std::string load_value(DType dt, const std::string& v) const { return v; }
   virtual std::string store_value(DType dt, const std::string& v) const { return v; }
-  virtual bool float4() const { return false; }  // adjacent float accesses as one vector access
-  // the vector widths accesses are grouped in, widest first (every one a power of two)
-  virtual std::vector<int> vec_widths() const { return {4}; }
   // whether arithmetic in a WHERE's arm gets a variable of its own rather than being inlined into the select
   virtual bool where_arms_as_variables() const { return false; }
-  // the spellings of those: the vector type of w floats, a load of the w floats at buf[idx..idx+w-1] (idx a multiple
-  // of w, written as a sum), a store of lanes.size() values there
+  // the spellings of the CPU passes' vector accesses (engine/codegen/cpu/linear_passes.h: VLOAD, VSTORE): the vector type
+  // of w floats, a load of the w floats at buf[idx..idx+w-1] (idx a multiple of w, written as a sum), a store of
+  // lanes.size() values there
   virtual std::string vec_type(int w) const { return std::string("float").append(std::to_string(w)); }
   virtual std::string vec_load(const std::string& buf, const std::string& idx, int w) const {
     return "(*((" + vec_type(w) + "*)((" + buf + "+" + idx + "))))";
@@ -77,13 +76,8 @@ class CStyleLanguage {
   virtual std::string local_decl(DType dt, const std::string& nm, int64_t size) const;
   // an array of the program's own (a copied panel: AddrSpace::REG), declared where the program starts
   virtual std::string array_decl(DType dt, const std::string& nm, int64_t size) const;
-  // 16 accumulations of 4-wide loads in one reduce loop written as one transposed vector accumulation (with the
-  // language's __builtin_shufflevector)
-  virtual bool transposed_accumulate() const { return false; }
-  // accumulators that take the lanes of the same vector loads times the same scalars kept as one vector
-  virtual bool vector_accumulate() const { return false; }
-  // a hint that the cache line at the address `addr` (a pointer expression) is read soon; empty: the language has none
-  virtual std::string prefetch(const std::string&) const { return {}; }
+  // a PREFETCH: a hint that the cache line at the address `addr` (a pointer expression) is read soon
+  virtual std::string prefetch(const std::string&) const { throw Error(name() + ": a PREFETCH in the program"); }
   // the whole source around the body lines (one source line each, in order); *body_line: the 1-based line of the first
   struct Param {
     const UOp* uop;

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/codegen/cpu/linear_passes.h"
 #include "engine/renderer/c_renderer.h"
 #include "engine/renderer/cstyle.h"
 #include "engine/codegen/tensor_core.h"
@@ -160,9 +161,8 @@ class GlslLanguage final : public CStyleLanguage {
     return cast(glsl_type(u.dtype), std::string(base) + "." + "xyz"[nm.back() - '0']);
   }
   std::string barrier() const override { return "memoryBarrierShared(); barrier();"; }
-  // 16-byte accesses through a vec4 view of the same binding (data0_v4 beside data0_16): one load instruction
-  // instead of four, which a memory-bound kernel needs to reach the bandwidth
-  bool float4() const override { return true; }
+  // 16-byte accesses (GlslRenderer::linear_passes groups them) through a vec4 view of the same binding (data0_v4
+  // beside data0_16): one load instruction instead of four, which a memory-bound kernel needs to reach the bandwidth
   std::string vec_type(int) const override { return "vec4"; }
   std::string vec_load(const std::string& buf, const std::string& idx, int) const override { return vec4_view(buf) + "[" + quarter(idx) + "]"; }
   std::string vec_store(const std::string& buf, const std::string& idx, const std::vector<std::string>& lanes) const override {
@@ -545,9 +545,19 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   return o.str();
 }
 
-std::string render_glsl(const ProgramSpec& spec, SourceLines* lines) {
+namespace {
+const GlslLanguage& glsl_language() {
   static const GlslLanguage lang;
-  return lang.render(spec, lines);
+  return lang;
+}
+}  // namespace
+
+std::string render_glsl(const ProgramSpec& spec, SourceLines* lines) {
+  if (!spec.lowered || spec.lowered->op != Ops::LINEAR || has_cpu_pass_uops(spec.lowered)) return glsl_language().render(spec, lines);
+  // a program lowered for another renderer (the interpreter's) gets GLSL's vector accesses here
+  ProgramSpec s = spec;
+  s.lowered = vector_accesses(spec.lowered, {4});
+  return glsl_language().render(s, lines);
 }
 
 void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device) {
@@ -573,7 +583,9 @@ class GlslRenderer final : public Renderer {
  public:
   std::string name() const override { return "GLSL"; }
   std::string lang() const override { return "glsl"; }
-  void render(ProgramSpec& spec) const override { spec.src = render_glsl(spec, &spec.source_lines); }
+  // adjacent float accesses as vec4 accesses
+  UOpRef linear_passes(const UOpRef& linear) const override { return vector_accesses(linear, {4}); }
+  void render(ProgramSpec& spec) const override { spec.src = glsl_language().render(spec, &spec.source_lines); }
   void render_tensor_core(ProgramSpec& spec, const TcLayout& layout) const override { spec.src = render_glsl_tensor_core(spec, layout); }
 };
 }  // namespace

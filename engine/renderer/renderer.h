@@ -20,6 +20,8 @@ class Renderer {
   virtual std::string lang() const = 0;
   // the renderer's own passes over the lowered kernel, run after "final symbolic" (each a traced pass)
   virtual UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const { return sink; }
+  // the renderer's own passes over the linearized program (the LINEAR it renders), each a traced pass
+  virtual UOpRef linear_passes(const UOpRef& linear) const { return linear; }
   // whether EXP2/LOG2/SIN become polynomials first ("transcendental decompositions"): a language without them
   virtual bool decomposes_transcendentals() const { return false; }
   // spec.src (and spec.source_lines: which UOp each line renders) for the linearized spec.lowered

@@ -15,7 +15,8 @@ namespace ts {
   X(ENDIF) X(WAIT) X(CONST) X(CUSTOM) X(CUSTOMI) X(INS) X(CONTIGUOUS) X(CONTIGUOUS_BACKWARD) X(DETACH)     \
   X(STAGE) X(COPY) X(MSELECT) X(MSTACK) X(CUSTOM_FUNCTION) X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(FLIP)  \
   X(UNSHARD) X(REDUCE) X(ALLREDUCE) X(PYLITERAL)                                                           \
-  /* engine-internal, after linearize */                                                                   \
+  /* engine-internal, after linearize: the CPU's passes over the LINEAR (engine/codegen/cpu/linear_passes.h) */ \
+  X(VLOAD) X(VSTORE) X(GEP) X(DEFINE_VACC) X(VACC_UPDATE) X(TRANSPOSED_ACC) X(PREFETCH)                      \
   X(DEFINE_ACC)
 
 enum class Ops : uint8_t {

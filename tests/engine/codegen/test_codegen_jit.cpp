@@ -149,9 +149,9 @@ class TestCodegenJit : public QObject {
     codegen_options().erase("JAM");
     QCOMPARE(jammed.name, plain.name);
     QCOMPARE(jammed.applied_opts.size(), plain.applied_opts.size());
-    auto count = [](const ProgramSpec& p, Ops op) {
+    auto count = [](const ProgramSpec& p, Ops op) {  // (accumulators kept as one vector count a lane each)
       int n = 0;
-      for (auto& u : p.lowered->src) n += u->op == op;
+      for (auto& u : p.lowered->src) n += u->op == op ? 1 : op == Ops::DEFINE_ACC && u->op == Ops::DEFINE_VACC ? static_cast<int>(u->src.size()) : 0;
       return n;
     };
     QCOMPARE(count(jammed, Ops::DEFINE_ACC), 4 * count(plain, Ops::DEFINE_ACC));
@@ -253,6 +253,50 @@ class TestCodegenJit : public QObject {
       }
       QVERIFY2(got[0][0] == got[1][0], c.label);
     }
+  }
+
+  // The CPU's schemes are passes over the LINEAR (engine/codegen/cpu/cpu_passes.h): the program holds their UOps, each
+  // line of a scheme renders one of them, and the program computes what the interpreter computes
+  void cpu_schemes_are_uops_of_the_program() {
+    auto count = [](const ProgramSpec& p, Ops op) {
+      int n = 0;
+      for (auto& u : p.lowered->src) n += u->op == op;
+      return n;
+    };
+    // the op of the UOp the first line containing `text` renders (NOOP: no such line)
+    auto line_op = [](const ProgramSpec& p, const std::string& text) {
+      std::vector<std::string> lines{""};
+      for (char ch : p.src) ch == '\n' ? lines.push_back("") : void(lines.back() += ch);
+      for (auto& [n, u] : p.source_lines)
+        if (n >= 1 && static_cast<size_t>(n) <= lines.size() && lines[static_cast<size_t>(n) - 1].find(text) != std::string::npos) return u->op;
+      return Ops::NOOP;
+    };
+    const UOpRef mm = k::matmul(64, 64, 64);
+    ProgramSpec tile = to_program(mm, clang_renderer(), cpu_opt_target(), {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 1, 2}, {OptOps::UPCAST, 0, 8}});
+    QCOMPARE(count(tile, Ops::DEFINE_VACC), 16);
+    QCOMPARE(count(tile, Ops::VACC_UPDATE), 16);
+    QCOMPARE(count(tile, Ops::DEFINE_ACC), 0);
+    QVERIFY(count(tile, Ops::VLOAD) > 0 && count(tile, Ops::GEP) > 0);
+    QCOMPARE(line_op(tile, "float16 vacc0 = "), Ops::DEFINE_VACC);
+    QCOMPARE(line_op(tile, "vacc0 = vacc0+"), Ops::VACC_UPDATE);
+    QCOMPARE(line_op(tile, "float16 val"), Ops::VLOAD);
+    auto init = make_buffers(mm);
+    auto want = run(to_program(mm, interp_renderer()), nullptr, init, {});
+    void* fn = cpu::compile(cpu::SourceKind::C, tile.src, entry_symbol(tile));
+    QVERIFY2(close(run(tile, reinterpret_cast<KernelEntry>(fn), init, {})[0], want[0], dtypes::float32), tile.src.c_str());
+    // VECACC=0 leaves the accumulators scalar: no pass UOp of that scheme
+    codegen_options()["VECACC"] = "0";
+    ProgramSpec scalar = to_program(mm, clang_renderer(), cpu_opt_target(), {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 1, 2}, {OptOps::UPCAST, 0, 8}});
+    codegen_options().erase("VECACC");
+    QCOMPARE(count(scalar, Ops::DEFINE_VACC), 0);
+    QCOMPARE(count(scalar, Ops::DEFINE_ACC), 256);
+    // a row sum read as 16 rows: a PREFETCH each iteration; 4 rows of 4: one TRANSPOSED_ACC
+    ProgramSpec rows = to_program(k::row_sum(64, 256), clang_renderer());
+    QVERIFY(count(rows, Ops::PREFETCH) > 0);
+    QCOMPARE(line_op(rows, "__builtin_prefetch("), Ops::PREFETCH);
+    ProgramSpec tr = to_program(k::row_sum(512, 1024), clang_renderer(), cpu_opt_target(), {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}});
+    QCOMPARE(count(tr, Ops::TRANSPOSED_ACC), 1);
+    QCOMPARE(line_op(tr, "tacc0 = tacc0+tcol0"), Ops::TRANSPOSED_ACC);
   }
 
   void variable_kernel_is_r_n() {
