@@ -63,6 +63,7 @@ std::string const_literal(const UOp& c) {
 }
 
 struct Emitter {
+  explicit Emitter(const ProgramSpec& s) : spec(s) {}
   const ProgramSpec& spec;
   std::ostringstream body;
   std::vector<std::string> allocas;
@@ -277,12 +278,122 @@ struct Emitter {
   }
 };
 
+// INDEX, LOAD and STORE: addresses (a gated access clamps its index), loads and stores of buffers and accumulators
+void emit_memory(Emitter& e, const UOp& u, int& store_no) {
+  switch (u.op) {
+    case Ops::INDEX: {
+      std::string idx = e.get(u.src[1]);
+      std::string it = reg_type(u.src[1]->dtype);
+      if (u.src.size() > 2) {  // a gated access never leaves the buffer: clamp the index to 0 when the gate is off
+        std::string safe = e.fresh("i");
+        e.ins(safe + " = select i1 " + e.get(u.src[2]) + ", " + it + " " + idx + ", " + it + " 0");
+        idx = safe;
+      }
+      std::string v = e.fresh("p");
+      e.ins(v + " = getelementptr inbounds " + mem_type(u.src[0]->dtype) + ", ptr " + e.get(u.src[0]) + ", " + it + " " + idx);
+      e.r[&u] = v;
+      break;
+    }
+    case Ops::LOAD: {
+      const UOp* src = resolve(u.src[0].get());
+      std::string v = e.fresh("val");
+      if (src->op == Ops::DEFINE_ACC) {
+        e.ins(v + " = load " + reg_type(u.dtype) + ", ptr " + e.r.at(src));
+        e.r[&u] = v;
+        break;
+      }
+      e.ins(v + " = load " + mem_type(u.dtype) + ", ptr " + e.r.at(src));
+      if (is_bool(u.dtype)) {
+        std::string b = e.fresh("val");
+        e.ins(b + " = icmp ne i8 " + v + ", 0");
+        v = b;
+      }
+      if (src->src.size() > 2) v = e.select(e.get(src->src[2]), u.dtype, v, is_float(u.dtype) ? "0.0" : is_bool(u.dtype) ? "false" : "0");
+      e.r[&u] = v;
+      break;
+    }
+    case Ops::STORE: {
+      const UOp* dst = resolve(u.src[0].get());
+      DType dt = u.src[1]->dtype;
+      std::string v = e.get(u.src[1]);
+      if (dst->op == Ops::DEFINE_ACC) {
+        e.ins("store " + reg_type(dt) + " " + v + ", ptr " + e.r.at(dst));
+        break;
+      }
+      if (is_bool(dt)) {
+        std::string z = e.fresh("b");
+        e.ins(z + " = zext i1 " + v + " to i8");
+        v = z;
+      }
+      std::string st = "store " + mem_type(dt) + " " + v + ", ptr " + e.r.at(dst);
+      if (dst->src.size() > 2) {
+        std::string l = "st" + std::to_string(store_no++);
+        e.ins("br i1 " + e.get(dst->src[2]) + ", label %" + l + ".then, label %" + l + ".end");
+        e.label(l + ".then");
+        e.ins(st);
+        e.ins("br label %" + l + ".end");
+        e.label(l + ".end");
+      } else {
+        e.ins(st);
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+// the module around the emitted body: the kernel's signature and allocas, the uniform entry that unpacks the buffer
+// and Variable arrays, and the intrinsics it declares
+std::string llvm_module(const ProgramSpec& spec, Emitter& e, std::vector<const UOp*> params, SourceLines* source_lines) {
+  std::sort(params.begin(), params.end(), [](const UOp* a, const UOp* b) { return a->as<ParamArg>().slot < b->as<ParamArg>().slot; });
+  const std::string& name = spec.function_name;
+  std::ostringstream o, sig, entry, args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const UOp* p = params[i];
+    const ParamArg& pa = p->as<ParamArg>();
+    std::string sep = i ? ", " : "";
+    std::string a = "%a" + std::to_string(i);
+    if (pa.addrspace == AddrSpace::ALU) {
+      std::string t = reg_type(p->dtype);
+      sig << sep << t << " " << e.r.at(p);
+      if (pa.name == "core_id") {
+        entry << "  " << a << " = " << (t == "i32" ? "add i32 %core_id, 0" : "sext i32 %core_id to " + t) << "\n";
+      } else {
+        entry << "  " << a << ".p = getelementptr i64, ptr %vars, i64 " << (pa.slot - spec.num_buffers) << "\n";
+        entry << "  " << a << ".l = load i64, ptr " << a << ".p\n";
+        if (t == "i64") entry << "  " << a << " = add i64 " << a << ".l, 0\n";
+        else entry << "  " << a << " = trunc i64 " << a << ".l to " << t << "\n";
+      }
+      args << sep << t << " " << a;
+    } else {
+      sig << sep << "ptr noalias " << e.r.at(p);
+      entry << "  " << a << ".p = getelementptr ptr, ptr %bufs, i64 " << pa.slot << "\n";
+      entry << "  " << a << " = load ptr, ptr " << a << ".p\n";
+      args << sep << "ptr " << a;
+    }
+  }
+  o << "; " << spec.name << "\n";
+  o << "define void @" << name << "(" << sig.str() << ") nounwind {\n";
+  o << "entry:\n";
+  for (auto& a : e.allocas) o << "  " << a << "\n";
+  if (source_lines) *source_lines = source_lines_of(count_lines(o.str()) + 1, e.line_uops);
+  o << e.body.str();
+  o << "  ret void\n}\n\n";
+  o << "define void @" << name << "_entry(ptr %bufs, ptr %vars, i32 %core_id) nounwind {\n";
+  o << "entry:\n" << entry.str();
+  o << "  call void @" << name << "(" << args.str() << ")\n";
+  o << "  ret void\n}\n";
+  for (auto& d : e.intrinsics) o << "\n" << d;
+  if (!e.intrinsics.empty()) o << "\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error("render_llvm: ProgramSpec.lowered is not a LINEAR");
-  Emitter e{spec};
+  Emitter e(spec);
   std::vector<const UOp*> params;
   int acc_no = 0, store_no = 0;
   for (auto& up : lin->src) {
@@ -329,63 +440,9 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
         e.r[&u] = nm;
         break;
       }
-      case Ops::INDEX: {
-        std::string idx = e.get(u.src[1]);
-        std::string it = reg_type(u.src[1]->dtype);
-        if (u.src.size() > 2) {  // a gated access never leaves the buffer: clamp the index to 0 when the gate is off
-          std::string safe = e.fresh("i");
-          e.ins(safe + " = select i1 " + e.get(u.src[2]) + ", " + it + " " + idx + ", " + it + " 0");
-          idx = safe;
-        }
-        std::string v = e.fresh("p");
-        e.ins(v + " = getelementptr inbounds " + mem_type(u.src[0]->dtype) + ", ptr " + e.get(u.src[0]) + ", " + it + " " + idx);
-        e.r[&u] = v;
-        break;
-      }
-      case Ops::LOAD: {
-        const UOp* src = resolve(u.src[0].get());
-        std::string v = e.fresh("val");
-        if (src->op == Ops::DEFINE_ACC) {
-          e.ins(v + " = load " + reg_type(u.dtype) + ", ptr " + e.r.at(src));
-          e.r[&u] = v;
-          break;
-        }
-        e.ins(v + " = load " + mem_type(u.dtype) + ", ptr " + e.r.at(src));
-        if (is_bool(u.dtype)) {
-          std::string b = e.fresh("val");
-          e.ins(b + " = icmp ne i8 " + v + ", 0");
-          v = b;
-        }
-        if (src->src.size() > 2) v = e.select(e.get(src->src[2]), u.dtype, v, is_float(u.dtype) ? "0.0" : is_bool(u.dtype) ? "false" : "0");
-        e.r[&u] = v;
-        break;
-      }
-      case Ops::STORE: {
-        const UOp* dst = resolve(u.src[0].get());
-        DType dt = u.src[1]->dtype;
-        std::string v = e.get(u.src[1]);
-        if (dst->op == Ops::DEFINE_ACC) {
-          e.ins("store " + reg_type(dt) + " " + v + ", ptr " + e.r.at(dst));
-          break;
-        }
-        if (is_bool(dt)) {
-          std::string z = e.fresh("b");
-          e.ins(z + " = zext i1 " + v + " to i8");
-          v = z;
-        }
-        std::string st = "store " + mem_type(dt) + " " + v + ", ptr " + e.r.at(dst);
-        if (dst->src.size() > 2) {
-          std::string l = "st" + std::to_string(store_no++);
-          e.ins("br i1 " + e.get(dst->src[2]) + ", label %" + l + ".then, label %" + l + ".end");
-          e.label(l + ".then");
-          e.ins(st);
-          e.ins("br label %" + l + ".end");
-          e.label(l + ".end");
-        } else {
-          e.ins(st);
-        }
-        break;
-      }
+      case Ops::INDEX:
+      case Ops::LOAD:
+      case Ops::STORE: emit_memory(e, u, store_no); break;
       case Ops::CAST: e.r[&u] = e.cast(u.src[0]->dtype, u.dtype, e.get(u.src[0])); break;
       case Ops::BITCAST: {
         std::string v = e.fresh("bc");
@@ -400,47 +457,7 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
     }
   }
 
-  std::sort(params.begin(), params.end(), [](const UOp* a, const UOp* b) { return a->as<ParamArg>().slot < b->as<ParamArg>().slot; });
-  const std::string& name = spec.function_name;
-  std::ostringstream o, sig, entry, args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const UOp* p = params[i];
-    const ParamArg& pa = p->as<ParamArg>();
-    std::string sep = i ? ", " : "";
-    std::string a = "%a" + std::to_string(i);
-    if (pa.addrspace == AddrSpace::ALU) {
-      std::string t = reg_type(p->dtype);
-      sig << sep << t << " " << e.r.at(p);
-      if (pa.name == "core_id") {
-        entry << "  " << a << " = " << (t == "i32" ? "add i32 %core_id, 0" : "sext i32 %core_id to " + t) << "\n";
-      } else {
-        entry << "  " << a << ".p = getelementptr i64, ptr %vars, i64 " << (pa.slot - spec.num_buffers) << "\n";
-        entry << "  " << a << ".l = load i64, ptr " << a << ".p\n";
-        if (t == "i64") entry << "  " << a << " = add i64 " << a << ".l, 0\n";
-        else entry << "  " << a << " = trunc i64 " << a << ".l to " << t << "\n";
-      }
-      args << sep << t << " " << a;
-    } else {
-      sig << sep << "ptr noalias " << e.r.at(p);
-      entry << "  " << a << ".p = getelementptr ptr, ptr %bufs, i64 " << pa.slot << "\n";
-      entry << "  " << a << " = load ptr, ptr " << a << ".p\n";
-      args << sep << "ptr " << a;
-    }
-  }
-  o << "; " << spec.name << "\n";
-  o << "define void @" << name << "(" << sig.str() << ") nounwind {\n";
-  o << "entry:\n";
-  for (auto& a : e.allocas) o << "  " << a << "\n";
-  if (source_lines) *source_lines = source_lines_of(count_lines(o.str()) + 1, e.line_uops);
-  o << e.body.str();
-  o << "  ret void\n}\n\n";
-  o << "define void @" << name << "_entry(ptr %bufs, ptr %vars, i32 %core_id) nounwind {\n";
-  o << "entry:\n" << entry.str();
-  o << "  call void @" << name << "(" << args.str() << ")\n";
-  o << "  ret void\n}\n";
-  for (auto& d : e.intrinsics) o << "\n" << d;
-  if (!e.intrinsics.empty()) o << "\n";
-  return o.str();
+  return llvm_module(spec, e, std::move(params), source_lines);
 }
 
 
