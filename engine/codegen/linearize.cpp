@@ -34,26 +34,33 @@ RSet set_union(const RSet& a, const RSet& b) {
   return out;
 }
 bool has(const RSet& s, int r) { return std::binary_search(s.begin(), s.end(), r); }
-}  // namespace
 
-UOpRef linearize(const UOpRef& sink) {
-  std::vector<UOpRef> nodes;
-  for (auto& u : sink->toposort())
-    if (u != sink) nodes.push_back(u);
+// the loop nest of a kernel's nodes (in toposort order, `id` their positions)
+struct LoopNest {
+  std::vector<int> range_no;    // node -> its number among the RANGEs (-1: not a RANGE)
+  std::vector<int> range_node;  // RANGE number -> its node
+  std::vector<int> end_of;      // RANGE number -> the node of its END
+  // rs[i]: loops node i must be inside of; level[i]: where it is placed (a RANGE is placed outside itself)
+  std::vector<RSet> rs, level;
+};
+// loops: number the RANGEs, find the END of each, and the loops each node is inside of
+LoopNest loop_nest(const std::vector<UOpRef>& nodes, const std::unordered_map<const UOp*, int>& id) {
   const int n = static_cast<int>(nodes.size());
-  std::unordered_map<const UOp*, int> id;
-  for (int i = 0; i < n; ++i) id[nodes[i].get()] = i;
-
-  // loops: number the RANGEs, find the END of each
-  std::vector<int> range_no(n, -1), range_node, end_of;
+  LoopNest ln;
+  std::vector<int>& range_no = ln.range_no;
+  std::vector<int>& range_node = ln.range_node;
+  std::vector<int>& end_of = ln.end_of;
+  range_no.assign(n, -1);
   for (int i = 0; i < n; ++i)
     if (nodes[i]->op == Ops::RANGE) {
       range_no[i] = static_cast<int>(range_node.size());
       range_node.push_back(i);
     }
   end_of.assign(range_node.size(), -1);
-  // rs[i]: loops node i must be inside of; level[i]: where it is placed (a RANGE is placed outside itself)
-  std::vector<RSet> rs(n), level(n);
+  std::vector<RSet>& rs = ln.rs;
+  std::vector<RSet>& level = ln.level;
+  rs.resize(n);
+  level.resize(n);
   for (int i = 0; i < n; ++i) {
     const UOpRef& u = nodes[i];
     RSet acc;
@@ -76,6 +83,24 @@ UOpRef linearize(const UOpRef& sink) {
     }
     rs[i] = acc;
   }
+  return ln;
+}
+}  // namespace
+
+UOpRef linearize(const UOpRef& sink) {
+  std::vector<UOpRef> nodes;
+  for (auto& u : sink->toposort())
+    if (u != sink) nodes.push_back(u);
+  const int n = static_cast<int>(nodes.size());
+  std::unordered_map<const UOp*, int> id;
+  for (int i = 0; i < n; ++i) id[nodes[i].get()] = i;
+
+  // loops: number the RANGEs, find the END of each
+  LoopNest ln = loop_nest(nodes, id);
+  const std::vector<int>& range_node = ln.range_node;
+  const std::vector<int>& end_of = ln.end_of;
+  const std::vector<RSet>& rs = ln.rs;
+  const std::vector<RSet>& level = ln.level;
 
   // readiness bookkeeping
   std::vector<int> missing(n, 0);

@@ -12,7 +12,6 @@ namespace ts {
 
 using namespace lowering;
 
-// ---- public -------------------------------------------------------------------------------------
 UOpRef substitute_traced(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map, std::string_view name) {
   PatternMatcher pm({rule("substitute", {}, [](const UOpRef& x, const SubMap& m) -> UOpRef {
     auto it = m.find(x.get());
