@@ -339,51 +339,91 @@ std::vector<Opt> parse_opts(const std::string& text) {
   return out;
 }
 
-BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& cfg, const BeamProgressFn& progress) {
-  NoListener quiet;
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  const OptTarget target = dev.opt_target();
-  const Scheduler s0 = opt_scheduler(kernel_ast, target);
+namespace {
 
+// the progress a search reports, and the time since it started
+struct Progress {
+  explicit Progress(const BeamProgressFn& f) : fn(f) {}
+  const BeamProgressFn& fn;
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   BeamProgress rep;
-  rep.best_s = kInf;
-  rep.kernel = default_scheduler(s0).colored_name();
-  auto report = [&] {
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  void report() {
     rep.elapsed_s = elapsed();
-    if (progress) progress(rep);
-  };
+    if (fn) fn(rep);
+  }
+};
 
-  const DiskCache cache(cfg, dev, kernel_ast);
-  if (!cfg.ignore_cache)
-    if (auto opts = cache.get()) {
-      Scheduler s = s0;
-      try {
-        for (auto& o : *opts) s.apply_opt(o);
-        rep.finished = rep.cached = true;
-        rep.best_opts = *opts;
-        rep.best_shape = s.colored_shape();
-        rep.best_s = 0;
-        report();
-        return {*opts, rep};
-      } catch (const KernelOptError&) {
-        // opts of an older engine that no longer apply: search again
-      }
+// the opts of the disk cache when they still apply to the kernel (opts of an older engine may not: search again)
+std::optional<BeamResult> cached_result(const DiskCache& cache, const Scheduler& s0, Progress& p) {
+  auto opts = cache.get();
+  if (!opts) return std::nullopt;
+  Scheduler s = s0;
+  try {
+    for (auto& o : *opts) s.apply_opt(o);
+  } catch (const KernelOptError&) {
+    return std::nullopt;
+  }
+  p.rep.finished = p.rep.cached = true;
+  p.rep.best_opts = *opts;
+  p.rep.best_shape = s.colored_shape();
+  p.rep.best_s = 0;
+  p.report();
+  return BeamResult{*opts, p.rep};
+}
+
+// One search of a kernel's opts: rounds that widen each kernel of the beam by one opt, compile the candidates in
+// parallel, time them, and keep the fastest `width` as the next beam; then the finalists timed again side by side.
+class BeamSearch {
+ public:
+  BeamSearch(const UOpRef& ast, Device& d, const BeamConfig& c, const OptTarget& t, const Scheduler& s, Progress& p)
+      : best{s, kInf}, kernel_ast(ast), dev(d), cfg(c), target(t), s0(s), progress(p), rep(p.rep), scratch(d, ast), renderer(d.renderer()),
+        beam{{s, kInf}} {}
+
+  // the search's rounds, then the finalists; best: the fastest kernel
+  void run() {
+    if (cfg.debug >= 2) std::printf("   0.00s:                from   1 ->   1 actions %s\n", s0.colored_shape().c_str());
+    for (int round = 1;; ++round) {
+      check_cancel(cfg, rep.kernel);
+      std::vector<Candidate> cands = candidates(round);
+      rep.round = round;
+      rep.done = 0;
+      rep.total = cands.size();
+      progress.report();
+      compile_pool().parallel_for(static_cast<int>(cands.size()), [&](int i) {
+        if (!(cfg.cancel && cfg.cancel->load())) compile(cands[i]);
+      });
+      check_cancel(cfg, rep.kernel);
+      time_round(to_time(cands));
+      if (next_beam(cands)) break;
     }
+    if (finalists.size() > 1) retime_finalists();
+  }
 
-  Scratch scratch(dev, kernel_ast);
-  const Renderer& renderer = dev.renderer();
+  std::pair<Scheduler, double> best;  // the fastest kernel timed so far
+
+ private:
+  const UOpRef& kernel_ast;
+  Device& dev;
+  const BeamConfig& cfg;
+  const OptTarget& target;
+  const Scheduler& s0;
+  Progress& progress;
+  BeamProgress& rep;
+  Scratch scratch;
+  const Renderer& renderer;
   const std::string test_name = "test";
-  std::vector<std::pair<Scheduler, double>> beam{{s0, kInf}};
-  std::pair<Scheduler, double> best{s0, kInf};  // the fastest kernel timed so far
-  int stale = 0;                                // rounds in a row that did not beat it
+  std::vector<std::pair<Scheduler, double>> beam;
+  int stale = 0;  // rounds in a row that did not beat the best
   // The fastest kernels of the whole search (kFinalists), timed again side by side at its end: each round's times
   // were taken minutes apart on a machine whose speed moves by a third within minutes, and a kernel timed in a fast
   // moment would otherwise win over a faster one timed in a slow moment. Their new times, taken in turns, decide.
-  constexpr size_t kFinalists = 4;
+  static constexpr size_t kFinalists = 4;
   std::vector<Candidate> finalists;
   std::optional<Candidate> default_kernel;  // (timed in the same turns: what the search gained is measured fairly)
-  auto keep_finalist = [&](const Candidate& c) {
+  std::set<std::string> seen;
+
+  void keep_finalist(const Candidate& c) {
     if (c.is_default) default_kernel = c;
     for (auto& f : finalists)
       if (f.spec.src == c.spec.src) {
@@ -393,11 +433,9 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     finalists.push_back(c);
     std::stable_sort(finalists.begin(), finalists.end(), [](const Candidate& a, const Candidate& b) { return a.best() < b.best(); });
     if (finalists.size() > kFinalists) finalists.pop_back();
-  };
-  std::set<std::string> seen;
-  if (cfg.debug >= 2) std::printf("   0.00s:                from   1 ->   1 actions %s\n", s0.colored_shape().c_str());
+  }
 
-  auto compile = [&](Candidate& c) {
+  void compile(Candidate& c) {
     try {
       Scheduler k = c.s;
       UOpRef opt = k.get_optimized_ast(&test_name);
@@ -409,10 +447,10 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     } catch (const std::exception&) {
       // an opt combination this device cannot compile (a limit, a dtype): not a candidate
     }
-  };
+  }
 
   // runs `runs` launches of each candidate of `cs`, a chunk of them per submission
-  auto time_pass = [&](const std::vector<Candidate*>& cs, int runs) {
+  void time_pass(const std::vector<Candidate*>& cs, int runs) {
     constexpr size_t kChunk = 16;
     for (size_t b = 0; b < cs.size(); b += kChunk) {
       check_cancel(cfg, rep.kernel);
@@ -443,40 +481,35 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
       for (auto& [c, t] : launched)
         if (c->ok) c->times.push_back(t);
       rep.done += e - b;
-      report();
+      progress.report();
     }
-  };
+  }
 
-  for (int round = 1;; ++round) {
-    check_cancel(cfg, rep.kernel);
+  // each kernel of the beam with one more opt; round 1 adds the register tiles (extended space, CPU), the default
+  // opts and the hand-coded opts after each of the device's tensor cores
+  std::vector<Candidate> candidates(int round) {
     std::vector<Candidate> cands;
     for (auto& [s, t] : beam)
       for (auto& s2 : kernel_actions(s, cfg.upcast_max, cfg.local_max, cfg.space)) cands.emplace_back(std::move(s2));
-    if (round == 1) {
-      if (cfg.space == OptSpace::extended && target.has_threads)  // (the CPU's vector registers)
-        for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t), false, true);
-      Scheduler d = default_scheduler(s0);
-      const int64_t default_tc = d.tc_index;
-      cands.emplace_back(std::move(d), true);
-      // and the hand-coded opts after each of the device's tensor cores (the default tries only the first that fits)
-      if (codegen_option("NOOPT", 0) == 0)
-        for (int64_t i = 0; i < static_cast<int64_t>(target.tensor_cores.size()); ++i) {
-          Scheduler t = s0;
-          hand_coded_optimizations(t, i);
-          if (!t.tc_ranges.empty() && t.tc_index != default_tc) cands.emplace_back(std::move(t));
-        }
-    }
-    rep.round = round;
-    rep.done = 0;
-    rep.total = cands.size();
-    report();
-    compile_pool().parallel_for(static_cast<int>(cands.size()), [&](int i) {
-      if (!(cfg.cancel && cfg.cancel->load())) compile(cands[i]);
-    });
-    check_cancel(cfg, rep.kernel);
+    if (round != 1) return cands;
+    if (cfg.space == OptSpace::extended && target.has_threads)  // (the CPU's vector registers)
+      for (auto& t : register_tiles(s0, cfg.upcast_max)) cands.emplace_back(std::move(t), false, true);
+    Scheduler d = default_scheduler(s0);
+    const int64_t default_tc = d.tc_index;
+    cands.emplace_back(std::move(d), true);
+    // (the default tries only the first tensor core that fits)
+    if (codegen_option("NOOPT", 0) == 0)
+      for (int64_t i = 0; i < static_cast<int64_t>(target.tensor_cores.size()); ++i) {
+        Scheduler t = s0;
+        hand_coded_optimizations(t, i);
+        if (!t.tc_ranges.empty() && t.tc_index != default_tc) cands.emplace_back(std::move(t));
+      }
+    return cands;
+  }
 
-    // identical programs are timed once; one that does 1000x the work of the cheapest is not timed
-    std::vector<Candidate*> to_time;
+  // identical programs are timed once; one that does 1000x the work of the cheapest is not timed
+  std::vector<Candidate*> to_time(std::vector<Candidate>& cands) {
+    std::vector<Candidate*> out;
     double least_ops = kInf;
     for (auto& c : cands) {
       if (!c.ok) { ++rep.done; continue; }
@@ -486,24 +519,31 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     for (auto& c : cands) {
       if (!c.ok) continue;
       if (!c.is_default && least_ops * 1000 < c.spec.estimates.ops) { c.ok = false; ++rep.done; continue; }
-      to_time.push_back(&c);
+      out.push_back(&c);
     }
-    const size_t done_before = rep.done;
-    // every candidate once; the ones within 3x of the beam's best again (the reference's early stop)
-    time_pass(to_time, 1);
-    if (cfg.runs > 1) {
-      // (in round 1 nothing was timed before: the bar is this round's fastest first run)
-      double round_best = kInf;
-      for (auto* c : to_time) round_best = std::min(round_best, c->best());
-      const double early_stop = std::min(best.second, round_best) * 3;
-      std::vector<Candidate*> again;
-      for (auto* c : to_time)
-        if (c->ok && c->best() <= early_stop) again.push_back(c);
-      rep.done = done_before;
-      rep.total = done_before + again.size();
-      time_pass(again, cfg.runs - 1);
-    }
+    return out;
+  }
 
+  // every candidate once; the ones within 3x of the beam's best again (the reference's early stop)
+  void time_round(const std::vector<Candidate*>& to_time) {
+    const size_t done_before = rep.done;
+    time_pass(to_time, 1);
+    if (cfg.runs <= 1) return;
+    // (in round 1 nothing was timed before: the bar is this round's fastest first run)
+    double round_best = kInf;
+    for (auto* c : to_time) round_best = std::min(round_best, c->best());
+    const double early_stop = std::min(best.second, round_best) * 3;
+    std::vector<Candidate*> again;
+    for (auto* c : to_time)
+      if (c->ok && c->best() <= early_stop) again.push_back(c);
+    rep.done = done_before;
+    rep.total = done_before + again.size();
+    time_pass(again, cfg.runs - 1);
+  }
+
+  // the round's timed candidates: the fastest become the next beam (and the best, when it gained); true when the
+  // search ends here
+  bool next_beam(const std::vector<Candidate>& cands) {
     std::vector<std::pair<Scheduler, double>> timed;
     for (auto& c : cands) {
       if (!c.ok || c.times.empty()) continue;
@@ -535,14 +575,16 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     rep.best_shape = best.first.colored_shape();
     rep.best_opts = best.first.applied_opts;
     if (cfg.debug >= 2) {
-      std::printf("%7.2fs: %s from %3zu -> %3zu actions\x1b[K %s\n", elapsed(),
+      std::printf("%7.2fs: %s from %3zu -> %3zu actions\x1b[K %s\n", progress.elapsed(),
                   (exiting ? colored(time_to_str(rep.best_s, 12), "green") : time_to_str(rep.best_s, 12)).c_str(), cands.size(),
                   n_timed, rep.best_shape.c_str());
       std::fflush(stdout);
     }
-    if (exiting) break;
+    return exiting;
   }
-  if (finalists.size() > 1) {
+
+  // the finalists (and the default) timed again in turns: the fastest of those times wins
+  void retime_finalists() {
     if (default_kernel && std::none_of(finalists.begin(), finalists.end(), [&](const Candidate& f) { return f.spec.src == default_kernel->spec.src; }))
       finalists.push_back(*default_kernel);
     std::vector<Candidate*> again;
@@ -556,19 +598,36 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
     const Candidate* win = nullptr;
     for (auto& f : finalists)
       if (f.ok && !f.times.empty() && (!win || f.best() < win->best())) win = &f;
-    if (win) {
-      best = {win->s, win->best()};
-      rep.best_s = best.second;
-      rep.best_shape = best.first.colored_shape();
-      rep.best_opts = best.first.applied_opts;
-      for (auto& f : finalists)
-        if (f.spec.src == (default_kernel ? default_kernel->spec.src : std::string()) && f.ok && !f.times.empty()) rep.default_s = f.best();
-    }
+    if (!win) return;
+    best = {win->s, win->best()};
+    rep.best_s = best.second;
+    rep.best_shape = best.first.colored_shape();
+    rep.best_opts = best.first.applied_opts;
+    for (auto& f : finalists)
+      if (f.spec.src == (default_kernel ? default_kernel->spec.src : std::string()) && f.ok && !f.times.empty()) rep.default_s = f.best();
   }
-  rep.finished = true;
-  report();
-  if (std::isfinite(best.second)) cache.put(rep.best_opts);  // a search that timed nothing keeps nothing
-  return {rep.best_opts, rep};
+};
+
+}  // namespace
+
+BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& cfg, const BeamProgressFn& progress) {
+  NoListener quiet;
+  Progress p(progress);
+  const OptTarget target = dev.opt_target();
+  const Scheduler s0 = opt_scheduler(kernel_ast, target);
+  p.rep.best_s = kInf;
+  p.rep.kernel = default_scheduler(s0).colored_name();
+
+  const DiskCache cache(cfg, dev, kernel_ast);
+  if (!cfg.ignore_cache)
+    if (auto r = cached_result(cache, s0, p)) return *r;
+
+  BeamSearch search(kernel_ast, dev, cfg, target, s0, p);
+  search.run();
+  p.rep.finished = true;
+  p.report();
+  if (std::isfinite(search.best.second)) cache.put(p.rep.best_opts);  // a search that timed nothing keeps nothing
+  return {p.rep.best_opts, p.rep};
 }
 
 }  // namespace ts
