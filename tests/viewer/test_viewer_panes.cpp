@@ -204,8 +204,9 @@ class TestViewerPanes : public QObject {
       const int pass = sel.output_pass(k);
       QVERIFY(pass >= 0);
       QCOMPARE(c.passes[pass].name, QStringLiteral("View Output AST"));
+      // the program's graph: the output AST and what the renderer's own passes over the LINEAR made of it (the last pass)
       QSet<int> graph;
-      QList<int> todo{c.passes[pass].after};
+      QList<int> todo{c.passes[pass].after, c.passes.back().after};
       while (!todo.isEmpty()) {
         const int id = todo.takeLast();
         if (graph.contains(id)) continue;
@@ -220,7 +221,7 @@ class TestViewerPanes : public QObject {
         const QString text = src[line - 1].trimmed(), op = s.uop(uop)->op;
         QCOMPARE(text.startsWith("for ("), op == "RANGE");
         QCOMPARE(text == "}", op == "END");
-        if (op == "STORE" && text.contains("data0_") && text.contains(" = ")) ++stores;
+        if ((op == "STORE" || op == "VSTORE") && text.contains("data0_") && text.contains(" = ")) ++stores;
       }
       QVERIFY2(stores >= 1, qPrintable(c.program.src));  // each kernel stores its output
       // a source line selects its uop in the program's graph, and back
