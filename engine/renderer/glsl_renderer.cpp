@@ -342,32 +342,38 @@ struct Operand {
   int64_t shared_unit() const { return vec == 8 ? 8 : 1; }
 };
 
-}  // namespace
-
-std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) {
-  const int64_t S = L.subgroups(), lanes = S * L.threads;
-  auto u = [](int64_t v) { return std::to_string(v) + "u"; };
-  std::vector<TcRange> locals_m, locals_n;
-  for (auto& l : L.locals) (l.cb == 0 ? locals_m : locals_n).push_back(l);
-  auto dim = [](const std::vector<TcRange>& a, const std::vector<TcRange>& b, const TcRange& t, int64_t TcRange::*coef) {
-    TileDim d;
-    for (auto* v : {&a, &b})
-      for (auto& r : *v) d.digits.emplace_back(r.size, r.*coef);
-    d.digits.emplace_back(t.size, t.*coef);
-    // neighbours that are one contiguous run (outer coefficient = inner coefficient x inner size) are one digit
-    for (size_t i = d.digits.size() - 1; i-- > 0;) {
-      auto &o = d.digits[i], &in = d.digits[i + 1];
-      if (o.second == in.second * in.first) {
-        in.first *= o.first;
-        d.digits.erase(d.digits.begin() + static_cast<std::ptrdiff_t>(i));
-      }
+// a tile dimension's digits: the ranges of a and b, then t, each with its coefficient; neighbours that are one
+// contiguous run (outer coefficient = inner coefficient x inner size) are one digit
+TileDim tile_dim(const std::vector<TcRange>& a, const std::vector<TcRange>& b, const TcRange& t, int64_t TcRange::*coef) {
+  TileDim d;
+  for (auto* v : {&a, &b})
+    for (auto& r : *v) d.digits.emplace_back(r.size, r.*coef);
+  d.digits.emplace_back(t.size, t.*coef);
+  for (size_t i = d.digits.size() - 1; i-- > 0;) {
+    auto &o = d.digits[i], &in = d.digits[i + 1];
+    if (o.second == in.second * in.first) {
+      in.first *= o.first;
+      d.digits.erase(d.digits.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    return d;
-  };
-  const std::vector<TcRange> none;
+  }
+  return d;
+}
+
+// the two operands of a tensor-core kernel: their tiles' rows and columns, layouts, load widths and origins
+struct TcOperands {
   Operand A, B;
-  A.name = "a", A.rows = dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), A.cols = dim(none, L.unrolls, L.rk, &TcRange::ca);
-  B.name = "b", B.rows = dim(none, L.unrolls, L.rk, &TcRange::cb), B.cols = dim(locals_n, L.upcast_n, L.rn, &TcRange::cb);
+  std::vector<TcRange> locals_m, locals_n;  // the LOCAL ranges of the output's rows (m) and columns (n)
+};
+TcOperands tc_operands(const TcLayout& L) {
+  TcOperands ops;
+  std::vector<TcRange>& locals_m = ops.locals_m;
+  std::vector<TcRange>& locals_n = ops.locals_n;
+  Operand& A = ops.A;
+  Operand& B = ops.B;
+  for (auto& l : L.locals) (l.cb == 0 ? locals_m : locals_n).push_back(l);
+  const std::vector<TcRange> none;
+  A.name = "a", A.rows = tile_dim(locals_m, L.upcast_m, L.rm, &TcRange::ca), A.cols = tile_dim(none, L.unrolls, L.rk, &TcRange::ca);
+  B.name = "b", B.rows = tile_dim(none, L.unrolls, L.rk, &TcRange::cb), B.cols = tile_dim(locals_n, L.upcast_n, L.rn, &TcRange::cb);
   A.col_major = L.rk.ca != 1, B.col_major = L.rn.cb != 1;
   B.k_rows = true;
   A.stage = B.stage = L.stage;
@@ -392,6 +398,62 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   const std::string k_a = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.ca; });
   const std::string k_b = digits_sum(L.reduces, "kn", [](const TcRange& r) { return r.cb; });
   A.origin = "oa + " + k_a, B.origin = "ob + " + k_b;
+  return ops;
+}
+
+// the subgroup's rows of A's tile and columns of B's: its LOCAL digits at their place in the row (column) index
+// (row index = (mine digits) * inner + (upcast digits) * tm + t: the mine digits are sg's digits over all locals)
+std::string local_start(const TcLayout& L, const std::vector<TcRange>& mine, int64_t inner) {
+  std::string out;
+  int64_t stride = 1;
+  for (size_t i = L.locals.size(); i-- > 0;) {
+    const TcRange& r = L.locals[i];
+    const bool is_mine = std::any_of(mine.begin(), mine.end(), [&](const TcRange& m) { return m.id == r.id; });
+    if (is_mine) {
+      int64_t place = inner;
+      bool after = false;
+      for (auto& m : mine) {
+        if (after) place *= m.size;
+        if (m.id == r.id) after = true;
+      }
+      std::string digit = stride == 1 ? "sg" : "(sg / " + std::to_string(stride) + "u)";
+      digit = "(" + digit + " % " + std::to_string(r.size) + "u)";
+      out += (out.empty() ? "" : " + ") + std::to_string(place) + "u * " + digit;
+    }
+    stride *= r.size;
+  }
+  return out.empty() ? "0u" : out;
+}
+
+// each accumulator (i, j) of the subgroup stored at its upcast digits' place in the output (converted to its dtype)
+void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, int64_t fn, const std::string& out_t) {
+  auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+  const bool c_col = L.rn.cc != 1;
+  const int64_t c_stride = c_col ? L.rn.cc : L.rm.cc;
+  auto upcast_offset = [](const std::vector<TcRange>& rs, int64_t idx) {
+    int64_t off = 0;
+    for (size_t k = rs.size(); k-- > 0;) {
+      off += (idx % rs[k].size) * rs[k].cc;
+      idx /= rs[k].size;
+    }
+    return off;
+  };
+  for (int64_t i = 0; i < fm; ++i)
+    for (int64_t j = 0; j < fn; ++j) {
+      const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
+      const std::string v = L.dtype_out == L.dtype_acc ? a : out_t + "(" + a + ")";
+      o << "  coopMatStoreNV(" << v << ", c, oc + " << u(upcast_offset(L.upcast_m, i) + upcast_offset(L.upcast_n, j)) << ", " << u(c_stride) << ", "
+        << (c_col ? "true" : "false") << ");\n";
+    }
+}
+
+}  // namespace
+
+std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) {
+  const int64_t S = L.subgroups(), lanes = S * L.threads;
+  auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+  TcOperands ops = tc_operands(L);
+  Operand &A = ops.A, &B = ops.B;
 
   const std::string T = glsl_type(L.dtype_in), TV = L.dtype_in == dtypes::float16 ? "f16vec4" : "";
   // an operand's element type in global memory and registers; in shared memory the uvec4 ones stay uvec4
@@ -425,33 +487,10 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   o << "  const uint ob = " << L.base_b << "u + " << digits_sum(L.globals, "wg", [](const TcRange& r) { return r.cb; }) << ";\n";
   o << "  const uint oc = " << L.base_c << "u + " << digits_sum(L.globals, "wg", [](const TcRange& r) { return r.cc; }) << " + "
     << digits_sum(L.locals, "sg", [](const TcRange& r) { return r.cc; }) << ";\n";
-  // the subgroup's rows of A's tile and columns of B's: its LOCAL digits at their place in the row (column) index
-  auto local_start = [&](const std::vector<TcRange>& mine, int64_t inner) {
-    // row index = (mine digits) * inner + (upcast digits) * tm + t: the mine digits are sg's digits over all locals
-    std::string out;
-    int64_t stride = 1;
-    for (size_t i = L.locals.size(); i-- > 0;) {
-      const TcRange& r = L.locals[i];
-      const bool is_mine = std::any_of(mine.begin(), mine.end(), [&](const TcRange& m) { return m.id == r.id; });
-      if (is_mine) {
-        int64_t place = inner;
-        bool after = false;
-        for (auto& m : mine) {
-          if (after) place *= m.size;
-          if (m.id == r.id) after = true;
-        }
-        std::string digit = stride == 1 ? "sg" : "(sg / " + std::to_string(stride) + "u)";
-        digit = "(" + digit + " % " + std::to_string(r.size) + "u)";
-        out += (out.empty() ? "" : " + ") + std::to_string(place) + "u * " + digit;
-      }
-      stride *= r.size;
-    }
-    return out.empty() ? "0u" : out;
-  };
   int64_t fm = 1, fn = 1;
   for (auto& r : L.upcast_m) fm *= r.size;
   for (auto& r : L.upcast_n) fn *= r.size;
-  o << "  const uint m0 = " << local_start(locals_m, fm * L.tm) << ", n0 = " << local_start(locals_n, fn * L.tn) << ";\n";
+  o << "  const uint m0 = " << local_start(L, ops.locals_m, fm * L.tm) << ", n0 = " << local_start(L, ops.locals_n, fn * L.tn) << ";\n";
 
   // each lane's share of a tile: unit q = lane + lanes * i, its (row, col), global index and shared-memory index
   auto unit_pos = [&](const Operand& x, const std::string& q) {  // in the staged tile
@@ -523,24 +562,7 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
     for (int64_t j = 0; j < fn; ++j)
       o << "      acc" << i << "_" << j << " = coopMatMulAddNV(fa" << i << ", fb" << j << ", acc" << i << "_" << j << ");\n";
   o << "    }\n  }\n";
-  // accumulator (i, j) of the subgroup: its upcast digits' place in the output
-  const bool c_col = L.rn.cc != 1;
-  const int64_t c_stride = c_col ? L.rn.cc : L.rm.cc;
-  auto upcast_offset = [](const std::vector<TcRange>& rs, int64_t idx) {
-    int64_t off = 0;
-    for (size_t k = rs.size(); k-- > 0;) {
-      off += (idx % rs[k].size) * rs[k].cc;
-      idx /= rs[k].size;
-    }
-    return off;
-  };
-  for (int64_t i = 0; i < fm; ++i)
-    for (int64_t j = 0; j < fn; ++j) {
-      const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
-      const std::string v = L.dtype_out == L.dtype_acc ? a : out_t + "(" + a + ")";
-      o << "  coopMatStoreNV(" << v << ", c, oc + " << u(upcast_offset(L.upcast_m, i) + upcast_offset(L.upcast_n, j)) << ", " << u(c_stride) << ", "
-        << (c_col ? "true" : "false") << ");\n";
-    }
+  store_accumulators(o, L, fm, fn, out_t);
   o << "}\n";
   return o.str();
 }
