@@ -15,10 +15,7 @@ class TestViewerGraphs : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
-    QCoreApplication::setApplicationName(QStringLiteral("test_viewer_graphs"));
-    QSettings().clear();  // a previous run's window state must not leak into this one
+    ts_test::own_settings(QStringLiteral("test_viewer_graphs"));
   }
 
   void graphs_are_laid_out_by_dot() {

@@ -15,10 +15,7 @@ class TestViewerModels : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
-    QCoreApplication::setApplicationName(QStringLiteral("test_viewer_models"));
-    QSettings().clear();  // a previous run's window state must not leak into this one
+    ts_test::own_settings(QStringLiteral("test_viewer_models"));
   }
 
   void ansi_is_stripped_and_colored() {

@@ -43,10 +43,7 @@ class TestViewerPanes : public QObject {
   }
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
-    QCoreApplication::setApplicationName(QStringLiteral("test_viewer_panes"));
-    QSettings().clear();  // a previous run's window state must not leak into this one
+    ts_test::own_settings(QStringLiteral("test_viewer_panes"));
   }
 
   void panes_follow_the_selection() {

@@ -15,10 +15,7 @@ class TestViewerWindow : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
-    QCoreApplication::setApplicationName(QStringLiteral("test_viewer_window"));
-    QSettings().clear();  // a previous run's window state must not leak into this one
+    ts_test::own_settings(QStringLiteral("test_viewer_window"));
   }
 
   // `tinyscope TRACE.json` opens the trace without running anything

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QCoreApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -69,6 +70,14 @@
 #include "test_env.h"
 
 namespace ts_test {
+// settings of this test's own (QStandardPaths' test mode, the application's name), cleared: a previous run's window
+// state must not leak into this one
+inline void own_settings(const QString& test_name) {
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
+  QCoreApplication::setApplicationName(test_name);
+  QSettings().clear();
+}
 inline QString fixture() { return source_dir() + "/tests/viewer/data/seed_add.trace.json"; }
 
 // A synthetic trace with one 1,500-node tensor graph: 15 kernels of 100 nodes in a chain. Kernel k holds uops
