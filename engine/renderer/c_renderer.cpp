@@ -166,14 +166,7 @@ UOpRef cpu_linear_passes(const UOpRef& linear) {
 
 }  // namespace
 
-std::string render_c(const ProgramSpec& spec, SourceLines* lines) {
-  if (!spec.lowered || spec.lowered->op != Ops::LINEAR || has_cpu_pass_uops(spec.lowered)) return c_language().render(spec, lines);
-  // a program that has not been through the CPU passes (a renderer that lists none, as the NULL device's) gets them
-  // here: its C is the CPU's (a program they left as it was renders as it is)
-  ProgramSpec s = spec;
-  s.lowered = cpu_linear_passes(spec.lowered);
-  return c_language().render(s, lines);
-}
+std::string render_c(const ProgramSpec& spec, SourceLines* lines) { return c_language().render(spec, lines); }
 
 
 namespace {

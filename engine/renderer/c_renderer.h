@@ -16,8 +16,8 @@
 
 namespace ts {
 
-// renders spec.lowered (a LINEAR) under spec.function_name
-// (and which UOp each line renders, into *lines when given)
+// renders spec.lowered (a LINEAR, after the renderer's linear passes: it renders their UOps and decides nothing) under
+// spec.function_name (and which UOp each line renders, into *lines when given)
 std::string render_c(const ProgramSpec& spec, SourceLines* lines = nullptr);
 
 // C spelling of a scalar dtype in kernels ("float", "int", "_Bool", ...)

@@ -574,13 +574,7 @@ const GlslLanguage& glsl_language() {
 }
 }  // namespace
 
-std::string render_glsl(const ProgramSpec& spec, SourceLines* lines) {
-  if (!spec.lowered || spec.lowered->op != Ops::LINEAR || has_cpu_pass_uops(spec.lowered)) return glsl_language().render(spec, lines);
-  // a program lowered for another renderer (the interpreter's) gets GLSL's vector accesses here
-  ProgramSpec s = spec;
-  s.lowered = vector_accesses(spec.lowered, {4});
-  return glsl_language().render(s, lines);
-}
+std::string render_glsl(const ProgramSpec& spec, SourceLines* lines) { return glsl_language().render(spec, lines); }
 
 void check_glsl_dtypes(const ProgramSpec& spec, const std::vector<std::string>& features, const std::string& device) {
   auto has = [&](const char* f) { return std::find(features.begin(), features.end(), f) != features.end(); };

@@ -16,7 +16,8 @@
 
 namespace ts {
 
-// (and which UOp each line renders, into *lines when given)
+// spec.lowered (a LINEAR, after the renderer's linear passes) as a shader (and which UOp each line renders, into *lines
+// when given)
 std::string render_glsl(const ProgramSpec& spec, SourceLines* lines = nullptr);
 
 // A kernel under the TC opt (engine/codegen/tensor_core.h) as a GL_NV_cooperative_matrix shader: each work group

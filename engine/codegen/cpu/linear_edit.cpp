@@ -117,14 +117,3 @@ UOpRef apply_edit(const UOpRef& linear, const LinearEdit& e) {
 }
 
 }  // namespace ts::cpu
-
-namespace ts {
-bool has_cpu_pass_uops(const UOpRef& linear) {
-  for (auto& u : linear->src)
-    switch (u->op) {
-      case Ops::VLOAD: case Ops::VSTORE: case Ops::GEP: case Ops::DEFINE_VACC: case Ops::VACC_UPDATE: case Ops::TRANSPOSED_ACC: case Ops::PREFETCH: return true;
-      default: break;
-    }
-  return false;
-}
-}  // namespace ts

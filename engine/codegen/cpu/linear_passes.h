@@ -28,9 +28,6 @@ UOpRef transposed_accumulation(const UOpRef& linear);
 // DEFINE_VACC updated by one VACC_UPDATE
 UOpRef vector_accumulators(const UOpRef& linear);
 
-// whether the list holds a UOp of these passes (a program rendered without them, as by a renderer that lists none,
-// has none)
-bool has_cpu_pass_uops(const UOpRef& linear);
 
 // TRANSPOSED_ACC's sources: the 16 rows' VLOADs, the 16 accumulators (DEFINE_ACC), the terms' expression (row 0's
 // term 0), then its leaves: arg {max, lanes, commons, per_rows} counts them (max: 1 for a running max, 0 for a sum).

@@ -39,6 +39,8 @@ using ts_test::opts;
 using Dims = std::array<int64_t, 3>;
 
 ProgramSpec gpu(const UOpRef& ast, const OptTarget& t = gpu_opt_target()) { return to_program(ast, interp_renderer(), t); }
+// the GLSL the Vulkan devices' renderer writes for the kernel on the generic GPU target (its own passes included)
+std::string glsl(const UOpRef& ast) { return to_program(ast, glsl_renderer(), gpu_opt_target()).src; }
 
 void run(const ProgramSpec& p, std::vector<std::vector<float>*> bufs, std::vector<int64_t> vars = {}) { ts_test::run_interp(p, bufs, vars); }
 std::string error_of(const std::function<void()>& f) {
@@ -186,7 +188,7 @@ class TestGpuCodegen : public QObject {
   // GLSL: 4 adjacent float accesses at a multiple of 4 are one vec4 access through a second (non-restrict) view of
   // the binding; accesses that are not are left scalar
   void glsl_vec4_accesses() {
-    const std::string add = render_glsl(gpu(k::seed_add()));
+    const std::string add = glsl(k::seed_add());
     QVERIFY2(add.find("vec4 val0 = data1_v4[") != std::string::npos, add.c_str());
     QVERIFY2(add.find("data0_v4[0] = vec4(") != std::string::npos, add.c_str());
     // only the vec4 view is declared where only it is used, and it stays restrict
@@ -199,7 +201,7 @@ class TestGpuCodegen : public QObject {
     QVERIFY(count_op(grouped, Ops::BARRIER) > 0);
     QCOMPARE(glsl_group_packing(grouped), 1);
     QCOMPARE(glsl_group_packing(gpu(k::transpose_3x2())), 1);
-    const std::string tr = render_glsl(gpu(k::transpose_3x2()));
+    const std::string tr = glsl(k::transpose_3x2());
     QVERIFY2(tr.find("vec4") == std::string::npos && tr.find("restrict") != std::string::npos, tr.c_str());
     // a 2-D work group orders its lanes by lidx1 first: local_size_x is lidx1's size and lidx0 reads .y (the same
     // lowered program; test_corpus runs such kernels on lavapipe)
@@ -208,7 +210,7 @@ class TestGpuCodegen : public QObject {
     QVERIFY2(tr.find("gl_LocalInvocationID.x") != std::string::npos && tr.find("gl_LocalInvocationID.y") != std::string::npos, tr.c_str());
     QVERIFY(!glsl_swaps_lanes(gpu(k::split_sum_256())));  // one dimension: as it is
     codegen_options()["GLSL_LANES_SWAP"] = "0";
-    const std::string plain = render_glsl(gpu(k::transpose_3x2()));
+    const std::string plain = glsl(k::transpose_3x2());
     codegen_options().erase("GLSL_LANES_SWAP");
     QVERIFY2(plain.find("layout(local_size_x = 3, local_size_y = 2, local_size_z = 1) in;") != std::string::npos, plain.c_str());
     // the swap exchanges exactly .x and .y
