@@ -80,8 +80,8 @@ struct Rewriter {
     return r;
   }
 
-  std::unordered_map<const UOp*, const Rule*> in_progress;  // nodes being rewritten, with the rule that produced them
-  std::string_view pass;
+  std::unordered_map<const UOp*, const Rule*> in_progress = {};  // nodes being rewritten, with the rule that produced them
+  std::string_view pass = {};
 
   // one level deeper: the graph's depth is bounded by the stack left (the engine runs on a big one), not a fixed count
   void enter() {

@@ -12,5 +12,5 @@ add_executable(ts_fuzz ${CMAKE_CURRENT_LIST_DIR}/fuzz_main.cpp ${CMAKE_CURRENT_L
 target_link_libraries(ts_fuzz PRIVATE Qt6::Core ts_vulkan ${CMAKE_DL_LIBS})
 add_dependencies(ts_fuzz tinyscope_cpu_jit)
 target_include_directories(ts_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/tests)
-target_compile_options(ts_fuzz PRIVATE -Wall -Wextra -Wno-unused-parameter)
+target_compile_options(ts_fuzz PRIVATE ${TS_WARNINGS})
 target_compile_definitions(test_differential PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -14,7 +14,7 @@ set_property(TEST test_vulkan_runtime APPEND PROPERTY ENVIRONMENT
 add_executable(vulkan_bench ${CMAKE_CURRENT_LIST_DIR}/vulkan_bench.cpp)
 target_link_libraries(vulkan_bench PRIVATE ts_vulkan)
 target_link_options(vulkan_bench PRIVATE -static-libstdc++ -static-libgcc)
-target_compile_options(vulkan_bench PRIVATE -Wall -Wextra -Wno-unused-parameter)
+target_compile_options(vulkan_bench PRIVATE ${TS_WARNINGS})
 
 # BEAM search: the action space by hand, SWAP, and searches on lavapipe (with the validation layer) checked against the
 # default program's results, the disk cache, and BEAM=2 through the command line
