@@ -10,12 +10,10 @@
 #include <QtTest>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "include_scan.h"
 
 namespace {
 
@@ -37,11 +35,6 @@ const Exception kExceptions[] = {
     {"engine/device/", "engine/runtime/thread_pool.h", "BEAM compiles its candidates in the compile pool, a leaf of runtime/"},
 };
 
-std::string source_dir() {
-  const QByteArray v = qgetenv("TINYSCOPE_SOURCE_DIR");
-  return v.isEmpty() ? std::string(TS_SOURCE_DIR) : v.toStdString();
-}
-
 // the stage of a path under engine/ ("engine/codegen/cpu/jam.cpp" -> 4), -1 when it is in none
 int stage_of(const std::string& path) {
   if (path.rfind("engine/", 0) != 0) return -1;
@@ -59,20 +52,12 @@ bool excepted(const std::string& file, const std::string& include) {
 // "FILE:LINE: #include ...: RULE" for each include of `text` (the file `name`, a path under engine/) that breaks the
 // layering
 std::vector<std::string> layering_breaks(const std::string& name, const std::string& text) {
-  static const std::regex include(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
   std::vector<std::string> out;
   const int own = stage_of(name);
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::smatch m;
-    if (!std::regex_search(line, m, include)) continue;
-    const std::string path = m[2];
-    const bool engine = path.rfind("engine/", 0) == 0;
-    const bool relative_up = m[1] == "\"" && path.find("..") != std::string::npos;
-    if (!engine && !relative_up) continue;  // the standard library, a third-party header, a sibling "x.h"
-    const std::string where = name + ":" + std::to_string(n) + ": #include " + m[1].str() + path + (m[1] == "\"" ? "\"" : ">") + ": ";
-    if (path.find("..") != std::string::npos) {
+  for (const auto& inc : ts_test::engine_includes(text)) {
+    const std::string& path = inc.path;
+    const std::string where = name + ":" + std::to_string(inc.line) + ": " + inc.shown + ": ";
+    if (inc.relative_up()) {
       out.push_back(where + "a path with \"..\" (name headers from the root: \"engine/<stage>/...\")");
       continue;
     }
@@ -127,21 +112,12 @@ class TestEngineLayers : public QObject {
   }
 
   void engine_includes_only_earlier_stages() {
-    namespace fs = std::filesystem;
-    const fs::path root = fs::path(source_dir());
-    const fs::path dir = root / "engine";
-    QVERIFY2(fs::is_directory(dir), dir.c_str());
+    const std::string root = ts_test::source_root();
+    QVERIFY2(std::filesystem::is_directory(root + "/engine"), root.c_str());
     std::vector<std::string> bad;
     std::vector<int> scanned(kStages.size(), 0);
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      std::ifstream f(e.path());
-      QVERIFY2(f, e.path().c_str());
-      std::stringstream text;
-      text << f.rdbuf();
-      const std::string name = fs::relative(e.path(), root).generic_string();
-      const std::vector<std::string> found = layering_breaks(name, text.str());
+    for (const auto& [name, text] : ts_test::sources_under(root, "engine")) {
+      const std::vector<std::string> found = layering_breaks(name, text);
       bad.insert(bad.end(), found.begin(), found.end());
       if (stage_of(name) >= 0) ++scanned[static_cast<size_t>(stage_of(name))];
       else if (found.empty()) bad.push_back(name + ": the file is in no stage of engine/ (add its folder to the stages)");

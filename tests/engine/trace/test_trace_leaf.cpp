@@ -7,38 +7,22 @@
 #include <QtTest>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "include_scan.h"
 
 namespace {
 
 const char* const kAllowed[] = {"engine/trace/", "engine/uop/"};
 
-std::string source_dir() {
-  const QByteArray v = qgetenv("TINYSCOPE_SOURCE_DIR");
-  return v.isEmpty() ? std::string(TS_SOURCE_DIR) : v.toStdString();
-}
-
 // "FILE:LINE: #include ..." for each include of `text` (the file `name`) that reaches outside the allowed folders
 std::vector<std::string> outside_includes(const std::string& name, const std::string& text) {
-  static const std::regex include(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
   std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::smatch m;
-    if (!std::regex_search(line, m, include)) continue;
-    const std::string path = m[2];
-    const bool engine = path.rfind("engine/", 0) == 0;
-    const bool relative_up = m[1] == "\"" && path.find("..") != std::string::npos;
-    if (!engine && !relative_up) continue;  // the standard library, nlohmann json, a sibling "x.h"
-    const bool allowed = engine && path.find("..") == std::string::npos &&
-                         std::any_of(std::begin(kAllowed), std::end(kAllowed), [&](const char* a) { return path.rfind(a, 0) == 0; });
-    if (!allowed) out.push_back(name + ":" + std::to_string(n) + ": #include " + m[1].str() + path + (m[1] == "\"" ? "\"" : ">"));
+  for (const auto& inc : ts_test::engine_includes(text)) {
+    const bool allowed = !inc.relative_up() &&
+                         std::any_of(std::begin(kAllowed), std::end(kAllowed), [&](const char* a) { return inc.path.rfind(a, 0) == 0; });
+    if (!allowed) out.push_back(name + ":" + std::to_string(inc.line) + ": " + inc.shown);
   }
   return out;
 }
@@ -73,19 +57,12 @@ class TestTraceLeaf : public QObject {
   }
 
   void trace_includes_only_trace_and_uop() {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::path(source_dir()) / "engine" / "trace";
-    QVERIFY2(fs::is_directory(dir), dir.c_str());
+    const std::string root = ts_test::source_root();
+    QVERIFY2(std::filesystem::is_directory(root + "/engine/trace"), root.c_str());
     std::vector<std::string> bad;
     int scanned = 0;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      std::ifstream f(e.path());
-      QVERIFY2(f, e.path().c_str());
-      std::stringstream text;
-      text << f.rdbuf();
-      const std::vector<std::string> found = outside_includes("engine/trace/" + fs::relative(e.path(), dir).generic_string(), text.str());
+    for (const auto& [name, text] : ts_test::sources_under(root, "engine/trace")) {
+      const std::vector<std::string> found = outside_includes(name, text);
       bad.insert(bad.end(), found.begin(), found.end());
       ++scanned;
     }
