@@ -1,8 +1,6 @@
 #include "engine/device/device.h"
 
-#include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>

@@ -18,14 +18,15 @@ class CpuDevice final : public Device {
  public:
   // own_memory: a second CPU (the reference's CPU:1, CPU:2, ...) has a memory of its own, so its tensors are copied
   // to and from the CPU's by copy calls, as between two devices (its buffers are still host addressable)
-  CpuDevice(std::string name, const Renderer& renderer, bool own_memory = false)
-      : Device(std::move(name)), renderer_(renderer), own_memory_(own_memory) {}
+  // compiler: what makes machine code of the renderer's source, as `tinyscope devices` says it
+  CpuDevice(std::string name, const Renderer& renderer, std::string compiler, bool own_memory = false)
+      : Device(std::move(name)), renderer_(renderer), compiler_(std::move(compiler)), own_memory_(own_memory) {}
   std::string memory() const override { return own_memory_ ? name() : "CPU"; }
   const Renderer& renderer() const override { return renderer_; }
   OptTarget opt_target() const override { return cpu_opt_target(); }
   std::vector<std::pair<std::string, std::string>> properties() const override {
     if (!compiler_hook()) return {{"compiler", "none: this build has no CPU JIT (its kernels cannot run here)"}};
-    return {{"compiler", &renderer_ == &llvm_renderer() ? "LLVM 16 ORC JIT of LLVM IR" : "clang 16 (in-process) of C99"},
+    return {{"compiler", compiler_},
             {"threads", std::to_string(num_cpu_threads())}};
   }
   std::shared_ptr<Executable> load(const ProgramSpec& spec) override {
@@ -40,6 +41,7 @@ class CpuDevice final : public Device {
 
  private:
   const Renderer& renderer_;
+  std::string compiler_;
   bool own_memory_;
 };
 
@@ -49,15 +51,17 @@ bool another_cpu(const std::string& d) {
          std::all_of(d.begin() + 4, d.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
 }
 
+constexpr const char* kClang = "clang 16 (in-process) of C99";
+
 }  // namespace
 
 void register_cpu_devices() {
-  register_device(std::make_unique<CpuDevice>("CPU", clang_renderer()));
-  register_device(std::make_unique<CpuDevice>("CPU:LLVM", llvm_renderer()));
+  register_device(std::make_unique<CpuDevice>("CPU", clang_renderer(), kClang));
+  register_device(std::make_unique<CpuDevice>("CPU:LLVM", llvm_renderer(), "LLVM 16 ORC JIT of LLVM IR"));
   register_device_alias("LLVM", "CPU:LLVM");
   register_device_factory([](const std::string& d) {
     if (!another_cpu(d)) return false;
-    register_device(std::make_unique<CpuDevice>(d, clang_renderer(), true));
+    register_device(std::make_unique<CpuDevice>(d, clang_renderer(), kClang, true));
     return true;
   });
 }
