@@ -4,13 +4,13 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QDockWidget>
-#include <QScreen>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "app/gui/main_window.h"
@@ -265,11 +265,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
   const QString shot = o.shot;
   const int runs = o.runs, step = o.step;
   const bool run = o.run;
-  w.show();
-  if (screenshot) {
-    QCoreApplication::processEvents();
-    w.default_layout();
-  }
+  w.show();  // the first show lays the docks out (settled() waits for it), as for every launch
   // each run reports Run-to-all-panes time and the longest event-loop gap (TINYSCOPE_PERF=1 does it too)
   if (screenshot || o.measure) w.set_measuring(true, /*print=*/true);
   w.controller()->warm_up();
@@ -296,11 +292,21 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
     QTimer::singleShot(100, &w, next_run);
   };
   if (screenshot) {
-    auto take = [&w, shot, &clock, exit_code] {
+    // every layout in first: the docks', the graphs' and --step's stepper's (polled: a cached layout signals nothing)
+    auto ready = [&w] {
+      auto* stepper = w.findChild<tsv::StepperPane*>();
+      return w.settled() && !(stepper && stepper->busy());
+    };
+    auto take = [&w, shot, &clock, exit_code, ready] {
       static bool done = false;
       if (done) return;
       done = true;
-      QTimer::singleShot(400, &w, [&w, shot, &clock, exit_code] {
+      auto shoot = std::make_shared<std::function<void(int)>>();
+      *shoot = [&w, shot, &clock, exit_code, ready, shoot](int tries) {
+        if (!ready() && tries < 100) {
+          QTimer::singleShot(100, &w, [shoot, tries] { (*shoot)(tries + 1); });
+          return;
+        }
         const qint64 gap = w.longest_stall_ms();  // before the grab, which is no part of the run
         QImage img = w.grab().toImage();
         bool ok = img.save(shot);
@@ -311,7 +317,8 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
                      static_cast<int>(w.session()->calls().size()), qPrintable(w.session()->device()),
                      static_cast<long long>(gap), tsv::LayoutEngine::max_ui_stall_ms());
         QCoreApplication::exit(ok ? exit_code : 1);
-      });
+      };
+      QTimer::singleShot(400, &w, [shoot] { (*shoot)(0); });  // (the last layout's paint)
     };
     // --runs N: run again once everything settled, N times, then take the picture
     QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
@@ -352,15 +359,9 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("tinyscope"));
   QApplication::setApplicationName(QStringLiteral("tinyscope"));
+  // a screenshot is a first launch (no saved layout): 1600 x 1000, or the screen's available area where that is smaller
+  // (Xvfb at 1280 x 720 shows what a projector shows); offscreen, with no display, 1600 x 1000
   MainWindow w(examples_dir(), /*restore_layout=*/!screenshot);
-  // a screenshot is 1600 x 1000, or the display's size where that is smaller (Xvfb at 1280 x 720 shows what a
-  // projector shows); offscreen, with no display, 1600 x 1000
-  if (screenshot) {
-    QSize size(1600, 1000);
-    if (display_available())
-      if (const QScreen* sc = QGuiApplication::primaryScreen()) size = size.boundedTo(sc->availableGeometry().size());
-    w.resize(size);
-  }
   const QString device_error = check_devices(w, &o);
   if (const int bad = configure(w, o)) return bad;
   int exit_code = device_error.isEmpty() ? 0 : 2;

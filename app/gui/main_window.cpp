@@ -325,8 +325,7 @@ void MainWindow::run() {
     compare_loaded_ = false;
     compare_dock_->setWindowTitle(tr("Compare: %1").arg(other));
     if (!compare_dock_->isVisible()) {
-      compare_dock_->show();
-      resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
+      show_dock(compare_dock_, height() * 22 / 100);
       if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});  // half each
     }
   }
@@ -522,7 +521,7 @@ void MainWindow::on_trace_loaded(bool ok, const QString& err) {
 }
 
 bool MainWindow::settled() const {
-  return !compare_pending_ && main_settled() && !compare_controller_->running() && !compare_session_->loading();
+  return !layout_pending_ && !compare_pending_ && main_settled() && !compare_controller_->running() && !compare_session_->loading();
 }
 
 bool MainWindow::main_settled() const {
@@ -581,10 +580,8 @@ qint64 MainWindow::longest_stall_ms() const { return probe_ ? probe_->worst_ms()
 void MainWindow::start_tour() { show_tour(0); }
 
 void MainWindow::show_tour(int stop) {
-  tour_dock_->show();
-  tour_dock_->raise();
   // tall enough for a stop's text at 1280 x 720
-  resizeDocks({tour_dock_}, {std::max(height() * 36 / 100, 220)}, Qt::Vertical);
+  show_dock(tour_dock_, std::max(height() * 36 / 100, 220));
   tour_->go(stop);
 }
 

@@ -93,6 +93,19 @@ class MainWindow : public QMainWindow {
   QString first_device() const;
   // the docks' default sizes for the current window size
   void default_layout();
+  // View > Reset layout: the docks where the first launch puts them, the default window size, the saved layout cleared
+  void reset_layout();
+  // the window's size at first launch: 1600 x 1000, or the screen's available area where that is smaller
+  QSize default_size() const;
+  // the smallest a pane's content is given (its own minimum never sizes the window), and the window's own minimum
+  static constexpr QSize kPaneMin{160, 120};
+  static constexpr QSize kWindowMin{640, 420};
+  // the screen's area the window must stay within (its available geometry; none on a bare offscreen platform)
+  QRect screen_area() const;
+  // a dock shown (or moved) keeps the window within the screen: shows it and gives it `extent` px along `o`
+  void show_dock(QDockWidget* d, int extent, Qt::Orientation o = Qt::Vertical);
+  // true until the first show's default layout is applied (settled() waits for it)
+  bool layout_pending() const { return layout_pending_; }
 
   tsv::Session* session() const { return session_; }
   tsv::SelectionModel* selection() const { return selection_; }
@@ -120,7 +133,9 @@ class MainWindow : public QMainWindow {
   // Help > Keyboard shortcuts and Help > Legend: what each shows (HTML)
   QString shortcuts_text() const;
   QString legend_text() const;
-  // View > Larger text: every pane's text 1.4 times as large (kept in the settings)
+  // View > Larger text: every pane's text (tables, editors, the console, graph labels) kLargeText times as large, the
+  // window's size kept; off restores every font exactly (kept in the settings)
+  static constexpr double kLargeText = 1.4;
   void set_large_text(bool on);
   QAction* large_text_action() const { return large_act_; }
   QPlainTextEdit* console() const { return console_; }
@@ -149,6 +164,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
  private:
   QDockWidget* add_dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area);
@@ -266,6 +282,10 @@ class MainWindow : public QMainWindow {
   int error_line_ = -1;
   bool restore_layout_;
   QList<QDockWidget*> default_docks_;
+  QByteArray default_state_;    // the docks as build_docks() placed them (View > Reset layout)
+  bool layout_pending_ = true;  // the default layout waits for the first show (docks have no size before it)
+  bool state_restored_ = false;  // a saved layout was restored: the first show keeps it
+  void fit_to_screen();          // the window's size bounded to screen_area()
 };
 
 }  // namespace tsgui

@@ -244,14 +244,17 @@ void MainWindow::build_docks() {
     if (p.place == Place::SplitRight) splitDockWidget(made.value(p.beside), d, Qt::Horizontal);
     else if (p.place == Place::SplitBelow) splitDockWidget(made.value(p.beside), d, Qt::Vertical);
     else if (p.place == Place::TabWith) tabifyDockWidget(made.value(p.beside), d);
+    // a pane's own minimum (a table's columns, a label's text, larger text) never sizes the window: each has one of its own
+    d->widget()->setMinimumSize(kPaneMin);
     if (p.hidden) d->hide();
     if (p.sized) default_docks_.push_back(d);
     if (p.keep) *p.keep = d;
     made.insert(p.name, d);
   }
-  default_layout();
   made.value(QStringLiteral("kernel_graph"))->raise();
   made.value(QStringLiteral("timings"))->raise();
+  centralWidget()->setMinimumSize(kPaneMin);
+  default_state_ = saveState();  // where the docks are (View > Reset layout); their sizes come from default_layout()
 }
 
 // View, Run and Help (File: build_file_menu)
@@ -262,11 +265,20 @@ void MainWindow::build_menus() {
   dark_act_->setCheckable(true);
   connect(dark_act_, &QAction::toggled, this, &MainWindow::set_dark);
   view->addSeparator();
-  for (auto* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  for (auto* d : findChildren<QDockWidget*>()) {
+    view->addAction(d->toggleViewAction());
+    // a dock shown from the menu keeps the window within the screen (a tab where it has no room)
+    connect(d->toggleViewAction(), &QAction::triggered, this, [this, d](bool on) {
+      if (on) show_dock(d, height() / 4);
+    });
+  }
   large_act_ = view->addAction(tr("Larger text (projector)"));
   large_act_->setCheckable(true);
-  large_act_->setToolTip(tr("Every pane's text 1.4 times as large, for a projector or a talk"));
+  large_act_->setToolTip(tr("Every pane's text 1.4 times as large, for a projector or a talk (the window keeps its size)"));
   connect(large_act_, &QAction::toggled, this, &MainWindow::set_large_text);
+  auto* reset = view->addAction(tr("Reset layout"), this, &MainWindow::reset_layout);
+  reset->setObjectName(QStringLiteral("reset_layout"));
+  reset->setToolTip(tr("The docks where the first launch puts them, the default window size; forgets the saved layout"));
   auto* run_menu = menuBar()->addMenu(tr("&Run"));
   run_menu->addAction(run_act_);
   run_menu->addAction(stop_act_);
@@ -373,39 +385,6 @@ void MainWindow::build_status_bar() {
   });
 }
 
-// the window's size, and with restore_layout the saved layout, devices, theme and text size
-void MainWindow::restore_settings() {
-  QSettings settings;
-  if (!restore_layout_ || !restoreGeometry(settings.value("window/geometry").toByteArray())) {
-    // 1500 x 950, or the screen's available area where that is smaller (a 1280 x 720 projector)
-    QSize size(1500, 950);
-    if (const QScreen* sc = screen() ? screen() : QGuiApplication::primaryScreen()) size = size.boundedTo(sc->availableGeometry().size());
-    resize(size);
-  }
-  default_layout();
-  if (restore_layout_) {
-    restoreState(settings.value("window/state").toByteArray());
-    // a saved device this build does not have (any more) is said so, never swapped silently
-    const QString saved = settings.value("run/device").toString();
-    QString err;
-    if (!saved.isEmpty() && !set_device(saved, &err)) {
-      device_combo_->setCurrentIndex(0);
-      report_device_error(tr("The saved device is unknown (%1): using %2.").arg(err, device_combo_->currentText()),
-                          tr("saved device %1 unknown: using %2").arg(saved, device_combo_->currentText()));
-    }
-    const QString saved_compare = settings.value("run/compare").toString();
-    if (!set_compare_device(saved_compare, &err)) {
-      set_compare_device({});
-      report_device_error(tr("The saved compare device is unknown (%1): no comparison.").arg(err),
-                          tr("saved compare device %1 unknown").arg(saved_compare));
-    }
-  }
-  bool dark = restore_layout_ && settings.value("view/dark", false).toBool();
-  dark_act_->setChecked(dark);
-  set_dark(dark);
-  if (restore_layout_ && settings.value("view/large_text", false).toBool()) large_act_->setChecked(true);
-}
-
 QString MainWindow::shortcuts_text() const {
   QString rows;
   auto row = [&](const QString& keys, const QString& what) {
@@ -449,39 +428,11 @@ QString MainWindow::legend_text() const {
   return t;
 }
 
-void MainWindow::set_large_text(bool on) {
-  // every widget's own font, from the size it had before the preset first applied (kept as a property)
-  QList<QWidget*> widgets = findChildren<QWidget*>();
-  widgets.push_front(this);
-  for (QWidget* w : widgets) {
-    QFont f = w->font();
-    if (f.pointSizeF() <= 0) continue;
-    if (!w->property("ts_base_pt").isValid()) w->setProperty("ts_base_pt", f.pointSizeF());
-    const double base = w->property("ts_base_pt").toDouble();
-    f.setPointSizeF(on ? base * 1.4 : base);
-    w->setFont(f);
-  }
-  if (restore_layout_) QSettings().setValue("view/large_text", on);
-}
-
 void MainWindow::set_dark(bool dark) {
   qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
   qApp->setPalette(make_palette(dark));
   source_->set_dark(dark);
   if (dark_act_->isChecked() != dark) dark_act_->setChecked(dark);
-}
-
-void MainWindow::default_layout() {
-  if (default_docks_.size() < 7) return;
-  auto d = default_docks_;
-  const int w = std::max(width(), 1200), h = std::max(height(), 800);
-  resizeDocks({d[0], d[1], d[2]}, {h * 28 / 100, h * 30 / 100, h * 20 / 100}, Qt::Vertical);
-  resizeDocks({d[0], d[3]}, {w * 26 / 100, w * 36 / 100}, Qt::Horizontal);
-  // the right column: the kernel AST, the rewrite stepper under it (once added), the source
-  if (d.size() > 7) resizeDocks({d[3], d[7], d[4]}, {h * 24 / 100, h * 30 / 100, h * 20 / 100}, Qt::Vertical);
-  else resizeDocks({d[3], d[4]}, {h * 38 / 100, h * 34 / 100}, Qt::Vertical);
-  resizeDocks({d[5]}, {h * 23 / 100}, Qt::Vertical);
-  resizeDocks({d[5], d[6]}, {w / 2, w / 2}, Qt::Horizontal);
 }
 
 QDockWidget* MainWindow::add_dock(const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {

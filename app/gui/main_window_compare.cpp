@@ -311,8 +311,7 @@ void MainWindow::show_loaded_compare() {
                                                  "tab), not its console.").arg(second_label()));
   }
   if (!compare_dock_->isVisible()) {
-    compare_dock_->show();
-    resizeDocks({compare_dock_}, {std::max(height(), 800) * 22 / 100}, Qt::Vertical);
+    show_dock(compare_dock_, height() * 22 / 100);  // (within the screen: a tab where it has no room below)
     if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});
   }
   update_compare_summary();

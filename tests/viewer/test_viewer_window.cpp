@@ -1,5 +1,8 @@
 // The window and its run controller driving `$TINYSCOPE_BIN run` as a child process: the command line, warm children,
 // Stop and crashes, Compare with a second device or a saved trace, the tour, layout and theme, shortcuts, Help.
+#include <QMenuBar>
+#include <QScreen>
+
 #include "viewer_test_util.h"
 
 namespace {
@@ -497,6 +500,91 @@ class TestViewerWindow : public QObject {
     QCOMPARE(ed->font().pointSizeF(), before);
   }
 
+  // View > Larger text scales every pane's text (tables, the editor, the console, graph labels) and keeps the window's
+  // size; off gives every font back exactly
+  void larger_text_round_trip_keeps_the_window_size() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.show();
+    QTRY_VERIFY(!w.layout_pending());
+    QVERIFY(w.open_trace(fixture()));
+    const QSize size = w.size();
+    auto* table = w.findChild<QDockWidget*>("schedule")->findChild<QTableView*>();
+    auto* contexts = w.findChild<QDockWidget*>("contexts")->widget();
+    QVERIFY(table && contexts);
+    QList<QWidget*> panes{w.editor(), w.console(), table, contexts, w.source_pane()};
+    QList<QFont> before;
+    for (QWidget* p : panes) before << p->font();
+    w.large_text_action()->setChecked(true);
+    QTest::qWait(50);
+    QCOMPARE(w.size(), size);
+    for (int i = 0; i < panes.size(); ++i) QCOMPARE(panes[i]->font().pointSizeF(), before[i].pointSizeF() * tsgui::MainWindow::kLargeText);
+    for (auto* g : {w.tensor_graph(), w.kernel_graph(), w.calls_graph()}) QCOMPARE(g->text_scale(), tsgui::MainWindow::kLargeText);
+    QCOMPARE(w.menuBar()->font(), QApplication::font(w.menuBar()));  // the window's own text (menus, toolbar) stays
+    w.large_text_action()->setChecked(false);
+    QTest::qWait(50);
+    QCOMPARE(w.size(), size);
+    for (int i = 0; i < panes.size(); ++i) QCOMPARE(panes[i]->font(), before[i]);
+    for (auto* g : {w.tensor_graph(), w.kernel_graph(), w.calls_graph()}) QCOMPARE(g->text_scale(), 1.0);
+  }
+
+  // each visible pane (a tab in front counts, one behind does not) at least 120 px each way, the window within the
+  // screen's available area
+  static void check_fits(tsgui::MainWindow& w, const QRect& area, const char* when) {
+    QVERIFY2(area.contains(w.frameGeometry()), qPrintable(QString("%1: window %2,%3 %4x%5 beyond the screen %6x%7").arg(when)
+        .arg(w.frameGeometry().x()).arg(w.frameGeometry().y()).arg(w.frameGeometry().width()).arg(w.frameGeometry().height())
+        .arg(area.width()).arg(area.height())));
+    for (auto* d : w.findChildren<QDockWidget*>()) {
+      if (!d->isVisible() || d->visibleRegion().isEmpty()) continue;
+      QVERIFY2(d->height() >= 120 && d->width() >= 120,
+               qPrintable(QString("%1: %2 is %3x%4").arg(when, d->objectName()).arg(d->width()).arg(d->height())));
+    }
+  }
+
+  // the first launch (no saved layout) lays the docks out as --screenshot does; View > Reset layout gives that layout
+  // back on either screen and forgets the saved one; no dock shown (Compare, the tour) nor Larger text takes the
+  // window beyond the screen
+  void first_launch_reset_layout_and_the_screen() {
+    QSettings().clear();
+    QList<QRect> shot_docks, user_docks;
+    {
+      tsgui::MainWindow shot(source_dir() + "/resources/examples", /*restore_layout=*/false);
+      shot.show();
+      QTRY_VERIFY(!shot.layout_pending());
+      for (auto* d : shot.findChildren<QDockWidget*>()) shot_docks << d->geometry();
+    }
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/true);
+    w.show();
+    QTRY_VERIFY(!w.layout_pending());
+    for (auto* d : w.findChildren<QDockWidget*>()) user_docks << d->geometry();
+    QCOMPARE(user_docks, shot_docks);
+    QCOMPARE(w.size(), QSize(1600, 1000));
+    check_fits(w, w.screen()->availableGeometry(), "first launch at 1600x1000");
+    QSettings().setValue("window/state", w.saveState());
+    for (QScreen* sc : QGuiApplication::screens()) {
+      w.setScreen(sc);
+      w.move(sc->geometry().topLeft());
+      w.reset_layout();
+      QTRY_VERIFY(!w.layout_pending());
+      QVERIFY(!QSettings().contains("window/state"));
+      const QRect area = sc->availableGeometry();
+      QCOMPARE(w.size(), QSize(1600, 1000).boundedTo(area.size()));
+      const QByteArray name = sc->name().toLatin1();
+      check_fits(w, area, name + " reset");
+      w.large_text_action()->setChecked(true);
+      QTest::qWait(50);
+      check_fits(w, area, name + " larger text");
+      w.show_dock(w.findChild<QDockWidget*>("compare"), w.height() * 22 / 100);
+      QTest::qWait(50);
+      check_fits(w, area, name + " compare");
+      w.show_tour(0);
+      QTest::qWait(50);
+      check_fits(w, area, name + " tour");
+      w.large_text_action()->setChecked(false);
+      w.findChild<QDockWidget*>("compare")->hide();
+    }
+    w.close();
+  }
+
   void window_shows_a_script_error_with_its_line() {
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     w.controller()->set_program(tinyscope_bin());
@@ -561,5 +649,21 @@ class TestViewerWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestViewerWindow)
+// the offscreen platform given two screens of its own (configfile=): 1600 x 1000 first, then a 1280 x 720 projector,
+// so the window's layouts are checked against the screens users have
+int main(int argc, char** argv) {
+  QTemporaryDir dir;
+  const QString config = dir.filePath(QStringLiteral("screens.json"));
+  QFile f(config);
+  if (!f.open(QIODevice::WriteOnly)) return 1;
+  f.write(R"({"windowFrameMargins": false, "screens": [
+    {"name": "wide", "x": 0, "y": 0, "width": 1600, "height": 1000, "logicalDpi": 96},
+    {"name": "projector", "x": 1600, "y": 0, "width": 1280, "height": 720, "logicalDpi": 96}]})");
+  f.close();
+  qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
+  QApplication app(argc, argv);
+  app.setAttribute(Qt::AA_Use96Dpi, true);
+  TestViewerWindow t;
+  return QTest::qExec(&t, argc, argv);
+}
 #include "test_viewer_window.moc"

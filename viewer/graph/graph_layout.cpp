@@ -33,7 +33,8 @@ QByteArray GraphInput::to_dot() const {
                  // a big graph (a 700-kernel training step's kernel graph): few crossing-minimization and network-simplex
                  // rounds and straight edges, or dot takes minutes; ~2 s for 700 nodes and 1,300 labelled edges
                  QByteArray(nodes.size() > kQuickLayoutAbove ? "  mclimit=0.01; nslimit=0.1; nslimit1=0.1; splines=line;\n" : "") +
-                 "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=10, margin=\"0.08,0.03\"];\n";
+                 "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=" +
+                 QByteArray::number(node_font_px()) + ", margin=\"0.08,0.03\"];\n";
   for (const auto& n : nodes)
     d += "  \"n" + QByteArray::number(n.id) + "\" [label=" + quote(n.label) + ", fillcolor=\"" +
          n.fill.name().toLatin1() + "\"];\n";
@@ -42,7 +43,8 @@ QByteArray GraphInput::to_dot() const {
     const auto& [a, b] = edges[i];
     d += "  \"n" + QByteArray::number(a) + "\" -> \"n" + QByteArray::number(b) + "\"";
     const QString label = edge_labels.value(i);
-    if (!label.isEmpty()) d += " [label=" + quote(label) + ", fontname=\"DejaVu Sans\", fontsize=9]";
+    if (!label.isEmpty())
+      d += " [label=" + quote(label) + ", fontname=\"DejaVu Sans\", fontsize=" + QByteArray::number(qRound(9 * text_scale)) + "]";
     d += ";\n";
   }
   d += "}\n";

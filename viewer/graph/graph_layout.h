@@ -25,6 +25,8 @@ struct GraphInput {
   QStringList edge_labels;  // empty, or one per edge (an empty string: no label)
   static constexpr int kQuickLayoutAbove = 300;  // nodes: above this, dot gets its quick settings (to_dot)
   bool left_to_right = false;  // ranks from left to right (a wide, short pane) rather than top to bottom
+  double text_scale = 1.0;     // the labels' size over the default (View > Larger text): dot sizes the nodes for it
+  int node_font_px() const { return qRound(10 * text_scale); }  // the node text's pixel size the layout was made for
   QByteArray to_dot() const;
   QByteArray hash() const;  // of the DOT text: the layout cache key
 };

@@ -357,7 +357,7 @@ void GraphPane::update_overview() {
     if (const double w = overview_weight(it.key()); w > 0) order.push_back({w, it.key()});
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   QFont font(QStringLiteral("DejaVu Sans"));
-  font.setPixelSize(12);
+  font.setPixelSize(qRound(12 * text_scale_));
   font.setBold(true);
   const QFontMetrics fm(font);
   QList<QRectF> taken;  // in view pixels
@@ -475,9 +475,16 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
   show_input();
 }
 
+void GraphPane::set_text_scale(double scale) {
+  if (scale == text_scale_) return;
+  text_scale_ = scale;
+  if (!full_.nodes.isEmpty()) show_input();  // laid out again for the new label size (a layout of its own, cached)
+}
+
 void GraphPane::show_input() {
   const Session& s = *selection_->session();
   input_ = collapsed() ? collapse(s, full_, clusters_, expanded_) : full_;
+  input_.text_scale = text_scale_;
   QString title = title_text_;
   if (collapsed())
     title = tr("%1 [%2 nodes, %3 clusters, %4 open; double-click opens]")
@@ -590,7 +597,7 @@ void GraphPane::draw(const GraphLayout& l) {
   for (const auto& p : l.edges) scene_->addPath(p, edge_pen)->setZValue(0);
   for (const auto& a : l.arrows) scene_->addPolygon(a, edge_pen, palette().color(QPalette::Text))->setZValue(0);
   QFont font(QStringLiteral("DejaVu Sans"));
-  font.setPixelSize(10);
+  font.setPixelSize(input_.node_font_px());
   for (const auto& n : input_.nodes) {
     QRectF r = l.nodes.value(n.id);
     if (r.isNull()) continue;
@@ -620,6 +627,7 @@ void GraphPane::draw(const GraphLayout& l) {
     text->setPos(r.center() - QPointF(tb.width() / 2, tb.height() / 2));
     items_.insert(n.id, box);
   }
+  font.setPixelSize(qRound(9 * input_.text_scale));
   for (const auto& [pos, text] : l.edge_labels) {
     auto* t = scene_->addSimpleText(text, font);
     t->setBrush(palette().color(QPalette::Text));

@@ -102,6 +102,10 @@ class GraphPane : public QWidget {
   static constexpr double kOverviewBelow = 0.55;  // the view's scale under which node text is too small to read
   static constexpr int kOverviewMax = 80;         // the most names shown at once
   QStringList overview_labels() const;
+  // the labels' size over the default (View > Larger text): node and edge text and the overview's names; the graph
+  // is laid out again for it
+  void set_text_scale(double scale);
+  double text_scale() const { return text_scale_; }
 
   // the graph under roots (uop ids), colored by op family; at most max_nodes + 1 nodes
   static GraphInput build_graph(const class Session& s, const QList<int>& roots, int max_nodes);
@@ -139,6 +143,7 @@ class GraphPane : public QWidget {
   double overview_weight(int id) const;
   QList<QGraphicsItem*> overview_;
   double overview_scale_ = -1;
+  double text_scale_ = 1.0;
   void restyle(int id);
   void place_minimap();
   void cancel_layout();
