@@ -125,6 +125,8 @@ class MainWindow : public QMainWindow {
   void show_tour(int stop);  // 0-based
   Tour* tour() const { return tour_; }
   tsv::SourceDiff* compare_diff() const { return compare_diff_; }
+  // the Compare dock's line naming the first call whose output buffer differs between the two runs (needs snapshots)
+  QLabel* divergence_label() const { return divergence_label_; }
   tsv::SourcePane* source_pane() const { return source_; }
   tsv::CodeEditor* editor() const { return editor_; }
   // a click on a script line's number: selects the first call of the schedule that line asked for (the next one on
@@ -243,6 +245,7 @@ class MainWindow : public QMainWindow {
   tsv::SelectionModel* compare_selection_ = nullptr;
   QDockWidget* compare_dock_ = nullptr;
   QLabel* compare_label_ = nullptr;
+  QLabel* divergence_label_ = nullptr;  // the first call whose output differs, a link that selects it
   tsv::CompareModel* compare_model_ = nullptr;
   tsv::OutputCompareModel* output_model_ = nullptr;
   QPlainTextEdit* compare_console_ = nullptr;

@@ -20,6 +20,7 @@
 #include "app/gui/devices.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
+#include "viewer/model/call_pairing.h"
 #include "viewer/model/compare_file.h"
 #include "viewer/model/compare_model.h"
 #include "viewer/model/output_compare.h"
@@ -45,6 +46,19 @@ QWidget* MainWindow::build_compare_dock() {
   compare_label_->setWordWrap(true);
   compare_label_->setObjectName(QStringLiteral("compare_summary"));
   compare_label_->setContentsMargins(4, 2, 4, 2);
+  divergence_label_ = new QLabel(box);
+  divergence_label_->setObjectName(QStringLiteral("compare_divergence"));
+  divergence_label_->setWordWrap(true);
+  divergence_label_->setContentsMargins(4, 0, 4, 2);
+  divergence_label_->setTextFormat(Qt::RichText);
+  divergence_label_->hide();
+  connect(divergence_label_, &QLabel::linkActivated, this, [this](const QString& link) {
+    // "call:A:B": A the first run's call (-1: none), B the second's
+    const QStringList parts = link.split(QLatin1Char(':'));
+    if (parts.size() != 3) return;
+    if (const int a = parts[1].toInt(); a >= 0) selection_->select_call(a);
+    else if (const int b = parts[2].toInt(); b >= 0) compare_selection_->select_call(b);
+  });
   // per call: both devices' times and their ratio; the selected kernel's two sources, diffed; the second device's
   // own schedule and timings
   auto* tabs = new QTabWidget(box);
@@ -57,8 +71,12 @@ QWidget* MainWindow::build_compare_dock() {
   compare_table_->verticalHeader()->hide();
   compare_table_->horizontalHeader()->setStretchLastSection(true);
   connect(compare_model_, &QAbstractItemModel::modelReset, compare_table_, &QTableView::resizeColumnsToContents);
+  // a row selects its call of the first run (a row of the second run only selects that call on its side)
   connect(compare_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
-    if (cur.isValid() && cur.row() < session_->calls().size() && cur.row() != selection_->current().call) selection_->select_call(cur.row());
+    if (!cur.isValid() || cur.row() >= compare_model_->rowCount()) return;
+    const tsv::CallPair& p = compare_model_->pairing().rows()[cur.row()];
+    if (p.a >= 0 && p.a != selection_->current().call) selection_->select_call(p.a);
+    else if (p.a < 0 && p.b >= 0) compare_selection_->select_call(p.b);
   });
   tabs->addTab(compare_table_, tr("Per call"));
   // every value the script read back, element by element: what the two devices computed, not only how fast
@@ -99,6 +117,7 @@ QWidget* MainWindow::build_compare_dock() {
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addWidget(compare_label_);
+  lay->addWidget(divergence_label_);
   lay->addWidget(tabs, 1);
   build_compare_controls();
   return box;
@@ -136,12 +155,9 @@ void MainWindow::build_compare_controls() {
     compare_console_->insertPlainText(text);
     if (is_err) append_console(QStringLiteral("[%1] %2").arg(compare_device(), text), true);
   });
-  // the main window's selected call selects the same call on the other device (same position, same name)
+  // the main window's selected call selects the call of the other run paired with it (the same computation)
   connect(selection_, &tsv::SelectionModel::changed, this, [this](const tsv::Selection& sel) {
-    const auto& mine = session_->calls();
-    const auto& theirs = compare_session_->calls();
-    if (sel.call >= 0 && sel.call < mine.size() && sel.call < theirs.size() && mine[sel.call].name == theirs[sel.call].name)
-      compare_selection_->select_call(sel.call);
+    if (const int theirs = compare_model_->pairing().b_of_a(sel.call); theirs >= 0) compare_selection_->select_call(theirs);
     update_compare_sources();
   });
 }
@@ -253,6 +269,7 @@ void MainWindow::clear_compare(const QString& why) {
   if (!compare_session_->raw().isEmpty() || !compare_session_->calls().isEmpty()) compare_session_->clear();
   values_->set_compare(nullptr, {});
   compare_console_->clear();
+  divergence_label_->hide();
   update_compare_sources();
   if (!why.isEmpty()) {
     compare_label_->setText(why);
@@ -316,31 +333,31 @@ void MainWindow::show_loaded_compare() {
   }
   update_compare_summary();
   update_compare_sources();
-  const int call = selection_->current().call;
-  if (call >= 0 && call < compare_session_->calls().size()) compare_selection_->select_call(call);
+  if (const int theirs = compare_model_->pairing().b_of_a(selection_->current().call); theirs >= 0) compare_selection_->select_call(theirs);
 }
 
 // the two devices' totals, once both runs are in (either may finish first)
 void MainWindow::update_compare_sources() {
   const int call = selection_->current().call;
-  if (call >= 0 && call < compare_model_->rowCount() && compare_table_->currentIndex().row() != call)
-    compare_table_->setCurrentIndex(compare_model_->index(call, 0));
+  const int row = compare_model_->row_of_a(call);
+  if (row >= 0 && compare_table_->currentIndex().row() != row) compare_table_->setCurrentIndex(compare_model_->index(row, 0));
   if (!compare_loaded_) return compare_diff_->clear(tr("Compare with a second device and run"));
   const auto& mine = session_->calls();
-  const auto& theirs = compare_session_->calls();
-  if (call < 0 || call >= mine.size() || call >= theirs.size() || mine[call].kind != "kernel")
+  const int other = compare_model_->pairing().b_of_a(call);
+  if (call < 0 || call >= mine.size() || mine[call].kind != "kernel")
     return compare_diff_->clear(tr("Select a kernel that ran on both devices"));
-  if (!compare_model_->matched(call))
-    return compare_diff_->clear(tr("Call %1 is %2 on one device and %3 on the other: not the same kernel")
-                                    .arg(call + 1)
-                                    .arg(mine[call].name, theirs[call].name));
-  const int ka = session_->kernel_context(mine[call].program_key), kb = compare_session_->kernel_context(theirs[call].program_key);
+  if (other < 0) return compare_diff_->clear(tr("Call %1 (%2) has no counterpart on %3: nothing there computes the same")
+                                                 .arg(call + 1)
+                                                 .arg(mine[call].name, second_label()));
+  const tsv::Call& theirs = compare_session_->calls()[other];
+  const int ka = session_->kernel_context(mine[call].program_key), kb = compare_session_->kernel_context(theirs.program_key);
   if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
   const tsv::Program& pa = session_->contexts()[ka].program;
   const tsv::Program& pb = compare_session_->contexts()[kb].program;
   if (!compare_asm_->isChecked())
-    return compare_diff_->set_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
-                                      tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang), pb.src);
+    return compare_diff_->set_aligned_sources(tr("%1 on %2 (%3)").arg(pa.name, first_label(), pa.lang), pa.src,
+                                              tsv::statement_keys(*session_, pa), tr("%1 on %2 (%3)").arg(pb.name, second_label(), pb.lang),
+                                              pb.src, tsv::statement_keys(*compare_session_, pb));
   // what each compiles to: asked of `tinyscope asm` once per source, shown once both are in
   auto what = [](const QString& lang) { return lang == "glsl" ? tr("SPIR-V") : tr("x86-64 assembly"); };
   const bool a_runs = pa.lang != "interp", b_runs = pb.lang != "interp";
@@ -398,8 +415,16 @@ void MainWindow::update_compare_summary() {
            : n == 1 ? tr("\nOutputs: the one value the script read is equal, element by element")
                     : tr("\nOutputs: the %1 values the script read are equal, element by element").arg(n);
   }
+  text += QLatin1Char('\n') + tsv::pairing_text(compare_model_->pairing(), mine, theirs);
   if (!compare_session_->partial().isEmpty()) text += tr("\n%1: PARTIAL TRACE (%2)").arg(theirs, compare_session_->partial());
   compare_label_->setText(text);
+  // the first call whose output differs beyond its dtype's tolerance: a link that selects it
+  const tsv::Divergence d = tsv::first_divergence(*session_, *compare_session_, compare_model_->pairing());
+  const QString what = tsv::divergence_text(d, *session_, *compare_session_, mine, theirs).toHtmlEscaped();
+  divergence_label_->setText(d.row < 0 ? what
+                                       : QStringLiteral("<a href=\"call:%1:%2\">%3</a>").arg(d.a).arg(d.b).arg(what));
+  divergence_label_->setToolTip(d.row < 0 ? QString() : tr("Click to select the call in every pane"));
+  divergence_label_->show();
 }
 
 }  // namespace tsgui

@@ -34,3 +34,6 @@ ts_add_window_test(test_trace_check ${CMAKE_CURRENT_LIST_DIR}/test_trace_check.c
 # the trace's estimates and warm medians put it, clicks and selection, the roof min(peak, bandwidth x intensity), and the
 # window's Measure limits (cancellable) and Run again.
 ts_add_window_test(test_roofline ${CMAKE_CURRENT_LIST_DIR}/test_roofline.cpp)
+# Two runs compared by what they computed: the examples on CPU and VULKAN (lavapipe) paired call by call whatever the
+# kernels are named there, their buffers agreeing; an inserted kernel; the first divergence; sources lined up by uop.
+ts_add_window_test(test_compare ${CMAKE_CURRENT_LIST_DIR}/test_compare.cpp)

@@ -2,14 +2,17 @@
 #include <QAbstractTableModel>
 #include <QStringList>
 
+#include "viewer/model/call_pairing.h"
+
 namespace tsv {
 class Session;
 struct Call;
 
-// Two runs of one script side by side, call by call (the n-th call of one beside the n-th of the other): each call's
-// name and time on either device, and the second's time over the first's. The time is the headline the Timings pane
-// shows: the warm median (TimingsModel::headline_of). Kernels that differ in name at the same position are not
-// compared (the row says so); two copies at one position are (their names differ by the device).
+// Two runs of one script side by side, call by call, each row a pairing of calls (CallPairing: by what they compute,
+// so one computation under two kernel names is one row, and a call only one run made shifts nothing after it): each
+// call's name and time on either side, and the second's time over the first's. The time is the headline the Timings
+// pane shows: the warm median (TimingsModel::headline_of); with warm runs on both sides the ratio carries its spread
+// (the lowest and highest ratio the warm runs allow).
 class CompareModel : public QAbstractTableModel {
   Q_OBJECT
  public:
@@ -20,14 +23,27 @@ class CompareModel : public QAbstractTableModel {
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
-  // the second device's time over the first's for row r (0 when the calls differ or one is missing)
+  // the second device's time over the first's for row r (0 when the row has one side only)
   double ratio(int row) const;
+  // the ratio's range over the warm runs: {min over the second's warm runs / max over the first's, max / min}; {0, 0}
+  // unless both calls ran at least twice warm
+  QPair<double, double> ratio_range(int row) const;
+  // both runs made a call at this row (paired by what they compute, or by their kind and buffers)
   bool matched(int row) const;
+  bool same_computation(int row) const;
+  const CallPairing& pairing() const { return pairing_; }
+  // the row of a call of the first run / of the second, or -1
+  int row_of_a(int call) const { return pairing_.row_of_a(call); }
+  int row_of_b(int call) const { return pairing_.row_of_b(call); }
+  const Call* call_a(int row) const;
+  const Call* call_b(int row) const;
 
  private:
+  void rebuild();
   Session* a_;
   Session* b_;
   QString dev_a_, dev_b_;
+  CallPairing pairing_;
 };
 
 // A line diff (longest common subsequence): for each line of `a` and of `b`, whether it is in both (in order)
