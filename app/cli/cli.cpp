@@ -22,6 +22,7 @@
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
 #include "engine/runtime/vulkan/vulkan_device.h"
+#include "engine/trace/chrome_trace.h"
 #include "engine/trace/trace.h"
 
 namespace tscli {
@@ -31,8 +32,12 @@ constexpr const char* kUsage =
     "usage: tinyscope <command> [args]\n"
     "\n"
     "commands:\n"
-    "  run SCRIPT.py [--json TRACE.json] [--trace off|passes|matches] [--repeat N] [--snapshots] [-- ARGS...]\n"
+    "  run SCRIPT.py [--json TRACE.json] [--chrome-trace OUT.json] [--trace off|passes|matches] [--repeat N]\n"
+    "         [--snapshots] [-- ARGS...]\n"
     "                      run a tinygrad program on the engine; --json writes the trace (calls, result, ...);\n"
+    "                      --chrome-trace writes its timeline as Chrome's Trace Event JSON (Perfetto and\n"
+    "                      chrome://tracing open it): a process per device and the host, an event per call\n"
+    "                      at its recorded time, flows from the call that wrote a buffer to the calls reading it;\n"
     "                      --trace sets what it records of the rewrites (default: passes with --json, else off);\n"
     "                      --repeat N runs each kernel N times and records every timing (their spread)\n"
     "                      --snapshots keeps every call's output buffer in the trace, read back right after the\n"
@@ -192,9 +197,9 @@ void add_cached_limits(const std::string& device) {
 }
 
 int run_script(const std::string& script, const std::string& json_path, const std::vector<std::string>& args,
-               ts::trace::Level level = ts::trace::Level::Off) {
+               ts::trace::Level level = ts::trace::Level::Off, const std::string& chrome_path = {}) {
   ts::trace::set_level(level);
-  ts::trace::record_calls(!json_path.empty());  // nothing reads the trace of a run without --json
+  ts::trace::record_calls(!json_path.empty() || !chrome_path.empty());  // nothing reads the trace of a run without them
   try {
     ts::RealizeConfig config = realize_config_from_env();
     config.time_kernels = false;  // (DEBUG>=2, --json and repeats time them: realize.h)
@@ -209,12 +214,25 @@ int run_script(const std::string& script, const std::string& json_path, const st
   run.json_path = json_path;
   run.device = ts::realize_config().device;
   run.before_save = [device = run.device] { add_cached_limits(device); };
-  return vulkan_checked_exit(tsp::run_script(run));
+  int code = tsp::run_script(run);
+  if (!chrome_path.empty()) {
+    try {
+      nlohmann::json trace = ts::trace::to_json();
+      trace[ts::trace::key::kScript] = script;
+      trace[ts::trace::key::kDevice] = run.device;
+      ts::trace::write_chrome_trace(trace, chrome_path);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tinyscope: %s\n", e.what());
+      if (!code) code = 1;
+    }
+  }
+  return vulkan_checked_exit(code);
 }
 
-// run SCRIPT.py [--json TRACE.json] [--] [ARGS...]: everything after the script that is not --json goes to sys.argv
+// run SCRIPT.py [--json TRACE.json] [--chrome-trace OUT.json] [--] [ARGS...]: everything after the script that is not
+// an option goes to sys.argv
 int cmd_run(const std::vector<std::string>& a) {
-  std::string script, json_path, trace_level;
+  std::string script, json_path, trace_level, chrome_path;
   std::vector<std::string> rest;
   bool passthrough = false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -229,12 +247,12 @@ int cmd_run(const std::vector<std::string>& a) {
       ++i;
     } else if (!passthrough && a[i] == "--snapshots") {
       setenv("TINYSCOPE_SNAPSHOTS", "1", 1);
-    } else if (!passthrough && (a[i] == "--json" || a[i] == "--trace")) {
+    } else if (!passthrough && (a[i] == "--json" || a[i] == "--trace" || a[i] == "--chrome-trace")) {
       if (i + 1 >= a.size()) {
         std::fprintf(stderr, "tinyscope run: %s needs a value\n", a[i].c_str());
         return 2;
       }
-      (a[i] == "--json" ? json_path : trace_level) = a[i + 1];
+      (a[i] == "--json" ? json_path : a[i] == "--trace" ? trace_level : chrome_path) = a[i + 1];
       ++i;
     } else if (!passthrough && a[i] == "--") {
       passthrough = true;
@@ -253,7 +271,7 @@ int cmd_run(const std::vector<std::string>& a) {
     std::fprintf(stderr, "tinyscope run: %s\n", why.c_str());
     return 2;
   }
-  ts::trace::Level level = json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
+  ts::trace::Level level = json_path.empty() && chrome_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
   if (trace_level == "off") level = ts::trace::Level::Off;
   else if (trace_level == "passes") level = ts::trace::Level::Passes;
   else if (trace_level == "matches") level = ts::trace::Level::Matches;
@@ -261,7 +279,7 @@ int cmd_run(const std::vector<std::string>& a) {
     std::fprintf(stderr, "tinyscope run: --trace must be off, passes or matches, not '%s'\n", trace_level.c_str());
     return 2;
   }
-  return run_script(script, json_path, rest, level);
+  return run_script(script, json_path, rest, level, chrome_path);
 }
 
 bool parse_level(const std::string& s, ts::trace::Level* out) {

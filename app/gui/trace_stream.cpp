@@ -16,6 +16,7 @@ constexpr char kBeam[] = "{\"beam\":";
 constexpr char kOutput[] = "{\"output\":";
 constexpr char kSnapshot[] = "{\"snapshot\":";
 constexpr char kRule[] = "{\"rule\":";
+constexpr char kMemory[] = "{\"memory\":";
 
 // the value of a one-key line `{"key":VALUE}`, or an empty view when the line is not of that kind
 QByteArrayView value_of(QByteArrayView line, QByteArrayView prefix) {
@@ -84,7 +85,7 @@ QByteArray TraceStream::rebuild(const QString& path, const QJsonObject& fields, 
     return {};
   }
   const QByteArray data = f.readAll();
-  QByteArray calls = "[", contexts = "[", uops = "{", outputs = "[", snapshots = "[", rules = "[";
+  QByteArray calls = "[", contexts = "[", uops = "{", outputs = "[", snapshots = "[", rules = "[", memory = "[";
   int n = 0;
   qsizetype from = 0;
   for (qsizetype nl; (nl = data.indexOf('\n', from)) >= 0; from = nl + 1) {
@@ -100,12 +101,14 @@ QByteArray TraceStream::rebuild(const QString& path, const QJsonObject& fields, 
     else if (QByteArrayView v = value_of(line, kOutput); !v.isEmpty()) add(outputs, v);
     else if (QByteArrayView v = value_of(line, kSnapshot); !v.isEmpty()) add(snapshots, v);
     else if (QByteArrayView v = value_of(line, kRule); !v.isEmpty()) add(rules, v);
+    else if (QByteArrayView v = value_of(line, kMemory); !v.isEmpty()) add(memory, v);
   }
   if (records) *records = n;
   QByteArray doc = "{\"version\":" + QByteArray::number(ts::trace::kSchemaVersion) + ",\"calls\":" + calls + "],\"contexts\":" + contexts +
                    "],\"uops\":" + uops + "},\"outputs\":" + outputs + "]";
   if (snapshots.size() > 1) doc += ",\"snapshots\":" + snapshots + "]";
   if (rules.size() > 1) doc += ",\"rules\":" + rules + "]";
+  if (memory.size() > 1) doc += ",\"" + QByteArray(ts::trace::key::kMemory) + "\":" + memory + "]";
   const QByteArray extra = QJsonDocument(fields).toJson(QJsonDocument::Compact);  // {"k":v,...}
   if (extra.size() > 2) doc += ',' + extra.sliced(1, extra.size() - 2);
   return doc + "}";

@@ -91,10 +91,25 @@ size_t ansilen(const std::string& s) {
 }
 std::string dev_name(const std::string& d) { return d.substr(0, 7); }
 
+// a buffer whose allocation and free the trace records (its memory events, recorder.h: record_memory)
+std::shared_ptr<Buffer> traced_buffer(std::shared_ptr<Buffer> buf, uint64_t id) {
+  trace::MemoryEvent e{true, buf->device, buf->nbytes(), id, trace::clock_seconds()};
+  trace::record_memory(e);
+  Buffer* raw = buf.get();
+  return std::shared_ptr<Buffer>(raw, [buf = std::move(buf), e](Buffer*) mutable {
+    trace::MemoryEvent freed = e;
+    freed.alloc = false;
+    freed.t = trace::clock_seconds();
+    buf.reset();
+    trace::record_memory(freed);
+  });
+}
+
 Buffer& ensure_buffer(const UOpRef& b) {
   if (!b->buffer) {
     const ParamArg& pa = b->as<ParamArg>();
-    b->buffer = memory_device(pa.device).allocate(b->dtype, pa.size);
+    std::shared_ptr<Buffer> buf = memory_device(pa.device).allocate(b->dtype, pa.size);
+    b->buffer = trace::recording_calls() ? traced_buffer(std::move(buf), b->id) : std::move(buf);
   }
   return *buffer_of(*b);
 }
@@ -183,9 +198,13 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
     }
     scope.rename(c->spec.colored_name);
     if (trace::level() != trace::Level::Off) trace::record_program(c->spec, c->key);
+    if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
+    // compiled inside the kernel's context: the trace times it (its "compile")
+    const bool stamp = trace::level() != trace::Level::Off;
+    const double c0 = stamp ? trace::clock_seconds() : 0;
+    c->exe = dev.load(c->spec);
+    if (stamp) scope.set_compile(c0, trace::clock_seconds());
   }
-  if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
-  c->exe = dev.load(c->spec);
   g_programs[{ast.get(), pkey}] = c;
   return c;
 }
@@ -354,6 +373,7 @@ class ScheduleRun {
   void kernel_record(CallRecord& rec, const Compiled& c, const ScheduleItem& it, size_t nbufs) const;
   void call_buffers(const ScheduleItem& it, std::vector<Buffer*>& out, CallRecord& rec);
   void release_last_uses(const ScheduleItem& it, size_t i);
+  void stamp_buffers(CallRecord& rec, size_t i) const;
   void start_graph(const GraphCall& g);
   void run_call(size_t i);
 
@@ -378,6 +398,7 @@ class ScheduleRun {
   bool snap_ = false;   // every call's output read back right after it ran (RealizeConfig::snapshots): calls run one
                         // at a time, unbatched, so each one's buffer holds what that call wrote
   bool repeats_ = false;  // timing repeats (RealizeConfig::repeat)
+  bool stamp_ = false;    // the trace records the calls: each gets its launch time and the buffers it writes and reads
   std::vector<RunningGraph> running_;
   std::vector<Buffer*> bufs_;  // (one item's, its storage reused)
   bool done_ = false;
@@ -401,6 +422,7 @@ ScheduleRun::ScheduleRun(const Schedule& sched, bool update_stats, const RunOver
   timed_ = rc.time_kernels || rc.debug >= 2 || rc.repeat > 1 || trace::recording_calls();
   snap_ = update_stats && rc.snapshots && trace::recording_calls();
   repeats_ = update_stats && rc.repeat > 1;
+  stamp_ = update_stats && trace::recording_calls();
 }
 
 void ScheduleRun::finish(size_t i, CallRecord rec) {
@@ -432,12 +454,14 @@ void ScheduleRun::flush() {
   if (!batch_dev_) return;
   Device* d = batch_dev_;
   batch_dev_ = nullptr;
+  const double submitted = stamp_ ? trace::clock_seconds() : -1;  // the batch's kernels start on the device from here
   std::vector<double> times = d->end_batch();
   if (times.size() != pending_.size())
     throw Error("device " + d->name() + " returned " + std::to_string(times.size()) + " times for " + std::to_string(pending_.size()) + " kernels");
   for (size_t k = 0; k < pending_.size(); ++k) {
     pending_[k].second.seconds = times[k];
     pending_[k].second.timed = timed_;
+    pending_[k].second.launched = submitted;
     if (update_stats_) finish(pending_[k].first, std::move(pending_[k].second));
   }
   pending_.clear();
@@ -519,6 +543,22 @@ void ScheduleRun::call_buffers(const ScheduleItem& it, std::vector<Buffer*>& out
   }
 }
 
+// the buffers a call writes and reads, by BUFFER uop id (the trace's flows go from a buffer's writer to its readers)
+void ScheduleRun::stamp_buffers(CallRecord& rec, size_t i) const {
+  const ScheduleItem& it = sched_.items[i];
+  auto ids = [&](const std::vector<int>& slots, std::vector<uint64_t>& out) {
+    for (int k : slots)
+      if (k >= 0 && static_cast<size_t>(k) < it.bufs.size()) out.push_back(arg(it.bufs[k])->id);
+  };
+  if (it.kind == ScheduleItem::Kind::Copy) {
+    ids({0}, rec.writes);
+    ids({1}, rec.reads);
+    return;
+  }
+  ids((*progs_)[i]->spec.outs, rec.writes);
+  ids((*progs_)[i]->spec.ins, rec.reads);
+}
+
 void ScheduleRun::release_last_uses(const ScheduleItem& it, size_t i) {
   for (auto& b : it.bufs)
     if (auto lu = last_use_.find(b.get()); lu != last_use_.end() && lu->second == i) b->buffer.reset();
@@ -537,10 +577,15 @@ void ScheduleRun::start_graph(const GraphCall& g) {
     k.exe = c.exe.get();
     k.vars = kernel_vars(c);
   }
+  const double started = stamp_ ? trace::clock_seconds() : -1;
   g.graph->start(kernels, timed_);
   // the records are made while the device runs the graph
   for (size_t j = g.begin; j < g.end; ++j) {
     kernel_record(recs[j - g.begin], *(*progs_)[j], sched_.items[j], kernels[j - g.begin].bufs.size());
+    if (stamp_) {
+      recs[j - g.begin].launched = started;
+      stamp_buffers(recs[j - g.begin], j);
+    }
     rg.recs.emplace_back(j, std::move(recs[j - g.begin]));
   }
   running_.push_back(std::move(rg));
@@ -561,6 +606,10 @@ void ScheduleRun::run_call(size_t i) {
     batch_dev_ = runner;
   }
   call_buffers(it, bufs_, rec);
+  if (stamp_) {
+    stamp_buffers(rec, i);
+    rec.launched = trace::clock_seconds();
+  }
   auto t0 = std::chrono::steady_clock::now();
   if (it.kind == ScheduleItem::Kind::Copy) {
     Buffer& dst = *buffer_of(*arg(it.bufs[0]));

@@ -1,5 +1,6 @@
 #include "engine/trace/recorder.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "engine/trace/rule_source.h"
@@ -163,7 +165,24 @@ std::string values_base64(std::span<const T> v, size_t n) {
   return base64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
-void set_level(Level l) { g_level = l; }
+json g_memory = json::array();
+size_t g_dropped_memory = 0;
+std::unordered_map<std::string, double> g_device_end;  // per device: when its last recorded call ended
+// set when the recorder's globals are being destroyed: a buffer freed later (a static's destructor) records nothing
+bool g_shut_down = false;
+struct ShutDown {
+  ~ShutDown() { g_shut_down = true; }
+} g_shut_down_guard;
+
+double clock_seconds() {
+  static const auto origin = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
+}
+
+void set_level(Level l) {
+  clock_seconds();  // the origin: before anything is recorded
+  g_level = l;
+}
 void record_calls(bool on) { g_calls_wanted = on; }
 bool recording_calls() { return g_calls_wanted; }
 Level level() { return g_level; }
@@ -177,7 +196,11 @@ ContextScope::ContextScope(ContextKind kind, std::string name) {
     return;
   }
   index_ = static_cast<int>(g_contexts.size());
-  g_contexts.push_back({{"id", index_}, {"kind", kind == ContextKind::Schedule ? "schedule" : "kernel"}, {"name", name}, {"passes", json::array()}});
+  g_contexts.push_back({{"id", index_},
+                        {"kind", kind == ContextKind::Schedule ? "schedule" : "kernel"},
+                        {"name", name},
+                        {"passes", json::array()},
+                        {stamp::kBegin, clock_seconds()}});
   g_closed.resize(g_contexts.size(), false);
   saved_listener_ = rewrite_listener();
   auto* r = new Recorder();
@@ -189,8 +212,14 @@ ContextScope::~ContextScope() {
   delete static_cast<Recorder*>(rewrite_listener());
   rewrite_listener() = static_cast<RewriteListener*>(saved_listener_);
   std::lock_guard lk(g_mu);
+  g_contexts[index_][stamp::kEnd] = clock_seconds();
   g_closed[index_] = true;
   stream_finished_contexts();
+}
+void ContextScope::set_compile(double begin, double end) {
+  if (index_ < 0) return;
+  std::lock_guard lk(g_mu);
+  g_contexts[index_][stamp::kCompile] = {begin, end};
 }
 void ContextScope::rename(const std::string& name) {
   if (index_ < 0) return;
@@ -312,7 +341,29 @@ void record_call(const CallRecord& r) {
   if (r.jit) g_calls.back()["jit"] = true;
   if (r.graph > 0) g_calls.back()["graph"] = r.graph;
   if (r.jit) g_calls.back()["run"] = r.run;
+  if (r.launched >= 0) {
+    double& device_end = g_device_end[r.device];
+    const double start = std::max(r.launched, device_end);
+    device_end = start + std::max(r.seconds, 0.0);
+    json& c = g_calls.back();
+    c[stamp::kLaunched] = r.launched;
+    c[stamp::kStart] = start;
+    c[stamp::kWrites] = r.writes;
+    c[stamp::kReads] = r.reads;
+  }
   if (g_stream) stream_line({{"call", g_calls.back()}});
+}
+
+void record_memory(const MemoryEvent& e) {
+  if (!g_calls_wanted || g_shut_down) return;
+  std::lock_guard lk(g_mu);
+  if (g_memory.size() >= kMaxMemoryEvents) {
+    ++g_dropped_memory;
+    return;
+  }
+  g_memory.push_back({{"alloc", e.alloc}, {"device", e.device}, {"bytes", e.bytes}, {"buffer", e.buffer}, {"t", e.t},
+                      {"after_call", g_calls.size() + g_dropped_calls}});
+  if (g_stream) stream_line({{"memory", g_memory.back()}});
 }
 
 namespace {
@@ -380,9 +431,11 @@ json to_json() {
   if (!g_outputs.empty()) j[key::kOutputs] = g_outputs;
   if (!g_snapshots.empty()) j[key::kSnapshots] = g_snapshots;
   if (!g_rules.empty()) j[key::kRules] = g_rules;
-  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots) {
+  if (!g_memory.empty()) j[key::kMemory] = g_memory;
+  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots || g_dropped_memory) {
     j[key::kTruncated] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
     if (g_dropped_snapshots) j[key::kTruncated]["snapshots"] = g_dropped_snapshots;
+    if (g_dropped_memory) j[key::kTruncated]["memory"] = g_dropped_memory;
   }
   return j;
 }
@@ -426,6 +479,7 @@ void stream_to(const std::string& path) {
   for (const auto& o : g_outputs) stream_line({{"output", o}});
   for (const auto& o : g_snapshots) stream_line({{"snapshot", o}});
   for (const auto& r : g_rules) stream_line({{"rule", r}});
+  for (const auto& m : g_memory) stream_line({{"memory", m}});
 }
 
 void stream_progress(const BeamProgressRecord& p) {

@@ -9,6 +9,10 @@ namespace ts::trace {
 
 enum class ContextKind { Schedule, Kernel };
 
+// Seconds since the process's trace origin (one steady clock, read at its first use): the unit and origin of every
+// timestamp a trace carries (schema.h: stamp).
+double clock_seconds();
+
 // At Level::Matches each match names its rule and the rule's location ("loc": "engine/uop/symbolic.cpp:345", the line
 // of its rule(...) call), and the trace's "rules" holds one entry per rule that fired (by location and name), in the
 // order they first fired:
@@ -22,6 +26,8 @@ class ContextScope {
   ContextScope(ContextKind kind, std::string name);
   ~ContextScope();
   void rename(const std::string& name);
+  // a kernel context: when its program was compiled (clock_seconds(); the context's "compile")
+  void set_compile(double begin, double end);
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
 
@@ -35,7 +41,16 @@ void snapshot_tensor_graph(const UOps& outputs);
 // calls' schedule_index), -1 when nothing is recorded
 int record_schedule(const std::vector<ScheduleItem>& linear);
 void record_program(const ProgramRecord& p, const std::string& program_key);  // CALL -> program via the key
+// An executed call. A call the engine stamped (launched >= 0) gets "launched", "start" (its device began it when it was
+// launched, or when the device's previous call ended if that was later: a device runs its calls in order), "writes" and
+// "reads" (schema.h: stamp).
 void record_call(const CallRecord& c);
+// A buffer allocated or freed (while calls are recorded):
+//   {"alloc": true|false, "device", "bytes", "buffer": the BUFFER uop id, "t": clock_seconds(), "after_call": calls
+//    recorded before it}
+// A trace keeps its first kMaxMemoryEvents (the rest are counted in "truncated": {"memory": N}).
+constexpr size_t kMaxMemoryEvents = 1000000;
+void record_memory(const MemoryEvent& e);
 // A value the script read back to the host (tolist, numpy, item, print): what a comparison of two devices compares.
 //   {"where": the script line, "after_call": calls recorded before it, "dtype", "bits", "shape", "count": elements,
 //    "stored": elements kept (the first ones), "values": base64 of `stored` little-endian float64 (float dtypes) or

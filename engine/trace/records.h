@@ -42,6 +42,19 @@ struct CallRecord {
   int run = 0;               // which run of a LINEAR in this process (the calls of one TinyJit replay share it)
   bool jit = false;          // run by a TinyJit replay (DEBUG=2 prints its header in magenta, as the reference)
   int graph = 0;             // > 0: run inside graph call number `graph` of this process, with the others that share it
+  // when the host launched it (a batch's kernels: when the batch was submitted; a graph's: when the graph started), in
+  // clock_seconds() (recorder.h); < 0: not stamped (nothing records calls). The recorder derives the call's "start".
+  double launched = -1;
+  std::vector<uint64_t> writes, reads;  // the BUFFER uop ids it writes and reads (empty when not stamped)
+};
+
+// A buffer of a call allocated or freed by the runtime (realize's buffers on their devices; not the script's host data).
+struct MemoryEvent {
+  bool alloc = true;    // false: freed (its storage went back to the allocator)
+  std::string device;   // the memory it lives in ("CPU", "VULKAN")
+  uint64_t bytes = 0;
+  uint64_t buffer = 0;  // the BUFFER uop's id (as a call's "writes"/"reads" and a LINEAR's "bufs" name it)
+  double t = 0;         // clock_seconds() when it happened
 };
 
 // One CALL of a LINEAR: a kernel (its AST) or a copy, with its buffers in PARAM slot order (the schedule's item,

@@ -19,6 +19,7 @@ inline constexpr const char* kOutputs = "outputs";    // [value the script read 
 inline constexpr const char* kSnapshots = "snapshots";  // [a call's output buffer]
 inline constexpr const char* kRules = "rules";        // [each fired rule's source]
 inline constexpr const char* kTruncated = "truncated";  // {"contexts": N, "calls": M, ...}: what a full trace dropped
+inline constexpr const char* kMemory = "memory";      // [allocation or free of a call's buffer] (recorder.h: record_memory)
 // the extra fields (trace.h: set_field)
 inline constexpr const char* kScript = "script";
 inline constexpr const char* kDevice = "device";
@@ -27,5 +28,18 @@ inline constexpr const char* kError = "error";
 inline constexpr const char* kPartial = "partial";  // a trace rebuilt from a run's stream: how the run ended
 inline constexpr const char* kLimits = "limits";    // the device's measured limits
 }  // namespace key
+
+// The timestamps a trace carries: seconds since one steady-clock origin of the process that ran (clock_seconds in
+// recorder.h). Each key is optional: a trace written before they existed has none, and a reader then has no timeline.
+namespace stamp {
+inline constexpr const char* kLaunched = "launched";  // a call: when the host launched it (a batch or graph: submitted)
+inline constexpr const char* kStart = "start";        // a call: when its device began it: the launch, or the end of the
+                                                      // device's previous call if that was later (devices run in order)
+inline constexpr const char* kWrites = "writes";      // a call: the BUFFER uop ids it writes (a kernel's outputs, a copy's
+inline constexpr const char* kReads = "reads";        // destination) and reads (a kernel's inputs, a copy's source)
+inline constexpr const char* kBegin = "begin";        // a context: when its scope opened
+inline constexpr const char* kEnd = "end";            // a context: when it closed
+inline constexpr const char* kCompile = "compile";    // a kernel context: [begin, end] of compiling its program (host)
+}  // namespace stamp
 
 }  // namespace ts::trace

@@ -31,6 +31,7 @@ void save(const std::string& path);  // throws ts::Error on I/O failure
 //   {"output": OUTPUT}         each value the script read back (recorder.h: record_output)
 //   {"snapshot": SNAPSHOT}     a call's output buffer, after that call's line (recorder.h: record_snapshot)
 //   {"rule": RULE}             each rule the first time it fires (an entry of the trace's "rules", recorder.h)
+//   {"memory": EVENT}          each allocation and free of a call's buffer (an entry of "memory", recorder.h)
 // The trace of the lines is the same as save()'s, less the extra fields (set_field) and any context still open.
 // "" stops streaming. Throws ts::Error when `path` cannot be written.
 void stream_to(const std::string& path);

@@ -22,6 +22,7 @@
 namespace tsv {
 
 namespace key = ts::trace::key;
+namespace stamp = ts::trace::stamp;
 
 namespace {
 QList<int> ints(const QJsonValue& v) {
@@ -127,7 +128,7 @@ QMap<int, QList<int>> Session::schedules_by_line(const QString& file) const {
 
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
-  contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), kernel_by_key_.clear(), schedules_.clear();
+  contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), memory_.clear(), kernel_by_key_.clear(), schedules_.clear();
   limits_ = MeasuredLimits{};
   rules_.clear(), rule_by_key_.clear();
   emit loaded();
@@ -201,6 +202,12 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       const QJsonObject lo = lv.toObject();
       c.linear.push_back({lo["kind"].toString(), ints(lo["bufs"]), lo["ast"].toInt(-1), lo["computes"].toInt(-1), ints(lo["members"])});
     }
+    c.begin = o[stamp::kBegin].toDouble(-1);
+    c.end = o[stamp::kEnd].toDouble(-1);
+    if (const QJsonArray cc = o[stamp::kCompile].toArray(); cc.size() == 2) {
+      c.compile_begin = cc.at(0).toDouble(-1);
+      c.compile_end = cc.at(1).toDouble(-1);
+    }
     if (o.contains("program")) {
       const QJsonObject po = o["program"].toObject();
       c.has_program = true;
@@ -249,6 +256,10 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.run = o["run"].toInt(-1);
     c.repeat_mode = o["repeat_mode"].toString();
     c.estimates = estimates(o["estimates"]);
+    c.launched = o[stamp::kLaunched].toDouble(-1);
+    c.start = o[stamp::kStart].toDouble(-1);
+    c.writes = int64s(o[stamp::kWrites]);
+    c.reads = int64s(o[stamp::kReads]);
     calls.push_back(c);
   }
   // a value's dtype, shape and stored values: little-endian 8-byte words (check_trace has checked the length)
@@ -293,6 +304,11 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     const QJsonObject o = rv.toObject();
     out->rules.push_back({o["name"].toString(), o["file"].toString(), o["text"].toString(), o["line"].toInt(), o["first_line"].toInt()});
   }
+  for (const auto& mv : root[key::kMemory].toArray()) {
+    const QJsonObject o = mv.toObject();
+    out->memory.push_back({o["alloc"].toBool(), o["device"].toString(), o["bytes"].toInteger(), o["buffer"].toInteger(), o["t"].toDouble(),
+                           o["after_call"].toInt()});
+  }
   out->script = root[key::kScript].toString();
   out->device = root[key::kDevice].toString();
   out->result = any_text(root[key::kResult]);
@@ -319,6 +335,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   snapshots_ = std::move(p.snapshots);
   limits_ = std::move(p.limits);
   rules_ = std::move(p.rules);
+  memory_ = std::move(p.memory);
   rule_by_key_.clear();
   for (int i = 0; i < rules_.size(); ++i)
     if (const QString key = rules_[i].loc() + '\n' + rules_[i].name; !rule_by_key_.contains(key)) rule_by_key_.insert(key, i);

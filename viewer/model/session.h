@@ -60,6 +60,9 @@ struct Context {
   bool has_program = false;
   Program program;
   int schedule = -1;  // kernel contexts: the index of the schedule context they follow
+  // when its scope opened and closed, and (kernel contexts) when its program compiled, in seconds since the run's clock
+  // origin (engine/trace/schema.h: stamp); -1 in older traces
+  double begin = -1, end = -1, compile_begin = -1, compile_end = -1;
   bool is_schedule() const { return kind == "schedule"; }
   bool operator==(const Context&) const = default;
 };
@@ -76,6 +79,11 @@ struct Call {
   int run = -1;            // a TinyJit replay's calls: which run of the captured LINEAR (the calls of one replay share it)
   QString repeat_mode;     // "rerun", or "restored": each repeat ran on a restored copy of its inputs; "" ran once
   Estimates estimates;
+  // when the host launched it and when its device began it (seconds since the run's clock origin), and the BUFFER uop
+  // ids it writes and reads; -1 and none in older traces
+  double launched = -1, start = -1;
+  QList<qint64> writes, reads;
+  bool stamped() const { return start >= 0; }
   // the name as the schedule prints it, without colours and runs of spaces ("copy 16 B, CPU <- PYTHON")
   QString display_name() const;
   bool operator==(const Call&) const = default;
@@ -97,6 +105,16 @@ struct Output {
   qint64 stored() const { return is_float() ? f.size() : i.size(); }  // fewer than count when the trace's cap was reached
   double value(qint64 k) const { return is_float() ? f[k] : double(i[k]); }
   bool operator==(const Output&) const = default;
+};
+
+// A buffer of a call allocated or freed by the runtime (the trace's "memory", engine/trace/recorder.h: record_memory).
+struct MemoryEvent {
+  bool alloc = true;
+  QString device;
+  qint64 bytes = 0, buffer = 0;  // buffer: the BUFFER uop id
+  double t = 0;                  // seconds since the run's clock origin
+  int after_call = 0;            // calls recorded before it
+  bool operator==(const MemoryEvent&) const = default;
 };
 
 // The limits `tinyscope bench` measured on the run's device, copied into the trace from the limits cache (the trace's
@@ -157,6 +175,8 @@ class Session : public QObject {
   // the device's measured limits the run found in the limits cache (invalid: none)
   const MeasuredLimits& limits() const { return limits_; }
   const QList<RuleInfo>& rules() const { return rules_; }
+  // every allocation and free of a call's buffer, in the order they happened (none in older traces)
+  const QList<MemoryEvent>& memory() const { return memory_; }
   // the rules-table entry of a match's rule (its name and "loc"), nullptr if the trace has none
   const RuleInfo* rule_info(const QString& name, const QString& loc) const;
   const Uop* uop(int id) const;
@@ -188,6 +208,7 @@ class Session : public QObject {
     QList<Output> outputs, snapshots;
     MeasuredLimits limits;
     QList<RuleInfo> rules;
+    QList<MemoryEvent> memory;
     QHash<QString, int> by_key;
     QList<int> schedules;
   };
@@ -203,6 +224,7 @@ class Session : public QObject {
   QList<Output> outputs_, snapshots_;
   MeasuredLimits limits_;
   QList<RuleInfo> rules_;
+  QList<MemoryEvent> memory_;
   QHash<QString, int> rule_by_key_;  // loc + '\n' + name -> index in rules_
   QHash<QString, int> kernel_by_key_;
   QList<int> schedules_;

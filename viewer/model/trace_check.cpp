@@ -15,6 +15,7 @@
 namespace tsv {
 
 namespace key = ts::trace::key;
+namespace stamp = ts::trace::stamp;
 using ts::trace::kSchemaVersion;
 
 TraceLimits default_limits() {
@@ -160,7 +161,8 @@ class Checker {
            opt(o, key::kPartial, top, &Checker::name) &&  // a trace rebuilt from a run's stream: how the run ended
            opt(o, key::kOutputs, top, &Checker::outputs) && opt(o, key::kSnapshots, top, &Checker::snapshots) &&
            snapshot_calls(o, top) && opt(o, key::kRules, top, &Checker::rules) &&
-           opt(o, key::kLimits, top, &Checker::limits);  // the device's measured limits, when the limits cache had them
+           opt(o, key::kLimits, top, &Checker::limits) &&  // the device's measured limits, when the limits cache had them
+           opt(o, key::kMemory, top, &Checker::memory);    // allocations and frees (traces since they were recorded)
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -329,7 +331,7 @@ class Checker {
     return true;
   }
 
-  // ---- contexts: [{id, kind, name, passes, tensor_graph?, linear?, program?}]
+  // ---- contexts: [{id, kind, name, passes, tensor_graph?, linear?, program?, begin?, end?, compile?}]
   bool contexts(const QJsonObject& root, const Where& top) { return req(root, key::kContexts, top, &Checker::context_list); }
   bool context_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::context); }
   bool context(const QJsonValue& v, const Where& w) {
@@ -337,7 +339,15 @@ class Checker {
     const QJsonObject o = v.toObject();
     return req(o, "id", w, &Checker::count) && req(o, "kind", w, &Checker::context_kind) && req(o, "name", w, &Checker::name) && req(o, "passes", w, &Checker::passes) &&
            opt(o, "tensor_graph", w, &Checker::refs) && opt(o, "linear", w, &Checker::linear) &&
-           opt(o, "program", w, &Checker::program);
+           opt(o, "program", w, &Checker::program) && opt(o, stamp::kBegin, w, &Checker::number) &&
+           opt(o, stamp::kEnd, w, &Checker::number) && opt(o, stamp::kCompile, w, &Checker::interval);
+  }
+  // [begin, end]: two timestamps, the second not before the first
+  bool interval(const QJsonValue& v, const Where& w) {
+    if (!v.isArray() || v.toArray().size() != 2) return expected(w, "an array [begin, end]", v);
+    const QJsonArray a = v.toArray();
+    if (!number(a.at(0), Where{&w, nullptr, 0}) || !number(a.at(1), Where{&w, nullptr, 1})) return false;
+    return a.at(1).toDouble() >= a.at(0).toDouble() || fail(w, QStringLiteral("ends before it begins"));
   }
   bool context_kind(const QJsonValue& v, const Where& w) { return one_of(v, w, {"schedule", "kernel"}); }
   bool passes(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::pass); }
@@ -389,7 +399,8 @@ class Checker {
   }
 
   // ---- calls: [{kind, name, colored_name, device, counter, num_args, arg_sizes, global_size, applied_opts,
-  //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?, jit?}]
+  //               first_run, program_key, seconds, estimates, schedule_index, times?, repeat_mode?, jit?, graph?, run?,
+  //               launched?, start?, writes?, reads?}]
   bool calls(const QJsonObject& root, const Where& top) { return req(root, key::kCalls, top, &Checker::call_list); }
   bool call_list(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::call); }
   bool call(const QJsonValue& v, const Where& w) {
@@ -404,7 +415,17 @@ class Checker {
            req(o, "program_key", w, &Checker::name) && opt(o, "seconds", w, &Checker::number) &&
            req(o, "estimates", w, &Checker::estimates) && req(o, "schedule_index", w, &Checker::count) &&
            opt(o, "times", w, &Checker::numbers) && opt(o, "repeat_mode", w, &Checker::name) && opt(o, "jit", w, &Checker::boolean) &&
-           opt(o, "graph", w, &Checker::count) && opt(o, "run", w, &Checker::count);
+           opt(o, "graph", w, &Checker::count) && opt(o, "run", w, &Checker::count) &&
+           opt(o, stamp::kLaunched, w, &Checker::number) && opt(o, stamp::kStart, w, &Checker::number) &&
+           opt(o, stamp::kWrites, w, &Checker::sizes) && opt(o, stamp::kReads, w, &Checker::sizes);
+  }
+  // ---- memory: [{alloc, device, bytes, buffer, t, after_call}] (engine/trace/recorder.h: record_memory)
+  bool memory(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::memory_event); }
+  bool memory_event(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    return req(o, "alloc", w, &Checker::boolean) && req(o, "device", w, &Checker::name) && req(o, "bytes", w, &Checker::size) &&
+           req(o, "buffer", w, &Checker::size) && req(o, "t", w, &Checker::number) && req(o, "after_call", w, &Checker::count);
   }
   // ---- limits: {device, machine, measured_at, bandwidth_gbs, bandwidth_label, peak_gflops, peak_label}
   // (app/cli/limits_cache.h): a roof needs both figures finite and above zero

@@ -51,6 +51,8 @@ struct Normalizer {
     out_uops[std::to_string(n)] = u;
     return n;
   }
+  // a buffer a call writes or reads, or a memory event names: its uop's number where the trace has the uop
+  json buffer(const json& v) { return uops.contains(std::to_string(v.get<uint64_t>())) ? id(v) : json(-1); }
   json key(const json& v) {
     std::string k = v.get<std::string>();
     if (k.empty()) return "";
@@ -80,6 +82,10 @@ json normalize(json t) {
         if (it.contains("computes")) it["computes"] = n.id(it["computes"]);
         if (it.contains("members")) for (auto& m : it["members"]) m = n.id(m);
       }
+    // timestamps change with every run: the keys stay, their values are 0
+    for (const char* k : {"begin", "end"})
+      if (c.contains(k)) c[k] = 0;
+    if (c.contains("compile")) c["compile"] = {0, 0};
     if (c.contains("program")) {
       c["program"]["ast"] = n.id(c["program"]["ast"]);
       if (c["program"].contains("lines"))
@@ -95,7 +101,14 @@ json normalize(json t) {
   for (auto& call : t["calls"]) {
     call.erase("seconds");
     call["program_key"] = n.key(call["program_key"]);
+    for (const char* k : {"launched", "start"})
+      if (call.contains(k)) call[k] = 0;
+    for (const char* k : {"writes", "reads"})
+      if (call.contains(k))
+        for (auto& b : call[k]) b = n.buffer(b);
   }
+  if (t.contains("memory"))
+    for (auto& e : t["memory"]) e["t"] = 0, e["buffer"] = n.buffer(e["buffer"]);
   t["uops"] = n.out_uops;
   return t;
 }
