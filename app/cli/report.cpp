@@ -25,9 +25,12 @@
 
 #include "app/cli/cli.h"
 #include "app/gui/devices.h"
+#include "viewer/model/call_color.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/ansi.h"
+#include "viewer/model/call_pairing.h"
 #include "viewer/model/compare_model.h"
+#include "viewer/model/output_compare.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
 #include "viewer/panes/graph_pane.h"
@@ -122,6 +125,9 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
   p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
   p.setStandardInputFile(QProcess::nullDevice());
   QStringList args = {"run", script, "--json", json, "--repeat", QString::number(o.repeat)};
+  // comparing two devices: every call's output kept, so the page can name the first call whose output differs
+  if (!o.compare.isEmpty() && !o.compare.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) && !QFileInfo(o.compare).isFile())
+    args << "--snapshots";
   if (!o.script_args.isEmpty()) args << "--" << o.script_args;
   p.start(QCoreApplication::applicationFilePath(), args);
   if (!p.waitForStarted(30000)) return QStringLiteral("could not start %1: %2").arg(QCoreApplication::applicationFilePath(), p.errorString());
@@ -146,6 +152,9 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
 QString esc(const QString& s) { return s.toHtmlEscaped(); }
 QString num(double v) { return QString::number(v, 'g', 17); }  // a raw value, as the trace has it
 QString us(double s) { return QString::number(s * 1e6, 'f', 2) + QStringLiteral(" µs"); }
+
+// a call's colour as a small square before its name (viewer/model/call_color.h: the colour every pane gives it)
+QString swatch(const QColor& c) { return QStringLiteral("<span class=\"sw\" style=\"background:%1\"></span>").arg(c.name()); }
 
 // a name with ANSI colours (kernel names carry them) as coloured spans, as the window's delegates draw it
 QString colored(const QString& ansi) {
@@ -245,6 +254,12 @@ pre.src .ln::before { content: counter(ln); display: inline-block; width: 3em; m
                       -webkit-user-select: none; user-select: none; }
 pre.src .del, pre.src .add { display: inline-block; min-width: 100%; }
 pre.src .del { background: #ffd7d5; }
+pre.src .chg { background: #fff3c4; display: inline-block; min-width: 100%; }
+pre.src .fill { counter-increment: none; background: #eeeeee; display: inline-block; min-width: 100%; }
+pre.src .fill::before { content: ""; }
+#compare-table tr.alone td, #compare-table tr.other td.name { color: #a06000; }
+#compare-table tr.diverges td { background: #ffe9e6; }
+p.bad, tr.differs td { color: #b03020; }
 pre.src .add { background: #d4f5d4; }
 pre.result { white-space: pre-wrap; word-break: break-word; }
 details { margin: 4px 0; }
@@ -257,6 +272,7 @@ figcaption { font-weight: 600; margin-bottom: 4px; }
 label.zoom { font-size: 12px; color: #555; display: block; margin: 2px 0; }
 label.zoom:has(input:checked) + .graph svg { max-width: none; }
 .legend { font-size: 12px; margin: 2px 0 6px; }
+span.sw { display: inline-block; width: 11px; height: 11px; border: 1px solid #999; border-radius: 2px; vertical-align: -1px; margin: 0 6px 0 0; }
 .legend span.sw { display: inline-block; width: 11px; height: 11px; border: 1px solid #999; border-radius: 2px; vertical-align: -1px; margin: 0 4px 0 10px; }
 .bar { position: relative; width: 160px; height: 10px; background: #eef0f6; border-radius: 2px; }
 .bar div { position: absolute; left: 0; top: 0; bottom: 0; background: #6d8fd8; border-radius: 2px; }
@@ -290,6 +306,8 @@ class Page {
   void sources();
   void timings();
   void compare();
+  void compare_outputs();
+  void compare_sources(const tsv::CompareModel& m, const QList<int>& rows);
   QString graph(const tsv::GraphInput& g, const QString& id, bool* timed_out = nullptr);
   const tsv::Session& s() const { return *a_.session; }
   Run a_, b_;
@@ -469,12 +487,14 @@ void Page::schedule() {
   h_ += "<p class=\"dim\">Every call in the order it ran.</p>";
   h_ += "<table><thead><tr><th class=\"r\">#</th><th>Kind</th><th>Name</th><th>Global</th><th>Buffers</th><th class=\"r\">Sched</th></tr></thead><tbody>";
   const QList<tsv::Call>& calls = s().calls();
+  const QList<QColor> colors = tsv::call_colors(s());  // each call's one colour, as the window's panes show it
   for (int i = 0; i < calls.size(); ++i) {
     const tsv::Call& c = calls[i];
     QStringList bufs;
     for (const auto& [n, d] : c.arg_sizes) bufs << QStringLiteral("%1×%2").arg(n).arg(d);
     h_ += QStringLiteral("<tr data-call=\"%1\"><td class=\"r\">%2</td><td>%3</td><td class=\"name\">%4</td><td>%5</td><td>%6</td><td class=\"r\">%7</td></tr>")
-              .arg(QString::number(i), QString::number(c.counter), esc(c.kind), colored(c.colored_name).trimmed(), esc(shape_text(c.global_size)),
+              .arg(QString::number(i), QString::number(c.counter), esc(c.kind), swatch(colors.value(i)) + colored(c.colored_name).trimmed(),
+                   esc(shape_text(c.global_size)),
                    esc(bufs.join(", ")), QString::number(c.schedule_index));
   }
   if (calls.isEmpty()) h_ += "<tr><td colspan=\"6\" class=\"dim\">The run made no calls.</td></tr>";
@@ -507,6 +527,7 @@ void Page::sources() {
 void Page::timings() {
   h_ += "<section id=\"timings\"><h2>Timings</h2>";
   const QList<tsv::Call>& calls = s().calls();
+  const QList<QColor> colors = tsv::call_colors(s());
   double max_t = 0;
   for (const tsv::Call& c : calls) max_t = std::max(max_t, tsv::TimingsModel::headline_of(c));
   h_ += "<p class=\"dim\">Time: the median of each call's warm runs after the first (a call that ran once: its one run); "
@@ -522,9 +543,14 @@ void Page::timings() {
     const double gflops = t > 0 ? c.estimates.ops / t / 1e9 : 0, gbs = t > 0 ? c.estimates.mem / t / 1e9 : 0;
     const QString star = c.first_run && c.kind == "kernel" ? QStringLiteral(" *") : QString();
     const QString mark = c.repeat_mode == "restored" ? QStringLiteral(" ↺") : QString();
-    h_ += QStringLiteral("<tr data-call=\"%1\"><td class=\"r\">%2</td><td class=\"name\">%3%4</td>").arg(i).arg(c.counter).arg(colored(c.colored_name).trimmed(), mark);
+    h_ += QStringLiteral("<tr data-call=\"%1\"><td class=\"r\">%2</td><td class=\"name\">%3%4</td>")
+              .arg(i)
+              .arg(c.counter)
+              .arg(swatch(colors.value(i)) + colored(c.colored_name).trimmed(), mark);
     h_ += QStringLiteral("<td class=\"t\" data-seconds=\"%1\">%2</td>").arg(num(t), us(t));
-    h_ += QStringLiteral("<td><div class=\"bar\"><div style=\"width:%1%\"></div></div></td>").arg(max_t > 0 ? 100.0 * t / max_t : 0, 0, 'f', 1);
+    h_ += QStringLiteral("<td><div class=\"bar\"><div style=\"width:%1%;background:%2\"></div></div></td>")
+              .arg(max_t > 0 ? 100.0 * std::min(t, max_t) / max_t : 0, 0, 'f', 1)
+              .arg(tsv::call_outline(colors.value(i)).name());
     h_ += QStringLiteral("<td class=\"t first\" data-seconds=\"%1\">%2%3</td>").arg(num(c.seconds), us(c.seconds), star);
     h_ += QStringLiteral("<td class=\"r\" data-value=\"%1\">%2</td><td class=\"r\" data-value=\"%3\">%4</td>")
               .arg(num(gflops), QString::number(gflops, 'f', 3), num(gbs), QString::number(gbs, 'f', 3));
@@ -536,14 +562,41 @@ void Page::timings() {
   h_ += "</tbody></table></section>\n";
 }
 
+// one kernel's two sources lined up by the uop each line renders (the window's "Line up by uop"): blank rows where one
+// side has no such statement, rows of one side red or green, one statement in other words yellow
+QString aligned_pre(const QStringList& lines, const QStringList& theirs, const tsv::StatementRows& st, bool left) {
+  QString out;
+  for (const auto& [x, y] : st.rows) {
+    const int mine = left ? x : y, other = left ? y : x;
+    if (mine < 0) {
+      out += QStringLiteral("<span class=\"ln fill\"> </span>\n");
+      continue;
+    }
+    const QString cls = other < 0                                          ? QString::fromLatin1(left ? " del" : " add")
+                        : lines[mine].trimmed() != theirs[other].trimmed() ? QStringLiteral(" chg")
+                                                                           : QString();
+    out += QStringLiteral("<span class=\"ln%1\">%2</span>\n").arg(cls, esc(lines[mine]));
+  }
+  return out;
+}
+
 void Page::compare() {
   const tsv::Session& b = *b_.session;
   h_ += QStringLiteral("<section id=\"compare\"><h2>Compare: %1 and %2</h2>").arg(esc(a_.device), esc(b_.device));
-  h_ += QStringLiteral("<p class=\"dim\">The n-th call of one run beside the n-th of the other; each time is the median of its warm runs "
-                       "(its one run if it ran once); %1 / %2 under 1 is faster on %1.</p>").arg(esc(b_.device), esc(a_.device));
+  h_ += QStringLiteral("<p class=\"dim\">Each row pairs the calls of the two runs that compute the same thing (the tensor node each "
+                       "realizes), whatever their kernels are named; a call only one run made has a row of its own. Each time is the "
+                       "median of its warm runs (its one run if it ran once), the ratio's range the one the warm runs allow; %1 / %2 "
+                       "under 1 is faster on %1.</p>").arg(esc(b_.device), esc(a_.device));
   // CompareModel reads the sessions through const accessors only
   tsv::CompareModel m(const_cast<tsv::Session*>(a_.session), const_cast<tsv::Session*>(&b));
   m.set_devices(a_.device, b_.device);
+  const tsv::Divergence div = tsv::first_divergence(s(), b, m.pairing());
+  h_ += QStringLiteral("<p id=\"pairing\">%1</p>").arg(esc(tsv::pairing_text(m.pairing(), a_.device, b_.device)));
+  h_ += QStringLiteral("<p id=\"divergence\" class=\"%1\"%2>%3%4</p>")
+            .arg(div.row >= 0 ? QStringLiteral("bad") : QString(),
+                 div.row >= 0 ? QStringLiteral(" data-call=\"%1\"").arg(div.a) : QString(),
+                 esc(tsv::divergence_text(div, s(), b, a_.device, b_.device)),
+                 div.row >= 0 ? QStringLiteral(" <a href=\"#compare-row-%1\">(its row)</a>").arg(div.row) : QString());
   h_ += "<table id=\"compare-table\"><thead><tr>";
   for (int col = 0; col < tsv::CompareModel::kColumns; ++col) {
     const bool right = col == tsv::CompareModel::kIndex || col == tsv::CompareModel::kTimeA || col == tsv::CompareModel::kTimeB || col == tsv::CompareModel::kRatio;
@@ -551,11 +604,7 @@ void Page::compare() {
   }
   h_ += "</tr></thead><tbody>";
   double total_a = 0, total_b = 0;
-  struct Pair {
-    int row;
-    QString key_a, key_b;
-  };
-  QList<Pair> pairs;
+  QList<int> pairs;  // rows of two kernels, each pair of programs once
   QSet<QString> paired;
   for (int r = 0; r < m.rowCount(); ++r) {
     auto cell = [&](int col) { return m.data(m.index(r, col)); };
@@ -565,43 +614,105 @@ void Page::compare() {
       (col == tsv::CompareModel::kTimeA ? total_a : total_b) += raw.toDouble();
       return QStringLiteral("<td class=\"t\" data-seconds=\"%1\">%2</td>").arg(num(raw.toDouble()), esc(cell(col).toString()));
     };
+    const tsv::Call* ca = m.call_a(r);
+    const tsv::Call* cb = m.call_b(r);
+    const auto [lo, hi] = m.ratio_range(r);
     const QVariant ratio = m.data(m.index(r, tsv::CompareModel::kRatio), Qt::UserRole);
-    const QString ratio_class = !ratio.isValid() || ratio.toDouble() <= 0 ? QString() : ratio.toDouble() < 1 ? QStringLiteral(" faster") : QStringLiteral(" slower");
-    h_ += QStringLiteral("<tr data-call=\"%1\"><td class=\"r\">%2</td><td class=\"name\">%3</td>%4<td class=\"name\">%5</td>%6<td class=\"t%7\"%8>%9</td></tr>\n")
-              .arg(r)
-              .arg(cell(tsv::CompareModel::kIndex).toInt())
-              .arg(r < s().calls().size() ? colored(s().calls()[r].colored_name).trimmed() : QStringLiteral("—"), time_cell(tsv::CompareModel::kTimeA),
-                   r < b.calls().size() ? colored(b.calls()[r].colored_name).trimmed() : QStringLiteral("—"), time_cell(tsv::CompareModel::kTimeB), ratio_class,
+    const bool noisy = lo > 0 && lo <= 1 && hi >= 1;
+    const QString ratio_class = !ratio.isValid() || ratio.toDouble() <= 0 || noisy ? QString()
+                                : ratio.toDouble() < 1                         ? QStringLiteral(" faster")
+                                                                               : QStringLiteral(" slower");
+    QString row_class = !m.matched(r) ? QStringLiteral("alone") : !m.same_computation(r) ? QStringLiteral("other") : QString();
+    if (r == div.row) row_class += QStringLiteral(" diverges");
+    h_ += QStringLiteral("<tr id=\"compare-row-%1\" data-call=\"%2\" data-call-b=\"%3\"%4 title=\"%5\"><td class=\"r\">%6</td><td class=\"name\">%7</td>%8"
+                         "<td class=\"name\">%9</td>%10<td class=\"t%11\"%12>%13</td></tr>\n")
+              .arg(QString::number(r), QString::number(m.pairing().rows()[r].a), QString::number(m.pairing().rows()[r].b),
+                   row_class.isEmpty() ? QString() : QStringLiteral(" class=\"%1\"").arg(row_class.trimmed()),
+                   esc(m.data(m.index(r, tsv::CompareModel::kNameB), Qt::ToolTipRole).toString()),
+                   QString::number(cell(tsv::CompareModel::kIndex).toInt()),
+                   ca ? colored(ca->colored_name).trimmed() : QStringLiteral("—"), time_cell(tsv::CompareModel::kTimeA),
+                   cb ? colored(cb->colored_name).trimmed() : QStringLiteral("—"))
+              .arg(time_cell(tsv::CompareModel::kTimeB), ratio_class,
                    ratio.isValid() ? QStringLiteral(" data-ratio=\"%1\"").arg(num(ratio.toDouble())) : QString(),
                    esc(cell(tsv::CompareModel::kRatio).toString()));
-    if (m.matched(r) && s().calls()[r].kind == "kernel") {
-      const QString ka = s().calls()[r].program_key, kb = b.calls()[r].program_key;
-      if (!paired.contains(ka + '\n' + kb)) paired.insert(ka + '\n' + kb), pairs.push_back({r, ka, kb});
+    if (m.matched(r) && ca->kind == "kernel" && cb->kind == "kernel") {
+      const QString key = ca->program_key + '\n' + cb->program_key;
+      if (!paired.contains(key)) paired.insert(key), pairs.push_back(r);
     }
   }
   h_ += QStringLiteral("<tr class=\"total\"><td></td><td>Total</td><td class=\"t\" data-seconds=\"%1\">%2</td><td></td>"
                        "<td class=\"t\" data-seconds=\"%3\">%4</td><td class=\"t\">%5</td></tr>")
             .arg(num(total_a), us(total_a), num(total_b), us(total_b), total_a > 0 ? QStringLiteral("%1×").arg(total_b / total_a, 0, 'f', 2) : QStringLiteral("—"));
   h_ += "</tbody></table>";
+  compare_outputs();
+  compare_sources(m, pairs);
+  h_ += "</section>\n";
+}
 
-  // each kernel's two sources side by side, the lines only one of them has marked (as the window's source diff)
+// every value the script read back, on both sides, element by element (the window's Outputs tab)
+void Page::compare_outputs() {
+  tsv::OutputCompareModel o(const_cast<tsv::Session*>(a_.session), const_cast<tsv::Session*>(b_.session));
+  h_ += "<h3 id=\"compare-outputs\">Outputs</h3>";
+  if (o.rowCount() == 0) {
+    h_ += "<p class=\"dim\">Neither run read a value back.</p>";
+    return;
+  }
+  const int bad = o.differing_rows();
+  h_ += QStringLiteral("<p class=\"%1\">%2</p>")
+            .arg(bad ? QStringLiteral("bad") : QString(),
+                 bad ? QStringLiteral("%1 of the %2 values the script read differ").arg(bad).arg(o.rowCount())
+                     : QStringLiteral("The %1 value(s) the script read are equal, element by element").arg(o.rowCount()));
+  h_ += "<table id=\"compare-outputs-table\"><thead><tr>";
+  for (int col = 0; col < tsv::OutputCompareModel::kColumns; ++col)
+    h_ += QStringLiteral("<th>%1</th>").arg(esc(o.headerData(col, Qt::Horizontal).toString()));
+  h_ += "</tr></thead><tbody>";
+  for (int r = 0; r < o.rowCount(); ++r) {
+    const bool differs = o.diff(r).verdict != tsv::OutputDiff::Verdict::Equal;
+    h_ += differs ? QStringLiteral("<tr class=\"differs\">") : QStringLiteral("<tr>");
+    for (int col = 0; col < tsv::OutputCompareModel::kColumns; ++col)
+      h_ += QStringLiteral("<td>%1</td>").arg(esc(o.data(o.index(r, col)).toString()));
+    h_ += "</tr>\n";
+  }
+  h_ += "</tbody></table>";
+}
+
+// each pair of kernels' two sources side by side, lined up by the uop each line renders where the trace says it
+// (else the lines only one of them has marked, as a text diff)
+void Page::compare_sources(const tsv::CompareModel& m, const QList<int>& rows) {
+  const tsv::Session& b = *b_.session;
   h_ += "<h3>Sources side by side</h3>";
-  if (pairs.isEmpty()) h_ += "<p class=\"dim\">No kernel ran on both devices at the same position.</p>";
-  for (const Pair& p : pairs) {
-    const int ca = s().kernel_context(p.key_a), cb = b.kernel_context(p.key_b);
-    if (ca < 0 || cb < 0) continue;
-    const tsv::Program &pa = s().contexts()[ca].program, &pb = b.contexts()[cb].program;
-    const tsv::LineDiff d = tsv::diff_lines(pa.src.split('\n'), pb.src.split('\n'));
-    const QString what = d.removed + d.added == 0 ? QStringLiteral("the two sources are the same")
-                                                  : QStringLiteral("%1 line(s) only on the left (red), %2 only on the right (green)").arg(d.removed).arg(d.added);
+  if (rows.isEmpty()) h_ += "<p class=\"dim\">No kernel ran on both devices.</p>";
+  for (int r : rows) {
+    const tsv::Call& ca = *m.call_a(r);
+    const tsv::Call& cb = *m.call_b(r);
+    const int xa = s().kernel_context(ca.program_key), xb = b.kernel_context(cb.program_key);
+    if (xa < 0 || xb < 0) continue;
+    const tsv::Program &pa = s().contexts()[xa].program, &pb = b.contexts()[xb].program;
+    const QStringList ka = tsv::statement_keys(s(), pa), kb = tsv::statement_keys(b, pb);
+    QString what, left, right;
+    if (!ka.isEmpty() && !kb.isEmpty()) {
+      const QStringList la = pa.src.split('\n'), lb = pb.src.split('\n');
+      const tsv::StatementRows st = tsv::align_statements(la, ka, lb, kb);
+      what = QStringLiteral("lined up by uop: %1 statement(s) on both sides (%2 worded differently), %3 only on the left, %4 only on the right")
+                 .arg(st.both()).arg(st.reworded).arg(st.only_a).arg(st.only_b);
+      left = aligned_pre(la, lb, st, true);
+      right = aligned_pre(lb, la, st, false);
+    } else {
+      const tsv::LineDiff d = tsv::diff_lines(pa.src.split('\n'), pb.src.split('\n'));
+      what = d.removed + d.added == 0 ? QStringLiteral("the two sources are the same")
+                                      : QStringLiteral("%1 line(s) only on the left (red), %2 only on the right (green)").arg(d.removed).arg(d.added);
+      left = numbered(pa.src, &d.a_kept, "del");
+      right = numbered(pb.src, &d.b_kept, "add");
+    }
+    QString names = colored(pa.colored_name.isEmpty() ? pa.name : pa.colored_name);
+    if (pa.name != pb.name) names += QStringLiteral(" / ") + colored(pb.colored_name.isEmpty() ? pb.name : pb.colored_name);
     h_ += QStringLiteral("<details class=\"pair\" data-call=\"%1\"%2><summary><code>%3</code> <span class=\"meta\">call %4 · %5</span></summary><div class=\"diff\">")
-              .arg(QString::number(p.row), pairs.front().row == p.row ? QStringLiteral(" open") : QString(),
-                   colored(pa.colored_name.isEmpty() ? pa.name : pa.colored_name), QString::number(p.row + 1), esc(what));
-    h_ += QStringLiteral("<div><h4>%1 <span class=\"dim\">%2</span></h4><pre class=\"src a\">%3</pre></div>").arg(esc(a_.device), esc(pa.lang), numbered(pa.src, &d.a_kept, "del"));
-    h_ += QStringLiteral("<div><h4>%1 <span class=\"dim\">%2</span></h4><pre class=\"src b\">%3</pre></div>").arg(esc(b_.device), esc(pb.lang), numbered(pb.src, &d.b_kept, "add"));
+              .arg(QString::number(m.pairing().rows()[r].a), rows.front() == r ? QStringLiteral(" open") : QString(), names,
+                   QString::number(m.pairing().rows()[r].a + 1), esc(what));
+    h_ += QStringLiteral("<div><h4>%1 <span class=\"dim\">%2</span></h4><pre class=\"src a\">%3</pre></div>").arg(esc(a_.device), esc(pa.lang), left);
+    h_ += QStringLiteral("<div><h4>%1 <span class=\"dim\">%2</span></h4><pre class=\"src b\">%3</pre></div>").arg(esc(b_.device), esc(pb.lang), right);
     h_ += "</div></details>\n";
   }
-  h_ += "</section>\n";
 }
 
 QString Page::html() {

@@ -4,6 +4,7 @@
 #include <QStringList>
 
 #include "viewer/model/ansi.h"
+#include "viewer/model/call_color.h"
 #include "viewer/model/session.h"
 
 namespace tsv {
@@ -16,8 +17,10 @@ QString format_bytes(double b) {
 }
 
 ScheduleModel::ScheduleModel(Session* session, QObject* parent) : QAbstractTableModel(parent), session_(session) {
+  colors_ = call_colors(*session);
   connect(session, &Session::loaded, this, [this] {
     beginResetModel();
+    colors_ = call_colors(*session_);
     endResetModel();
   });
 }
@@ -36,6 +39,7 @@ QVariant ScheduleModel::data(const QModelIndex& index, int role) const {
     QColor col = main_ansi_color(c.colored_name);
     return col.isValid() ? QVariant(col) : QVariant();
   }
+  if (role == Qt::DecorationRole && index.column() == kName) return colors_.value(index.row());  // the call's one colour
   if (role == Qt::ToolTipRole && index.column() == kName) return c.program_key;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {

@@ -1,4 +1,6 @@
 #pragma once
+#include <QColor>
+#include <QList>
 #include <QAbstractTableModel>
 
 namespace tsv {
@@ -19,6 +21,7 @@ class ScheduleModel : public QAbstractTableModel {
 
  private:
   Session* session_;
+  QList<QColor> colors_;  // each call's one colour (viewer/model/call_color.h): the name's swatch
 };
 
 QString format_bytes(double bytes);

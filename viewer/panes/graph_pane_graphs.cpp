@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "viewer/model/ansi.h"
+#include "viewer/model/call_color.h"
 #include "viewer/model/session.h"
 #include "viewer/model/timings_model.h"
 #include "viewer/panes/graph_pane.h"
@@ -68,11 +69,6 @@ GraphInput GraphPane::build_graph(const Session& s, const QList<int>& roots, int
 }
 
 namespace {
-// a light fill of a name's color (the schedule's colors are for text)
-QColor tint(const QColor& c, const QColor& fallback) {
-  if (!c.isValid()) return fallback;
-  return QColor((c.red() + 2 * 255) / 3, (c.green() + 2 * 255) / 3, (c.blue() + 2 * 255) / 3);
-}
 QString buffer_text(const Uop& b) {
   qint64 n = 1;
   for (qint64 d : b.shape) n *= d;
@@ -112,7 +108,7 @@ GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context,
     if (call >= 0) {
       const Call& c = s.calls()[call];
       label = c.display_name() + QStringLiteral("\n%1 #%2").arg(c.kind).arg(c.counter);
-      fill = tint(main_ansi_color(c.colored_name), c.kind == "copy" ? QColor(0xf7, 0xe8, 0xa4) : QColor(0xe6, 0xe6, 0xf2));
+      fill = call_color(i);  // the call's one colour (viewer/model/call_color.h), as the tensor graph fills its nodes
     } else {
       label = it.kind + QStringLiteral("\n(not run)");
       fill = QColor(0xee, 0xee, 0xee);
@@ -143,14 +139,7 @@ GraphInput GraphPane::build_kernel_graph(const Session& s, int schedule_context,
   return g;
 }
 
-QColor GraphPane::kernel_tint(int item) {
-  // pastels far enough apart that neighbouring kernels read apart; they repeat after twelve
-  static const QColor palette[] = {QColor(0xff, 0xd6, 0xa5), QColor(0xca, 0xff, 0xbf), QColor(0x9b, 0xf6, 0xff),
-                                   QColor(0xff, 0xad, 0xad), QColor(0xbd, 0xb2, 0xff), QColor(0xfd, 0xff, 0xb6),
-                                   QColor(0xa0, 0xc4, 0xff), QColor(0xff, 0xc6, 0xff), QColor(0xd4, 0xe0, 0x9b),
-                                   QColor(0xf1, 0xc0, 0xe8), QColor(0xb9, 0xfb, 0xc0), QColor(0xe9, 0xd5, 0xc5)};
-  return palette[item % 12];
-}
+QColor GraphPane::kernel_tint(int item) { return call_color(item); }
 
 GraphPane::Split GraphPane::kernel_split(const Session& s, int schedule_context) {
   Split out;

@@ -16,6 +16,7 @@
 #include <numbers>
 
 #include "viewer/model/ansi.h"
+#include "viewer/model/call_color.h"
 
 namespace tsv {
 
@@ -92,10 +93,6 @@ class RooflinePlot : public QWidget {
       if (dd < best_d) best_d = dd, best = p.call;
     }
     return best;
-  }
-  static QColor dot_color(const Call& c) {
-    const QColor col = main_ansi_color(c.colored_name);
-    return col.isValid() ? col : QColor(0xf0, 0x9a, 0x3e);  // a name without colours: the Timings pane's kernel bar
   }
   QString describe(int call) const {
     const RooflinePoint* p = r_->point_of(call);
@@ -223,6 +220,7 @@ class RooflinePlot : public QWidget {
     p.restore();
 
     const auto& calls = sel_->session()->calls();
+    const QList<QColor> colors = call_colors(*sel_->session());  // each call's one colour (viewer/model/call_color.h)
     if (r_->points.isEmpty()) {
       p.setPen(mid);
       p.drawText(a, Qt::AlignCenter | Qt::TextWordWrap,
@@ -250,8 +248,8 @@ class RooflinePlot : public QWidget {
     for (const RooflinePoint& pt : r_->points) {
       const Call& c = calls[pt.call];
       const QPointF at = position(pt.intensity, pt.gflops);
-      const QColor fill = dot_color(c);
-      p.setPen(QPen(fill.darker(170), 1));
+      const QColor fill = colors.value(pt.call);
+      p.setPen(QPen(call_outline(fill), 1));
       p.setBrush(fill);
       p.drawEllipse(at, 5, 5);
       if (pt.call != s.call && !s.program_key.isEmpty() && c.program_key == s.program_key) {
@@ -395,7 +393,7 @@ void RooflinePane::reload() {
   }
   QString foot;
   if (!roofline_.points.isEmpty())
-    foot = tr("Each dot a kernel call, coloured as the schedule colours its name; GFLOP/s of its warm median time (a call "
+    foot = tr("Each dot a kernel call, in its call's colour (as in the graphs and the Timings pane); GFLOP/s of its warm median time (a call "
               "that ran once: its one run). Click a dot to select its call.");
   if (!roofline_.skipped.isEmpty()) {
     QStringList names;
