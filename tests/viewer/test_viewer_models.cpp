@@ -326,6 +326,40 @@ class TestViewerModels : public QObject {
     QCOMPARE(tsgui::RunController::error_line(tb, "/tmp/x/bad.py"), 4);
     QCOMPARE(tsgui::RunController::error_line(tb, "/tmp/other.py"), -1);
   }
+
+  // the Timings axis: one slow warm run never sets it (the headline is a median); a call that dwarfs the rest is left
+  // out of it (clipped and marked) while calls of merely different sizes are not; repeats that spread widely are noisy
+  void timings_axis_is_robust_to_outliers() {
+    QCOMPARE(tsv::TimingsModel::robust_scale({}), 0.0);
+    QCOMPARE(tsv::TimingsModel::robust_scale({3e-6, 1e-6}), 3e-6);  // too few calls to call one an outlier
+    QCOMPARE(tsv::TimingsModel::robust_scale({0.05, 0.09, 0.14, 0.68}), 0.68);
+    QCOMPARE(tsv::TimingsModel::robust_scale({1, 1.2, 0.9, 1.1, 50}), 1.2);
+    QCOMPARE(tsv::TimingsModel::robust_scale({1, 2, 4, 8, 16, 32}), 32.0);  // sizes that grow: no outlier
+    QJsonDocument d = QJsonDocument::fromJson(ts_test::kernel_graph_trace());
+    QJsonObject root = d.object();
+    QJsonArray calls = root["calls"].toArray();
+    auto timed = [&](int i, QJsonArray times) {
+      QJsonObject c = calls[i].toObject();
+      c["times"] = times;
+      c["seconds"] = times[0];
+      calls[i] = c;
+    };
+    timed(0, {2e-6, 1e-6, 1e-6, 1e-6, 1e-6});
+    timed(1, {3e-6, 2e-6, 2.1e-6, 1.9e-6, 400e-6});  // one slow repeat
+    timed(2, {2e-6, 1.5e-6, 1.5e-6, 1.6e-6, 1.5e-6});
+    timed(3, {2e-6, 1e-6, 1.1e-6, 0.9e-6, 1e-6});
+    root["calls"] = calls;
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(QJsonDocument(root).toJson(), &err), qPrintable(err));
+    tsv::TimingsModel m(&s);
+    QVERIFY(m.max_seconds() >= 400e-6);
+    QCOMPARE(m.scale_seconds(), m.headline(1));  // the median of call 1's warm runs, not its slow one
+    QVERIFY(m.noisy(1));
+    QVERIFY(!m.noisy(0) && !m.noisy(2) && !m.noisy(3));
+    QVERIFY(m.describe(1).contains("Noisy"));
+    QVERIFY(!m.describe(0).contains("Noisy"));
+  }
 };
 
 QTEST_MAIN(TestViewerModels)

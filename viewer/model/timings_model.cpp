@@ -80,6 +80,9 @@ QString TimingsModel::describe(int row) const {
     lines << tr("Timed twice: one warm run, %1 µs (no spread)").arg(c.times[1] * 1e6, 0, 'f', 2);
   else
     lines << tr("Ran once (no warm runs)");
+  if (noisy_spread(sp))
+    lines << tr("Noisy: the warm runs spread over ±%1% of their median; the figures of this call are not to be trusted to "
+                "that precision (run again, or with more Timing runs)").arg(50.0 * kNoisySpread, 0, 'f', 0);
   if (c.jit) {
     lines << tr("Replayed by TinyJit (the magenta edge): a call of the captured schedule run again with this call's inputs, "
                 "no scheduling, no codegen (DEBUG=2 prints its header in magenta)");
@@ -134,6 +137,30 @@ double TimingsModel::max_seconds() const {
   }
   return m;
 }
+
+double TimingsModel::robust_scale(QList<double> h) {
+  std::sort(h.begin(), h.end());
+  if (h.isEmpty()) return 0;
+  if (h.size() < 4) return h.back();
+  auto quantile = [&](double q) {
+    const double at = q * (h.size() - 1);
+    const int lo = int(at);
+    return h[lo] + (at - lo) * (h[std::min<int>(lo + 1, h.size() - 1)] - h[lo]);
+  };
+  const double q1 = quantile(0.25), q3 = quantile(0.75), fence = q3 + 3 * (q3 - q1);
+  double within = 0;
+  for (double x : h)
+    if (x <= fence) within = std::max(within, x);
+  return within > 0 && h.back() > 4 * within ? within : h.back();
+}
+
+double TimingsModel::scale_seconds() const {
+  QList<double> h;
+  for (int r = 0; r < session_->calls().size(); ++r) h.push_back(headline(r));
+  return robust_scale(std::move(h));
+}
+
+bool TimingsModel::noisy(int row) const { return noisy_spread(spread(row)); }
 
 QVariant TimingsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= session_->calls().size()) return {};

@@ -31,7 +31,17 @@ class TimingsModel : public QAbstractTableModel {
   double seconds(int row) const;  // the first run
   double gflops(int row) const;   // of the headline time
   double gbs(int row) const;
-  double max_seconds() const;  // the longest headline or warm run: the bars' scale
+  double max_seconds() const;  // the longest headline or warm run
+  // the bars' scale: the longest headline, unless a few calls dwarf the rest (beyond a far-out fence over the calls'
+  // headlines: the third quartile plus three times the interquartile range, and over four times the longest within
+  // it); then the longest within the fence, and those bars are clipped and marked. A slow warm run never sets it (its
+  // whisker is clipped and marked instead).
+  double scale_seconds() const;
+  static double robust_scale(QList<double> headlines);
+  // a call whose warm runs spread widely: the fastest to the slowest over half the median (±25%), with 2 or more
+  static constexpr double kNoisySpread = 0.5;
+  bool noisy(int row) const;
+  static bool noisy_spread(const Spread& s) { return s.n >= 2 && s.median > 0 && (s.max - s.min) / s.median > kNoisySpread; }
   Spread spread(int row) const;
   // the spread of one call's timings: of the warm runs after the first (n = 0 with fewer than 3 timings)
   static Spread spread_of(QList<double> times);
