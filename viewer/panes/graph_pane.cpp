@@ -351,7 +351,8 @@ void GraphPane::update_overview() {
   overview_.clear();
   overview_scale_ = scale;
   if (!want) return;
-  // the heaviest nodes first; each name placed at its node's centre unless it would cover one placed before
+  // the heaviest nodes first; each name beside its node (right, left, above or below), never over a node or a name
+  // placed before, and left out where no side has room
   QList<QPair<double, int>> order;
   for (auto it = items_.constBegin(); it != items_.constEnd(); ++it)
     if (const double w = overview_weight(it.key()); w > 0) order.push_back({w, it.key()});
@@ -360,48 +361,70 @@ void GraphPane::update_overview() {
   font.setPixelSize(qRound(12 * text_scale_));
   font.setBold(true);
   const QFontMetrics fm(font);
-  QList<QRectF> taken;  // in view pixels
+  QList<QRectF> taken;  // in view pixels: every node, then each name placed
+  for (QGraphicsRectItem* node : std::as_const(items_)) taken.push_back(view_->mapFromScene(node->sceneBoundingRect()).boundingRect());
+  const QRectF visible = view_->viewport()->rect();
   for (const auto& [w, id] : order) {
     if (overview_.size() >= kOverviewMax) break;
     QGraphicsRectItem* node = items_.value(id);
-    QString text;
-    for (QGraphicsItem* c : node->childItems())
-      if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(c)) text = t->text().section(QLatin1Char('\n'), 0, 0);
-    // a kernel's output in a tensor graph: named by the call that stores it (the split is what the overview shows)
-    if (kind_ == Kind::TensorGraph && id >= 0)
-      for (int item : split_.items_of.value(id)) {
-        const int call = split_.calls.value(item, -1);
-        if (call < 0 || call >= selection_->session()->calls().size()) continue;
-        text = selection_->session()->calls()[call].display_name();
-        break;
-      }
+    const QString text = overview_text(id, node);
     if (text.isEmpty()) continue;
-    const QPointF centre = node->sceneBoundingRect().center();
     const QSizeF size(fm.horizontalAdvance(text) + 8, fm.height() + 4);
-    const QPointF at = view_->mapFromScene(centre);
-    const QRectF box(at.x() - size.width() / 2, at.y() - size.height() / 2, size.width(), size.height());
-    if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& r) { return r.intersects(box); })) continue;
+    const QRectF box = beside(view_->mapFromScene(node->sceneBoundingRect()).boundingRect(), size, visible, taken);
+    if (box.isNull()) continue;
     taken.push_back(box);
-    // a label of fixed pixel size at the node's centre: ItemIgnoresTransformations keeps it readable at any zoom
-    auto* bg = new QGraphicsRectItem(QRectF(QPointF(-size.width() / 2, -size.height() / 2), size));
-    bg->setFlag(QGraphicsItem::ItemIgnoresTransformations);
-    bg->setPos(centre);
-    QColor fill = node->brush().color();
-    fill.setAlpha(235);
-    bg->setBrush(fill);
-    bg->setPen(QPen(QColor(0, 0, 0, 160), 1));
-    bg->setZValue(5);
-    bg->setData(1, id);
-    bg->setAcceptedMouseButtons(Qt::NoButton);  // a click goes to the node under it
-    bg->setToolTip(node->toolTip());
-    auto* t = new QGraphicsSimpleTextItem(text, bg);
-    t->setFont(font);
-    t->setBrush(Qt::black);
-    t->setPos(-size.width() / 2 + 4, -size.height() / 2 + 2);
-    t->setAcceptedMouseButtons(Qt::NoButton);
-    scene_->addItem(bg);
-    overview_.push_back(bg);
+    add_overview_label(view_->mapToScene(box.center().toPoint()), size, text, font, node, id);
   }
+}
+
+// where a name of `size` (view pixels) goes beside a node's box: the first side of right, left, above, below that is in
+// view and clear of every box in `taken`; a null rect when none is
+QRectF GraphPane::beside(const QRectF& node, const QSizeF& size, const QRectF& visible, const QList<QRectF>& taken) {
+  constexpr double gap = 3;
+  const double cx = node.center().x() - size.width() / 2, cy = node.center().y() - size.height() / 2;
+  const QRectF sides[] = {QRectF(QPointF(node.right() + gap, cy), size), QRectF(QPointF(node.left() - gap - size.width(), cy), size),
+                          QRectF(QPointF(cx, node.top() - gap - size.height()), size), QRectF(QPointF(cx, node.bottom() + gap), size)};
+  for (const QRectF& r : sides)
+    if (visible.contains(r) && std::none_of(taken.begin(), taken.end(), [&](const QRectF& t) { return t.intersects(r); })) return r;
+  return {};
+}
+
+// the name the overview gives a node: its box's first line; a kernel's output in a tensor graph is named by the call
+// that stores it (the split is what the overview shows)
+QString GraphPane::overview_text(int id, QGraphicsRectItem* node) const {
+  QString text;
+  for (QGraphicsItem* c : node->childItems())
+    if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(c)) text = t->text().section(QLatin1Char('\n'), 0, 0);
+  if (kind_ == Kind::TensorGraph && id >= 0)
+    for (int item : split_.items_of.value(id)) {
+      const int call = split_.calls.value(item, -1);
+      if (call < 0 || call >= selection_->session()->calls().size()) continue;
+      return selection_->session()->calls()[call].display_name();
+    }
+  return text;
+}
+
+// a name of fixed pixel size centred at `centre` (scene): ItemIgnoresTransformations keeps it readable at any zoom
+void GraphPane::add_overview_label(const QPointF& centre, const QSizeF& size, const QString& text, const QFont& font,
+                                   QGraphicsRectItem* node, int id) {
+  auto* bg = new QGraphicsRectItem(QRectF(QPointF(-size.width() / 2, -size.height() / 2), size));
+  bg->setFlag(QGraphicsItem::ItemIgnoresTransformations);
+  bg->setPos(centre);
+  QColor fill = node->brush().color();
+  fill.setAlpha(235);
+  bg->setBrush(fill);
+  bg->setPen(QPen(QColor(0, 0, 0, 160), 1));
+  bg->setZValue(5);
+  bg->setData(1, id);
+  bg->setAcceptedMouseButtons(Qt::NoButton);  // a click goes to the node under it
+  bg->setToolTip(node->toolTip());
+  auto* t = new QGraphicsSimpleTextItem(text, bg);
+  t->setFont(font);
+  t->setBrush(Qt::black);
+  t->setPos(-size.width() / 2 + 4, -size.height() / 2 + 2);
+  t->setAcceptedMouseButtons(Qt::NoButton);
+  scene_->addItem(bg);
+  overview_.push_back(bg);
 }
 
 QStringList GraphPane::overview_labels() const {

@@ -98,10 +98,13 @@ class GraphPane : public QWidget {
 
   // ---- overview: while the graph is drawn too small to read (zoomed out, or fitted), the names of the heaviest
   // nodes (a kernel graph's calls by time, a collapsed tensor graph's clusters by size, else the kernels' outputs)
-  // float over it at a readable size, as many as fit without overlapping
+  // float beside them at a readable size, as many as fit without covering a node or one another
   static constexpr double kOverviewBelow = 0.55;  // the view's scale under which node text is too small to read
   static constexpr int kOverviewMax = 80;         // the most names shown at once
   QStringList overview_labels() const;
+  // where an overview name of `size` goes beside a node's box (view pixels): right, left, above or below, the first in
+  // `visible` and clear of every rect in `taken`; null when none is
+  static QRectF beside(const QRectF& node, const QSizeF& size, const QRectF& visible, const QList<QRectF>& taken);
   // the labels' size over the default (View > Larger text): node and edge text and the overview's names; the graph
   // is laid out again for it
   void set_text_scale(double scale);
@@ -141,6 +144,8 @@ class GraphPane : public QWidget {
   void update_overview();
   void clear_scene();  // the scene's items, the overview's names with them
   double overview_weight(int id) const;
+  QString overview_text(int id, QGraphicsRectItem* node) const;
+  void add_overview_label(const QPointF& centre, const QSizeF& size, const QString& text, const QFont& font, QGraphicsRectItem* node, int id);
   QList<QGraphicsItem*> overview_;
   double overview_scale_ = -1;
   double text_scale_ = 1.0;
