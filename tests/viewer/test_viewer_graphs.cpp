@@ -1,5 +1,7 @@
 // The graph panes and the layout engine: dot layouts, the kernel graph, the kernel split, big graphs (no UI stall,
 // collapsed clusters, search and minimap), exports, the engine's timeout, cancel and cache, the overview.
+#include "viewer/model/call_color.h"
+#include "viewer/panes/timings_pane.h"
 #include "viewer_test_util.h"
 
 namespace {
@@ -533,25 +535,88 @@ class TestViewerGraphs : public QObject {
     for (int c = 1; c < s.calls().size(); ++c)
       if (tsv::TimingsModel::headline_of(s.calls()[c]) > tsv::TimingsModel::headline_of(s.calls()[slowest])) slowest = c;
     QVERIFY2(names.front() == s.calls()[slowest].display_name(), qPrintable(names.join(" | ")));
-    // readable (12 px text whatever the zoom) and never on top of one another
-    QList<QRect> boxes;
-    for (QGraphicsItem* it : pane.scene()->items())
-      if (it->data(1).isValid()) {
-        QVERIFY(it->flags() & QGraphicsItem::ItemIgnoresTransformations);
-        const QSize size = it->boundingRect().size().toSize();  // in view pixels: the item ignores the zoom
-        QVERIFY(size.height() >= 14);
-        const QRect r(pane.view()->mapFromScene(it->pos()) - QPoint(size.width() / 2, size.height() / 2), size);
-        for (const QRect& b : boxes) QVERIFY(!b.intersects(r));
-        boxes << r;
-      }
-    QCOMPARE(boxes.size(), names.size());
+    QCOMPARE(check_overview_geometry(pane), names.size());
     pane.view()->set_scale(1.0);
     QVERIFY(pane.overview_labels().isEmpty());
+    // the tensor graph's names (the calls' outputs) beside their nodes too, at any zoom out
+    tsv::GraphPane tensor(tsv::GraphPane::Kind::TensorGraph, &sel);
+    tensor.resize(500, 400);
+    tensor.show();
+    QSignalSpy tensor_done(&tensor, &tsv::GraphPane::layout_done);
+    sel.select_context(0);
+    QVERIFY(tensor_done.count() > 0 || tensor_done.wait(30000));
+    for (double scale : {0.5, 0.3, 0.2}) {
+      tensor.view()->set_scale(scale);
+      QVERIFY(!tensor.overview_labels().isEmpty());
+      QCOMPARE(check_overview_geometry(tensor), tensor.overview_labels().size());
+    }
+  }
+
+  // the overview's names: readable (12 px text whatever the zoom), never on top of one another nor of any node (view
+  // pixels); how many there are
+  static int check_overview_geometry(tsv::GraphPane& pane) {
+    QList<QRect> boxes, nodes;
+    for (QGraphicsItem* it : pane.scene()->items())
+      if (it->data(0).isValid() && !it->data(1).isValid()) nodes << pane.view()->mapFromScene(it->sceneBoundingRect()).boundingRect();
+    for (QGraphicsItem* it : pane.scene()->items())
+      if (it->data(1).isValid()) {
+        if (!(it->flags() & QGraphicsItem::ItemIgnoresTransformations)) return -1;
+        const QSize size = it->boundingRect().size().toSize();  // in view pixels: the item ignores the zoom
+        if (size.height() < 14) return -2;
+        const QRect r(pane.view()->mapFromScene(it->pos()) - QPoint(size.width() / 2, size.height() / 2), size);
+        const QRect inner = r.adjusted(1, 1, -1, -1);  // (a pixel of rounding between the scene and the view)
+        for (const QRect& b : boxes + nodes)
+          if (b.intersects(inner)) {
+            qWarning("overview name at %d,%d %dx%d covers %d,%d %dx%d", r.x(), r.y(), r.width(), r.height(), b.x(), b.y(), b.width(), b.height());
+            return -3;
+          }
+        boxes << r;
+      }
+    return int(boxes.size());
   }
 
   // the compare's numbers from two traces: the ratio is the second's warm median over the first's, calls that differ
   // at a position are not compared; the line diff keeps the longest common run of lines
   // ---- the rewrite stepper: per-rule hits, one layout per pass, the rule's source lines, the UOp diff
+
+  // a call has one colour everywhere: the tensor graph's nodes it computes, its kernel-graph node, its swatch in the
+  // schedule table and its Timings bar, all from viewer/model/call_color.h keyed by its schedule item
+  void one_colour_per_call_everywhere() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(kernel_graph_trace(), &err), qPrintable(err));
+    const QList<QColor> colors = tsv::call_colors(s);
+    QCOMPARE(colors.size(), s.calls().size());
+    QCOMPARE(colors, (QList<QColor>{tsv::call_color(0), tsv::call_color(1), tsv::call_color(2), tsv::call_color(0)}));
+    QVERIFY(colors[0] != colors[1] && colors[1] != colors[2]);
+    for (int ctx : {0, 2}) {
+      QList<int> calls;
+      const tsv::GraphInput g = tsv::GraphPane::build_kernel_graph(s, ctx, &calls);
+      const tsv::GraphPane::Split split = tsv::GraphPane::kernel_split(s, ctx);
+      QHash<int, QColor> fill;
+      for (const auto& n : g.nodes) fill.insert(n.id, n.fill);
+      for (int i = 0; i < calls.size(); ++i) {
+        QCOMPARE(fill.value(i), colors[calls[i]]);  // the kernel graph (node i: item i)
+        QCOMPARE(split.fill[i], colors[calls[i]]);     // the tensor graph
+        QCOMPARE(split.calls[i], calls[i]);
+      }
+    }
+    tsv::ScheduleModel schedule(&s);
+    for (int r = 0; r < s.calls().size(); ++r)
+      QCOMPARE(schedule.index(r, tsv::ScheduleModel::kName).data(Qt::DecorationRole).value<QColor>(), colors[r]);
+    // the Timings pane paints each call's bar in its colour
+    tsv::SelectionModel sel(&s);
+    tsv::TimingsPane timings(&sel);
+    timings.resize(1000, 300);
+    const QImage img = timings.widget()->grab().toImage();
+    const int h = timings.widget()->fontMetrics().height() + 8;
+    for (int r = 0; r < s.calls().size(); ++r) {
+      const int y = h + r * h + h / 2;
+      bool found = false;
+      for (int x = 0; x < img.width() && !found; ++x) found = img.pixelColor(x, y) == colors[r];
+      QVERIFY2(found, qPrintable(QString("no %1 in the Timings row %2").arg(colors[r].name()).arg(r)));
+    }
+  }
 };
 
 QTEST_MAIN(TestViewerGraphs)
