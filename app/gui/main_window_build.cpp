@@ -24,6 +24,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "app/gui/devices.h"
@@ -31,6 +32,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/tour.h"
+#include "engine/trace/chrome_trace.h"
 #include "viewer/model/session.h"
 #include "viewer/panes/code_editor.h"
 #include "viewer/panes/contexts_pane.h"
@@ -39,12 +41,23 @@
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_pane.h"
 #include "viewer/panes/stepper_pane.h"
+#include "viewer/panes/timeline_pane.h"
 #include "viewer/panes/timings_pane.h"
 #include "viewer/panes/values_pane.h"
 
 namespace tsgui {
 
 namespace {
+// a trace (its JSON as loaded) written to `path` as Chrome's Trace Event JSON; the reason when it cannot be
+QString export_chrome_trace(const QByteArray& trace, const QString& path) {
+  try {
+    ts::trace::write_chrome_trace(nlohmann::json::parse(trace.constData(), trace.constData() + trace.size()), path.toStdString());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
 QPalette make_palette(bool dark) {
   if (!dark) return QApplication::style()->standardPalette();
   QPalette p;
@@ -220,6 +233,9 @@ void MainWindow::build_docks() {
       // the roofline of the run's device: a tab beside the timings
       {QStringLiteral("roofline"), tr("Roofline"), [this] { return roofline_ = new tsv::RooflinePane(selection_, this); },
        Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
+      // the run on a time axis (host, devices, memory): a tab beside the timings
+      {QStringLiteral("timeline"), tr("Timeline"), [this] { return new tsv::TimelinePane(selection_, this); },
+       Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
       // Compare with…: below the Schedule and Timings row, the whole width (the two devices' rows line up)
       {QStringLiteral("compare"), tr("Compare"), [this] { return build_compare_dock(); }, Qt::BottomDockWidgetArea, Place::Under, {},
        false, true, &compare_dock_},
@@ -346,6 +362,19 @@ void MainWindow::build_file_menu() {
     }
     if (pane != kernel_graph_) exp->addSeparator();
   }
+  // the timeline as Chrome's Trace Event JSON, as `tinyscope run --chrome-trace` writes it (Perfetto opens it)
+  auto* timeline_act = file->addAction(tr("Export timeline…"), this, [this] {
+    const QString base = QFileInfo(script_path_).completeBaseName();
+    const QString f = QFileDialog::getSaveFileName(this, tr("Export timeline"), (base.isEmpty() ? QStringLiteral("timeline") : base) + ".chrome.json",
+                                                   tr("Chrome trace (*.json)"));
+    if (f.isEmpty()) return;
+    const QString err = export_chrome_trace(session_->raw(), f);
+    status_->setText(err.isEmpty() ? tr("Timeline written to %1 (Perfetto and chrome://tracing open it)").arg(f) : err);
+    if (!err.isEmpty()) append_console(err + "\n", true);
+  });
+  timeline_act->setObjectName(QStringLiteral("export_timeline"));
+  timeline_act->setToolTip(tr("Write the run's timeline as Chrome's Trace Event JSON: a process per device and the host, an event per call"));
+  connect(file, &QMenu::aboutToShow, timeline_act, [this, timeline_act] { timeline_act->setEnabled(!session_->raw().isEmpty()); });
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
 }

@@ -16,3 +16,9 @@ ts_add_test(test_limits SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_limits.cpp ${CMAK
 add_dependencies(test_limits tinyscope)
 target_include_directories(test_limits PRIVATE ${CMAKE_SOURCE_DIR})
 target_compile_definitions(test_limits PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+
+# `tinyscope run --chrome-trace`: Chrome's Trace Event JSON checked event by event, its call events equal to the trace's
+# calls (softmax, and a TinyJit loop's graph calls), the timestamps behind it, an unwritable path
+ts_add_test(test_chrome_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_chrome_trace.cpp LIBS Qt6::Core TIMEOUT 60)
+add_dependencies(test_chrome_trace tinyscope)
+target_compile_definitions(test_chrome_trace PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
