@@ -370,19 +370,44 @@ QString divergence_text(const Divergence& d, const Session& a, const Session& b,
                    .arg(ca.display_name(), la)
                    .arg(d.b + 1)
                    .arg(cb.display_name(), lb);
-  if (d.dtype == "float" || d.dtype == "double" || d.dtype == "half" || d.dtype == "bfloat16")
-    t_ += QObject::tr("%1 of %2 elements differ beyond %3 ULP of the buffer's largest magnitude %4 (the most %5)")
-              .arg(t.beyond)
-              .arg(t.compared)
-              .arg(t.tolerance)
-              .arg(t.scale, 0, 'g', 6)
-              .arg(t.worst, 0, 'g', 4);
-  else
-    t_ += QObject::tr("%1 of %2 elements differ").arg(t.beyond).arg(t.compared);
-  if (t.flushed) t_ += QObject::tr("; %1 denormal(s) on one side are 0 on the other (flushed to zero)").arg(t.flushed);
+  QStringList what;
+  const bool floats = d.dtype == "float" || d.dtype == "double" || d.dtype == "half" || d.dtype == "bfloat16";
+  if (t.beyond && floats)
+    what << QObject::tr("%1 of %2 elements differ by more than %3 ULP of the buffer's largest magnitude %4 (the most %5)")
+                .arg(t.beyond)
+                .arg(t.compared)
+                .arg(t.tolerance)
+                .arg(t.scale, 0, 'g', 6)
+                .arg(t.worst, 0, 'g', 4);
+  else if (t.beyond)
+    what << QObject::tr("%1 of %2 elements differ").arg(t.beyond).arg(t.compared);
+  if (t.flushed)
+    what << QObject::tr("%1 of %2 elements are denormals on one side and 0 on the other (flushed to zero)").arg(t.flushed).arg(t.compared);
+  t_ += what.join(QStringLiteral("; "));
   if (t.first >= 0)
     t_ += QObject::tr("; first at %1: %2 vs %3").arg(index_text(t.first, d.shape)).arg(t.first_a, 0, 'g', 8).arg(t.first_b, 0, 'g', 8);
   return t_;
+}
+
+StatementRows align_statements(const QStringList& lines_a, const QStringList& keys_a, const QStringList& lines_b,
+                               const QStringList& keys_b) {
+  StatementRows out;
+  QList<quint64> ha, hb;
+  for (const QString& k : keys_a) ha.push_back(quint64(qHash(k, 0x51a7e)));
+  for (const QString& k : keys_b) hb.push_back(quint64(qHash(k, 0x51a7e)));
+  auto pairs = align_keys(ha, hb);
+  const int na = int(lines_a.size()), nb = int(lines_b.size());
+  pairs.push_back({na, nb});  // (the end)
+  int i = 0, j = 0;
+  for (const auto& [x, y] : pairs) {
+    while (i < x && i < na) out.rows.push_back({i++, -1}), ++out.only_a;
+    while (j < y && j < nb) out.rows.push_back({-1, j++}), ++out.only_b;
+    if (x < na && y < nb) {
+      out.reworded += lines_a[x].trimmed() != lines_b[y].trimmed();
+      out.rows.push_back({i++, j++});
+    }
+  }
+  return out;
 }
 
 }  // namespace tsv

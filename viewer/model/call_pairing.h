@@ -112,3 +112,16 @@ QString pairing_text(const CallPairing& p, const QString& a, const QString& b);
 // snapshots: how to get them)
 QString divergence_text(const Divergence& d, const Session& a, const Session& b, const QString& la, const QString& lb);
 }  // namespace tsv
+
+namespace tsv {
+// Two sources' lines lined up on their statement keys (a longest common subsequence): each row the line of each side it
+// shows (-1: a blank row where that side has no such statement), how many rows have one side only, and how many rows
+// of both render the one statement in other words.
+struct StatementRows {
+  QList<QPair<int, int>> rows;
+  int only_a = 0, only_b = 0, reworded = 0;
+  int both() const { return int(rows.size()) - only_a - only_b; }
+};
+StatementRows align_statements(const QStringList& lines_a, const QStringList& keys_a, const QStringList& lines_b,
+                               const QStringList& keys_b);
+}  // namespace tsv

@@ -33,7 +33,7 @@ void mark(QPlainTextEdit* e, const QList<bool>& kept, const QColor& color) {
   paint(e, colors);
 }
 const QColor kOnlyLeft(0xff, 0xd7, 0xd5), kOnlyRight(0xd4, 0xf5, 0xd4), kReworded(0xff, 0xf3, 0xc4), kFiller(0xee, 0xee, 0xee);
-quint64 key_hash(const QString& k) { return quint64(qHash(k, 0x51a7e)); }
+
 }  // namespace
 
 SourceDiff::SourceDiff(QWidget* parent) : QWidget(parent) {
@@ -99,24 +99,14 @@ void SourceDiff::show_current() {
     // statement by statement: the longest common subsequence of the two key sequences, blank rows where one side
     // has nothing to put beside the other's line
     const QStringList la = a_.split('\n'), lb = b_.split('\n');
-    QList<quint64> ha, hb;
-    for (const QString& k : keys_a_) ha.push_back(key_hash(k));
-    for (const QString& k : keys_b_) hb.push_back(key_hash(k));
-    int i = 0, j = 0, only_a = 0, only_b = 0, reworded = 0;
-    auto pairs = align_keys(ha, hb);
-    pairs.push_back({int(la.size()), int(lb.size())});  // (the end)
-    for (const auto& [x, y] : pairs) {
-      while (i < x && i < la.size()) rows_.push_back({i++, -1}), ++only_a;
-      while (j < y && j < lb.size()) rows_.push_back({-1, j++}), ++only_b;
-      if (x < la.size() && y < lb.size()) rows_.push_back({i++, j++});
-    }
+    const StatementRows st = align_statements(la, keys_a_, lb, keys_b_);
+    rows_ = st.rows;
     QStringList ta, tb;
     QList<QColor> ca, cb;
     for (const auto& [x, y] : rows_) {
       ta.push_back(x >= 0 ? la[x] : QString());
       tb.push_back(y >= 0 ? lb[y] : QString());
       const bool differ = x >= 0 && y >= 0 && la[x].trimmed() != lb[y].trimmed();
-      reworded += differ;
       ca.push_back(x < 0 ? kFiller : y < 0 ? kOnlyLeft : differ ? kReworded : QColor());
       cb.push_back(y < 0 ? kFiller : x < 0 ? kOnlyRight : differ ? kReworded : QColor());
     }
@@ -126,10 +116,10 @@ void SourceDiff::show_current() {
     paint(right_, cb);
     summary_->setText(tr("Lined up by uop: %1 statement(s) on both sides (%2 worded differently, yellow), %3 only on the left "
                          "(red), %4 only on the right (green)")
-                          .arg(int(rows_.size()) - only_a - only_b)
-                          .arg(reworded)
-                          .arg(only_a)
-                          .arg(only_b));
+                          .arg(st.both())
+                          .arg(st.reworded)
+                          .arg(st.only_a)
+                          .arg(st.only_b));
     return;
   }
   left_->setPlainText(a_);
