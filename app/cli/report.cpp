@@ -624,7 +624,7 @@ void Page::compare() {
                                                                                : QStringLiteral(" slower");
     QString row_class = !m.matched(r) ? QStringLiteral("alone") : !m.same_computation(r) ? QStringLiteral("other") : QString();
     if (r == div.row) row_class += QStringLiteral(" diverges");
-    h_ += QStringLiteral("<tr id=\"compare-row-%1\" data-call=\"%2\" data-call-b=\"%3\"%4 title=\"%5\"><td class=\"r\">%6</td><td class=\"name\">%7</td>%8"
+    h_ += QStringLiteral("<tr data-call=\"%2\" data-call-b=\"%3\" id=\"compare-row-%1\"%4 title=\"%5\"><td class=\"r\">%6</td><td class=\"name\">%7</td>%8"
                          "<td class=\"name\">%9</td>%10<td class=\"t%11\"%12>%13</td></tr>\n")
               .arg(QString::number(r), QString::number(m.pairing().rows()[r].a), QString::number(m.pairing().rows()[r].b),
                    row_class.isEmpty() ? QString() : QStringLiteral(" class=\"%1\"").arg(row_class.trimmed()),

@@ -98,6 +98,7 @@ OutputDiff compare_outputs(const Output& a, const Output& b) {
 OutputCompareModel::OutputCompareModel(Session* a, Session* b, QObject* parent) : QAbstractTableModel(parent), a_(a), b_(b) {
   connect(a_, &Session::loaded, this, &OutputCompareModel::rebuild);
   connect(b_, &Session::loaded, this, &OutputCompareModel::rebuild);
+  rebuild();  // (sessions loaded before the model was made)
 }
 
 void OutputCompareModel::rebuild() {
