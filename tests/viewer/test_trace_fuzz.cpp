@@ -137,6 +137,9 @@ bool optional_member(const QString& shape) {
       ".snapshots",  // nor a run that kept no buffers
       ".contexts[*].program.lines",  // nor an older trace which uop each source line renders
       ".limits",
+      // nor one recorded before traces carried timestamps, the buffers a call writes and reads, and the memory events
+      ".calls[*].launched", ".calls[*].start", ".calls[*].writes", ".calls[*].reads", ".contexts[*].begin", ".contexts[*].end",
+      ".contexts[*].compile", ".memory",
       ".rules"};   // nor one recorded at --trace passes, or before traces carried the rules' sources  // nor a run whose device has no measured limits
   return optional.contains(shape);
 }
