@@ -188,7 +188,11 @@ int configure(MainWindow& w, const Options& o) {
 // the trace or the script named, then --compare-trace and --pane; false after an error on stderr that ends it (exit
 // status 2). A trace that cannot be opened is shown in the window and raises *exit_code to 1.
 bool open_file(MainWindow& w, const Options& o, int* exit_code) {
-  if (o.file.endsWith(".json")) {
+  if (o.file.endsWith(".json") && o.shot.isEmpty() && o.compare_trace.isEmpty() && QFileInfo(o.file).size() > MainWindow::kAsyncTraceBytes) {
+    // a big trace: read off the UI thread once the window shows, its progress in the status bar at once (a failure is
+    // shown in the window)
+    QTimer::singleShot(0, &w, [&w, file = o.file] { w.open_trace(file); });
+  } else if (o.file.endsWith(".json")) {
     QString trace_err;  // the window shows it too; the exit code says it
     if (!w.open_trace(o.file, &trace_err)) {
       std::fprintf(stderr, "tinyscope: cannot open the trace %s\n", qPrintable(trace_err));

@@ -191,38 +191,6 @@ void MainWindow::open_script(const QString& path) {
   update_script_marks();  // (the trace's lines mark this script only when it is the one the trace ran)
 }
 
-bool MainWindow::open_trace(const QString& path, QString* error) {
-  QString err;
-  if (tsv::is_compare_file_at(path)) return open_compare_file(path, error);
-  if (!session_->load(path, &err)) {
-    append_console(tr("Cannot open the trace %1\n%2\n").arg(QFileInfo(path).fileName(), err), true);
-    status_->setText(tr("Cannot open the trace: %1").arg(err));
-    show_trace_error(tr("Cannot open the trace %1 (nothing of it is shown):").arg(QFileInfo(path).fileName()), err);
-    setWindowTitle(tr("tinyscope — cannot open %1").arg(QFileInfo(path).fileName()));
-    if (error) *error = err;
-    return false;
-  }
-  status_->setText(tr("%1: %2 contexts, %3 calls on %4")
-                       .arg(QFileInfo(path).fileName())
-                       .arg(session_->contexts().size())
-                       .arg(session_->calls().size())
-                       .arg(session_->device()));
-  // the script the trace came from, when it is still there: a trace is untrusted, so only a .py file, and Run asks
-  // before running what the trace (not the user) chose
-  const QFileInfo script(session_->script());
-  if (script.isFile() && script.suffix() == QLatin1String("py") && script.size() <= (qint64(4) << 20)) {
-    open_script(script.filePath());
-    script_trace_ = QFileInfo(path).absoluteFilePath();
-  } else if (script.exists()) {
-    append_console(tr("The trace names the script %1: not opened (only a .py file of up to 4 MB is)\n").arg(script.filePath()), true);
-  }
-  opened_trace_ = path;
-  select_first_kernel();
-  show_trace_label();
-  if (script_from_trace()) setWindowTitle(windowTitle() + tr(" (the script named by the trace %1)").arg(QFileInfo(path).fileName()));
-  return true;
-}
-
 void MainWindow::set_beam(int n, bool extended) {
   const QSignalBlocker b1(beam_spin_), b2(extended_box_);
   beam_spin_->setValue(n);
@@ -501,10 +469,13 @@ void MainWindow::on_run_finished(int code, bool stopped, const QString& trace, c
   }
   // the trace is parsed off the UI thread; on_trace_loaded() goes on from there
   status_->setText(msg + tr("  Reading the trace…"));
+  show_loading(trace);
   session_->load_async(trace);
 }
 
 void MainWindow::on_trace_loaded(bool ok, const QString& err) {
+  show_loading({});
+  if (!opening_trace_.isEmpty()) return trace_opened(ok, err);  // File > Open of a big trace, read off the UI thread
   QString msg = run_msg_;
   if (ok) {
     select_first_kernel();
@@ -521,7 +492,7 @@ void MainWindow::on_trace_loaded(bool ok, const QString& err) {
 }
 
 bool MainWindow::settled() const {
-  return !layout_pending_ && !compare_pending_ && main_settled() && !compare_controller_->running() && !compare_session_->loading();
+  return !(layout_pending_ && isVisible()) && !compare_pending_ && main_settled() && !compare_controller_->running() && !compare_session_->loading();
 }
 
 bool MainWindow::main_settled() const {

@@ -50,9 +50,11 @@ class MainWindow : public QMainWindow {
 
   void open_script(const QString& path);
   // opens a saved trace (nothing runs); on failure the window shows the error (console, status line, title) and
-  // *error holds it. The trace's `script` field, when it names a .py file, is opened in the editor marked as from
+  // *error holds it. A trace over kAsyncTraceBytes opened with no `error` to fill (File > Open) is read off the UI
+  // thread, a busy bar in the status bar at once; the console shows what the script printed when the trace kept it. The trace's `script` field, when it names a .py file, is opened in the editor marked as from
   // the trace: Run asks before running it (once).
   bool open_trace(const QString& path, QString* error = nullptr);
+  static constexpr qint64 kAsyncTraceBytes = 8 << 20;
   // the error the window shows above the tensor graph when a trace could not be opened ("" when none)
   QString trace_error() const;
   // the editor holds the script a trace named, not one the user opened: Run asks first
@@ -104,7 +106,7 @@ class MainWindow : public QMainWindow {
   QRect screen_area() const;
   // a dock shown (or moved) keeps the window within the screen: shows it and gives it `extent` px along `o`
   void show_dock(QDockWidget* d, int extent, Qt::Orientation o = Qt::Vertical);
-  // true until the first show's default layout is applied (settled() waits for it)
+  // true until the first show's default layout is applied (settled() waits for it once the window is shown)
   bool layout_pending() const { return layout_pending_; }
 
   tsv::Session* session() const { return session_; }
@@ -202,6 +204,14 @@ class MainWindow : public QMainWindow {
   void update_compare_summary();
   void update_compare_sources();
   void on_trace_loaded(bool ok, const QString& error);
+  // opening a trace (main_window_trace.cpp): a busy bar in the status bar while `path` is read ("" hides it); a
+  // failure shown; a trace read shown in the panes, its console in the console
+  void show_loading(const QString& path);
+  bool open_trace_failed(const QString& path, const QString& err, QString* error);
+  void trace_opened(bool ok, const QString& err);
+  void show_opened_trace(const QString& path);
+  QProgressBar* load_bar_ = nullptr;
+  QString opening_trace_;  // a big trace File > Open reads off the UI thread
   void on_compare_loaded(bool ok, const QString& error);
   void on_compare_finished(int code, bool stopped, const QString& trace, const QString& stderr_text);
   void disassemble(const QString& key, const QString& lang, const QString& src);

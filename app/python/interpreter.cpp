@@ -96,9 +96,20 @@ int report(py::error_already_set& e, std::string* message) {
   return 1;
 }
 
+// what the script printed (the prelude's console tee, with the error's traceback), as the trace's "console"
+std::string console_json(const std::string& error) {
+  try {
+    return py::module_::import("tinyscope").attr("_prelude")["_console_stop"](error).cast<std::string>();
+  } catch (const std::exception&) {  // the prelude never ran: nothing was kept
+    PyErr_Clear();
+    return "[]";
+  }
+}
+
 void write_trace(const ScriptRun& run, const std::string& result_json, const std::string& error) {
   nlohmann::json result = nlohmann::json::parse(result_json);
   ts::trace::set_field("result", result);
+  ts::trace::set_field(ts::trace::key::kConsole, nlohmann::json::parse(console_json(error)));
   ts::trace::set_field("script", run.script);
   ts::trace::set_field("device", run.device);
   if (!error.empty()) ts::trace::set_field("error", error);
@@ -128,6 +139,7 @@ int run_in_interpreter(const ScriptRun& run, bool prelude_done = false) {
   ts::caller_location_hook() = [script = run.script] { return script_location(script); };
   try {
     if (!prelude_done) run_prelude();
+    if (!run.json_path.empty()) py::module_::import("tinyscope").attr("_prelude")["_console_start"]();
     py::module_ main = make_main_module(run.script);
     py::object compiled = py::module_::import("builtins").attr("compile")(py::bytes(read_file(run.script)), run.script, "exec",
                                                                          py::arg("dont_inherit") = true);

@@ -1424,6 +1424,49 @@ def _jsonable(x):
   if isinstance(x, Tensor): return _jsonable(x.tolist())
   return x
 
+# ---- the console: what the script printed, kept for the trace's "console" (engine/trace/schema.h) while it still
+# goes where it went (the terminal, or the window's console through the child's pipes)
+_CONSOLE_CHARS = 1 << 20
+_console = {"parts": [], "chars": 0, "cut": False}
+
+class _ConsoleTee:
+  def __init__(self, stream, name):
+    self._stream, self._name = stream, name
+  def write(self, s):
+    r = self._stream.write(s)
+    if isinstance(s, str) and s: _console_keep(self._name, s)
+    return r
+  def flush(self):
+    return self._stream.flush()
+  def __getattr__(self, a):
+    return getattr(self._stream, a)
+
+def _console_keep(name, s):
+  room = _CONSOLE_CHARS - _console["chars"]
+  if len(s) > room: s, _console["cut"] = s[:max(room, 0)], True
+  if not s: return
+  parts = _console["parts"]
+  if parts and parts[-1][0] == name: parts[-1][1].append(s)
+  else: parts.append((name, [s]))
+  _console["chars"] += len(s)
+
+def _console_start():
+  _console.update(parts=[], chars=0, cut=False)
+  for name in ("stdout", "stderr"):
+    s = getattr(sys, name)
+    if s is not None and not isinstance(s, _ConsoleTee): setattr(sys, name, _ConsoleTee(s, name))
+
+def _console_stop(error=""):
+  for name in ("stdout", "stderr"):
+    s = getattr(sys, name)
+    if isinstance(s, _ConsoleTee): setattr(sys, name, s._stream)
+  parts = [{"stream": n, "text": "".join(t)} for n, t in _console["parts"]]
+  if _console["cut"]:
+    parts.append({"stream": "stderr", "text": "\n[the trace keeps the first %d characters of the console]\n" % _CONSOLE_CHARS})
+  if error and _CONSOLE_CHARS > _console["chars"]:  # (the trace's "error" keeps it whole)
+    parts.append({"stream": "stderr", "text": error[:_CONSOLE_CHARS - _console["chars"]]})
+  return json.dumps(parts)
+
 def _result_json(g):
   if "RESULT" not in g: return "null"
   return json.dumps(_jsonable(g["RESULT"]), default=str, allow_nan=False)

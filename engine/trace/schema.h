@@ -27,7 +27,11 @@ inline constexpr const char* kResult = "result";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kPartial = "partial";  // a trace rebuilt from a run's stream: how the run ended
 inline constexpr const char* kLimits = "limits";    // the device's measured limits
+// what the script printed, in order: [{"stream": "stdout" | "stderr", "text": ...}], at most kConsoleChars characters
+// in all (a longer output keeps its start and says it was cut); absent in older traces
+inline constexpr const char* kConsole = "console";
 }  // namespace key
+inline constexpr long kConsoleChars = 1 << 20;
 
 // The timestamps a trace carries: seconds since one steady-clock origin of the process that ran (clock_seconds in
 // recorder.h). Each key is optional: a trace written before they existed has none, and a reader then has no timeline.

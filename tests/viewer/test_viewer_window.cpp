@@ -1,6 +1,7 @@
 // The window and its run controller driving `$TINYSCOPE_BIN run` as a child process: the command line, warm children,
 // Stop and crashes, Compare with a second device or a saved trace, the tour, layout and theme, shortcuts, Help.
 #include <QMenuBar>
+#include <QProgressBar>
 #include <QScreen>
 
 #include "viewer_test_util.h"
@@ -621,6 +622,67 @@ class TestViewerWindow : public QObject {
       QVERIFY(w.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/viewer_pass.png"));
     }
     QVERIFY(!w.open_trace(source_dir() + "/no/such.json"));
+  }
+
+  // the trace keeps what the script printed (stdout and stderr, in order, the traceback of an error): a reopened trace
+  // shows it in the console; a trace from before it was kept loads with a note; the checker refuses a bad console
+  void reopened_trace_keeps_the_console() {
+    QTemporaryDir dir;
+    const QString script = dir.filePath("talk.py");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import sys\nfrom tinygrad import Tensor\nprint('hello from the script', (Tensor([1.0, 2.0]) * 2).tolist())\n"
+            "print('a warning', file=sys.stderr)\nprint('the end')\n");
+    f.close();
+    const QString out = dir.filePath("talk.json");
+    const QString why = ts_test::run_to_trace(script, out);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(out, &err), qPrintable(err));
+    QCOMPARE(s.console().size(), 3);
+    QCOMPARE(s.console()[0], qMakePair(false, QStringLiteral("hello from the script [2.0, 4.0]\n")));
+    QCOMPARE(s.console()[1], qMakePair(true, QStringLiteral("a warning\n")));
+    QCOMPARE(s.console()[2], qMakePair(false, QStringLiteral("the end\n")));
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.console()->setPlainText("what was there before");
+    QVERIFY(w.open_trace(out));
+    const QString shown = w.console()->toPlainText();
+    QVERIFY2(shown.contains("hello from the script [2.0, 4.0]") && shown.contains("a warning") && shown.contains("the end"), qPrintable(shown));
+    QVERIFY(!shown.contains("what was there before"));
+    QVERIFY(w.open_trace(fixture()));  // an older trace: no console, a note
+    QVERIFY(w.console()->toPlainText().contains("keeps no console output"));
+    // a bad console is refused whole, naming it
+    QJsonObject root = QJsonDocument::fromJson(ts_test::kernel_graph_trace()).object();
+    root["console"] = QJsonArray{QJsonObject{{"stream", "stdin"}, {"text", "x"}}};
+    QVERIFY(!s.load_data(QJsonDocument(root).toJson(), &err));
+    QVERIFY2(err.contains("console"), qPrintable(err));
+  }
+
+  // File > Open of a big trace reads it off the UI thread, a busy bar in the status bar at once; the panes show it
+  // when it is in
+  void a_big_trace_shows_progress_at_once() {
+    QTemporaryDir dir;
+    QJsonObject root = QJsonDocument::fromJson(ts_test::kernel_graph_trace()).object();
+    root["result"] = QString(tsgui::MainWindow::kAsyncTraceBytes + 1000, QLatin1Char('x'));  // a big RESULT
+    const QString path = dir.filePath("big.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QJsonDocument(root).toJson(QJsonDocument::Compact));
+    f.close();
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.show();
+    QVERIFY(w.open_trace(path));
+    auto* bar = w.findChild<QProgressBar*>("trace_loading");
+    QVERIFY(bar);
+    QVERIFY(w.session()->loading());  // (returned at once: the parse goes on on a worker thread)
+    QVERIFY(bar->isVisible());
+    QVERIFY(bar->format().contains("big.json"));
+    QVERIFY(!w.settled());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.session()->loading(), 20000);
+    QCOMPARE(w.session()->calls().size(), 4);
+    QVERIFY(!bar->isVisible());
+    QCOMPARE(w.selection()->current().call, 1);  // the first kernel selected, as for any trace opened
   }
 
   // --select TEXT: the context whose name, as shown (without its colour codes), holds TEXT; the kernel's name "E_4" is

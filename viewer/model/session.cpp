@@ -128,6 +128,7 @@ QMap<int, QList<int>> Session::schedules_by_line(const QString& file) const {
 
 void Session::clear() {
   path_.clear(), script_.clear(), device_.clear(), result_.clear(), partial_.clear(), raw_.clear();
+  console_.clear();
   contexts_.clear(), calls_.clear(), uops_.clear(), outputs_.clear(), snapshots_.clear(), memory_.clear(), kernel_by_key_.clear(), schedules_.clear();
   limits_ = MeasuredLimits{};
   rules_.clear(), rule_by_key_.clear();
@@ -313,6 +314,10 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   out->device = root[key::kDevice].toString();
   out->result = any_text(root[key::kResult]);
   out->partial = root[key::kPartial].toString();
+  for (const auto& part : root[key::kConsole].toArray()) {
+    const QJsonObject o = part.toObject();
+    out->console.push_back({o["stream"].toString() == QLatin1String("stderr"), o["text"].toString()});
+  }
   if (root.contains(QLatin1StringView(key::kLimits))) {
     const QJsonObject l = root[key::kLimits].toObject();
     out->limits = {l["device"].toString(),        l["machine"].toString(),         l["measured_at"].toString(),
@@ -328,6 +333,7 @@ void Session::adopt(Parsed&& p, const QString& path) {
   device_ = std::move(p.device);
   result_ = std::move(p.result);
   partial_ = std::move(p.partial);
+  console_ = std::move(p.console);
   contexts_ = std::move(p.contexts);
   calls_ = std::move(p.calls);
   uops_ = std::move(p.uops);

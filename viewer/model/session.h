@@ -164,6 +164,8 @@ class Session : public QObject {
   QString result() const { return result_; }
   // non-empty for a trace rebuilt from what a run streamed before it ended early: how it ended ("stopped after 2.0 s")
   QString partial() const { return partial_; }
+  // what the script printed, in order: {true for stderr, the text} (the trace's "console"; none in older traces)
+  const QList<QPair<bool, QString>>& console() const { return console_; }
   const QList<Context>& contexts() const { return contexts_; }
   const QList<Call>& calls() const { return calls_; }
   const QHash<int, Uop>& uops() const { return uops_; }
@@ -201,6 +203,7 @@ class Session : public QObject {
  private:
   struct Parsed {
     QString script, device, result, partial;
+    QList<QPair<bool, QString>> console;
     QByteArray raw;
     QList<Context> contexts;
     QList<Call> calls;
@@ -217,6 +220,7 @@ class Session : public QObject {
   int async_generation_ = 0;
   bool loading_ = false;
   QString path_, script_, device_, result_, partial_;
+  QList<QPair<bool, QString>> console_;
   QByteArray raw_;
   QList<Context> contexts_;
   QList<Call> calls_;

@@ -16,6 +16,7 @@ namespace tsv {
 
 namespace key = ts::trace::key;
 namespace stamp = ts::trace::stamp;
+using ts::trace::kConsoleChars;
 using ts::trace::kSchemaVersion;
 
 TraceLimits default_limits() {
@@ -162,7 +163,8 @@ class Checker {
            opt(o, key::kOutputs, top, &Checker::outputs) && opt(o, key::kSnapshots, top, &Checker::snapshots) &&
            snapshot_calls(o, top) && opt(o, key::kRules, top, &Checker::rules) &&
            opt(o, key::kLimits, top, &Checker::limits) &&  // the device's measured limits, when the limits cache had them
-           opt(o, key::kMemory, top, &Checker::memory);    // allocations and frees (traces since they were recorded)
+           opt(o, key::kMemory, top, &Checker::memory) &&  // allocations and frees (traces since they were recorded)
+           opt(o, key::kConsole, top, &Checker::console);  // what the script printed (traces since it was kept)
     // "result" is whatever the script left in RESULT: any JSON value
   }
 
@@ -480,6 +482,19 @@ class Checker {
   }
   // ---- rules: [{name, file, line, first_line, text}] (engine/trace/recorder.h)
   bool rules(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::rule); }
+  // ---- console: [{stream: "stdout" | "stderr", text}], the texts kConsoleChars characters in all (with the note of a cut)
+  bool console(const QJsonValue& v, const Where& w) {
+    if (!array(v, w, &Checker::console_part)) return false;
+    qsizetype n = 0;
+    for (const auto& part : v.toArray()) n += part.toObject().value(QLatin1StringView("text")).toString().size();
+    return n <= kConsoleChars + 200 || fail(w, QStringLiteral("%1 characters of console output (the limit is %2)").arg(n).arg(kConsoleChars));
+  }
+  bool console_part(const QJsonValue& v, const Where& w) {
+    if (!object(v, w)) return false;
+    const QJsonObject o = v.toObject();
+    return req(o, "stream", w, &Checker::stream) && req(o, "text", w, &Checker::text);
+  }
+  bool stream(const QJsonValue& v, const Where& w) { return one_of(v, w, {"stdout", "stderr"}); }
   bool rule(const QJsonValue& v, const Where& w) {
     if (!object(v, w)) return false;
     const QJsonObject o = v.toObject();
