@@ -44,6 +44,7 @@
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/roofline_pane.h"
 #include "viewer/panes/schedule_pane.h"
+#include "viewer/panes/timeline_pane.h"
 #include "viewer/panes/source_pane.h"
 #include "viewer/panes/timings_pane.h"
 
@@ -523,6 +524,7 @@ void exercise(tsv::Session& s) {
   tsv::RooflinePane roofline_pane(&sel);
   tsv::ContextsPane contexts_pane(&sel);
   tsv::SchedulePane schedule_pane(&sel);
+  tsv::TimelinePane timeline_pane(&sel);
   for (int i = 0; i < std::min<int>(s.calls().size(), 40); ++i) sel.select_call(i);
   for (int i = 0; i < std::min<int>(s.contexts().size(), 40); ++i) {
     sel.select_context(i);
@@ -557,10 +559,13 @@ void exercise(tsv::Session& s) {
     }
   }
   for (QWidget* w : {static_cast<QWidget*>(&source), static_cast<QWidget*>(&timing_pane), static_cast<QWidget*>(&roofline_pane),
-                     static_cast<QWidget*>(&contexts_pane), static_cast<QWidget*>(&schedule_pane)}) {
+                     static_cast<QWidget*>(&contexts_pane), static_cast<QWidget*>(&schedule_pane), static_cast<QWidget*>(&timeline_pane)}) {
     w->resize(700, 400);
     w->grab();  // paints it
   }
+  // the timeline's figures wherever the pointer is
+  for (int y = 0; y < timeline_pane.canvas()->height(); y += 9)
+    for (int x = 0; x < timeline_pane.canvas()->width(); x += 97) timeline_pane.canvas()->tooltip_at({x, y});
   // each placed call's dot is where a click finds it (another call's dot at the same place may answer)
   for (int i = 0; i < std::min<int>(s.calls().size(), 40); ++i) {
     const QPointF at = roofline_pane.dot_position(i);

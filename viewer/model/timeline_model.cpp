@@ -3,6 +3,7 @@
 #include <QHash>
 #include <QMap>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "viewer/model/session.h"
@@ -81,7 +82,7 @@ void TimelineModel::add_call_spans(const Session& s) {
   QMap<int, int> graph_span;  // graph number -> its span
   for (int i = 0; i < calls.size(); ++i) {
     const Call& c = calls[i];
-    if (!c.stamped()) continue;
+    if (!c.stamped() || !std::isfinite(c.start + c.seconds)) continue;  // (an untrusted trace's sum may overflow)
     const int lane = lane_of(c.device, false);
     const bool copy = c.kind == QLatin1String("copy");
     call_span_[i] = int(spans_.size());
@@ -117,6 +118,7 @@ void TimelineModel::add_memory(const Session& s) {
   QHash<QPair<QString, qint64>, int> open;  // (device, buffer) -> its band in its series
   QList<QList<int>> live;                   // per series: its open bands, by offset
   for (const MemoryEvent& e : s.memory()) {
+    if (!std::isfinite(e.t)) continue;
     auto it = series.find(e.device);
     if (it == series.end()) {
       it = series.insert(e.device, int(memory_.size()));

@@ -146,7 +146,11 @@ int TimelineCanvas::row_at(int y) const {
 }
 
 double TimelineCanvas::x_to_t(double x) const { return v0_ + (x - kGutter) / std::max(1, width() - kGutter) * (v1_ - v0_); }
-double TimelineCanvas::t_to_x(double t) const { return kGutter + (t - v0_) / (v1_ - v0_) * std::max(1, width() - kGutter); }
+// (kept within a few widths of the canvas: an untrusted trace's extreme times never reach an int conversion)
+double TimelineCanvas::t_to_x(double t) const {
+  const double x = kGutter + (t - v0_) / (v1_ - v0_) * std::max(1, width() - kGutter);
+  return std::isfinite(x) ? std::clamp(x, -4.0 * width(), 5.0 * width()) : -4.0 * width();
+}
 
 void TimelineCanvas::reset_view() {
   const double pad = std::max(1e-9, (model_->end() - model_->begin()) * 0.01);
