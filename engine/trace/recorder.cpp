@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -26,7 +27,10 @@ std::recursive_mutex g_mu;
 Level g_level = Level::Off;
 json g_contexts = json::array();
 json g_calls = json::array();
-json g_uops = json::object();
+// every interned uop as its JSON text ({"arg", "device", "dtype", "op", "shape", "src", "tag"}), in the order they
+// were interned: written as they are into the trace's "uops" and the stream, never held as JSON values (a traced run
+// interns hundreds of thousands)
+std::vector<std::pair<uint64_t, std::string>> g_uops;
 json g_fields = json::object();
 std::unordered_set<uint64_t> g_known;
 json g_rules = json::array();           // every rule that fired, once (see recorder.h)
@@ -34,9 +38,39 @@ std::unordered_set<std::string> g_rule_keys;  // their locations and names
 
 // the stream (stream_to): finished contexts in order, the uops they introduced, and every call, one JSON line each
 std::FILE* g_stream = nullptr;
-std::vector<uint64_t> g_unstreamed_uops;  // interned since the last uops line
+size_t g_streamed_uops = 0;               // g_uops[0, n) are in the stream
 std::vector<bool> g_closed;               // per context: its scope has ended
 size_t g_streamed_contexts = 0;           // contexts [0, n) are in the stream
+
+// a JSON string literal of s (UTF-8 passed through; what JSON needs escaped, escaped)
+void append_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += char(c);
+    else if (c >= 0x20) out += char(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    }
+  }
+  out += '"';
+}
+
+// {"ID": UOP, ...} of g_uops[from, end)
+void append_uops(std::string& out, size_t from) {
+  out += '{';
+  for (size_t i = from; i < g_uops.size(); ++i) {
+    if (i > from) out += ',';
+    out += '"';
+    out += std::to_string(g_uops[i].first);
+    out += "\":";
+    out += g_uops[i].second;
+  }
+  out += '}';
+}
 
 void stream_line(const json& j) {
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws (it runs in destructors)
@@ -50,14 +84,13 @@ void stream_line(const json& j) {
 void stream_finished_contexts() {
   if (!g_stream) return;
   while (g_streamed_contexts < g_contexts.size() && g_streamed_contexts < g_closed.size() && g_closed[g_streamed_contexts]) {
-    if (!g_unstreamed_uops.empty()) {
-      json uops = json::object();
-      for (uint64_t id : g_unstreamed_uops) {
-        const std::string key = std::to_string(id);
-        uops[key] = g_uops[key];
-      }
-      g_unstreamed_uops.clear();
-      stream_line({{"uops", std::move(uops)}});
+    if (g_streamed_uops < g_uops.size()) {
+      std::string line = "{\"uops\":";
+      append_uops(line, g_streamed_uops);
+      line += "}\n";
+      g_streamed_uops = g_uops.size();
+      std::fwrite(line.data(), 1, line.size(), g_stream);
+      std::fflush(g_stream);
     }
     stream_line({{"context", g_contexts[g_streamed_contexts]}});
     ++g_streamed_contexts;
@@ -86,17 +119,34 @@ void note_rule(const Rule& rule) {
 // record every node reachable from root (once per node)
 uint64_t intern(const UOpRef& root) {
   if (!root) return 0;
-  if (g_known.count(root->id)) return root->id;
-  for (auto& u : root->toposort()) {
-    if (!g_known.insert(u->id).second) continue;
-    json src = json::array();
-    for (auto& s : u->src) src.push_back(s->id);
-    json j = {{"op", std::string(op_name(u->op))}, {"dtype", dtype_repr(u->dtype)}, {"src", src}, {"arg", arg_repr(u->arg)}};
-    if (u->has_shape) j["shape"] = u->shape;
-    if (u->tag != -1) j["tag"] = u->tag;
-    if (!u->device.empty()) j["device"] = u->device;
-    g_uops[std::to_string(u->id)] = std::move(j);
-    if (g_stream) g_unstreamed_uops.push_back(u->id);
+  if (!g_known.insert(root->id).second) return root->id;
+  // the nodes not known yet, walked from the root down to the known ones (a pass's result shares most of its graph
+  // with the graph before it: only what the pass made is new)
+  std::vector<const UOp*> todo{root.get()};
+  while (!todo.empty()) {
+    const UOp* u = todo.back();
+    todo.pop_back();
+    std::string j = "{\"arg\":";
+    append_string(j, arg_repr(u->arg));
+    if (!u->device.empty()) j += ",\"device\":", append_string(j, u->device);
+    j += ",\"dtype\":";
+    append_string(j, dtype_repr(u->dtype));
+    j += ",\"op\":";
+    append_string(j, op_name(u->op));
+    if (u->has_shape) {
+      j += ",\"shape\":[";
+      for (size_t k = 0; k < u->shape.size(); ++k) j += (k ? "," : "") + std::to_string(u->shape[k]);
+      j += ']';
+    }
+    j += ",\"src\":[";
+    for (size_t k = 0; k < u->src.size(); ++k) {
+      j += (k ? "," : "") + std::to_string(u->src[k]->id);
+      if (g_known.insert(u->src[k]->id).second) todo.push_back(u->src[k].get());
+    }
+    j += ']';
+    if (u->tag != -1) j += ",\"tag\":" + std::to_string(u->tag);
+    j += '}';
+    g_uops.emplace_back(u->id, std::move(j));
   }
   return root->id;
 }
@@ -421,21 +471,42 @@ void record_snapshot(const HostValues& h, int arg, size_t count) {
   if (g_stream) stream_line({{"snapshot", g_snapshots.back()}});
 }
 
+namespace {
+// the trace's top-level members in key order (what to_json() builds and save() writes): each a JSON value, or for
+// "uops" nullptr (written from g_uops' texts); under g_mu
+std::map<std::string, const json*> members(json& version, json& truncated) {
+  std::map<std::string, const json*> m;
+  for (auto it = g_fields.begin(); it != g_fields.end(); ++it) m[it.key()] = &it.value();
+  version = kSchemaVersion;
+  m[key::kVersion] = &version;
+  m[key::kContexts] = &g_contexts;
+  m[key::kCalls] = &g_calls;
+  m[key::kUops] = nullptr;
+  if (!g_outputs.empty()) m[key::kOutputs] = &g_outputs;
+  if (!g_snapshots.empty()) m[key::kSnapshots] = &g_snapshots;
+  if (!g_rules.empty()) m[key::kRules] = &g_rules;
+  if (!g_memory.empty()) m[key::kMemory] = &g_memory;
+  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots || g_dropped_memory) {
+    truncated = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
+    if (g_dropped_snapshots) truncated["snapshots"] = g_dropped_snapshots;
+    if (g_dropped_memory) truncated["memory"] = g_dropped_memory;
+    m[key::kTruncated] = &truncated;
+  }
+  return m;
+}
+}  // namespace
+
 json to_json() {
   std::lock_guard lk(g_mu);
-  json j = g_fields;
-  j[key::kVersion] = kSchemaVersion;
-  j[key::kContexts] = g_contexts;
-  j[key::kCalls] = g_calls;
-  j[key::kUops] = g_uops;
-  if (!g_outputs.empty()) j[key::kOutputs] = g_outputs;
-  if (!g_snapshots.empty()) j[key::kSnapshots] = g_snapshots;
-  if (!g_rules.empty()) j[key::kRules] = g_rules;
-  if (!g_memory.empty()) j[key::kMemory] = g_memory;
-  if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots || g_dropped_memory) {
-    j[key::kTruncated] = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
-    if (g_dropped_snapshots) j[key::kTruncated]["snapshots"] = g_dropped_snapshots;
-    if (g_dropped_memory) j[key::kTruncated]["memory"] = g_dropped_memory;
+  json version, truncated, j = json::object();
+  for (const auto& [k, v] : members(version, truncated)) {
+    if (v) {
+      j[k] = *v;
+      continue;
+    }
+    std::string uops;
+    append_uops(uops, 0);
+    j[k] = json::parse(uops);
   }
   return j;
 }
@@ -470,10 +541,9 @@ void stream_to(const std::string& path) {
   g_stream = std::fopen(path.c_str(), "wb");
   if (!g_stream) throw Error("cannot write the trace stream " + path);
   // what was recorded before: its contexts that ended, every uop so far, every call
-  g_unstreamed_uops.clear();
-  for (auto& [key, u] : g_uops.items()) g_unstreamed_uops.push_back(std::stoull(key));
+  g_streamed_uops = 0;
   g_streamed_contexts = 0;
-  if (g_unstreamed_uops.empty() && g_contexts.empty() && g_calls.empty()) return;
+  if (g_uops.empty() && g_contexts.empty() && g_calls.empty()) return;
   stream_finished_contexts();
   for (const auto& c : g_calls) stream_line({{"call", c}});
   for (const auto& o : g_outputs) stream_line({{"output", o}});
@@ -493,9 +563,28 @@ void stream_progress(const BeamProgressRecord& p) {
 }
 
 void save(const std::string& path) {
-  std::ofstream f(path);
+  std::lock_guard lk(g_mu);
+  std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write trace file " + path);
-  f << to_json().dump();
+  // the object to_json() builds, written member by member (nothing of the trace copied)
+  json version, truncated;
+  bool first = true;
+  f << '{';
+  for (const auto& [k, v] : members(version, truncated)) {
+    std::string head = first ? "" : ",";
+    first = false;
+    append_string(head, k);
+    head += ':';
+    f << head;
+    if (v) {
+      f << v->dump(-1, ' ', false, json::error_handler_t::replace);
+      continue;
+    }
+    std::string uops;
+    append_uops(uops, 0);
+    f << uops;
+  }
+  f << '}';
   if (!f) throw Error("failed writing trace file " + path);
 }
 
