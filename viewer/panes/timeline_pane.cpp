@@ -23,7 +23,8 @@ constexpr int kAxis = 18;         // the time axis
 constexpr int kMarks = 16;        // the script's lines
 constexpr int kHostRow = 18;
 constexpr int kDeviceRow = 28;
-constexpr int kMemoryRow = 72;
+constexpr int kMemoryRow = 140;  // the most a memory lane takes
+constexpr int kMemoryMin = 30;
 constexpr int kGap = 3;
 
 QString time_text(double s) {
@@ -37,6 +38,14 @@ QString bytes_text(qint64 b) {
   if (b >= (1 << 20)) return QString::number(double(b) / (1 << 20), 'f', 2) + QStringLiteral(" MB");
   if (b >= (1 << 10)) return QString::number(double(b) / (1 << 10), 'f', 2) + QStringLiteral(" KB");
   return QString::number(b) + QStringLiteral(" B");
+}
+// a tick's time with as many digits as the step between ticks needs
+QString tick_text(double t, double step) {
+  // (ms from a millisecond on: "994.030 ms" reads better than "994030 µs")
+  const double unit = step >= 1 ? 1 : step >= 1e-3 || std::abs(t) >= 1e-3 ? 1e-3 : 1e-6;
+  const char* name = unit == 1 ? " s" : unit == 1e-3 ? " ms" : " µs";
+  const int digits = std::clamp(int(std::ceil(-std::log10(step / unit) - 1e-9)), 0, 6);
+  return QString::number(t / unit, 'f', digits) + QString::fromUtf8(name);
 }
 QColor kind_color(TimelineSpan::Kind k) {
   switch (k) {
@@ -67,7 +76,7 @@ TimelinePane::TimelinePane(SelectionModel* selection, QWidget* parent) : QWidget
   lay->setSpacing(2);
   status_ = new QLabel(this);
   status_->setObjectName(QStringLiteral("timeline_status"));
-  status_->setWordWrap(true);
+  status_->setTextFormat(Qt::PlainText);
   status_->setContentsMargins(6, 2, 6, 0);
   canvas_ = new TimelineCanvas(&model_, selection, this);
   lay->addWidget(status_);
@@ -83,6 +92,12 @@ void TimelinePane::rebuild() {
   model_.build(*selection_->session());
   canvas_->reset_view();
   status_->setText(status_text());
+  status_->setToolTip(
+      tr("Every span is drawn from the timestamps the trace recorded: a call from its start on its device for its measured "
+         "seconds (a device runs its calls in order: a call starts when it was launched, or when the device's previous call "
+         "ended), a context from its begin to its end, a kernel's compile as timed. Memory: the bytes of the buffers the "
+         "runtime allocated for the calls (each allocation and free; the script's own host data is not counted), each "
+         "buffer a band packed first-fit (bands never overlap; they are not addresses), the peak named."));
   canvas_->follow_selection();
   if (canvas_->isVisible()) canvas_->repaint();
   build_ms_ = double(clock.nsecsElapsed()) / 1e6;
@@ -95,17 +110,12 @@ QString TimelinePane::status_text() const {
   if (s->calls().isEmpty() && s->contexts().isEmpty()) return tr("No run yet.");
   if (!model_.has_timestamps())
     return tr("This trace has no timestamps (it was recorded before traces kept them): run the script again for its timeline.");
-  int devices = 0;
-  for (const TimelineLane& l : model_.lanes()) devices += !l.host;
-  QString text = tr("%1 calls on %2 device(s), %3 from the first timestamp to the last. Wheel: zoom; drag: pan; double-click: "
-                    "the whole run.")
-                     .arg(s->calls().size())
-                     .arg(devices)
-                     .arg(time_text(model_.end() - model_.begin()));
-  if (!model_.memory().isEmpty())
-    text += tr(" Memory: the bytes of the buffers the runtime allocated for the calls (the script's own host data is not "
-               "counted); bands are packed first-fit, not addresses.");
-  return text;
+  QStringList names;
+  for (const TimelineLane& l : model_.lanes())
+    if (!l.host) names << l.name;
+  QString text = tr("%1 calls on %2 over %3").arg(s->calls().size()).arg(names.join(QStringLiteral(", ")), time_text(model_.end() - model_.begin()));
+  for (const MemorySeries& m : model_.memory()) text += tr(" · %1 peak %2").arg(m.device, bytes_text(m.peak));
+  return text + tr(" · wheel: zoom, drag: pan, double-click: all");
 }
 
 // ---- the canvas
@@ -118,22 +128,32 @@ TimelineCanvas::TimelineCanvas(const TimelineModel* model, SelectionModel* selec
 }
 
 QSize TimelineCanvas::sizeHint() const {
-  const QList<Row> r = rows();
-  return {800, r.isEmpty() ? 120 : r.last().top + r.last().height + kGap};
+  int h = kAxis + kMarks;
+  for (const TimelineLane& l : model_->lanes()) h += (l.host ? kHostRow : kDeviceRow) + kGap;
+  return {800, h + int(model_->memory().size()) * (kMemoryMin * 2 + kGap)};
 }
 QSize TimelineCanvas::minimumSizeHint() const { return {200, 80}; }
 
+// the lanes at their heights, narrower where the canvas is short; the memory lanes take the height left
 QList<TimelineCanvas::Row> TimelineCanvas::rows() const {
+  int hosts = 0, devices = 0;
+  for (const TimelineLane& l : model_->lanes()) (l.host ? hosts : devices) += 1;
+  const int memories = int(model_->memory().size());
+  int host_h = kHostRow, device_h = kDeviceRow;
+  const int top = kAxis + kMarks;
+  if (top + hosts * (host_h + kGap) + devices * (device_h + kGap) + memories * (kMemoryMin + kGap) > height()) host_h = 13, device_h = 20;
+  const int left = height() - top - hosts * (host_h + kGap) - devices * (device_h + kGap);
+  const int memory_h = memories ? std::clamp(left / memories - kGap, kMemoryMin, kMemoryRow) : 0;
   QList<Row> out;
-  int y = kAxis + kMarks;
+  int y = top;
   for (int i = 0; i < model_->lanes().size(); ++i) {
-    const int h = model_->lanes()[i].host ? kHostRow : kDeviceRow;
+    const int h = model_->lanes()[i].host ? host_h : device_h;
     out.push_back({y, h, i, -1});
     y += h + kGap;
   }
-  for (int m = 0; m < model_->memory().size(); ++m) {
-    out.push_back({y, kMemoryRow, -1, m});
-    y += kMemoryRow + kGap;
+  for (int m = 0; m < memories; ++m) {
+    out.push_back({y, memory_h, -1, m});
+    y += memory_h + kGap;
   }
   return out;
 }
@@ -235,7 +255,7 @@ void TimelineCanvas::paint_axis(QPainter& p, int width) const {
     p.setPen(mid);
     p.drawLine(x, kAxis - 4, x, height());
     p.setPen(text);
-    p.drawText(x + 3, kAxis - 5, time_text(t));
+    p.drawText(x + 3, kAxis - 5, tick_text(t, step));
   }
   const QFontMetrics fm(font());
   int free_from = kGutter;
