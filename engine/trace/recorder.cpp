@@ -1,5 +1,6 @@
 #include "engine/trace/recorder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -215,8 +216,21 @@ std::string values_base64(std::span<const T> v, size_t n) {
   return base64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
-json g_memory = json::array();
+// the memory events, compact (a JSON object each would cost some 500 bytes: a long loop makes hundreds of thousands)
+struct StoredMemory {
+  double t;
+  uint64_t bytes, buffer;
+  size_t after_call;
+  uint32_t device;  // into g_memory_devices
+  bool alloc;
+};
+std::vector<StoredMemory> g_memory;
+std::vector<std::string> g_memory_devices;
 size_t g_dropped_memory = 0;
+json memory_json(const StoredMemory& m) {
+  return {{"alloc", m.alloc}, {"device", g_memory_devices[m.device]}, {"bytes", m.bytes}, {"buffer", m.buffer}, {"t", m.t},
+          {"after_call", m.after_call}};
+}
 std::unordered_map<std::string, double> g_device_end;  // per device: when its last recorded call ended
 // set when the recorder's globals are being destroyed: a buffer freed later (a static's destructor) records nothing
 bool g_shut_down = false;
@@ -411,9 +425,10 @@ void record_memory(const MemoryEvent& e) {
     ++g_dropped_memory;
     return;
   }
-  g_memory.push_back({{"alloc", e.alloc}, {"device", e.device}, {"bytes", e.bytes}, {"buffer", e.buffer}, {"t", e.t},
-                      {"after_call", g_calls.size() + g_dropped_calls}});
-  if (g_stream) stream_line({{"memory", g_memory.back()}});
+  auto dev = std::find(g_memory_devices.begin(), g_memory_devices.end(), e.device);
+  if (dev == g_memory_devices.end()) dev = g_memory_devices.insert(dev, e.device);
+  g_memory.push_back({e.t, e.bytes, e.buffer, g_calls.size() + g_dropped_calls, static_cast<uint32_t>(dev - g_memory_devices.begin()), e.alloc});
+  if (g_stream) stream_line({{"memory", memory_json(g_memory.back())}});
 }
 
 namespace {
@@ -474,7 +489,7 @@ void record_snapshot(const HostValues& h, int arg, size_t count) {
 namespace {
 // the trace's top-level members in key order (what to_json() builds and save() writes): each a JSON value, or for
 // "uops" nullptr (written from g_uops' texts); under g_mu
-std::map<std::string, const json*> members(json& version, json& truncated) {
+std::map<std::string, const json*> members(json& version, json& truncated, json& memory) {
   std::map<std::string, const json*> m;
   for (auto it = g_fields.begin(); it != g_fields.end(); ++it) m[it.key()] = &it.value();
   version = kSchemaVersion;
@@ -485,7 +500,11 @@ std::map<std::string, const json*> members(json& version, json& truncated) {
   if (!g_outputs.empty()) m[key::kOutputs] = &g_outputs;
   if (!g_snapshots.empty()) m[key::kSnapshots] = &g_snapshots;
   if (!g_rules.empty()) m[key::kRules] = &g_rules;
-  if (!g_memory.empty()) m[key::kMemory] = &g_memory;
+  if (!g_memory.empty()) {
+    memory = json::array();
+    for (const StoredMemory& e : g_memory) memory.push_back(memory_json(e));
+    m[key::kMemory] = &memory;
+  }
   if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots || g_dropped_memory) {
     truncated = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
     if (g_dropped_snapshots) truncated["snapshots"] = g_dropped_snapshots;
@@ -498,8 +517,8 @@ std::map<std::string, const json*> members(json& version, json& truncated) {
 
 json to_json() {
   std::lock_guard lk(g_mu);
-  json version, truncated, j = json::object();
-  for (const auto& [k, v] : members(version, truncated)) {
+  json version, truncated, memory, j = json::object();
+  for (const auto& [k, v] : members(version, truncated, memory)) {
     if (v) {
       j[k] = *v;
       continue;
@@ -549,7 +568,7 @@ void stream_to(const std::string& path) {
   for (const auto& o : g_outputs) stream_line({{"output", o}});
   for (const auto& o : g_snapshots) stream_line({{"snapshot", o}});
   for (const auto& r : g_rules) stream_line({{"rule", r}});
-  for (const auto& m : g_memory) stream_line({{"memory", m}});
+  for (const auto& m : g_memory) stream_line({{"memory", memory_json(m)}});
 }
 
 void stream_progress(const BeamProgressRecord& p) {
@@ -567,10 +586,10 @@ void save(const std::string& path) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write trace file " + path);
   // the object to_json() builds, written member by member (nothing of the trace copied)
-  json version, truncated;
+  json version, truncated, memory;
   bool first = true;
   f << '{';
-  for (const auto& [k, v] : members(version, truncated)) {
+  for (const auto& [k, v] : members(version, truncated, memory)) {
     std::string head = first ? "" : ",";
     first = false;
     append_string(head, k);

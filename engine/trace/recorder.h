@@ -49,7 +49,7 @@ void record_call(const CallRecord& c);
 //   {"alloc": true|false, "device", "bytes", "buffer": the BUFFER uop id, "t": clock_seconds(), "after_call": calls
 //    recorded before it}
 // A trace keeps its first kMaxMemoryEvents (the rest are counted in "truncated": {"memory": N}).
-constexpr size_t kMaxMemoryEvents = 1000000;
+constexpr size_t kMaxMemoryEvents = 1000000;  // (40 bytes each while recording)
 void record_memory(const MemoryEvent& e);
 // A value the script read back to the host (tolist, numpy, item, print): what a comparison of two devices compares.
 //   {"where": the script line, "after_call": calls recorded before it, "dtype", "bits", "shape", "count": elements,
