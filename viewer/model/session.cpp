@@ -1,5 +1,7 @@
 #include "viewer/model/session.h"
 
+#include <QSet>
+
 #include <algorithm>
 
 #include <QFile>
@@ -175,11 +177,13 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
 
   const QJsonObject uo = root[key::kUops].toObject();
   uops.reserve(uo.size());
+  // a trace names a few ops, dtypes and devices hundreds of thousands of times: each uop shares one copy of each
+  QSet<QString> pool;
+  auto shared = [&pool](const QString& s) { return *pool.insert(s); };
   for (auto it = uo.begin(); it != uo.end(); ++it) {
     const QJsonObject o = it.value().toObject();
-    Uop u{o["op"].toString(), o["dtype"].toString(), any_text(o["arg"]), o["device"].toString(), ints(o["src"]),
-          int64s(o["shape"]), o["tag"].toInt(-1)};
-    uops.insert(it.key().toInt(), u);
+    uops.emplace(it.key().toInt(), Uop{shared(o["op"].toString()), shared(o["dtype"].toString()), any_text(o["arg"]),
+                                       shared(o["device"].toString()), ints(o["src"]), int64s(o["shape"]), o["tag"].toInt(-1)});
   }
   for (const auto& cv : root[key::kContexts].toArray()) {
     const QJsonObject o = cv.toObject();

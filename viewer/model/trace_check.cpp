@@ -1,6 +1,7 @@
 #include "viewer/model/trace_check.h"
 
 #include <QHash>
+#include <algorithm>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +10,7 @@
 #include <QRegularExpression>
 #include <climits>
 #include <cmath>
+#include <vector>
 
 #include "engine/trace/schema.h"
 
@@ -171,7 +173,13 @@ class Checker {
  private:
   using Check = bool (Checker::*)(const QJsonValue&, const Where&);
   const TraceLimits& lim_;
-  QHash<int, QList<int>> graph_;  // uop id -> its sources
+  std::vector<int> ids_;  // every uop's id, sorted once the uops are read
+  struct Edge {
+    int user, src, index;  // uop `user`'s index-th source is `src`
+  };
+  std::vector<Edge> edges_;
+  QHash<int, QList<int>> graph_;  // uop id -> its sources: built only for the walk that looks for a cycle
+  bool has_uop(int id) const { return std::binary_search(ids_.begin(), ids_.end(), id); }
 
   // o[key] checked by `check`: req() when the recorder always writes it, opt() when it may be absent
   bool req(const QJsonObject& o, const char* key, const Where& w, Check check) {
@@ -229,7 +237,7 @@ class Checker {
   bool ref(const QJsonValue& v, const Where& w) {
     if (!id(v, w)) return false;
     const int id = int(v.toInteger());
-    return graph_.contains(id) || fail(w, QStringLiteral("uop %1 is not in the trace").arg(id));
+    return has_uop(id) || fail(w, QStringLiteral("uop %1 is not in the trace").arg(id));
   }
 
   bool array(const QJsonValue& v, const Where& w, Check each) {
@@ -261,7 +269,7 @@ class Checker {
     if (!object(it.value(), w)) return false;
     const QJsonObject uo = it.value().toObject();
     if (uo.size() > lim_.max_uops) return fail(w, QStringLiteral("%1 uops (the limit is %2)").arg(uo.size()).arg(lim_.max_uops));
-    graph_.reserve(uo.size());
+    ids_.reserve(size_t(uo.size()));
     for (auto u = uo.constBegin(); u != uo.constEnd(); ++u) {
       const QString key = u.key();
       const Where here{&w, nullptr, -1, &key};
@@ -276,22 +284,28 @@ class Checker {
           !opt(o, "tag", here, &Checker::tag) || !opt(o, "device", here, &Checker::name))
         return false;
       if (o.value(QLatin1StringView("op")).toString().isEmpty()) return fail(Where{&here, "op"}, QStringLiteral("an empty op"));
-      QList<int> src;
-      for (const auto& s : o.value(QLatin1StringView("src")).toArray()) src.push_back(int(s.toInteger()));
-      graph_.insert(int(id), std::move(src));
+      int i = 0;
+      for (const auto& s : o.value(QLatin1StringView("src")).toArray()) edges_.push_back({int(id), int(s.toInteger()), i++});
+      ids_.push_back(int(id));
     }
-    for (auto u = graph_.constBegin(); u != graph_.constEnd(); ++u)
-      for (qsizetype i = 0; i < u.value().size(); ++i)
-        if (!graph_.contains(u.value()[i])) {
-          const QString key = QString::number(u.key());
-          const Where uop{&w, nullptr, -1, &key}, src{&uop, "src"};
-          return fail(Where{&src, nullptr, i}, QStringLiteral("uop %1 is not in the trace").arg(u.value()[i]));
-        }
+    std::sort(ids_.begin(), ids_.end());
+    for (const Edge& e : edges_)
+      if (!has_uop(e.src)) {
+        const QString key = QString::number(e.user);
+        const Where uop{&w, nullptr, -1, &key}, src{&uop, "src"};
+        return fail(Where{&src, nullptr, e.index}, QStringLiteral("uop %1 is not in the trace").arg(e.src));
+      }
     return acyclic(w);
   }
 
-  // an iterative depth-first walk over the sources (a trace's graph can be deeper than any stack)
+  // an iterative depth-first walk over the sources (a trace's graph can be deeper than any stack); none is needed
+  // when every source has a smaller id than its user (the engine numbers a node after its sources): ids then order the
+  // graph, and a cycle cannot exist
   bool acyclic(const Where& w) {
+    if (std::all_of(edges_.begin(), edges_.end(), [](const Edge& e) { return e.src < e.user; })) return true;
+    graph_.reserve(qsizetype(ids_.size()));
+    for (int id : ids_) graph_.insert(id, {});
+    for (const Edge& e : edges_) graph_[e.user].push_back(e.src);  // (in source order: edges_ lists them so)
     enum : char { kNew, kOnPath, kDone };
     QHash<int, char> state;
     state.reserve(graph_.size());
