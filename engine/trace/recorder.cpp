@@ -1,6 +1,7 @@
 #include "engine/trace/recorder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -230,6 +231,22 @@ size_t g_dropped_memory = 0;
 json memory_json(const StoredMemory& m) {
   return {{"alloc", m.alloc}, {"device", g_memory_devices[m.device]}, {"bytes", m.bytes}, {"buffer", m.buffer}, {"t", m.t},
           {"after_call", m.after_call}};
+}
+// the same object as text, its keys in the order nlohmann writes them (save() writes the events without building JSON)
+void append_memory(std::string& out, const StoredMemory& m) {
+  char num[32];
+  auto add = [&](const char* key, auto v) {
+    out += key;
+    out.append(num, std::to_chars(num, num + sizeof num, v).ptr);
+  };
+  add("{\"after_call\":", m.after_call);
+  out += m.alloc ? ",\"alloc\":true" : ",\"alloc\":false";
+  add(",\"buffer\":", m.buffer);
+  add(",\"bytes\":", m.bytes);
+  out += ",\"device\":";
+  append_string(out, g_memory_devices[m.device]);
+  add(",\"t\":", m.t);
+  out += '}';
 }
 std::unordered_map<std::string, double> g_device_end;  // per device: when its last recorded call ended
 // set when the recorder's globals are being destroyed: a buffer freed later (a static's destructor) records nothing
@@ -488,8 +505,8 @@ void record_snapshot(const HostValues& h, int arg, size_t count) {
 
 namespace {
 // the trace's top-level members in key order (what to_json() builds and save() writes): each a JSON value, or for
-// "uops" nullptr (written from g_uops' texts); under g_mu
-std::map<std::string, const json*> members(json& version, json& truncated, json& memory) {
+// "uops" and "memory" nullptr (written from g_uops' texts and from g_memory); under g_mu
+std::map<std::string, const json*> members(json& version, json& truncated) {
   std::map<std::string, const json*> m;
   for (auto it = g_fields.begin(); it != g_fields.end(); ++it) m[it.key()] = &it.value();
   version = kSchemaVersion;
@@ -500,11 +517,7 @@ std::map<std::string, const json*> members(json& version, json& truncated, json&
   if (!g_outputs.empty()) m[key::kOutputs] = &g_outputs;
   if (!g_snapshots.empty()) m[key::kSnapshots] = &g_snapshots;
   if (!g_rules.empty()) m[key::kRules] = &g_rules;
-  if (!g_memory.empty()) {
-    memory = json::array();
-    for (const StoredMemory& e : g_memory) memory.push_back(memory_json(e));
-    m[key::kMemory] = &memory;
-  }
+  if (!g_memory.empty()) m[key::kMemory] = nullptr;  // (written from g_memory)
   if (g_dropped_contexts || g_dropped_calls || g_dropped_outputs || g_dropped_snapshots || g_dropped_memory) {
     truncated = {{"contexts", g_dropped_contexts}, {"calls", g_dropped_calls}, {"outputs", g_dropped_outputs}};
     if (g_dropped_snapshots) truncated["snapshots"] = g_dropped_snapshots;
@@ -517,10 +530,15 @@ std::map<std::string, const json*> members(json& version, json& truncated, json&
 
 json to_json() {
   std::lock_guard lk(g_mu);
-  json version, truncated, memory, j = json::object();
-  for (const auto& [k, v] : members(version, truncated, memory)) {
+  json version, truncated, j = json::object();
+  for (const auto& [k, v] : members(version, truncated)) {
     if (v) {
       j[k] = *v;
+      continue;
+    }
+    if (k == key::kMemory) {
+      json& events = j[k] = json::array();
+      for (const StoredMemory& e : g_memory) events.push_back(memory_json(e));
       continue;
     }
     std::string uops;
@@ -586,10 +604,10 @@ void save(const std::string& path) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error("cannot write trace file " + path);
   // the object to_json() builds, written member by member (nothing of the trace copied)
-  json version, truncated, memory;
+  json version, truncated;
   bool first = true;
   f << '{';
-  for (const auto& [k, v] : members(version, truncated, memory)) {
+  for (const auto& [k, v] : members(version, truncated)) {
     std::string head = first ? "" : ",";
     first = false;
     append_string(head, k);
@@ -599,9 +617,19 @@ void save(const std::string& path) {
       f << v->dump(-1, ' ', false, json::error_handler_t::replace);
       continue;
     }
-    std::string uops;
-    append_uops(uops, 0);
-    f << uops;
+    std::string text;
+    if (k == key::kMemory) {
+      text += '[';
+      for (size_t i = 0; i < g_memory.size(); ++i) {
+        if (i) text += ',';
+        append_memory(text, g_memory[i]);
+        if (text.size() > (1 << 20)) f << text, text.clear();
+      }
+      text += ']';
+    } else {
+      append_uops(text, 0);
+    }
+    f << text;
   }
   f << '}';
   if (!f) throw Error("failed writing trace file " + path);
