@@ -64,6 +64,13 @@ constexpr const char* kUsage =
     "                      headline) and, with --compare, the same calls on a second device side by side; a\n"
     "                      script runs in a child process on each device in turn; --save-trace T.json keeps\n"
     "                      the run's trace (and the compared run's in T.DEV.json)\n"
+    "  trace TRACE.json [--list] [-c CONTEXT [-p PASS [--rewrites]] [--uops] [--program]] [-t [N]]\n"
+    "         [--calls] [--memory] [--json]\n"
+    "                      a saved trace on the command line: its summary; --list its contexts and their\n"
+    "                      passes; -c (a context's number or part of its name) -p (a pass's number or name)\n"
+    "                      the pass's graph, with --rewrites its rewrites; --uops a kernel's linearized\n"
+    "                      program, --program its source; -t the top N calls by time (default 20); --calls\n"
+    "                      every call; --memory the allocations and frees; --json one JSON object a line\n"
     "  bench [--quick] [--dev DEV] [--beam N] [--only TEXT] [--reference TINYGRAD_DIR]\n"
     "                      the benchmark table against this machine's measured limits, each\n"
     "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
@@ -441,6 +448,7 @@ int main(int argc, char** argv) {
   if (cmd == "asm") return cmd_asm({args.begin() + 1, args.end()});
   if (cmd == "devices") return cmd_devices({args.begin() + 1, args.end()});
   if (cmd == "report") return cmd_report({args.begin() + 1, args.end()});
+  if (cmd == "trace") return cmd_trace({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
   const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");

@@ -22,3 +22,9 @@ target_compile_definitions(test_limits PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR
 ts_add_test(test_chrome_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_chrome_trace.cpp LIBS Qt6::Core TIMEOUT 60)
 add_dependencies(test_chrome_trace tinyscope)
 target_compile_definitions(test_chrome_trace PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+
+# `tinyscope trace TRACE.json`: a recorded run on the command line, each answer checked against the trace file (contexts
+# and passes, rewrites, a kernel's linearized uops on CPU and VULKAN, the top calls, every call) and bad input refused
+ts_add_test(test_trace_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_cli.cpp LIBS Qt6::Core TIMEOUT 60)
+add_dependencies(test_trace_cli tinyscope)
+target_compile_definitions(test_trace_cli PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")

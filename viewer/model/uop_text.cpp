@@ -2,6 +2,7 @@
 
 #include <QHash>
 #include <QList>
+#include <QStringList>
 
 #include "viewer/model/session.h"
 
@@ -74,6 +75,37 @@ QString uop_repr(int root, const std::function<const Uop*(int)>& node, int max_l
     for (qsizetype i = u->src.size() - 1; i >= 0; --i) stack.push_back({u->src[i], it.depth + 1, false, false});
   }
   if (out.endsWith(QLatin1Char('\n'))) out.chop(1);
+  return out;
+}
+
+}  // namespace tsv
+
+namespace tsv {
+
+QList<int> linear_uops(const Session& s, int kernel_context) {
+  if (kernel_context < 0 || kernel_context >= s.contexts().size()) return {};
+  const auto& passes = s.contexts()[kernel_context].passes;
+  for (qsizetype i = passes.size() - 1; i >= 0; --i)
+    if (const Uop* u = s.uop(passes[i].after); u && u->op == QLatin1String("LINEAR")) return u->src;
+  return {};
+}
+
+QString linear_listing(const Session& s, int kernel_context) {
+  const QList<int> order = linear_uops(s, kernel_context);
+  QHash<int, int> position;
+  for (int i = 0; i < order.size(); ++i) position.insert(order[i], i);
+  QString out;
+  for (int i = 0; i < order.size(); ++i) {
+    const Uop* u = s.uop(order[i]);
+    if (!u) continue;
+    QStringList src;
+    for (int x : u->src) src << (position.contains(x) ? QString::number(position.value(x)) : QStringLiteral("?"));
+    out += QStringLiteral("%1 %2 %3 [%4] %5\n")
+               .arg(i, 4)
+               .arg(u->op, -12)
+               .arg(u->dtype, -16)
+               .arg(src.join(QStringLiteral(", ")), u->arg);
+  }
   return out;
 }
 

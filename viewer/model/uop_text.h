@@ -1,4 +1,5 @@
 #pragma once
+#include <QList>
 #include <QString>
 #include <functional>
 
@@ -14,4 +15,15 @@ struct Uop;
 // then named x<N>; past max_lines lines one "..." stands for the rest (the open nodes' closing lines follow it). `node` reads the nodes (nullptr: unknown, "?").
 QString uop_repr(int root, const std::function<const Uop*(int)>& node, int max_lines = 400);
 
+}  // namespace tsv
+
+namespace tsv {
+class Session;
+// A kernel's linearized program as a list, one uop a line as the reference's print_uops and tinyscope's INTERP print
+// it ("   5 RANGE        dtypes.int       [2] (1, AxisType.WEAK)": its position, op, dtype, the positions of its
+// sources, its argument): the sources of the last LINEAR a pass of the kernel context made (what the renderer
+// rendered). Empty when the context has none (an older trace, a context that is not a kernel's).
+QString linear_listing(const Session& s, int kernel_context);
+// the uops of that LINEAR in order (empty: none)
+QList<int> linear_uops(const Session& s, int kernel_context);
 }  // namespace tsv

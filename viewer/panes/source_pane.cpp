@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "viewer/model/session.h"
+#include "viewer/model/uop_text.h"
 #include "viewer/panes/source_highlighter.h"
 
 namespace tsv {
@@ -76,9 +77,17 @@ SourcePane::SourcePane(SelectionModel* selection, QWidget* parent) : QWidget(par
   asm_btn_->setAutoRaise(true);
   asm_btn_->setToolTip(tr("Show the host assembly the CPU JIT makes of this kernel"));
   connect(asm_btn_, &QToolButton::toggled, this, &SourcePane::show_assembly);
+  uops_btn_ = new QToolButton(this);
+  uops_btn_->setText(tr("UOps"));
+  uops_btn_->setObjectName(QStringLiteral("source_uops"));
+  uops_btn_->setCheckable(true);
+  uops_btn_->setAutoRaise(true);
+  uops_btn_->setToolTip(tr("Show the linearized program this source renders, one uop a line (position, op, dtype, sources, arg)"));
+  connect(uops_btn_, &QToolButton::toggled, this, &SourcePane::show_uops);
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(0, 0, 4, 0);
   bar->addWidget(title_, 1);
+  bar->addWidget(uops_btn_);
   bar->addWidget(asm_btn_);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(0, 0, 0, 0);
@@ -87,7 +96,7 @@ SourcePane::SourcePane(SelectionModel* selection, QWidget* parent) : QWidget(par
   lay->addWidget(edit_, 1);
   connect(selection_, &SelectionModel::changed, this, &SourcePane::on_selection);
   connect(edit_, &QPlainTextEdit::cursorPositionChanged, this, [this] {
-    if (!shown_key_.isEmpty() && !asm_mode_) selection_->select_source_line(edit_->textCursor().blockNumber() + 1);
+    if (!shown_key_.isEmpty() && source_shown()) selection_->select_source_line(edit_->textCursor().blockNumber() + 1);
   });
   connect(selection_->session(), &Session::loaded, this, [this] { assembly_.clear(); });
 }
@@ -95,6 +104,15 @@ SourcePane::SourcePane(SelectionModel* selection, QWidget* parent) : QWidget(par
 void SourcePane::show_assembly(bool on) {
   if (asm_btn_->isChecked() != on) return asm_btn_->setChecked(on);  // comes back through toggled()
   asm_mode_ = on;
+  if (on && uops_mode_) return uops_btn_->setChecked(false);  // (that shows the text)
+  shown_key_.clear();
+  show_text();
+}
+
+void SourcePane::show_uops(bool on) {
+  if (uops_btn_->isChecked() != on) return uops_btn_->setChecked(on);
+  uops_mode_ = on;
+  if (on && asm_mode_) return asm_btn_->setChecked(false);
   shown_key_.clear();
   show_text();
 }
@@ -122,6 +140,10 @@ void SourcePane::show_text() {
       return;  // set_assembly() shows it
     }
     edit_->setPlainText(*it);
+  } else if (uops_mode_) {
+    highlighter_->set_language(QStringLiteral("interp"));
+    const QString listing = linear_listing(s, ctx);
+    edit_->setPlainText(listing.isEmpty() ? tr("; the trace keeps no linearized program of %1").arg(s.contexts()[ctx].plain_name) : listing);
   } else {
     highlighter_->set_language(p.lang);
     shown_ = displayed(p.src);
@@ -131,12 +153,12 @@ void SourcePane::show_text() {
   QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
   // opts BEAM found say so first (the whole story is in the tooltip)
   if (p.opts_source.startsWith("BEAM")) opts = tr("opts from %1: %2").arg(p.opts_source.section(QRegularExpression("[:,]"), 0, 0), opts);
-  QString title = QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : p.lang, opts);
-  if (!asm_mode_ && !shown_.note.isEmpty()) title = QStringLiteral("(%1)  ").arg(shown_.note) + title;
+  QString title = QStringLiteral("%1  [%2]  %3").arg(s.contexts()[ctx].plain_name, asm_mode_ ? tr("assembly") : uops_mode_ ? tr("uops") : p.lang, opts);
+  if (source_shown() && !shown_.note.isEmpty()) title = QStringLiteral("(%1)  ").arg(shown_.note) + title;
   title_->setText(title);
   QString tip = p.program_key;
   if (!p.opts_source.isEmpty()) tip += tr("\nopts: %1").arg(p.opts_source);
-  title_->setToolTip(asm_mode_ || shown_.note.isEmpty() ? tip : tip + "\n" + shown_.note);
+  title_->setToolTip(!source_shown() || shown_.note.isEmpty() ? tip : tip + "\n" + shown_.note);
 }
 
 QString SourcePane::text() const { return edit_->toPlainText(); }
@@ -155,14 +177,14 @@ void SourcePane::on_selection(const Selection& sel) {
     return;
   }
   show_text();
-  if (!asm_mode_ && sel.source_line > 0 && edit_->textCursor().blockNumber() + 1 != sel.source_line) {
+  if (source_shown() && sel.source_line > 0 && edit_->textCursor().blockNumber() + 1 != sel.source_line) {
     QTextCursor c(edit_->document()->findBlockByNumber(sel.source_line - 1));
     edit_->setTextCursor(c);
     edit_->ensureCursorVisible();
   }
   // the selected line (a click here, or the line rendering the uop selected in a graph), lit across the pane
   QList<QTextEdit::ExtraSelection> band;
-  if (!asm_mode_ && sel.source_line > 0 && sel.source_line <= edit_->document()->blockCount()) {
+  if (source_shown() && sel.source_line > 0 && sel.source_line <= edit_->document()->blockCount()) {
     QTextEdit::ExtraSelection x;
     x.cursor = QTextCursor(edit_->document()->findBlockByNumber(sel.source_line - 1));
     x.format.setBackground(QColor(0x21, 0x6e, 0xd0, 45));

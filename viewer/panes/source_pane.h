@@ -13,7 +13,8 @@ class SourceHighlighter;
 
 // The selected kernel's generated source (C, LLVM IR, ...), highlighted; the cursor line is the selected line.
 // The Assembly button shows the host machine code instead: the pane asks for it with assembly_wanted() (the
-// viewer does not compile anything) and shows what set_assembly() hands back, cached per program.
+// viewer does not compile anything) and shows what set_assembly() hands back, cached per program. The UOps button
+// shows the linearized program the renderer rendered, one uop a line (linear_listing), on every device.
 class SourcePane : public QWidget {
   Q_OBJECT
  public:
@@ -34,6 +35,9 @@ class SourcePane : public QWidget {
   // switches between the generated source and its assembly
   void show_assembly(bool on);
   bool showing_assembly() const { return asm_mode_; }
+  // switches between the generated source and the linearized uops it renders
+  void show_uops(bool on);
+  bool showing_uops() const { return uops_mode_; }
   void set_assembly(const QString& program_key, const QString& text);
 
  signals:
@@ -47,10 +51,13 @@ class SourcePane : public QWidget {
   QPlainTextEdit* edit_;
   SourceHighlighter* highlighter_;
   QToolButton* asm_btn_;
+  QToolButton* uops_btn_;
+  bool source_shown() const { return !asm_mode_ && !uops_mode_; }  // (lines are the selection's source lines)
   Shown shown_;         // the generated source as shown (cut when too long)
   QString shown_key_;   // the program whose text is shown ("" while none, or while the text is replaced)
   QString program_key_; // the selected program
   bool asm_mode_ = false;
+  bool uops_mode_ = false;
   QHash<QString, QString> assembly_;
 };
 
