@@ -101,8 +101,10 @@ void TimelinePane::rebuild() {
   canvas_->follow_selection();
   if (canvas_->isVisible()) canvas_->repaint();
   build_ms_ = double(clock.nsecsElapsed()) / 1e6;
-  if (qEnvironmentVariableIsSet("TINYSCOPE_PERF"))
-    std::fprintf(stderr, "timeline: %lld spans drawn in %.1f ms\n", static_cast<long long>(model_.spans().size()), build_ms_);
+  if (qEnvironmentVariableIsSet("TINYSCOPE_PERF")) {
+    std::fprintf(stderr, "timeline: %lld spans laid out in %.1f ms\n", static_cast<long long>(model_.spans().size()), build_ms_);
+    canvas_->report_next_paint();
+  }
 }
 
 QString TimelinePane::status_text() const {
@@ -238,6 +240,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     p.restore();
   }
   paint_ms_ = double(clock.nsecsElapsed()) / 1e6;
+  if (report_paint_) std::fprintf(stderr, "timeline: painted in %.1f ms\n", paint_ms_);
+  report_paint_ = false;
 }
 
 // ticks at a round step, and the script's lines as marks (a label where there is room for it)

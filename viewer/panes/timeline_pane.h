@@ -21,7 +21,8 @@ class TimelinePane : public QWidget {
   const TimelineModel& model() const { return model_; }
   TimelineCanvas* canvas() const { return canvas_; }
   QString status_text() const;
-  // milliseconds the last rebuild of the model and the first paint after it took (TINYSCOPE_PERF prints it)
+  // milliseconds the last rebuild of the model took, with its paint when the pane was shown (TINYSCOPE_PERF prints it,
+  // and the next paint's time)
   double last_build_ms() const { return build_ms_; }
 
  private:
@@ -51,6 +52,7 @@ class TimelineCanvas : public QWidget {
   int highlighted_span() const { return highlight_; }
   void follow_selection();
   double last_paint_ms() const { return paint_ms_; }
+  void report_next_paint() { report_paint_ = true; }  // its time on stderr (TINYSCOPE_PERF)
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 
@@ -87,6 +89,7 @@ class TimelineCanvas : public QWidget {
   double press_v0_ = 0;
   bool dragging_ = false;
   double paint_ms_ = 0;
+  bool report_paint_ = false;
 };
 
 }  // namespace tsv
