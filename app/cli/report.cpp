@@ -529,7 +529,9 @@ void Page::timings() {
   const QList<tsv::Call>& calls = s().calls();
   const QList<QColor> colors = tsv::call_colors(s());
   double max_t = 0;
-  for (const tsv::Call& c : calls) max_t = std::max(max_t, tsv::TimingsModel::headline_of(c));
+  QList<double> headlines;
+  for (const tsv::Call& c : calls) headlines.push_back(tsv::TimingsModel::headline_of(c));
+  max_t = tsv::TimingsModel::robust_scale(headlines);  // the window's axis: calls that dwarf the rest are clipped
   h_ += "<p class=\"dim\">Time: the median of each call's warm runs after the first (a call that ran once: its one run); "
         "GFLOP/s and GB/s of that time. First run: DEBUG=2's time, * the first run of its program. Warm runs: fastest–slowest "
         "and their median. ↺ timed on restored inputs (the kernel writes memory it reads).</p>";

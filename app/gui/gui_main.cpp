@@ -57,7 +57,7 @@ QString examples_dir() {
 // the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
 struct Options {
   QString file, dev, shot, compare, select, tour, compare_trace, pane;
-  bool run = false, measure = false, snapshots = false, extended = false;
+  bool run = false, measure = false, snapshots = false, extended = false, large_text = false;
   bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
 };
@@ -89,7 +89,7 @@ int parse_options(int argc, char** argv, Options* o) {
   QCommandLineParser parser;
   parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
   const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs"};
-  const QStringList flags = {"run", "measure", "snapshots", "extended"};
+  const QStringList flags = {"run", "measure", "snapshots", "extended", "large-text"};
   for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
   for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
   parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("SCRIPT.py or TRACE.json"));
@@ -118,6 +118,7 @@ int parse_options(int argc, char** argv, Options* o) {
   o->measure = parser.isSet("measure");
   o->snapshots = parser.isSet("snapshots");
   o->extended = parser.isSet("extended");
+  o->large_text = parser.isSet("large-text");
   if (parser.isSet("step")) {
     const QString n = parser.value("step");
     bool ok = false;
@@ -165,6 +166,7 @@ QString check_devices(MainWindow& w, Options* o) {
 // --snapshots, --beam N [--extended], --select, --tour N and TINYSCOPE_THEME; 0, or 2 after an error on stderr
 int configure(MainWindow& w, const Options& o) {
   if (o.snapshots) w.set_snapshots(true);
+  if (o.large_text) w.set_large_text(true);  // View > Larger text (e.g. for a screenshot of it)
   if (o.extended && o.beam <= 0) {
     std::fprintf(stderr, "tinyscope: --extended is the opt space BEAM searches: it needs --beam N (N from 1)\n");
     return 2;

@@ -100,7 +100,7 @@ class MainWindow : public QMainWindow {
   // the window's size at first launch: 1600 x 1000, or the screen's available area where that is smaller
   QSize default_size() const;
   // the smallest a pane's content is given (its own minimum never sizes the window), and the window's own minimum
-  static constexpr QSize kPaneMin{160, 120};
+  static constexpr QSize kPaneMin{160, 104};  // (a dock adds its title: 120 px and more)
   static constexpr QSize kWindowMin{640, 420};
   // the screen's area the window must stay within (its available geometry; none on a bare offscreen platform)
   QRect screen_area() const;

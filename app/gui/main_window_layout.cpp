@@ -84,6 +84,7 @@ void MainWindow::showEvent(QShowEvent* e) {
   QTimer::singleShot(0, this, [this] {
     fit_to_screen();
     if (!state_restored_) default_layout();
+    if (layout()) layout()->activate();  // the docks at their sizes now, not at the next layout request
     layout_pending_ = false;
     check_settled();
   });
@@ -119,7 +120,9 @@ void MainWindow::reset_layout() {
   // the sizes once the new size is laid out
   layout_pending_ = true;
   QTimer::singleShot(0, this, [this] {
+    if (layout()) layout()->activate();  // the restored docks at the new size first: resizeDocks shares out what they have
     default_layout();
+    if (layout()) layout()->activate();  // the docks at their sizes now, not at the next layout request
     layout_pending_ = false;
     check_settled();
   });
@@ -138,6 +141,10 @@ void MainWindow::show_dock(QDockWidget* d, int extent, Qt::Orientation o) {
       for (QDockWidget* other : default_docks_)
         if (dockWidgetArea(other) == dockWidgetArea(d) && other != d && other->isVisible()) {
           tabifyDockWidget(other, d);
+          // the row as tall as the panes beside it let it be: the tab holds what had a row of its own
+          const Qt::DockWidgetArea area = dockWidgetArea(d);
+          const bool row = area == Qt::BottomDockWidgetArea || area == Qt::TopDockWidgetArea;
+          resizeDocks({d}, {row ? std::max(extent, height() / 2) : std::max(extent, width() / 3)}, row ? Qt::Vertical : Qt::Horizontal);
           break;
         }
     }

@@ -26,7 +26,12 @@ class Bars : public QWidget {
   int row_h() const { return fontMetrics().height() + 8; }
   void relayout() {
     colors_ = call_colors(*sel_->session());
-    setMinimumHeight(row_h() * (model_->rowCount() + 3) + 4);  // the header row, the calls, two rows of legend
+    // as wide as the columns need (the pane scrolls sideways rather than cut the figures), as tall as the header row, the
+    // calls and the legend wrapped to that width
+    const Columns c = columns();
+    setMinimumWidth(c.bar_x + 120 + 8 + c.stats_w);
+    const int legend_h = fontMetrics().boundingRect(QRect(0, 0, std::max(width(), minimumWidth()) - 8, 10000), Qt::TextWordWrap, legend()).height();
+    setMinimumHeight(row_h() * (model_->rowCount() + 1) + legend_h + 12);
     update();
   }
 
@@ -40,6 +45,12 @@ class Bars : public QWidget {
       return true;
     }
     if (e->type() == QEvent::FontChange) relayout();  // (View > Larger text: taller rows)
+    if (e->type() == QEvent::Resize) {  // the legend wraps to the width
+      const QString text = legend();
+      const int legend_h = fontMetrics().boundingRect(QRect(0, 0, width() - 8, 10000), Qt::TextWordWrap, text).height();
+      const int want = row_h() * (model_->rowCount() + 1) + legend_h + 12;
+      if (want != minimumHeight()) setMinimumHeight(want);
+    }
     return QWidget::event(e);
   }
   void mousePressEvent(QMouseEvent* e) override {
@@ -80,21 +91,12 @@ class Bars : public QWidget {
     }
     for (int r = 0; r < calls.size(); ++r) paint_row(p, col, r, scale);
   }
-  void paint_header(QPainter& p, const Columns& col, double scale) {
+  // the foot: what each number measured
+  QString legend() const {
     const auto& calls = sel_->session()->calls();
-    const int h = col.h;
-    p.setPen(palette().color(QPalette::Mid));
-    p.drawText(QRect(4, 0, col.name_w, h), Qt::AlignVCenter, tr("call"));
+    const double scale = model_->scale_seconds();
     bool clipped = false;
     for (int r = 0; r < calls.size(); ++r) clipped = clipped || model_->headline(r) > scale;
-    p.drawText(QRect(col.bar_x, 0, col.bar_w, h), Qt::AlignVCenter,
-               scale > 0 ? tr("time (bar: 0 … %1 µs%2)").arg(scale * 1e6, 0, 'f', 1).arg(clipped ? tr("; » beyond") : QString()) : tr("time"));
-    const QFont normal = p.font();
-    p.setFont(mono());
-    p.drawText(QRect(col.stats_x, 0, col.stats_w, h), Qt::AlignVCenter,
-               QStringLiteral("%1 %2 %3 %4 %5").arg(tr("time"), 12).arg(tr("first run"), 13).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10).arg(tr("warm")));
-    p.setFont(normal);
-    // what each number measured (the tooltip of a row says it for that call)
     int warm = 0;
     bool any_restored = false, any_noisy = false;
     for (int r = 0; r < calls.size(); ++r) {
@@ -109,7 +111,26 @@ class Bars : public QWidget {
     if (any_noisy) legend += tr(" · noisy: the warm runs spread over ±%1%").arg(50.0 * TimingsModel::kNoisySpread, 0, 'f', 0);
     if (clipped) legend += tr(" · »: beyond the axis (the axis leaves out calls that dwarf the rest)");
     if (any_restored) legend += tr(" · ↺ timed on restored inputs (the kernel writes memory it reads)");
-    p.drawText(QRect(4, height() - 2 * h, width() - 8, 2 * h), Qt::AlignVCenter | Qt::AlignRight | Qt::TextWordWrap, legend);
+    return legend;
+  }
+  void paint_header(QPainter& p, const Columns& col, double scale) {
+    const auto& calls = sel_->session()->calls();
+    const int h = col.h;
+    p.setPen(palette().color(QPalette::Mid));
+    p.drawText(QRect(4, 0, col.name_w, h), Qt::AlignVCenter, tr("call"));
+    bool clipped = false;
+    for (int r = 0; r < calls.size(); ++r) clipped = clipped || model_->headline(r) > scale;
+    p.drawText(QRect(col.bar_x, 0, col.bar_w, h), Qt::AlignVCenter,
+               scale > 0 ? tr("time (bar: 0 … %1 µs%2)").arg(scale * 1e6, 0, 'f', 1).arg(clipped ? tr("; » beyond") : QString()) : tr("time"));
+    const QFont normal = p.font();
+    p.setFont(mono());
+    p.drawText(QRect(col.stats_x, 0, col.stats_w, h), Qt::AlignVCenter,
+               QStringLiteral("%1 %2 %3 %4 %5").arg(tr("time"), 12).arg(tr("first run"), 13).arg(tr("GFLOP/s"), 10).arg(tr("GB/s"), 10).arg(tr("warm")));
+    p.setFont(normal);
+    // what each number measured (the tooltip of a row says it for that call), wrapped at the foot
+    const QString text = legend();
+    const int legend_h = fontMetrics().boundingRect(QRect(0, 0, width() - 8, 10000), Qt::TextWordWrap, text).height();
+    p.drawText(QRect(4, height() - legend_h - 4, width() - 8, legend_h), Qt::AlignVCenter | Qt::AlignLeft | Qt::TextWordWrap, text);
   }
   void paint_row(QPainter& p, const Columns& col, int r, double scale) {
     const Call& c = sel_->session()->calls()[r];
