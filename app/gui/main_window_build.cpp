@@ -447,13 +447,14 @@ QString MainWindow::legend_text() const {
   for (const auto& [op, what] : families) t += swatch(tsv::GraphPane::op_color(QString::fromLatin1(op))) + " " + what + "<br>";
   t += tr("<br><b>Tensor graph</b>: each node in the colour of the call that computes it (");
   for (int i = 0; i < 6; ++i) t += swatch(tsv::GraphPane::kernel_tint(i));
-  t += tr(" …, one per call in order); a thick outline: the node a kernel stores; blue: the selected call's nodes; "
+  t += tr(" …, one per call in order: the same colour as its node in the Kernel graph, its Timings bar and its Roofline dot); a thick outline: the node a kernel stores; blue: the selected call's nodes; "
           "orange: the nodes a selected rewrite pass produced; red: the selected node.<br>");
   t += tr("<br><b>Names</b> are coloured as the reference prints them: the letters by kind (r: reduce, E: elementwise), "
           "each dimension by its axis type (blue: global, cyan: local, red: reduce, yellow/purple: upcast/unroll).<br>");
   t += tr("<br><b>Timings</b>: the bar and <i>time</i> are the median of the warm runs after the first; the whisker spans "
           "the fastest to the slowest of them; ± is half that spread over the median; <i>first run</i> is DEBUG=2's time; "
-          "* marks a program's first run; ↺ a kernel timed on restored inputs; <i>once</i> a call that ran once.");
+          "* marks a program's first run; ↺ a kernel timed on restored inputs; <i>once</i> a call that ran once; <i>noisy</i> a "
+          "call whose warm runs spread over ±25%; » a bar or whisker beyond the axis (the axis leaves out calls that dwarf the rest).");
   return t;
 }
 
