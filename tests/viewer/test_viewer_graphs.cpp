@@ -284,6 +284,90 @@ class TestViewerGraphs : public QObject {
     QVERIFY(err.contains("svg"));
   }
 
+  // Opening a cluster lays out only the cluster's nodes (one dot child of its size) and splices them into the drawing:
+  // no node overlaps another, every edge of the new graph is drawn between its two nodes, the nodes ranked before the
+  // cluster stay where they were
+  void opening_a_cluster_lays_out_only_its_nodes() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    auto* engine = tsv::LayoutEngine::instance();
+    sel.select_context(0);
+    QVERIFY(done.wait(30000));
+    auto rects = [&] {
+      QHash<int, QRectF> out;
+      for (auto* it : pane.scene()->items())
+        if (it->data(0).isValid() && it->type() == QGraphicsRectItem::Type) out.insert(it->data(0).toInt(), it->sceneBoundingRect());
+      return out;
+    };
+    const QHash<int, QRectF> before = rects();
+    const QRectF cluster = before.value(-1 - 3);
+    QVERIFY(!cluster.isNull());
+    const int started = engine->layouts_started();
+    pane.expand_cluster(3);
+    QVERIFY(pane.busy());
+    QVERIFY(done.wait(30000));
+    QCOMPARE(engine->layouts_started(), started + 1);  // the cluster's 100 nodes, nothing else
+    const QHash<int, QRectF> after = rects();
+    QCOMPARE(after.size(), 114);
+    const QList<int> ids = after.keys();
+    for (int i = 0; i < ids.size(); ++i)
+      for (int j = i + 1; j < ids.size(); ++j)
+        QVERIFY2(!after[ids[i]].adjusted(1, 1, -1, -1).intersects(after[ids[j]].adjusted(1, 1, -1, -1)),
+                 qPrintable(QString("nodes %1 and %2 overlap").arg(ids[i]).arg(ids[j])));
+    // the clusters ranked before it (above, ranks run down) did not move; its nodes start where its node was
+    for (auto it = before.constBegin(); it != before.constEnd(); ++it)
+      if (it.key() != -1 - 3 && it.value().bottom() < cluster.top()) QCOMPARE(after.value(it.key()), it.value());
+    double top = 1e300;
+    for (int id : pane.clustering().members[3]) top = std::min(top, after.value(id).top());
+    QVERIFY(std::abs(top - cluster.top()) < 1.5);
+    // the new graph's edges, each drawn from one of its nodes to the other
+    const tsv::GraphInput g = tsv::GraphPane::collapse(s, tsv::GraphPane::build_graph(s, {1499}, 5000), pane.clustering(), {3});
+    QList<QPainterPath> paths;
+    for (auto* it : pane.scene()->items())
+      if (it->type() == QGraphicsPathItem::Type) paths << static_cast<QGraphicsPathItem*>(it)->path();
+    QCOMPARE(paths.size(), g.edges.size());
+    for (const auto& [a, b] : g.edges) {
+      // (dot's routes end where their arrowheads begin)
+      const QRectF ra = after.value(a).adjusted(-12, -12, 12, 12), rb = after.value(b).adjusted(-12, -12, 12, 12);
+      const bool drawn = std::any_of(paths.begin(), paths.end(), [&](const QPainterPath& p) {
+        const QPointF p0 = p.pointAtPercent(0), p1 = p.pointAtPercent(1);
+        return (ra.contains(p0) && rb.contains(p1)) || (rb.contains(p0) && ra.contains(p1));
+      });
+      QVERIFY2(drawn, qPrintable(QString("edge %1 -> %2 is not drawn between its nodes").arg(a).arg(b)));
+    }
+  }
+
+  // splice_layout on a hand-made layout: the sub's nodes where the replaced node began, the next rank moved on by the
+  // extra length, a node beside it moved aside by half the extra breadth, an edge inside the sub kept, the rest straight
+  void splice_layout_by_hand() {
+    tsv::GraphLayout old, sub;
+    old.nodes = {{1, QRectF(0, 0, 10, 10)}, {-1, QRectF(0, 20, 10, 10)}, {2, QRectF(0, 40, 10, 10)}, {3, QRectF(20, 20, 10, 10)}};
+    sub.nodes = {{10, QRectF(100, 100, 30, 10)}, {11, QRectF(100, 120, 30, 10)}};
+    QPainterPath inner(QPointF(115, 110));
+    inner.lineTo(QPointF(115, 120));
+    sub.edges = {inner};
+    sub.edge_ends = {{10, 11}};
+    tsv::GraphInput g;
+    g.edges = {{1, 10}, {10, 11}, {11, 2}, {1, 3}};
+    const tsv::GraphLayout l = tsv::splice_layout(old, -1, sub, g);
+    QVERIFY(!l.nodes.contains(-1));
+    QCOMPARE(l.nodes.value(10), QRectF(-10, 20, 30, 10));
+    QCOMPARE(l.nodes.value(11), QRectF(-10, 40, 30, 10));
+    QCOMPARE(l.nodes.value(1), QRectF(0, 0, 10, 10));
+    QCOMPARE(l.nodes.value(2), QRectF(0, 60, 10, 10));   // 20 further: the sub is 30 long where the node was 10
+    QCOMPARE(l.nodes.value(3), QRectF(30, 20, 10, 10));  // 10 aside: half of the 20 the sub is broader
+    QCOMPARE(l.edges.size(), 4);
+    QCOMPARE(l.edge_ends, g.edges);
+    QCOMPARE(l.edges[1].pointAtPercent(0), QPointF(5, 30));  // sub's own route, moved with its nodes
+    QCOMPARE(l.edges[0].pointAtPercent(0), QPointF(5, 10));  // straight: from node 1's border down to node 10's
+    QCOMPARE(l.edges[0].pointAtPercent(1), QPointF(5, 20));
+    QCOMPARE(l.arrows.size(), 3);  // the straight edges' (the sub's edge had none)
+  }
+
   // Graphs over 1,000 nodes open collapsed to one node per kernel cluster and expand on demand
   void big_graphs_open_collapsed_and_expand() {
     tsv::Session s;

@@ -148,6 +148,102 @@ void LayoutEngine::cancel(const QByteArray& key) {
   done(key);
 }
 
+namespace {
+// the point where the segment from r's centre towards `to` leaves r
+QPointF border_point(const QRectF& r, const QPointF& to) {
+  const QPointF c = r.center(), d = to - c;
+  if (d.isNull()) return c;
+  const double sx = d.x() != 0 ? (r.width() / 2) / std::abs(d.x()) : 1e300;
+  const double sy = d.y() != 0 ? (r.height() / 2) / std::abs(d.y()) : 1e300;
+  return c + d * std::min({sx, sy, 1.0});
+}
+// an arrowhead ending at `tip`, coming from `from`
+QPolygonF arrowhead(const QPointF& from, const QPointF& tip) {
+  QPointF d = tip - from;
+  const double len = std::hypot(d.x(), d.y());
+  if (len < 1e-9) return {};
+  d /= len;
+  const QPointF n(-d.y(), d.x()), base = tip - d * 8;
+  return QPolygonF({tip, base + n * 3.5, base - n * 3.5, tip});
+}
+}  // namespace
+
+GraphLayout splice_layout(const GraphLayout& old, int replaced, const GraphLayout& sub, const GraphInput& g) {
+  GraphLayout out;
+  const QRectF r = old.nodes.value(replaced);
+  QRectF b;
+  for (const QRectF& n : sub.nodes) b = b.isNull() ? n : b.united(n);
+  if (b.isNull()) b = QRectF(r.topLeft(), QSizeF(1, 1));
+  const bool lr = g.left_to_right;
+  // along the ranks (down, or right) and across them
+  auto along = [lr](const QPointF& p) { return lr ? p.x() : p.y(); };
+  auto across = [lr](const QPointF& p) { return lr ? p.y() : p.x(); };
+  auto make = [lr](double a, double c) { return lr ? QPointF(a, c) : QPointF(c, a); };
+  const double r_along0 = lr ? r.left() : r.top(), r_len = lr ? r.width() : r.height(), r_breadth = lr ? r.height() : r.width();
+  const double b_len = lr ? b.width() : b.height(), b_breadth = lr ? b.height() : b.width();
+  const double extra_len = std::max(0.0, b_len - r_len), extra_half = std::max(0.0, b_breadth - r_breadth) / 2;
+  const QPointF sub_shift = make(r_along0 - (lr ? b.left() : b.top()), across(r.center()) - across(b.center()));
+  // how a point of the old layout moves: after the node's rank on by extra_len, beside it aside by extra_half
+  auto shift_of = [&](const QPointF& p) {
+    if (along(p) > along(r.center()) + r_len / 2) return make(extra_len, 0);
+    if (along(p) >= r_along0 - 1 && along(p) <= r_along0 + b_len + 1) return make(0, across(p) >= across(r.center()) ? extra_half : -extra_half);
+    return QPointF(0, 0);
+  };
+  QHash<int, QPointF> moved;  // each node's shift (the sub's nodes: sub_shift)
+  for (auto it = old.nodes.constBegin(); it != old.nodes.constEnd(); ++it) {
+    if (it.key() == replaced) continue;
+    moved.insert(it.key(), shift_of(it.value().center()));
+    out.nodes.insert(it.key(), it.value().translated(moved.value(it.key())));
+  }
+  for (auto it = sub.nodes.constBegin(); it != sub.nodes.constEnd(); ++it) {
+    moved.insert(it.key(), sub_shift);
+    out.nodes.insert(it.key(), it.value().translated(sub_shift));
+  }
+  // each edge of g: a route it had (old's or sub's) moved with its ends, else a straight one
+  QHash<QPair<int, int>, int> old_edge, sub_edge;
+  for (int i = 0; i < old.edge_ends.size(); ++i) old_edge.insert(old.edge_ends[i], i);
+  for (int i = 0; i < sub.edge_ends.size(); ++i) sub_edge.insert(sub.edge_ends[i], i);
+  auto arrows_of = [](const GraphLayout& l, int edge) {
+    QList<QPolygonF> a;
+    for (int k = 0; k < l.arrows.size(); ++k)
+      if (l.arrow_edge.value(k) == edge) a << l.arrows[k];
+    return a;
+  };
+  for (const auto& e : g.edges) {
+    if (!out.nodes.contains(e.first) || !out.nodes.contains(e.second)) continue;
+    const bool in_sub = sub.nodes.contains(e.first) && sub.nodes.contains(e.second);
+    const GraphLayout* from = in_sub ? &sub : &old;
+    const int i = in_sub ? sub_edge.value(e, -1) : old_edge.value(e, -1);
+    const QPointF ds = moved.value(e.first), dt = moved.value(e.second);
+    const int index = int(out.edges.size());
+    if (i >= 0 && ds == dt) {
+      out.edges.push_back(from->edges[i].translated(ds));
+      for (const QPolygonF& a : arrows_of(*from, i)) out.arrows << a.translated(ds), out.arrow_edge << index;
+    } else {
+      const QRectF rs = out.nodes.value(e.first), rt = out.nodes.value(e.second);
+      const QPointF p = border_point(rs, rt.center()), q = border_point(rt, rs.center());
+      QPainterPath path(p);
+      path.lineTo(q);
+      out.edges.push_back(path);
+      out.arrows << arrowhead(p, q);
+      out.arrow_edge << index;
+    }
+    out.edge_ends.push_back(e);
+  }
+  for (const auto& [pos, text] : old.edge_labels) out.edge_labels.push_back({pos + shift_of(pos), text});
+  for (const QRectF& n : out.nodes) out.bounds = out.bounds.isNull() ? n : out.bounds.united(n);
+  for (const QPainterPath& p : out.edges) out.bounds = out.bounds.united(p.boundingRect());
+  return out;
+}
+
+void LayoutEngine::put(const QByteArray& key, const GraphLayout& layout) {
+  if (!cache_.contains(key)) {
+    cache_order_.push_back(key);
+    if (cache_order_.size() > kCacheSize) cache_.remove(cache_order_.takeFirst());
+  }
+  cache_.insert(key, layout);
+}
+
 QByteArray LayoutEngine::request(const GraphInput& g) {
   const QByteArray dot = g.to_dot();
   const QByteArray key = QCryptographicHash::hash(dot, QCryptographicHash::Sha1).toHex();

@@ -49,6 +49,14 @@ namespace tsv {
 
 bool parse_dot_json(const QByteArray& json, GraphLayout* out, QString* error);
 
+// The layout of `g` made from the layout `old` of the same graph with one node (`replaced`: a collapsed cluster) standing
+// for the nodes `sub` lays out, without laying the whole graph out again (opening a cluster of a big graph): `sub` takes
+// the replaced node's place (its first rank where the node's top was), the nodes ranked after it move on by the extra
+// length `sub` needs, the nodes beside it move aside by half its extra breadth, each on its side; every edge `old` had
+// whose two ends moved alike keeps its route (moved with them), an edge inside `sub` keeps sub's route, and the rest are
+// drawn straight from border to border. Ranks run down (or right, g.left_to_right).
+GraphLayout splice_layout(const GraphLayout& old, int replaced, const GraphLayout& sub, const GraphInput& g);
+
 // Runs `dot -Tjson0` in a child process (Graphviz's library is not thread-safe), never blocking the UI thread;
 // results are cached by the DOT text's hash. Each request answers once, with finished() or failed().
 class LayoutEngine : public QObject {
@@ -68,6 +76,8 @@ class LayoutEngine : public QObject {
   int cache_hits() const { return cache_hits_; }
   int layouts_started() const { return layouts_started_; }
   bool cached(const QByteArray& key) const { return cache_.contains(key); }
+  // keeps a layout made here (splice_layout) as the layout of the graph whose request key (GraphInput::hash) is `key`
+  void put(const QByteArray& key, const GraphLayout& layout);
   int pending() const { return running_.size() + queued_answers_; }
   // the longest time one finished() handler's parsing took on the UI thread, in ms
   static double max_ui_stall_ms();

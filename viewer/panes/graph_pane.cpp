@@ -99,6 +99,10 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
 
   auto* engine = LayoutEngine::instance();
   connect(engine, &LayoutEngine::finished, this, [this](const QByteArray& key, const GraphLayout& l) {
+    if (!sub_waiting_.isEmpty() && key == sub_waiting_) {
+      sub_waiting_.clear();
+      return splice_cluster(l);
+    }
     if (key != waiting_) return;
     waiting_.clear();
     cancel_btn_->hide();
@@ -107,6 +111,10 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
     emit layout_done();
   });
   connect(engine, &LayoutEngine::failed, this, [this](const QByteArray& key, const QString& err) {
+    if (!sub_waiting_.isEmpty() && key == sub_waiting_) {  // the whole graph laid out instead
+      sub_waiting_.clear();
+      return show_input();
+    }
     if (key != waiting_) return;
     waiting_.clear();
     cancel_btn_->hide();
@@ -242,6 +250,7 @@ void GraphPane::place_minimap() {
 }
 
 void GraphPane::cancel_layout() {
+  if (!sub_waiting_.isEmpty()) LayoutEngine::instance()->cancel(std::exchange(sub_waiting_, QByteArray()));
   if (waiting_.isEmpty()) return;
   LayoutEngine::instance()->cancel(waiting_);
   waiting_.clear();
@@ -504,7 +513,7 @@ void GraphPane::set_text_scale(double scale) {
   if (!full_.nodes.isEmpty()) show_input();  // laid out again for the new label size (a layout of its own, cached)
 }
 
-void GraphPane::show_input() {
+void GraphPane::update_input() {
   const Session& s = *selection_->session();
   input_ = collapsed() ? collapse(s, full_, clusters_, expanded_) : full_;
   input_.text_scale = text_scale_;
@@ -518,6 +527,10 @@ void GraphPane::show_input() {
   title_->setText(title);
   title_->setToolTip(title);
   collapse_btn_->setVisible(collapsed() && !expanded_.isEmpty());
+}
+
+void GraphPane::show_input() {
+  update_input();
   if (input_.nodes.size() > kMaxNodes) {
     cancel_layout();
     shown_.clear();
@@ -545,9 +558,30 @@ void GraphPane::show_input() {
 
 void GraphPane::expand_cluster(int cluster) {
   if (!collapsed() || cluster < 0 || cluster >= clusters_.heads.size() || expanded_.contains(cluster)) return;
+  const int node = -1 - cluster;
+  // the drawing stays while only the cluster's own nodes are laid out, then they take its node's place
+  const bool splice = !shown_.isEmpty() && shown_ == input_.hash() && waiting_.isEmpty() && sub_waiting_.isEmpty() && drawn_.nodes.contains(node);
   expanded_.insert(cluster);
   focus_ = clusters_.heads[cluster];  // the view stays at its zoom, centred on what was opened
-  show_input();
+  if (!splice) return show_input();
+  update_input();  // (what is drawn once the cluster's layout is in)
+  if (input_.nodes.size() > kMaxNodes) return show_input();
+  const QList<int>& members = clusters_.members[cluster];
+  const QSet<int> in(members.begin(), members.end());
+  GraphInput sub;
+  sub.left_to_right = input_.left_to_right;
+  sub.text_scale = text_scale_;
+  for (const auto& n : full_.nodes)
+    if (in.contains(n.id)) sub.nodes.push_back(n);
+  for (const auto& e : full_.edges)
+    if (in.contains(e.first) && in.contains(e.second)) sub.edges.push_back(e);
+  splice_node_ = node;
+  sub_waiting_ = LayoutEngine::instance()->request(sub);
+}
+
+void GraphPane::splice_cluster(const GraphLayout& sub) {
+  LayoutEngine::instance()->put(input_.hash(), splice_layout(drawn_, splice_node_, sub, input_));
+  show_input();  // (finds the spliced layout cached)
 }
 
 void GraphPane::collapse_cluster(int cluster) {
@@ -614,6 +648,7 @@ void GraphPane::restyle(int id) {
 void GraphPane::draw(const GraphLayout& l) {
   QElapsedTimer t;
   t.start();
+  drawn_ = l;
   clear_scene();
   items_.clear();
   QPen edge_pen(palette().color(QPalette::Text), 0.9);

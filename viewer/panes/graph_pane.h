@@ -34,7 +34,7 @@ class GraphPane : public QWidget {
   GraphPane(Kind kind, SelectionModel* selection, QWidget* parent = nullptr);
 
   // true while a layout for this pane is running
-  bool busy() const { return !waiting_.isEmpty(); }
+  bool busy() const { return !waiting_.isEmpty() || !sub_waiting_.isEmpty(); }
   // the whole graph's node count (before collapsing)
   int node_count() const { return node_count_; }
   // the nodes in the drawn graph (a collapsed cluster counts once)
@@ -166,6 +166,13 @@ class GraphPane : public QWidget {
   QToolButton* map_btn_;
   QStackedWidget* stack_;
   QByteArray waiting_, shown_, full_key_;
+  // opening a cluster of a drawn graph: the cluster's nodes are laid out alone (sub_waiting_) and spliced into the
+  // drawn layout (splice_layout), which becomes the new graph's layout: nothing else is laid out again
+  void splice_cluster(const GraphLayout& sub);
+  void update_input();  // input_ (collapsed or not) and the title from the graph and the clusters open
+  QByteArray sub_waiting_;
+  GraphLayout drawn_;        // the layout drawn now
+  int splice_node_ = 0;      // the collapsed cluster's node being opened
   QString title_text_;
   GraphInput full_;   // the whole graph
   GraphInput input_;  // what is drawn (collapsed or not)
