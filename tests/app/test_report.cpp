@@ -191,6 +191,37 @@ class TestReport : public QObject {
   }
 
   // the timings section against the trace, call by call
+  // one colour per call, as the window gives it (viewer/model/call_color.h): the schedule's swatch is the timings'
+  // swatch and bar; calls at the same place of their schedules share it, calls at different places (fewer than twelve,
+  // the palette's size) do not
+  void check_call_colours(const QString& dom, const QJsonObject& trace) {
+    static const QRegularExpression sw_re("class=\"sw\" style=\"background:(#[0-9a-f]{6})\"");
+    const QList<Row> sched = rows(section(dom, "schedule")), times = rows(section(dom, "timings"));
+    const QJsonArray calls = trace["calls"].toArray(), scheds = schedules(trace);
+    QCOMPARE(sched.size(), calls.size());
+    QCOMPARE(times.size(), calls.size());
+    QList<int> item;
+    QHash<int, int> seen;
+    for (const auto& v : calls) {
+      const int k = v.toObject()["schedule_index"].toInt();
+      const int n = seen.value(k, 0);
+      seen.insert(k, n + 1);
+      const int items = k < scheds.size() ? int(scheds[k].toObject()["linear"].toArray().size()) : 0;
+      item << (items > 0 ? n % items : n);
+    }
+    QStringList colour;
+    for (qsizetype i = 0; i < calls.size(); ++i) {
+      const QString a = sw_re.match(sched[i].html).captured(1), b = sw_re.match(times[i].html).captured(1);
+      QVERIFY2(!a.isEmpty() && a == b, qPrintable(QStringLiteral("call %1: %2 in the schedule, %3 in the timings").arg(i).arg(a, b)));
+      colour << a;
+    }
+    for (qsizetype i = 0; i < calls.size(); ++i)
+      for (qsizetype j = 0; j < i; ++j)
+        if (item[i] < 12 && item[j] < 12)
+          QVERIFY2((item[i] == item[j]) == (colour[i] == colour[j]),
+                   qPrintable(QStringLiteral("calls %1 and %2: items %3 and %4, colours %5 and %6").arg(i).arg(j).arg(item[i]).arg(item[j]).arg(colour[i], colour[j])));
+  }
+
   void check_timings(const QString& dom, const QJsonObject& trace) {
     const QJsonArray calls = trace["calls"].toArray();
     const QList<Row> rs = rows(section(dom, "timings"));
@@ -316,6 +347,7 @@ class TestReport : public QObject {
     const QList<Row> sched = rows(section(dom, "schedule"));
     QCOMPARE(sched.size(), calls.size());
     for (qsizetype i = 0; i < sched.size(); ++i) QCOMPARE(first_name_cell(sched[i].html), plain(calls[i].toObject()["name"].toString()));
+    check_call_colours(dom, trace);
 
     // every kernel's program has its source
     const QString sources = section(dom, "sources");
