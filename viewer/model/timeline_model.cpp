@@ -139,10 +139,11 @@ void TimelineModel::add_memory(const Session& s) {
       }
       open.insert({e.device, e.buffer}, int(m.bands.size()));
       alive.insert(at, int(m.bands.size()));
-      m.bands.push_back({e.buffer, e.bytes, offset, e.t, -1});
+      m.bands.push_back({e.buffer, e.bytes, offset, e.t, -1, e.after_call, -1});
       m.packed = std::max(m.packed, offset + e.bytes);
     } else if (auto b = open.find({e.device, e.buffer}); b != open.end()) {
       m.bands[b.value()].free = e.t;
+      m.bands[b.value()].free_call = e.after_call;
       alive.removeOne(b.value());
       open.erase(b);
     }

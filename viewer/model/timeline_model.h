@@ -39,6 +39,7 @@ struct TimelineMarker {
 struct MemoryBand {
   qint64 buffer = 0, bytes = 0, offset = 0;
   double alloc = 0, free = 0;  // free: the end of the timeline for a buffer never freed
+  int alloc_call = 0, free_call = -1;  // the calls recorded before its allocation and its free (-1: never freed)
 };
 struct MemorySeries {
   QString device;
