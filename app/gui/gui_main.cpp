@@ -309,7 +309,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
       done = true;
       auto shoot = std::make_shared<std::function<void(int)>>();
       *shoot = [&w, shot, &clock, exit_code, ready, shoot](int tries) {
-        if (!ready() && tries < 100) {
+        if (!ready() && tries < 6000) {  // (a long run's trace can take a while to read: up to 10 minutes)
           QTimer::singleShot(100, &w, [shoot, tries] { (*shoot)(tries + 1); });
           return;
         }
