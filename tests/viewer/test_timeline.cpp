@@ -74,6 +74,21 @@ class TestTimeline : public QObject {
       ++expected;
     }
     QCOMPARE(m.spans().size(), expected);  // nothing else (softmax has no graph call)
+    // a call's inputs come from the last call before it that wrote each buffer it reads
+    int linked = 0;
+    for (int i = 0; i < s.calls().size(); ++i) {
+      QList<int> want;
+      for (qint64 b : s.calls()[i].reads) {
+        int last = -1;
+        for (int j = 0; j < i; ++j)
+          if (s.calls()[j].writes.contains(b)) last = j;
+        if (last >= 0 && !want.contains(last)) want.push_back(last);
+      }
+      std::sort(want.begin(), want.end());
+      QCOMPARE(m.writers_of(i), want);
+      linked += !want.isEmpty();
+    }
+    QVERIFY(linked > 0);
     // the script's lines: a mark where each schedule a line asked for began
     QVERIFY(!m.markers().isEmpty());
     for (const tsv::TimelineMarker& mk : m.markers()) {

@@ -28,6 +28,7 @@ int TimelineModel::lane_of(const QString& name, bool host) {
 
 void TimelineModel::build(const Session& s) {
   *this = TimelineModel();
+  session_ = &s;
   call_span_.fill(-1, s.calls().size());
   context_span_.fill(-1, s.contexts().size());
   compile_span_.fill(-1, s.contexts().size());
@@ -37,6 +38,7 @@ void TimelineModel::build(const Session& s) {
   add_call_spans(s);
   if (spans_.isEmpty()) {
     *this = TimelineModel();
+    session_ = &s;
     return;
   }
   t0_ = std::numeric_limits<double>::max();
@@ -159,6 +161,19 @@ void TimelineModel::add_memory(const Session& s) {
       if (b.free < 0) b.free = t1_;
     if (!m.t.isEmpty()) t1_ = std::max(t1_, m.t.last()), t0_ = std::min(t0_, m.t.first());
   }
+}
+
+QList<int> TimelineModel::writers_of(int call) const {
+  QList<int> out;
+  if (!session_ || call < 0 || call >= session_->calls().size()) return out;
+  const auto& calls = session_->calls();
+  QList<qint64> todo = calls[call].reads;
+  for (int k = call - 1; k >= 0 && !todo.isEmpty(); --k) {
+    bool wrote = false;
+    for (qint64 b : calls[k].writes) wrote |= todo.removeAll(b) > 0;
+    if (wrote) out.prepend(k);
+  }
+  return out;
 }
 
 int TimelineModel::span_at(int lane, double t, double slack) const {

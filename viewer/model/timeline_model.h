@@ -74,6 +74,8 @@ class TimelineModel {
   // the allocated bytes of memory series m at time t, and the band covering (t, byte offset), -1 when none
   qint64 bytes_at(int m, double t) const;
   int band_at(int m, double t, qint64 offset) const;
+  // the calls that last wrote, before `call`, a buffer it reads (the trace's writes and reads), in call order
+  QList<int> writers_of(int call) const;
 
  private:
   void add_host_spans(const Session& s);
@@ -86,6 +88,7 @@ class TimelineModel {
   QList<TimelineMarker> markers_;
   QList<MemorySeries> memory_;
   QList<int> call_span_, context_span_, compile_span_;
+  const Session* session_ = nullptr;
   double t0_ = 0, t1_ = 0;
 };
 

@@ -239,6 +239,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     else paint_memory(p, r, w);
     p.restore();
   }
+  paint_flows(p, w);
   paint_ms_ = double(clock.nsecsElapsed()) / 1e6;
   if (report_paint_) std::fprintf(stderr, "timeline: painted in %.1f ms\n", paint_ms_);
   report_paint_ = false;
@@ -328,6 +329,39 @@ void TimelineCanvas::paint_lane(QPainter& p, const Row& r, int width) const {
   }
 }
 
+// the selected call's inputs: an arc from the end of each call that wrote a buffer it reads to its start
+void TimelineCanvas::paint_flows(QPainter& p, int width) const {
+  if (highlight_ < 0) return;
+  const auto& spans = model_->spans();
+  const TimelineSpan& to = spans[highlight_];
+  if (to.kind != TimelineSpan::Kind::Kernel && to.kind != TimelineSpan::Kind::Copy) return;
+  const QList<Row> all = rows();
+  auto top_of = [&all](int lane) {
+    for (const Row& r : all)
+      if (r.lane == lane) return r.top;
+    return -1;
+  };
+  p.save();
+  p.setClipRect(QRect(kGutter, kAxis, width - kGutter, height() - kAxis));
+  p.setRenderHint(QPainter::Antialiasing);
+  const QColor flow(0xe1, 0x57, 0x59);
+  p.setPen(QPen(flow, 1.4));
+  p.setBrush(flow);
+  const QPointF end(t_to_x(to.begin), top_of(to.lane) + 2);
+  for (int w : model_->writers_of(to.index)) {
+    const int ws = model_->span_of_call(w);
+    if (ws < 0) continue;
+    const QPointF start(t_to_x(spans[ws].end), top_of(spans[ws].lane) + 2);
+    QPainterPath arc(start);
+    arc.quadTo(QPointF((start.x() + end.x()) / 2, std::min(start.y(), end.y()) - 12), end);
+    p.setBrush(Qt::NoBrush);
+    p.drawPath(arc);
+    p.setBrush(flow);
+    p.drawEllipse(end, 2.2, 2.2);
+  }
+  p.restore();
+}
+
 // the buffers as bands, the allocated bytes as a line over them, the peak named
 void TimelineCanvas::paint_memory(QPainter& p, const Row& r, int width) const {
   const MemorySeries& m = model_->memory()[r.memory];
@@ -393,6 +427,11 @@ QString TimelineCanvas::span_text(int span) const {
                   .arg(c.counter)
                   .arg(c.graph > 0 ? tr(", in graph %1").arg(c.graph) : QString())
                   .arg(at, time_text(c.launched - t0));
+  if (const QList<int> w = model_->writers_of(sp.index); !w.isEmpty()) {
+    QStringList names;
+    for (int k : w.mid(0, 6)) names << tr("call %1 (%2)").arg(k).arg(s->calls()[k].display_name().toHtmlEscaped());
+    t += tr("<br>reads what %1%2 wrote").arg(names.join(QStringLiteral(", ")), w.size() > 6 ? tr(" and %1 more").arg(w.size() - 6) : QString());
+  }
   if (c.estimates.ops > 0 && c.seconds > 0) t += tr("<br>%1 GFLOP/s").arg(c.estimates.ops / c.seconds / 1e9, 0, 'f', 2);
   if (c.estimates.mem > 0 && c.seconds > 0) t += tr(", %1 GB/s").arg(c.estimates.mem / c.seconds / 1e9, 0, 'f', 2);
   return t;

@@ -78,6 +78,7 @@ class TimelineCanvas : public QWidget {
   void paint_axis(class QPainter& p, int width) const;
   void paint_lane(QPainter& p, const Row& r, int width) const;
   void paint_memory(QPainter& p, const Row& r, int width) const;
+  void paint_flows(QPainter& p, int width) const;
   QString span_text(int span) const;
   QString memory_text(const Row& r, const QPoint& p) const;
   void click(const QPoint& p);
