@@ -114,59 +114,9 @@ Buffer& ensure_buffer(const UOpRef& b) {
   return *buffer_of(*b);
 }
 
-// what the trace records (engine/trace/records.h) of a BEAM search's report and a host value (a ProgramSpec is a
-// trace::ProgramRecord, a ScheduleItem a trace::ScheduleItem)
-trace::BeamProgressRecord beam_record(const BeamProgress& p) {
-  trace::BeamProgressRecord r;
-  static_cast<trace::BeamCounts&>(r) = p;
-  for (const Opt& o : p.best_opts) r.best_opts.push_back(o.str());
-  return r;
-}
-
+// what the trace records (engine/trace/records.h) of a host value (a ProgramSpec is a trace::ProgramRecord, a ScheduleItem
+// a trace::ScheduleItem)
 trace::HostValues host_values(const HostData& h) { return {h.shape, h.dtype, h.f, h.i}; }
-
-BeamResult search_opts(const UOpRef& ast, Device& dev) {
-  const RealizeConfig& rc = realize_config();
-  BeamConfig bc;
-  bc.width = rc.beam;
-  bc.space = rc.opt_space;
-  bc.cache_dir = rc.beam_cache_dir;
-  bc.ignore_cache = rc.beam_ignore_cache;
-  bc.uops_max = codegen_option("BEAM_UOPS_MAX", bc.uops_max);
-  bc.upcast_max = codegen_option("BEAM_UPCAST_MAX", bc.upcast_max);
-  bc.local_max = codegen_option("BEAM_LOCAL_MAX", bc.local_max);
-  bc.patience = static_cast<int>(codegen_option("BEAM_PATIENCE", bc.patience));
-  if (auto it = codegen_options().find("BEAM_MIN_PROGRESS"); it != codegen_options().end() && !it->second.empty())
-    bc.min_progress_s = std::atof(it->second.c_str()) / 1e6;
-  bc.debug = rc.debug;
-  return beam_search(ast, dev, bc, [&rc](const BeamProgress& p) {
-    trace::stream_progress(beam_record(p));
-    if (rc.beam_progress) rc.beam_progress(p);
-  });
-}
-
-// BEAM's line per kernel: what was searched, the default opts' time beside the one found
-void print_beam_line(const BeamProgress& p, const ProgramSpec& spec) {
-  if (p.cached) {
-    std::fprintf(stderr, "BEAM %d: %s -> %s (opts from the cache)\n", realize_config().beam, ansistrip(p.kernel).c_str(), spec.name.c_str());
-    return;
-  }
-  if (!std::isfinite(p.best_s)) {
-    std::fprintf(stderr, "BEAM %d: %s: no candidate could be timed; %s keeps no opts\n", realize_config().beam, ansistrip(p.kernel).c_str(),
-                 spec.name.c_str());
-    return;
-  }
-  std::fprintf(stderr, "BEAM %d: %s %s -> %s %s (%.1fx; %zu candidates timed in %d rounds, %.1f s)\n", realize_config().beam,
-               ansistrip(p.kernel).c_str(), time_to_str(p.default_s, 0).c_str(), spec.name.c_str(), time_to_str(p.best_s, 0).c_str(),
-               p.best_s > 0 && std::isfinite(p.best_s) ? p.default_s / p.best_s : 0.0, p.timed, p.round, p.elapsed_s);
-  std::fflush(stderr);
-}
-
-// "BEAM=2", "BEAM=2 TS_OPTS=extended": what searched a kernel's opts
-std::string beam_label() {
-  const RealizeConfig& rc = realize_config();
-  return "BEAM=" + std::to_string(rc.beam) + (rc.opt_space == OptSpace::extended ? " TS_OPTS=extended" : "");
-}
 
 std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
   // a program found by BEAM=N, or made under other codegen options (NOOPT=1 in a Context), is another program than the

@@ -1,5 +1,6 @@
 #pragma once
-// What realize.cpp and realize_jit.cpp share (private to them): the lock, compiled kernels, one run of a schedule
+// What realize.cpp, realize_jit.cpp and realize_beam.cpp share (private to them): the lock, compiled kernels, BEAM's
+// search, one run of a schedule
 #include <map>
 #include <memory>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/device/device.h"
+#include "engine/device/search.h"
 #include "engine/schedule/schedule.h"
 
 namespace ts {
@@ -35,6 +37,12 @@ struct RunOverrides {
   bool jit = false;
   int trace_schedule = -1;  // the captured LINEAR's number among the trace's schedules
 };
+
+// BEAM=N (realize_beam.cpp): the opts a search finds for a kernel on its device (its progress streamed to the trace and
+// handed to RealizeConfig::beam_progress), BEAM's line for it on stderr, and what searched ("BEAM=2 TS_OPTS=extended")
+BeamResult search_opts(const UOpRef& ast, Device& dev);
+void print_beam_line(const BeamProgress& p, const ProgramSpec& spec);
+std::string beam_label();
 
 // one run of a schedule's calls, in order on their devices (realize.cpp); under g_mu
 void run_schedule(const Schedule& sched, bool update_stats, const RunOverrides& over = {});
