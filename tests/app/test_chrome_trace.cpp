@@ -84,7 +84,8 @@ class TestChromeTrace : public QObject {
       const QJsonObject e = v.toObject();
       const QString problem = event_problem(e);
       QVERIFY2(problem.isEmpty(), qPrintable(problem + ": " + QJsonDocument(e).toJson(QJsonDocument::Compact)));
-      if (e.value("ph") == "M" && e.value("name") == "process_name") process.insert(e.value("pid").toInt(), e.value("args").toObject().value("name").toString());
+      if (e.value("ph") == "M" && e.value("name") == "process_name")
+        process.insert(e.value("pid").toInt(), e.value("args").toObject().value("name").toString());
       if (e.value("ph") == "M" && e.value("name") == "thread_name") threads.insert({e.value("pid").toInt(), e.value("tid").toInt()});
     }
     QList<QJsonObject> calls;                    // the call events, in order
@@ -124,7 +125,8 @@ class TestChromeTrace : public QObject {
     auto inside_a_slice = [&slices](const QJsonObject& f) {
       const double ts = f.value("ts").toDouble();
       for (const QJsonObject& x : slices.value(f.value("pid").toInt()))
-        if (x.value("tid") == f.value("tid") && x.value("ts").toDouble() <= ts && ts <= x.value("ts").toDouble() + x.value("dur").toDouble()) return true;
+        if (x.value("tid") == f.value("tid") && x.value("ts").toDouble() <= ts && ts <= x.value("ts").toDouble() + x.value("dur").toDouble())
+          return true;
       return false;
     };
     for (auto it = flows.begin(); it != flows.end(); ++it) {
@@ -213,8 +215,8 @@ class TestChromeTrace : public QObject {
   }
 
   void unwritable_path_is_an_error() {
-    const Result r = ts_test::run_process(ts_test::tinyscope_bin(), {"run", ts_test::source_dir() + "/resources/examples/softmax.py", "--chrome-trace",
-                                                                     dir_.filePath("no/such/dir/c.json")});
+    const Result r = ts_test::run_process(
+        ts_test::tinyscope_bin(), {"run", ts_test::source_dir() + "/resources/examples/softmax.py", "--chrome-trace", dir_.filePath("no/such/dir/c.json")});
     QVERIFY2(r.code != 0, why(r).constData());
     QVERIFY2(r.err.contains("cannot write the Chrome trace") && r.err.contains("no/such/dir/c.json"), why(r).constData());
     QVERIFY(!QFile::exists(dir_.filePath("no/such/dir/c.json.tmp")));

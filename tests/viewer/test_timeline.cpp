@@ -26,7 +26,8 @@ class TestTimeline : public QObject {
   QString trace_of(const QString& example) {
     const QString t = dir_.filePath(example + ".json");
     if (QFile::exists(t)) return t;
-    const ts_test::Result r = ts_test::run_process(ts_test::tinyscope_bin(), {"run", ts_test::source_dir() + "/resources/examples/" + example, "--json", t});
+    const ts_test::Result r =
+        ts_test::run_process(ts_test::tinyscope_bin(), {"run", ts_test::source_dir() + "/resources/examples/" + example, "--json", t});
     if (r.code != 0) qWarning("%s", ts_test::why(r).constData());
     return t;
   }

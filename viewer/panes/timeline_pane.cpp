@@ -451,7 +451,9 @@ QString TimelineCanvas::memory_text(const Row& r, const QPoint& pos) const {
   text += tr("<br>buffer %1: %2, allocated at %3, freed at %4").arg(band.buffer).arg(bytes_text(band.bytes), time_text(band.alloc - model_->begin()),
                                                                      time_text(band.free - model_->begin()));
   const auto& calls = selection_->session()->calls();
-  auto call = [&calls](int k) { return k >= 0 && k < calls.size() ? tr("call %1 (%2)").arg(k).arg(calls[k].display_name().toHtmlEscaped()) : QString(); };
+  auto call = [&calls](int k) {
+    return k >= 0 && k < calls.size() ? tr("call %1 (%2)").arg(k).arg(calls[k].display_name().toHtmlEscaped()) : QString();
+  };
   if (const QString c = call(band.alloc_call); !c.isEmpty()) text += tr("<br>allocated for %1").arg(c);
   if (const QString c = call(band.free_call - 1); !c.isEmpty()) text += tr("<br>freed after %1").arg(c);
   if (const Uop* u = selection_->session()->uop(int(band.buffer))) text += tr("<br>%1").arg(u->dtype.toHtmlEscaped());
