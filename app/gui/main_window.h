@@ -63,6 +63,9 @@ class MainWindow : public QMainWindow {
   void set_run_confirmation(std::function<bool(const QString& question)> ask) { confirm_run_ = std::move(ask); }
   // writes the current session's trace JSON (File > Save trace); false with a console message on failure
   bool save_trace(const QString& path);
+  // writes the current trace's timeline as Chrome's Trace Event JSON (File > Export timeline); false with the reason in
+  // the console and the status line
+  bool export_timeline(const QString& path);
   // selects one of the engine's devices (canonicalized: "cpu" is CPU); an unknown one changes nothing and is
   // false with *error naming it and the devices that exist
   bool set_device(const QString& dev, QString* error = nullptr);

@@ -368,15 +368,20 @@ void MainWindow::build_file_menu() {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export timeline"), (base.isEmpty() ? QStringLiteral("timeline") : base) + ".chrome.json",
                                                    tr("Chrome trace (*.json)"));
     if (f.isEmpty()) return;
-    const QString err = export_chrome_trace(session_->raw(), f);
-    status_->setText(err.isEmpty() ? tr("Timeline written to %1 (Perfetto and chrome://tracing open it)").arg(f) : err);
-    if (!err.isEmpty()) append_console(err + "\n", true);
+    export_timeline(f);
   });
   timeline_act->setObjectName(QStringLiteral("export_timeline"));
   timeline_act->setToolTip(tr("Write the run's timeline as Chrome's Trace Event JSON: a process per device and the host, an event per call"));
   connect(file, &QMenu::aboutToShow, timeline_act, [this, timeline_act] { timeline_act->setEnabled(!session_->raw().isEmpty()); });
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+bool MainWindow::export_timeline(const QString& path) {
+  const QString err = export_chrome_trace(session_->raw(), path);
+  status_->setText(err.isEmpty() ? tr("Timeline written to %1 (Perfetto and chrome://tracing open it)").arg(path) : err);
+  if (!err.isEmpty()) append_console(err + "\n", true);
+  return err.isEmpty();
 }
 
 // the status line, a run's progress, a BEAM search's bar and Cancel, and Run > Measure limits while it measures

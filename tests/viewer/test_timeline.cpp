@@ -3,7 +3,12 @@
 // trace's allocations and frees add up to, a click selects the call, selecting a call elsewhere outlines it here (and
 // brings it into view), the wheel zooms and a drag pans, a trace without timestamps says so, and the training step
 // draws in well under a second.
+#include <QAction>
 #include <QApplication>
+#include <QDockWidget>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QElapsedTimer>
 #include <QHash>
 #include <QTemporaryDir>
@@ -11,6 +16,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 
+#include "app/gui/main_window.h"
 #include "test_env.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
@@ -224,6 +230,34 @@ class TestTimeline : public QObject {
     tsv::TimelinePane pane(&sel);
     QVERIFY(!pane.model().has_timestamps());
     QVERIFY(pane.status_text().contains("no timestamps"));
+  }
+
+  // the window: the dock a tab beside Timings, File > Export timeline writing the Chrome trace of the trace shown
+  void window_dock_and_export() {
+    QCoreApplication::setApplicationName(QStringLiteral("test_timeline"));
+    tsgui::MainWindow w(ts_test::source_dir() + "/resources/examples", /*restore_layout=*/false);
+    QString err;
+    QVERIFY2(w.open_trace(trace_of("softmax.py"), &err), qPrintable(err));
+    QTRY_VERIFY(!w.session()->calls().isEmpty());
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("timeline"));
+    QVERIFY(dock && dock->widget() && qobject_cast<tsv::TimelinePane*>(dock->widget()));
+    QVERIFY(w.tabifiedDockWidgets(w.findChild<QDockWidget*>(QStringLiteral("timings"))).contains(dock));
+    QVERIFY(qobject_cast<tsv::TimelinePane*>(dock->widget())->model().has_timestamps());
+    QVERIFY(w.findChild<QAction*>(QStringLiteral("export_timeline")));
+    const QString out = dir_.filePath("window.chrome.json");
+    QVERIFY(w.export_timeline(out));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    int calls = 0;
+    for (const QJsonValue& e : QJsonDocument::fromJson(f.readAll()).object().value("traceEvents").toArray())
+      calls += e.toObject().value("ph") == "X" && (e.toObject().value("cat") == "kernel" || e.toObject().value("cat") == "copy");
+    QCOMPARE(calls, w.session()->calls().size());
+    QVERIFY(!w.export_timeline(dir_.filePath("no/such/dir/t.json")));
+    // an older trace has no timestamps: the export says so and writes nothing
+    QVERIFY(w.open_trace(ts_test::source_dir() + "/tests/viewer/data/seed_add.trace.json", &err));
+    QTRY_VERIFY(!w.session()->calls().isEmpty() && !w.session()->calls().front().stamped());
+    QVERIFY(!w.export_timeline(dir_.filePath("old.chrome.json")));
+    QVERIFY(!QFile::exists(dir_.filePath("old.chrome.json")));
   }
 
   void training_step_draws_within_a_second() {
