@@ -141,6 +141,7 @@ bool optional_member(const QString& shape) {
       // nor one recorded before traces carried timestamps, the buffers a call writes and reads, and the memory events
       ".calls[*].launched", ".calls[*].start", ".calls[*].writes", ".calls[*].reads", ".contexts[*].begin", ".contexts[*].end",
       ".contexts[*].compile", ".memory",
+      ".console",  // nor one recorded before traces kept what the script printed
       ".rules"};   // nor one recorded at --trace passes, or before traces carried the rules' sources  // nor a run whose device has no measured limits
   return optional.contains(shape);
 }

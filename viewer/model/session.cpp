@@ -180,10 +180,21 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
   // a trace names a few ops, dtypes and devices hundreds of thousands of times: each uop shares one copy of each
   QSet<QString> pool;
   auto shared = [&pool](const QString& s) { return *pool.insert(s); };
-  for (auto it = uo.begin(); it != uo.end(); ++it) {
+  for (auto it = uo.constBegin(); it != uo.constEnd(); ++it) {
+    // one pass over the uop's members (a lookup per key scans them each time)
     const QJsonObject o = it.value().toObject();
-    uops.emplace(it.key().toInt(), Uop{shared(o["op"].toString()), shared(o["dtype"].toString()), any_text(o["arg"]),
-                                       shared(o["device"].toString()), ints(o["src"]), int64s(o["shape"]), o["tag"].toInt(-1)});
+    Uop u;
+    for (auto m = o.constBegin(); m != o.constEnd(); ++m) {
+      const QString k = m.key();
+      if (k == QLatin1String("op")) u.op = shared(m.value().toString());
+      else if (k == QLatin1String("dtype")) u.dtype = shared(m.value().toString());
+      else if (k == QLatin1String("arg")) u.arg = any_text(m.value());
+      else if (k == QLatin1String("device")) u.device = shared(m.value().toString());
+      else if (k == QLatin1String("src")) u.src = ints(m.value());
+      else if (k == QLatin1String("shape")) u.shape = int64s(m.value());
+      else if (k == QLatin1String("tag")) u.tag = m.value().toInt(-1);
+    }
+    uops.emplace(it.key().toInt(), std::move(u));
   }
   for (const auto& cv : root[key::kContexts].toArray()) {
     const QJsonObject o = cv.toObject();

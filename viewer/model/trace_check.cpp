@@ -2,6 +2,7 @@
 
 #include <QHash>
 #include <algorithm>
+#include <array>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -279,13 +280,32 @@ class Checker {
         return fail(here, QStringLiteral("a uop id must be an integer from 0 to %1").arg(lim_.max_uop_id));
       if (!object(u.value(), here)) return false;
       const QJsonObject o = u.value().toObject();
-      if (!req(o, "op", here, &Checker::name) || !req(o, "dtype", here, &Checker::name) || !req(o, "arg", here, &Checker::arg) ||
-          !req(o, "src", here, &Checker::ids) || !opt(o, "shape", here, &Checker::sizes) ||
-          !opt(o, "tag", here, &Checker::tag) || !opt(o, "device", here, &Checker::name))
-        return false;
-      if (o.value(QLatin1StringView("op")).toString().isEmpty()) return fail(Where{&here, "op"}, QStringLiteral("an empty op"));
+      // one pass over the uop's members (a lookup per key scans them each time): each known key checked as it comes,
+      // then the ones the recorder always writes required
+      static const std::array<std::pair<const char*, Check>, 7> kKeys{{{"op", &Checker::name},
+                                                                       {"dtype", &Checker::name},
+                                                                       {"arg", &Checker::arg},
+                                                                       {"src", &Checker::ids},
+                                                                       {"shape", &Checker::sizes},
+                                                                       {"tag", &Checker::tag},
+                                                                       {"device", &Checker::name}}};
+      unsigned seen = 0;
+      QJsonArray src;
+      for (auto m = o.constBegin(); m != o.constEnd(); ++m) {
+        const QString name = m.key();
+        for (size_t k = 0; k < kKeys.size(); ++k) {
+          if (name != QLatin1StringView(kKeys[k].first)) continue;
+          if (!(this->*kKeys[k].second)(m.value(), Where{&here, kKeys[k].first})) return false;
+          seen |= 1u << k;
+          if (k == 0 && m.value().toString().isEmpty()) return fail(Where{&here, "op"}, QStringLiteral("an empty op"));
+          if (k == 3) src = m.value().toArray();
+          break;
+        }
+      }
+      for (size_t k = 0; k < 4; ++k)  // op, dtype, arg, src
+        if (!(seen & (1u << k))) return fail(here, QStringLiteral("the key \"%1\" is missing").arg(QLatin1StringView(kKeys[k].first)));
       int i = 0;
-      for (const auto& s : o.value(QLatin1StringView("src")).toArray()) edges_.push_back({int(id), int(s.toInteger()), i++});
+      for (const auto& s : src) edges_.push_back({int(id), int(s.toInteger()), i++});
       ids_.push_back(int(id));
     }
     std::sort(ids_.begin(), ids_.end());
