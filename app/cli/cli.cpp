@@ -221,10 +221,14 @@ int run_script(const std::string& script, const std::string& json_path, const st
   run.json_path = json_path;
   run.device = ts::realize_config().device;
   run.before_save = [device = run.device] { add_cached_limits(device); };
+  const auto began = std::filesystem::file_time_type::clock::now();
   int code = tsp::run_script(run);
   if (!chrome_path.empty()) {
     try {
-      nlohmann::json trace = ts::trace::to_json();
+      // the trace this run's --json wrote, when it did (the same events, though buffers are freed after it was written)
+      std::error_code ec;
+      const bool wrote = !json_path.empty() && std::filesystem::last_write_time(json_path, ec) >= began && !ec;
+      nlohmann::json trace = wrote ? ts::trace::load(json_path) : ts::trace::to_json();
       trace[ts::trace::key::kScript] = script;
       trace[ts::trace::key::kDevice] = run.device;
       ts::trace::write_chrome_trace(trace, chrome_path);

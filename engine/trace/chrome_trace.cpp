@@ -106,6 +106,14 @@ json chrome_trace(const json& trace) {
   const json& calls = trace.value(key::kCalls, json::array());
   json events = json::array();
   std::map<std::string, int> pids;  // device -> its process
+  auto pid_of = [&pids, &events](const std::string& dev) {
+    auto [it, fresh] = pids.emplace(dev, kHostPid + 1 + static_cast<int>(pids.size()));
+    if (fresh) {
+      events.push_back(meta("process_name", it->second, -1, dev));
+      events.push_back(meta("thread_name", it->second, kCallsTid, "calls"));
+    }
+    return it->second;
+  };
   std::vector<Placed> placed(calls.size());
   std::vector<bool> stamped(calls.size(), false);
   size_t n_stamped = 0;
@@ -113,13 +121,7 @@ json chrome_trace(const json& trace) {
     const json& c = calls[i];
     const double start = num(c, stamp::kStart);
     if (start < 0) continue;
-    const std::string dev = c.value("device", std::string());
-    auto [it, fresh] = pids.emplace(dev, kHostPid + 1 + static_cast<int>(pids.size()));
-    if (fresh) {
-      events.push_back(meta("process_name", it->second, -1, dev));
-      events.push_back(meta("thread_name", it->second, kCallsTid, "calls"));
-    }
-    placed[i] = {it->second, start * 1e6, num(c, "seconds", 0) * 1e6};
+    placed[i] = {pid_of(c.value("device", std::string())), start * 1e6, num(c, "seconds", 0) * 1e6};
     stamped[i] = true;
     ++n_stamped;
   }
@@ -165,6 +167,15 @@ json chrome_trace(const json& trace) {
                         {"ts", placed[i].ts}});
     }
     for (const json& b : c.value(stamp::kWrites, json::array())) writer[b.get<uint64_t>()] = i;
+  }
+  // each device's allocated bytes after every allocation and free: a counter track
+  std::map<std::string, int64_t> allocated;
+  for (const json& m : trace.value(key::kMemory, json::array())) {
+    const std::string dev = m.value("device", std::string());
+    int64_t& bytes = allocated[dev];
+    bytes += (m.value("alloc", true) ? 1 : -1) * m.value("bytes", int64_t(0));
+    events.push_back({{"ph", "C"}, {"name", "allocated bytes"}, {"cat", "memory"}, {"pid", pid_of(dev)}, {"ts", num(m, "t", 0) * 1e6},
+                      {"args", {{"bytes", bytes}}}});
   }
   json other = json::object();
   for (const char* k : {key::kScript, key::kDevice})

@@ -13,6 +13,7 @@ namespace ts::trace {
 //  - one process per device (2, 3, ... in the order the calls first name them), thread "calls": an "X" event per call
 //    (cat "kernel" or "copy", ts = its "start", dur = its seconds), and per graph call an "X" event (cat "graph")
 //    spanning its kernels;
+//  - per device a counter ("C", "allocated bytes") after each allocation and free of its calls' buffers (the "memory");
 //  - "M" events naming every process and thread;
 //  - a flow ("s" at the call that wrote a buffer, "f" with "bp": "e" at each later call that reads it, same "id").
 // Throws ts::Error when the trace has no timestamps (written before it recorded them).

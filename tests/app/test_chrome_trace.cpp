@@ -39,8 +39,15 @@ QString event_problem(const QJsonObject& e) {
     if (n == "thread_name" && !is_integer(e.value("tid"))) return "thread_name without tid";
     return {};
   }
-  if (!is_integer(e.value("tid"))) return "no integer tid";
   if (!e.value("ts").isDouble() || e.value("ts").toDouble() < 0) return "no ts number";
+  if (ph == "C") {  // a counter: its values in args, numbers
+    const QJsonObject a = e.value("args").toObject();
+    if (a.isEmpty()) return "C without args";
+    for (const QJsonValue& v : a)
+      if (!v.isDouble()) return "C with a value that is not a number";
+    return {};
+  }
+  if (!is_integer(e.value("tid"))) return "no integer tid";
   if (ph == "X") {
     if (!e.value("dur").isDouble() || e.value("dur").toDouble() < 0) return "X without a dur number";
     if (!e.value("cat").isString()) return "X without cat";
@@ -96,7 +103,7 @@ class TestChromeTrace : public QObject {
       const QString ph = e.value("ph").toString();
       if (ph == "M") continue;
       const int pid = e.value("pid").toInt();
-      QVERIFY2(process.contains(pid) && threads.contains({pid, e.value("tid").toInt()}), "an event on an unnamed process or thread");
+      QVERIFY2(process.contains(pid) && (ph == "C" || threads.contains({pid, e.value("tid").toInt()})), "an event on an unnamed process or thread");
       if (ph == "X") slices[pid].push_back(e);
       if (ph == "X" && (e.value("cat") == "kernel" || e.value("cat") == "copy")) calls.push_back(e);
       const int id = e.value("id").toInt();
@@ -145,6 +152,20 @@ class TestChromeTrace : public QObject {
     }
     QVERIFY(expected > 0);
     QCOMPARE(flows.size(), expected);
+    // the memory counters: one a memory event, each device's bytes the running sum of its allocations and frees
+    const QJsonArray memory = trace.value("memory").toArray();
+    QList<QJsonObject> counters;
+    for (const QJsonValue& v : events)
+      if (v.toObject().value("ph") == "C") counters.push_back(v.toObject());
+    QCOMPARE(counters.size(), memory.size());
+    QHash<QString, qint64> bytes;
+    for (int k = 0; k < memory.size(); ++k) {
+      const QJsonObject m = memory[k].toObject();
+      bytes[m.value("device").toString()] += (m.value("alloc").toBool() ? 1 : -1) * m.value("bytes").toInteger();
+      QCOMPARE(process.value(counters[k].value("pid").toInt()), m.value("device").toString());
+      QCOMPARE(counters[k].value("args").toObject().value("bytes").toInteger(), bytes[m.value("device").toString()]);
+      QVERIFY(close(counters[k].value("ts").toDouble(), m.value("t").toDouble() * 1e6));
+    }
   }
 
   // the timestamps themselves: in order per device, after their launch; a buffer allocated before its writer ran
