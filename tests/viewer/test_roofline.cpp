@@ -27,6 +27,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_controller.h"
 #include "viewer/model/ansi.h"
+#include "viewer/model/call_color.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/session.h"
 #include "viewer/panes/roofline_pane.h"
@@ -170,8 +171,7 @@ class TestRoofline : public QObject {
       const QPointF at = pane.dot_position(e.call);
       QCOMPARE(at, pane.position(e.intensity, e.gflops));
       QVERIFY(pane.plot()->rect().contains(at.toPoint()));
-      QColor fill = tsv::main_ansi_color(e.colored_name);
-      if (!fill.isValid()) fill = QColor(0xf0, 0x9a, 0x3e);
+      const QColor fill = tsv::call_colors(s).value(e.call);  // the call's one colour, as every pane gives it
       QVERIFY2(near_colour(img, at, fill, 1, 24), qPrintable(QStringLiteral("call %1 at %2,%3 is not painted %4").arg(e.call).arg(at.x()).arg(at.y()).arg(fill.name())));
       for (const Expected& o : want) {
         const QPointF d = pane.dot_position(o.call) - at;
