@@ -47,7 +47,7 @@ class TestCompare : public QObject {
  private slots:
   void examples_pair_by_computation_data() {
     QTest::addColumn<QString>("script");
-    for (const char* s : {"tutorial", "matmul", "conv2d", "softmax", "mlp", "train_step", "train_jit"}) QTest::newRow(s) << QString(s);
+    for (const char* s : {"tutorial", "matmul", "conv2d", "softmax", "mlp", "train_step", "train_jit", "transformer_train"}) QTest::newRow(s) << QString(s);
   }
   // every call of CPU's run beside the call of VULKAN's that computes the same, their buffers agreeing
   void examples_pair_by_computation() {
@@ -126,7 +126,18 @@ class TestCompare : public QObject {
       QCOMPARE(diff.left()->toPlainText(), pa.src);
       QCOMPARE(diff.right()->toPlainText(), pb.src);
     }
-    if (script != "softmax") QVERIFY2(div.row == -1, qPrintable(tsv::divergence_text(div, a, b, "CPU", "VULKAN")));
+    if (script == "transformer_train") {
+      // Adam's first step divides each gradient by the root of its square (plus 1e-8): where a gradient is nearly 0 the
+      // ratio turns tiny differences of the inputs into large ones; the divergence found, if any, is such a call,
+      // whose inputs (the earlier calls' outputs) agree within the tolerance
+      if (div.row >= 0) {
+        qInfo("%s", qPrintable(tsv::divergence_text(div, a, b, "CPU", "VULKAN")));
+        QVERIFY(div.inputs >= 1);
+        QVERIFY(!div.inputs_diverge);
+      }
+    } else if (script != "softmax") {
+      QVERIFY2(div.row == -1, qPrintable(tsv::divergence_text(div, a, b, "CPU", "VULKAN")));
+    }
   }
 
   // a script that realizes one more tensor in the middle: one row of the second run alone, every other row paired by

@@ -265,17 +265,41 @@ ToleranceCheck check_tolerance(const Output& a, const Output& b) {
   return t;
 }
 
+namespace {
+using SnapshotIndex = QHash<int, QHash<int, int>>;  // call -> its buffer (arg) -> the snapshot
+SnapshotIndex snapshot_index(const Session& s) {
+  SnapshotIndex out;
+  for (int k = 0; k < s.snapshots().size(); ++k) out[s.snapshots()[k].call].insert(s.snapshots()[k].arg, k);
+  return out;
+}
+
+// how the divergent call's inputs compare: each buffer its LINEAR item reads that an earlier call of the first run
+// wrote last, that writer's output against its counterpart's in the second run
+void compare_inputs(const Session& a, const Session& b, const CallPairing& p, const SnapshotIndex& sa, const SnapshotIndex& sb,
+                    Divergence* d) {
+  const auto items = items_of_calls(a);
+  const LinearItem* item = items.value(d->a);
+  if (!item) return;
+  for (qsizetype k = 1; k < item->bufs.size(); ++k) {
+    int writer = -1;
+    for (int c = d->a - 1; c >= 0 && writer < 0; --c)
+      if (items[c] && !items[c]->bufs.isEmpty() && items[c]->bufs.front() == item->bufs[k]) writer = c;
+    const int other = writer < 0 ? -1 : p.b_of_a(writer);
+    const int xa = other < 0 ? -1 : sa.value(writer).value(0, -1), xb = other < 0 ? -1 : sb.value(other).value(0, -1);
+    if (xa < 0 || xb < 0 || a.snapshots()[xa].shape != b.snapshots()[xb].shape || a.snapshots()[xa].dtype != b.snapshots()[xb].dtype) continue;
+    const ToleranceCheck t = check_tolerance(a.snapshots()[xa], b.snapshots()[xb]);
+    ++d->inputs;
+    d->inputs_worst = std::max(d->inputs_worst, t.worst);
+    d->inputs_diverge = d->inputs_diverge || t.diverges();
+  }
+}
+}  // namespace
+
 Divergence first_divergence(const Session& a, const Session& b, const CallPairing& p) {
   Divergence d;
   d.snapshots = !a.snapshots().isEmpty() && !b.snapshots().isEmpty();
   if (!d.snapshots) return d;
-  // each call's snapshots by the buffer they hold
-  auto index = [](const Session& s) {
-    QHash<int, QHash<int, int>> out;
-    for (int k = 0; k < s.snapshots().size(); ++k) out[s.snapshots()[k].call].insert(s.snapshots()[k].arg, k);
-    return out;
-  };
-  const auto sa = index(a), sb = index(b);
+  const SnapshotIndex sa = snapshot_index(a), sb = snapshot_index(b);
   for (int r = 0; r < p.rows().size(); ++r) {
     const CallPair& row = p.rows()[r];
     if (row.by != CallPair::By::Computation || !sa.contains(row.a) || !sb.contains(row.b)) continue;
@@ -293,6 +317,7 @@ Divergence first_divergence(const Session& a, const Session& b, const CallPairin
       d.check = t;
       d.dtype = oa.dtype;
       d.shape = oa.shape;
+      compare_inputs(a, b, p, sa, sb, &d);
       return d;
     }
   }
@@ -384,6 +409,13 @@ QString divergence_text(const Divergence& d, const Session& a, const Session& b,
   if (t.flushed)
     what << QObject::tr("%1 of %2 elements are denormals on one side and 0 on the other (flushed to zero)").arg(t.flushed).arg(t.compared);
   t_ += what.join(QStringLiteral("; "));
+  if (d.inputs > 0 && !d.inputs_diverge)
+    t_ += QObject::tr("; its %1 input buffer(s) written by earlier calls agree within the tolerance (at most %2 ULP of their "
+                      "scale): the difference arises, or is amplified, in this call")
+              .arg(d.inputs)
+              .arg(d.inputs_worst, 0, 'g', 3);
+  else if (d.inputs > 0)
+    t_ += QObject::tr("; its inputs already differ beyond the tolerance (a call not compared wrote them)");
   if (t.first >= 0)
     t_ += QObject::tr("; first at %1: %2 vs %3").arg(index_text(t.first, d.shape)).arg(t.first_a, 0, 'g', 8).arg(t.first_b, 0, 'g', 8);
   return t_;

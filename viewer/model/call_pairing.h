@@ -89,6 +89,11 @@ struct Divergence {
   QList<qint64> shape;           // the buffer's (flat: [elements])
   int compared = 0;              // paired calls whose snapshots were compared (up to and including the divergent one)
   bool snapshots = false;        // both runs kept their calls' buffers
+  // the divergent call's inputs: the buffers it reads that an earlier call of both runs wrote (each writer's snapshot
+  // against its counterpart's): how many, the largest difference in ULPs of their scale, and whether one diverged
+  int inputs = 0;
+  double inputs_worst = 0;
+  bool inputs_diverge = false;
 };
 Divergence first_divergence(const Session& a, const Session& b, const CallPairing& p);
 
