@@ -13,6 +13,17 @@ using ts_test::tinyscope_bin;
 using ts_test::trace_with_output;
 }  // namespace
 
+// the chain-of-kernels trace (viewer_test_util.h: 15 kernels of 100 nodes) with its tensor graph in a pane: over 1,000
+// nodes, it opens collapsed to one node per kernel cluster
+struct ChainGraph {
+  tsv::Session s;
+  QString error;  // why the trace did not load ("" when it did)
+  bool loaded = s.load_data(chain_of_kernels_trace(), &error);
+  tsv::SelectionModel sel{&s};
+  tsv::GraphPane pane{tsv::GraphPane::Kind::TensorGraph, &sel};
+  QSignalSpy done{&pane, &tsv::GraphPane::layout_done};
+};
+
 class TestViewerGraphs : public QObject {
   Q_OBJECT
  private slots:
@@ -288,14 +299,13 @@ class TestViewerGraphs : public QObject {
   // no node overlaps another, every edge of the new graph is drawn between its two nodes, the nodes ranked before the
   // cluster stay where they were
   void opening_a_cluster_lays_out_only_its_nodes() {
-    tsv::Session s;
-    QString err;
-    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
-    tsv::SelectionModel sel(&s);
-    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
-    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    ChainGraph c;
+    QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+    tsv::Session& s = c.s;
+    tsv::GraphPane& pane = c.pane;
+    QSignalSpy& done = c.done;
     auto* engine = tsv::LayoutEngine::instance();
-    sel.select_context(0);
+    c.sel.select_context(0);
     QVERIFY(done.wait(30000));
     auto rects = [&] {
       QHash<int, QRectF> out;
@@ -370,14 +380,13 @@ class TestViewerGraphs : public QObject {
 
   // Graphs over 1,000 nodes open collapsed to one node per kernel cluster and expand on demand
   void big_graphs_open_collapsed_and_expand() {
-    tsv::Session s;
-    QString err;
-    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
-    tsv::SelectionModel sel(&s);
-    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
-    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
+    ChainGraph chain;
+    QVERIFY2(chain.error.isEmpty(), qPrintable(chain.error));
+    tsv::Session& s = chain.s;
+    tsv::GraphPane& pane = chain.pane;
+    QSignalSpy& done = chain.done;
     auto* engine = tsv::LayoutEngine::instance();
-    sel.select_context(0);
+    chain.sel.select_context(0);
     QCOMPARE(pane.node_count(), 1500);
     QVERIFY(pane.collapsed());
     QCOMPARE(pane.shown_node_count(), 15);
@@ -493,15 +502,13 @@ class TestViewerGraphs : public QObject {
 
   // the search field highlights nodes by op; Enter cycles through them and centres each; the minimap moves the view
   void graph_search_cycles_and_minimap_moves() {
-    tsv::Session s;
-    QString err;
-    QVERIFY2(s.load_data(chain_of_kernels_trace(), &err), qPrintable(err));
-    tsv::SelectionModel sel(&s);
-    tsv::GraphPane pane(tsv::GraphPane::Kind::TensorGraph, &sel);
+    ChainGraph chain;
+    QVERIFY2(chain.error.isEmpty(), qPrintable(chain.error));
+    tsv::GraphPane& pane = chain.pane;
+    QSignalSpy& done = chain.done;
     pane.resize(500, 400);
     pane.show();
-    QSignalSpy done(&pane, &tsv::GraphPane::layout_done);
-    sel.select_context(0);
+    chain.sel.select_context(0);
     QVERIFY(done.count() > 0 || done.wait(30000));
     // a double-click on a cluster opens it: cluster 0 is the SINK's kernel, uops 1400..1499
     QGraphicsItem* cluster = nullptr;
