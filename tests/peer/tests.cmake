@@ -1,8 +1,6 @@
 # The peer suite (tests/peer/test_peer.cpp): tinygrad's own tests from ../shared/peer on CPU (test_peer) and on Vulkan
 # through lavapipe (test_peer_vulkan), each in worker processes of `tinyscope run`, compared with the reference.
-ts_add_test(test_peer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_peer.cpp LIBS Qt6::Core TIMEOUT 1800)
-add_dependencies(test_peer tinyscope)
-target_compile_definitions(test_peer PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+ts_add_cli_test(test_peer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_peer.cpp LIBS Qt6::Core TIMEOUT 1800)
 set_property(TEST test_peer APPEND PROPERTY ENVIRONMENT "PEER_DEVICE=CPU;QTEST_FUNCTION_TIMEOUT=1800000")
 math(EXPR TS_PEER_TIMEOUT "1800 * ${TS_TEST_TIMEOUT_SCALE}")
 add_test(NAME test_peer_vulkan COMMAND test_peer)

@@ -1,10 +1,8 @@
 # Window-level tests: they link the window (tinyscope_gui: main window, run controller, resources) with the viewer
 # and drive `$TINYSCOPE_BIN` as a child process.
 function(ts_add_window_test name)
-  ts_add_test(${name} SOURCES ${ARGN} LIBS tinyscope_gui Qt6::Widgets TIMEOUT 180)
-  add_dependencies(${name} tinyscope)
+  ts_add_cli_test(${name} SOURCES ${ARGN} LIBS tinyscope_gui Qt6::Widgets TIMEOUT 180)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR})
-  target_compile_definitions(${name} PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
 endfunction()
 
 # The viewer, one test per part (tests/viewer/viewer_test_util.h: what they share): the models (with
@@ -24,9 +22,7 @@ target_link_libraries(test_runs PRIVATE ts_vulkan)  # a BEAM run on VULKAN (lava
 ts_add_window_test(test_repeat_outputs ${CMAKE_CURRENT_LIST_DIR}/test_repeat_outputs.cpp)
 # The trace-file fuzzer: seeded mutants of real traces load (and every model and pane over them works) or are
 # refused with one clear error; a few go through the command line.
-ts_add_test(test_trace_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_fuzz.cpp LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 150)
-add_dependencies(test_trace_fuzz tinyscope)
-target_compile_definitions(test_trace_fuzz PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+ts_add_cli_test(test_trace_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_fuzz.cpp LIBS tinyscope_viewer Qt6::Widgets TIMEOUT 150)
 # Traces as untrusted input: the reproducers (a uop that is its own source, a 70 MB source line, wrong types,
 # "version": 1.0, a trace's script field, the stepper and contexts overflows), each refused clearly or shown safely.
 ts_add_window_test(test_trace_check ${CMAKE_CURRENT_LIST_DIR}/test_trace_check.cpp)

@@ -18,8 +18,7 @@ target_compile_options(vulkan_bench PRIVATE ${TS_WARNINGS})
 
 # BEAM search: the action space by hand, SWAP, and searches on lavapipe (with the validation layer) checked against the
 # default program's results, the disk cache, and BEAM=2 through the command line
-ts_add_test(test_beam SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_beam.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 300)
-target_compile_definitions(test_beam PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" TS_BIN="$<TARGET_FILE:tinyscope>")
+ts_add_cli_test(test_beam SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_beam.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 300)
 set_property(TEST test_beam APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
 
 # The TC opt on a target with the H200's tensor cores: which kernels take it, the heuristic's opts after it, and the
