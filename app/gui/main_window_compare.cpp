@@ -324,8 +324,14 @@ void MainWindow::show_loaded_compare() {
     const bool saved = !compare_from_trace_.isEmpty();
     tabs->setTabText(3, saved ? tr("Second trace's schedule and timings") : tr("Second device's schedule and timings"));
     tabs->setTabText(4, saved ? tr("Second trace's console") : tr("Second device's console"));
-    if (saved) compare_console_->setPlainText(tr("%1 is a saved trace: a trace keeps what the script read back (the Outputs "
-                                                 "tab), not its console.").arg(second_label()));
+    if (saved) {
+      // what the saved run printed, as the trace kept it (older traces kept none)
+      QString text;
+      for (const auto& [is_err, chunk] : compare_session_->console()) text += chunk;
+      compare_console_->setPlainText(!text.isEmpty() ? text
+                                                     : tr("%1 is a trace recorded before traces kept the console: what the "
+                                                          "script read back is in the Outputs tab.").arg(second_label()));
+    }
   }
   if (!compare_dock_->isVisible()) {
     show_dock(compare_dock_, height() * 22 / 100);  // (within the screen: a tab where it has no room below)

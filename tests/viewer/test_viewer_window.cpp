@@ -241,6 +241,8 @@ class TestViewerWindow : public QObject {
     QVERIFY(dock && dock->isVisible());
     auto* summary = dock->findChild<QLabel*>("compare_summary");
     QVERIFY2(summary->text().contains("Two saved traces"), qPrintable(summary->text()));
+    // the saved run's console, as its trace kept it
+    QVERIFY2(w.compare_console()->toPlainText().contains("[2.0, 4.0, 6.0, 8.0]"), qPrintable(w.compare_console()->toPlainText()));
     QCOMPARE(w.compare_model()->headerData(tsv::CompareModel::kRatio, Qt::Horizontal).toString(),
              QStringLiteral("CPU · before.json / CPU · this run"));
     // the one value each read: 2a + (a > 3) against 2a differs in its last element only, by exactly 1
