@@ -9,7 +9,9 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QResizeEvent>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -34,6 +36,22 @@
 
 namespace tsgui {
 
+namespace {
+// the Compare dock's pane: the summary over the tabs, the summary scrolling within a third of the pane's height (two
+// lines at least), so a short dock (a 720-px screen) keeps rows of the table in view
+class CompareBox : public QWidget {
+ public:
+  using QWidget::QWidget;
+  QScrollArea* summary = nullptr;
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override {
+    QWidget::resizeEvent(e);
+    if (summary) summary->setMaximumHeight(std::max(2 * fontMetrics().lineSpacing() + 6, height() / 3));
+  }
+};
+}  // namespace
+
 // the Compare dock's pane: the summary over tabs (per call, outputs, sources, the second side's schedule, timings and
 // console), with the second session, selection and run controller it shows; its controls: build_compare_controls()
 QWidget* MainWindow::build_compare_dock() {
@@ -41,7 +59,7 @@ QWidget* MainWindow::build_compare_dock() {
   compare_selection_ = new tsv::SelectionModel(compare_session_, this);
   compare_controller_ = new RunController(this);
   compare_controller_->set_repeat(repeat_spin_ ? repeat_spin_->value() : 1);
-  auto* box = new QWidget(this);
+  auto* box = new CompareBox(this);
   compare_label_ = new QLabel(tr("Choose a device under \"Compare with\" and run"), box);
   compare_label_->setWordWrap(true);
   compare_label_->setObjectName(QStringLiteral("compare_summary"));
@@ -116,8 +134,21 @@ QWidget* MainWindow::build_compare_dock() {
   auto* lay = new QVBoxLayout(box);
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
-  lay->addWidget(compare_label_);
-  lay->addWidget(divergence_label_);
+  // the first divergence leads (what the two devices computed), then the totals, how they ran and how the calls paired
+  auto* summary = new QWidget(box);
+  auto* summary_lay = new QVBoxLayout(summary);
+  summary_lay->setContentsMargins(0, 0, 0, 0);
+  summary_lay->setSpacing(0);
+  summary_lay->addWidget(divergence_label_);
+  summary_lay->addWidget(compare_label_);
+  summary_lay->addStretch(1);
+  box->summary = new QScrollArea(box);
+  box->summary->setObjectName(QStringLiteral("compare_summary_area"));
+  box->summary->setWidget(summary);
+  box->summary->setWidgetResizable(true);
+  box->summary->setFrameShape(QFrame::NoFrame);
+  box->summary->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  lay->addWidget(box->summary);
   lay->addWidget(tabs, 1);
   build_compare_controls();
   return box;
