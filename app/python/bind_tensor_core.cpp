@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/python/bindings.h"
+#include "engine/uop/error.h"
 #include "app/python/convert.h"
 
 namespace tsp {
@@ -140,7 +141,7 @@ void bind_creation(TensorClass& t) {
       start = py::int_(0);
     }
     double a = scalar_value(start), b = scalar_value(stop), st = scalar_value(step);
-    if (st == 0) throw py::value_error("arange: step must not be 0");
+    if (st == 0) throw ts::Error("arange: step must not be 0", ts::Error::Kind::ZeroDivision);  // (the reference divides by it)
     ts::DType dt;
     if (dtype.is_none()) {  // default_float if any argument is a float, else default_int (int64 when it does not fit)
       bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);
@@ -298,7 +299,8 @@ void bind_autograd(TensorClass& t) {
 void bind_reads(TensorClass& t) {
   t.def("tolist", &tolist);
   t.def("item", [](const Tensor& self) {
-    if (self.numel() != 1) throw py::value_error("must have one element for item");
+    if (self.numel() != 1)  // (the reference asserts it)
+      throw ts::Error("item: must have one element, not " + std::to_string(self.numel()), ts::Error::Kind::Assertion);
     ts::HostData d = readable(self).data();
     d.shape.clear();
     return host_to_py(d);

@@ -16,7 +16,7 @@ PyObject* engine_error_type() {
   return type;
 }
 // an engine error that is also the Python exception the reference raises there (ZeroDivisionError, OverflowError,
-// IndexError)
+// IndexError, AssertionError)
 PyObject* engine_error_type(PyObject* base, const char* name) {
   return PyErr_NewExceptionWithDoc(name, "an invalid Tensor program (the engine's ts::Error)",
                                    PyTuple_Pack(2, base, engine_error_type()), nullptr);
@@ -27,6 +27,10 @@ PyObject* zero_division_type() {
 }
 PyObject* index_type() {
   static PyObject* type = engine_error_type(PyExc_IndexError, "tinyscope.EngineIndexError");
+  return type;
+}
+PyObject* assertion_type() {
+  static PyObject* type = engine_error_type(PyExc_AssertionError, "tinyscope.EngineAssertionError");
   return type;
 }
 PyObject* overflow_type() {
@@ -50,6 +54,7 @@ void bind_errors(py::module_& m) {
       PyObject* type = e.kind == ts::Error::Kind::ZeroDivision ? zero_division_type()
                        : e.kind == ts::Error::Kind::Overflow   ? overflow_type()
                        : e.kind == ts::Error::Kind::Index      ? index_type()
+                       : e.kind == ts::Error::Kind::Assertion  ? assertion_type()
                        : e.kind == ts::Error::Kind::Jit        ? jit_error_type()
                                                                : engine_error_type();
       PyErr_SetString(type, e.what());

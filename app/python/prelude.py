@@ -295,7 +295,7 @@ def repeat(self, repeats, *args):
 def split(self, sizes, dim=0):
   dim = dim + self.ndim if dim < 0 else dim
   if isinstance(sizes, int): sizes = [min(sizes, self.shape[dim] - i) for i in range(0, max(1, self.shape[dim]), max(1, sizes))]
-  if sum(sizes) != self.shape[dim]: raise ValueError(f"expect sizes to sum exactly to {self.shape[dim]}, but got {sum(sizes)}")
+  if sum(sizes) != self.shape[dim]: raise AssertionError(f"expect sizes to sum exactly to {self.shape[dim]}, but got {sum(sizes)}")
   out, start = [], 0
   for s in sizes:
     out.append(self.shrink(tuple((start, start + s) if i == dim else None for i in range(self.ndim))))
@@ -304,6 +304,7 @@ def split(self, sizes, dim=0):
 
 @_install
 def chunk(self, chunks, dim=0):
+  if not chunks > 0: raise AssertionError(f"expect chunks to be greater than 0, got: {chunks}")
   dim = dim + self.ndim if dim < 0 else dim
   return self.split(ceildiv(self.shape[dim], chunks) if self.shape[dim] else [0] * chunks, dim=dim)
 

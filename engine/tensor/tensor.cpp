@@ -297,7 +297,7 @@ std::pair<Tensor, Tensor> broadcasted(const Tensor& x, const Tensor& y) {
   size_t n = std::max(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())], db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) throw Error("cannot broadcast shapes " + shape_str(a) + " and " + shape_str(b));
+    if (da != db && da != 1 && db != 1) throw Error("cannot broadcast shapes " + shape_str(a) + " and " + shape_str(b), Error::Kind::Index);
   }
   return {promote(x), promote(y)};
 }

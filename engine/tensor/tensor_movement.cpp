@@ -277,7 +277,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
   for (auto& t : ts) {
     if (t.ndim() != ts[0].ndim()) throw Error("cat: tensors have different ranks: " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()));
     for (int64_t i = 0; i < t.ndim(); ++i)
-      if (i != d && t.shape()[i] != ts[0].shape()[i]) throw Error("cat: shape mismatch " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " on dim " + std::to_string(i));
+      if (i != d && t.shape()[i] != ts[0].shape()[i]) throw Error("cat: shape mismatch " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " on dim " + std::to_string(i),
+                                                                           Error::Kind::Assertion);
   }
   int64_t total = 0;
   for (auto& t : ts) total += t.shape()[d];
@@ -293,6 +294,12 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
   return out;
 }
 Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t dim) {
+  for (auto& t : ts)
+    if (t.shape() != ts[0].shape()) {
+      std::string all;
+      for (auto& u : ts) all += (all.empty() ? "" : ", ") + shape_str(u.shape());
+      throw Error("stack: all shapes must match, got [" + all + "]", Error::Kind::Assertion);
+    }
   std::vector<Tensor> us;
   for (auto& t : ts) us.push_back(t.unsqueeze(dim));
   return cat(us, dim);

@@ -289,7 +289,7 @@ Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& bias, int64_
   size_t nd = HW.size();
   if (groups * cin != cin_)
     throw Error("conv2d: input tensor shape " + shape_str(shape()) + " does not match the shape of the weights " + shape_str(w.shape()) +
-                ". (" + std::to_string(groups * cin) + " vs. " + std::to_string(cin_) + ")");
+                ". (" + std::to_string(groups * cin) + " vs. " + std::to_string(cin_) + ")", Error::Kind::Assertion);
   auto pads = pool_pads(padding, nd);
   std::vector<std::pair<int64_t, int64_t>> full(ndim() - nd, {0, 0});
   full.insert(full.end(), pads.begin(), pads.end());
