@@ -66,8 +66,8 @@ Tensor make_tensor(py::handle data, py::handle device, py::handle dtype) {
   if (py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data)) return Tensor::from_host(host_from_py(data, dt), dev);
   if (is_numpy_ndarray(data))  // numpy's dtype maps live in the prelude (tinygrad.dtype._from_np_dtype)
     return py::module_::import("tinyscope").attr("_prelude")["_tensor_from_numpy"](data, device, dtype).cast<Tensor>();
-  throw py::type_error("can't create Tensor from " + std::string(py::repr(data)) + " with type " +
-                       std::string(py::str(py::type::of(data).attr("__name__"))));
+  throw ts::Error("can't create Tensor from " + std::string(py::repr(data)) + " with type " +  // (a RuntimeError, as the reference's)
+                  std::string(py::str(py::type::of(data).attr("__name__"))));
 }
 
 // dtype of a python fill value when no dtype is given (tinygrad: strong(from_py(v)))
@@ -326,9 +326,8 @@ void bind_reads(TensorClass& t) {
 }  // namespace
 
 void bind_tensor_core(py::module_& m, TensorClass& t) {
-  t.def(py::init([](py::object data, py::object device, py::object dtype, py::object) { return make_tensor(data, device, dtype); }),
-        py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
-        py::arg("requires_grad") = py::none());
+  t.def(py::init([](py::object data, py::object device, py::object dtype) { return make_tensor(data, device, dtype); }),
+        py::arg("data") = py::none(), py::arg("device") = py::none(), py::arg("dtype") = py::none());
 
   bind_creation(t);
   bind_properties(t);

@@ -4,6 +4,7 @@
 
 #include "app/python/bindings.h"
 #include "app/python/convert.h"
+#include "engine/uop/error.h"
 
 namespace tsp {
 
@@ -51,7 +52,7 @@ void def_unary(TensorClass& t, const char* name, Unary fn, const char* dunder = 
 
 Tensor bitwise_not(const Tensor& a) {
   if (ts::is_bool(a.dtype())) return a.logical_not();
-  if (!ts::is_int(a.dtype())) throw py::type_error(ts::dtype_repr(a.dtype()) + " is not supported by ~ (bitwise not)");
+  if (!ts::is_int(a.dtype())) throw ts::Error(ts::dtype_repr(a.dtype()) + " is not supported by ~ (bitwise not)");
   return a.bitwise_xor(Tensor::scalar(-1, a.dtype()));
 }
 

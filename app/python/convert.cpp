@@ -2,6 +2,7 @@
 
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
+#include "engine/uop/error.h"
 
 #include <algorithm>
 #include <cctype>
@@ -111,8 +112,8 @@ ts::Tensor as_tensor(py::handle h) {
   if (py::isinstance<py::bool_>(h)) return ts::Tensor::scalar(h.cast<bool>() ? 1.0 : 0.0, ts::dtypes::bool_);
   if (py::isinstance<py::int_>(h)) return ts::Tensor(ts::uconst_int(ts::dtypes::weakint, int_bits(h)));
   if (py::isinstance<py::float_>(h)) return ts::Tensor::scalar(h.cast<double>(), ts::dtypes::weakfloat);
-  throw py::type_error("expected a Tensor or a python scalar, got " +
-                       std::string(py::str(py::type::of(h).attr("__name__"))));
+  throw ts::Error("expected a Tensor or a python scalar, got " +  // (a RuntimeError: the reference cannot infer its dtype)
+                  std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
 std::string device_arg(py::handle h) {
@@ -197,8 +198,8 @@ int max_kind(py::handle x) {
   if (py::isinstance<py::bool_>(x)) return 0;
   if (py::isinstance<py::int_>(x)) return 1;
   if (py::isinstance<py::float_>(x)) return 2;
-  throw py::type_error("can't create Tensor from element " + std::string(py::repr(x)) + " with type " +
-                       std::string(py::str(py::type::of(x).attr("__name__"))));
+  throw ts::Error("can't create Tensor from element " + std::string(py::repr(x)) + " with type " +
+                  std::string(py::str(py::type::of(x).attr("__name__"))));
 }
 
 void flatten_into(py::handle x, ts::HostData& out, bool as_float) {

@@ -276,7 +276,8 @@ std::unordered_map<const UOp*, Tensor> compute_gradient(const UOpRef& root, cons
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const std::optional<Tensor>& grad) const {
   if (!grad && !shape().empty())
-    throw Error("backward: when no gradient is given, backward must be called on a scalar tensor, not one of shape " + shape_text(shape()));
+    throw Error("backward: when no gradient is given, backward must be called on a scalar tensor, not one of shape " + shape_text(shape()),
+                Error::Kind::Assertion);
   if (!is_float(dtype())) throw Error("backward: only float tensors have a gradient, this one is " + dtype_repr(dtype()));
   for (auto& t : targets) {
     if (!is_float(t.dtype())) throw Error("gradient: only float tensors have a gradient, a target is " + dtype_repr(t.dtype()));

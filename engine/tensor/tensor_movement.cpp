@@ -68,6 +68,8 @@ Tensor Tensor::expand(std::vector<int64_t> ns) const {
     if (ns[i] == -1) {
       if (i < nleft) throw Error("expand: -1 is not allowed for new leading dims");
       ns[i] = shape()[i - nleft];
+    } else if (ns[i] < 0) {
+      throw Error("expand: shape " + shape_str(ns) + " can't contain negative numbers other than -1 (keep the dim)");
     }
   return broadcast_to(*this, ns);
 }

@@ -172,7 +172,7 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, std::vector<int64_t> s, std::
   auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   std::vector<int64_t> o, f;
   for (size_t j = 0; j < nk; ++j) {
-    if (d[j] * (k[j] - 1) + 1 > i_[j]) throw Error("pool: kernel size " + shape_str(k) + " cannot be greater than the input size " + shape_str(i_));
+    if (d[j] * (k[j] - 1) + 1 > i_[j]) throw Error("pool: kernel size " + shape_str(k) + " cannot be greater than the input size " + shape_str(i_), Error::Kind::Assertion);
     o.push_back(cdiv(i_[j] - d[j] * (k[j] - 1), s[j]));
     f.push_back(std::max<int64_t>(1, cdiv(o[j] * s[j] - d[j], i_[j])));
   }

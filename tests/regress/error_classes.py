@@ -2,6 +2,11 @@
 # bad programs raise the reference's exception class (code that catches the reference's exceptions catches ours; the
 # messages are ours): each line is what `except CLASS` caught, recorded from the reference
 from tinygrad import Tensor, dtypes
+def nonscalar_backward():
+  t = Tensor.ones(3)
+  t.requires_grad = True
+  t.mul(2).backward()
+
 cases = [
   ("broadcast (2,3) + (4,3)", lambda: Tensor.ones(2, 3) + Tensor.ones(4, 3), IndexError),
   ("where with shapes that do not broadcast", lambda: Tensor.ones(2, 3).where(Tensor.ones(4), Tensor.ones(5)), RuntimeError),
@@ -38,7 +43,17 @@ cases = [
   ("rand with a negative dim", lambda: Tensor.rand(-2), ValueError),
   ("an unknown dtype name", lambda: Tensor.ones(2, dtype="nosuchdtype"), AttributeError),
   ("item of 3 elements", lambda: Tensor.ones(3).item(), AssertionError),
-  ("backward of a non-scalar", lambda: Tensor.ones(3, requires_grad=True).mul(2).backward(), TypeError),
+  ("backward of a non-scalar", lambda: nonscalar_backward(), AssertionError),
+  ("requires_grad= to Tensor() (not a parameter)", lambda: Tensor([1.0, 2.0], requires_grad=True), TypeError),
+  ("a Tensor of a str", lambda: Tensor("abc"), RuntimeError),
+  ("~ of floats", lambda: ~Tensor([1.0]), RuntimeError),
+  ("a str exponent", lambda: Tensor([2]).pow("x"), RuntimeError),
+  ("avg_pool2d with a kernel larger than the input", lambda: Tensor.ones(1, 1, 2, 2).avg_pool2d(kernel_size=(5, 5)), AssertionError),
+  ("expand to a negative size", lambda: Tensor.ones(2, 1).expand(2, -3), ValueError),
+  ("a ragged list", lambda: Tensor([[1, 2], [3]]), ValueError),
+  ("topk of more than there are", lambda: Tensor.ones(3).topk(5), ValueError),
+  ("cumsum over axis 2 of a 1-d tensor", lambda: Tensor.ones(3).cumsum(axis=2), IndexError),
+  ("einsum of mismatched dims", lambda: Tensor.einsum("ij,jk->ik", Tensor.ones(2, 3), Tensor.ones(4, 5)), RuntimeError),
   ("full of nan as int32", lambda: Tensor.full((2,), float("nan"), dtype=dtypes.int32), ValueError),
   ("sum over axis (0, 0)", lambda: Tensor([1.0, 2.0]).sum(axis=(0, 0)), RuntimeError),
   ("float & float", lambda: Tensor([1.0, 2.0]) & Tensor([1.0, 2.0]), RuntimeError),
@@ -51,4 +66,4 @@ for name, f, exc in cases:
   except exc:
     print(name, "-", exc.__name__)
   except Exception as e:  # the wrong class: said, and the next case goes on
-    print(name, "- raised", type(e).__mro__[1].__name__, "instead of", exc.__name__)
+    print(name, "- raised", next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"), "instead of", exc.__name__)
