@@ -460,6 +460,16 @@ QString MainWindow::legend_text() const {
           "the fastest to the slowest of them; ± is half that spread over the median; <i>first run</i> is DEBUG=2's time; "
           "* marks a program's first run; ↺ a kernel timed on restored inputs; <i>once</i> a call that ran once; <i>noisy</i> a "
           "call whose warm runs spread over ±25%; » a bar or whisker beyond the axis (the axis leaves out calls that dwarf the rest).");
+  using K = tsv::TimelineSpan::Kind;
+  t += tr("<br><br><b>Timeline</b>: ") + swatch(tsv::TimelinePane::kind_color(K::Schedule)) + tr(" scheduling, ") +
+       swatch(tsv::TimelinePane::kind_color(K::Codegen)) + tr(" codegen, ") + swatch(tsv::TimelinePane::kind_color(K::Compile)) +
+       tr(" compiling (host lanes); ") + swatch(tsv::TimelinePane::kind_color(K::Kernel)) + tr(" a kernel, ") +
+       swatch(tsv::TimelinePane::kind_color(K::Copy)) + tr(" a copy, ") + swatch(tsv::TimelinePane::kind_color(K::Graph)) +
+       tr(" a TinyJit graph holding its kernels (device lanes); dashed marks: the script's lines; arcs: from the calls that "
+          "wrote the selected call's inputs; the memory lane: allocated bytes, each buffer a band, the peak named.");
+  t += tr("<br><br><b>Compare</b>: a row pairs the calls that compute the same thing; names in amber: paired by kind and "
+          "buffer sizes only (another computation); a ratio's range: what the warm runs allow, uncoloured when it spans 1; "
+          "the first divergence: the first call whose output differs beyond its dtype's tolerance (click it).");
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include <QProgressBar>
 #include <QScreen>
 
+#include "viewer/panes/timeline_pane.h"
 #include "viewer_test_util.h"
 
 namespace {
@@ -489,6 +490,11 @@ class TestViewerWindow : public QObject {
     for (const char* op : {"BUFFER", "RESHAPE", "REDUCE", "CONST", "RANGE", "CONTIGUOUS", "ADD"})
       QVERIFY2(legend.contains(tsv::GraphPane::op_color(op).name()), op);
     QVERIFY(legend.contains(tsv::GraphPane::kernel_tint(0).name()) && legend.contains("median of the warm runs"));
+    // the Timeline's colours, as its pane draws them, and what Compare's rows and marks mean
+    for (auto k : {tsv::TimelineSpan::Kind::Schedule, tsv::TimelineSpan::Kind::Codegen, tsv::TimelineSpan::Kind::Compile,
+                   tsv::TimelineSpan::Kind::Kernel, tsv::TimelineSpan::Kind::Copy})
+      QVERIFY(legend.contains(tsv::TimelinePane::kind_color(k).name()));
+    QVERIFY(legend.contains("first divergence"));
     auto* ed = qobject_cast<tsv::CodeEditor*>(w.editor());
     QVERIFY(ed);
     ed->setPlainText("a\nb\nc");

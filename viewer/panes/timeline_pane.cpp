@@ -47,7 +47,9 @@ QString tick_text(double t, double step) {
   const int digits = std::clamp(int(std::ceil(-std::log10(step / unit) - 1e-9)), 0, 6);
   return QString::number(t / unit, 'f', digits) + QString::fromUtf8(name);
 }
-QColor kind_color(TimelineSpan::Kind k) {
+}  // namespace
+
+QColor TimelinePane::kind_color(TimelineSpan::Kind k) {
   switch (k) {
     case TimelineSpan::Kind::Schedule: return QColor(0x59, 0xa1, 0x4f);
     case TimelineSpan::Kind::Codegen: return QColor(0x76, 0xb7, 0xb2);
@@ -58,6 +60,8 @@ QColor kind_color(TimelineSpan::Kind k) {
   }
   return Qt::gray;
 }
+
+namespace {
 QColor band_color(qint64 buffer) {
   return QColor::fromHsv(int((buffer * 47) % 360), 70, 225);
 }
@@ -286,7 +290,7 @@ void TimelineCanvas::paint_lane(QPainter& p, const Row& r, int width) const {
     const TimelineSpan& g = spans[lane.groups[k]];
     if (g.begin > v1_) break;
     const double x0 = t_to_x(g.begin), x1 = t_to_x(g.end);
-    p.fillRect(QRectF(x0, r.top, std::max(1.0, x1 - x0), r.height), kind_color(TimelineSpan::Kind::Graph));
+    p.fillRect(QRectF(x0, r.top, std::max(1.0, x1 - x0), r.height), TimelinePane::kind_color(TimelineSpan::Kind::Graph));
   }
   // calls and contexts; spans under a pixel that share one are drawn once
   int last_px = -1;
@@ -301,12 +305,12 @@ void TimelineCanvas::paint_lane(QPainter& p, const Row& r, int width) const {
       const int px = int(x0);
       if (px == last_px) continue;
       last_px = px;
-      p.fillRect(QRectF(px, top, 1, h), kind_color(sp.kind));
+      p.fillRect(QRectF(px, top, 1, h), TimelinePane::kind_color(sp.kind));
       continue;
     }
-    p.fillRect(QRectF(x0, top, x1 - x0, h), kind_color(sp.kind));
+    p.fillRect(QRectF(x0, top, x1 - x0, h), TimelinePane::kind_color(sp.kind));
     if (x1 - x0 > 4) {
-      p.setPen(kind_color(sp.kind).darker(150));
+      p.setPen(TimelinePane::kind_color(sp.kind).darker(150));
       p.drawLine(QPointF(x1 - 0.5, top), QPointF(x1 - 0.5, top + h - 1));
     }
     if (x1 - x0 > 40) {

@@ -18,6 +18,8 @@ class TimelinePane : public QWidget {
   Q_OBJECT
  public:
   TimelinePane(SelectionModel* selection, QWidget* parent = nullptr);
+  // the colour a span of this kind is drawn in (Help > Legend shows them)
+  static QColor kind_color(TimelineSpan::Kind k);
   const TimelineModel& model() const { return model_; }
   TimelineCanvas* canvas() const { return canvas_; }
   QString status_text() const;
