@@ -230,6 +230,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDevicePushDescriptorPropertiesKHR pushd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+  VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -243,6 +244,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
     if (push_ext) (v12 ? drv.pNext : m3.pNext) = &pushd;
+    if (v12) (push_ext ? pushd.pNext : drv.pNext) = &fc;
     p2.pNext = &sub;
     F.vkGetPhysicalDeviceProperties2(pd, &p2);
     if (v12) {
@@ -275,6 +277,15 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   // gallivm's LP_MAX_TGSI_LOOP_ITERATIONS (Mesa 22.3; measured by the runtime's tests)
   if (d.driver_name == "llvmpipe" || d.name.rfind("llvmpipe", 0) == 0) d.loop_iteration_limit = 65535;
   d.subgroup_size = v11 ? sub.subgroupSize : 0;
+  if (v12) {
+    d.float_controls = true;
+    d.denorm_preserve = {bool(fc.shaderDenormPreserveFloat16), bool(fc.shaderDenormPreserveFloat32), bool(fc.shaderDenormPreserveFloat64)};
+    d.denorm_flush = {bool(fc.shaderDenormFlushToZeroFloat16), bool(fc.shaderDenormFlushToZeroFloat32), bool(fc.shaderDenormFlushToZeroFloat64)};
+    d.round_rte = {bool(fc.shaderRoundingModeRTEFloat16), bool(fc.shaderRoundingModeRTEFloat32), bool(fc.shaderRoundingModeRTEFloat64)};
+    d.round_rtz = {bool(fc.shaderRoundingModeRTZFloat16), bool(fc.shaderRoundingModeRTZFloat32), bool(fc.shaderRoundingModeRTZFloat64)};
+    d.signed_zero_inf_nan = {bool(fc.shaderSignedZeroInfNanPreserveFloat16), bool(fc.shaderSignedZeroInfNanPreserveFloat32),
+                             bool(fc.shaderSignedZeroInfNanPreserveFloat64)};
+  }
   d.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
   for (int i = 0; i < 3; i++) {
     d.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];

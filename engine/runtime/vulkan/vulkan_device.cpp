@@ -89,8 +89,30 @@ class VulkanDevice final : public Device {
             {"max_buffer", u(info_.max_storage_buffer_range) + " B (one storage-buffer binding)"},
             {"device_memory", u(info_.device_local_heap_size) + " B"},
             {"timestamps", info_.compute_timestamps ? "yes (" + std::to_string(info_.timestamp_period_ns) + " ns per tick)" : "no"},
+            {"float_modes", float_modes_text()},
             {"cooperative_matrix", coop_text()},
             {"tensor_cores", tc_text()}};
+  }
+
+  // the denormal and rounding modes a shader may ask for, per float width (the GLSL renderer asks for none: the driver's
+  // default applies): "f16: denormals preserve/flush-to-zero, rounding RTE/RTZ; f32: ..."
+  std::string float_modes_text() const {
+    if (!info_.float_controls) return "unknown (Vulkan before 1.2)";
+    const char* width[] = {"f16", "f32", "f64"};
+    std::string out;
+    for (int i = 0; i < 3; ++i) {
+      auto list = [](std::initializer_list<std::pair<bool, const char*>> xs) {
+        std::string s;
+        for (const auto& [on, name] : xs)
+          if (on) s += (s.empty() ? "" : "/") + std::string(name);
+        return s.empty() ? std::string("none") : s;
+      };
+      out += (i ? "; " : "") + std::string(width[i]) + ": denormal modes " +
+             list({{info_.denorm_preserve[i], "preserve"}, {info_.denorm_flush[i], "flush-to-zero"}}) + ", rounding " +
+             list({{info_.round_rte[i], "RTE"}, {info_.round_rtz[i], "RTZ"}}) +
+             (info_.signed_zero_inf_nan[i] ? ", signed zero/inf/nan kept" : "");
+    }
+    return out + " (what a shader may ask for; tinyscope's GLSL asks for none: the driver's default applies)";
   }
 
   // the shapes the TC opt uses, in the order it tries them: "16x16x16 half -> float, ...", or "none"

@@ -244,6 +244,11 @@ class TestVulkanRuntime : public QObject {
     QVERIFY(d.float16 && d.int8 && d.int16 && d.int64 && d.float64);
     QVERIFY(d.storage_buffer_8bit && d.storage_buffer_16bit);
     QVERIFY(!d.cooperative_matrix && d.cooperative_matrix_shapes.empty());  // lavapipe 22.3 has no coopmat
+    // float controls: lavapipe offers no way to keep float32 denormals (and it flushes them: softmax's last row in
+    // test_compare), rounds to nearest even
+    QVERIFY(d.float_controls);
+    QVERIFY(!d.denorm_preserve[1]);
+    QVERIFY(d.round_rte[1]);
     // the test restricts the loader to lavapipe: it is the only device, and the default
     QCOMPARE(devs.size(), size_t(1));
     QCOMPARE(default_device_index(devs), lvp_);
