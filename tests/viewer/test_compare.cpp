@@ -3,9 +3,21 @@
 // within the dtype's tolerance except where the device itself differs; an inserted kernel shifts no later row; the
 // first divergence is the call the buffers say; two devices' sources of one kernel line up by the uop each line renders.
 #include <QCheckBox>
+#include <QCoreApplication>
+#include <QDockWidget>
+#include <QLabel>
 #include <QPlainTextEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
+#include "engine/runtime/vulkan/vulkan_device.h"
+#include "viewer/model/selection_model.h"
+#include "viewer/panes/source_pane.h"
 
 #include "test_env.h"
 #include "viewer/model/call_pairing.h"
@@ -187,6 +199,46 @@ class TestCompare : public QObject {
     QCOMPARE(p.paired_rows(), int(a.calls().size()));
     QVERIFY(p.computation_rows() < p.paired_rows());  // b = a * 3 and everything computed from it are other computations
     QVERIFY(p.computation_rows() >= 1);               // the copy of a is the same
+  }
+
+  // the window: softmax run on CPU, then on VULKAN, both keeping their calls' buffers; the Compare dock names the first
+  // divergence and a click on it selects that call; the Source pane's UOps shows the selected kernel's linearized program
+  void the_window_names_and_selects_the_first_divergence() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_compare"));
+    QSettings().clear();
+    if (qEnvironmentVariableIsEmpty("VK_DRIVER_FILES") && qEnvironmentVariableIsEmpty("VK_ICD_FILENAMES"))
+      qputenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
+    std::string why;  // the window lists the engine's devices, as the app's does once it registered Vulkan's
+    QVERIFY2(ts::vk::register_vulkan_devices({}, &why) > 0, why.c_str());
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.controller()->set_snapshots(true);
+    w.set_device("CPU");
+    QString err;
+    QVERIFY2(w.set_compare_device("VULKAN", &err), qPrintable(err));
+    w.open_script(source_dir() + "/resources/examples/softmax.py");
+    w.show();
+    QSignalSpy compared(&w, &tsgui::MainWindow::compare_finished);
+    w.run();
+    QVERIFY(compared.count() == 1 || compared.wait(120000));
+    QVERIFY(compared.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 30000);
+    QLabel* div = w.divergence_label();
+    QVERIFY(div && div->isVisible());
+    QVERIFY2(div->text().contains("First divergence: call 4, E_3_4 on CPU"), qPrintable(div->text()));
+    QVERIFY2(div->text().contains("flushed to zero"), qPrintable(div->text()));
+    w.selection()->select_call(0);
+    emit div->linkActivated(QStringLiteral("call:3:3"));
+    QCOMPARE(w.selection()->current().call, 3);
+    // the kernel's linearized program, one uop a line, its store among them
+    w.source_pane()->show_uops(true);
+    QVERIFY(w.source_pane()->showing_uops());
+    QVERIFY2(w.source_pane()->text().contains("STORE"), qPrintable(w.source_pane()->text().left(400)));
+    QVERIFY(w.source_pane()->title().contains("[uops]"));
+    w.source_pane()->show_uops(false);
+    QVERIFY(w.source_pane()->text().contains("void E_3_4"));
   }
 
   // the alignment itself: a longest common subsequence, whichever way it is computed

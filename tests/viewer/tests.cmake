@@ -33,6 +33,7 @@ ts_add_window_test(test_roofline ${CMAKE_CURRENT_LIST_DIR}/test_roofline.cpp)
 # Two runs compared by what they computed: the examples on CPU and VULKAN (lavapipe) paired call by call whatever the
 # kernels are named there, their buffers agreeing; an inserted kernel; the first divergence; sources lined up by uop.
 ts_add_window_test(test_compare ${CMAKE_CURRENT_LIST_DIR}/test_compare.cpp)
+target_link_libraries(test_compare PRIVATE ts_vulkan)  # the window compares with VULKAN (lavapipe)
 # The Timeline pane over real runs: spans equal to the trace's calls and contexts at their recorded times, graph spans
 # holding their kernels, the memory lane's peak, clicks and the shared selection, zoom and pan, older traces, its speed.
 ts_add_window_test(test_timeline ${CMAKE_CURRENT_LIST_DIR}/test_timeline.cpp)
