@@ -381,8 +381,8 @@ QString pairing_text(const CallPairing& p, const QString& a, const QString& b) {
 
 QString divergence_text(const Divergence& d, const Session& a, const Session& b, const QString& la, const QString& lb) {
   if (!d.snapshots)
-    return QObject::tr("First divergence: unknown: the runs kept no call's buffers (run with Snapshots, `tinyscope run "
-                       "--snapshots`, to find the first call whose output differs)");
+    return QObject::tr("First divergence: unknown: the runs kept no call's buffers (Run > Record every call's buffers, or "
+                       "--snapshots, finds the first call whose output differs)");
   if (d.row < 0)
     return QObject::tr("No divergence: the outputs of the %1 calls paired by computation agree within their dtypes' "
                        "tolerance (16 ULP of a float buffer's largest magnitude, half 4, bfloat16 2; integers exact)")
