@@ -142,6 +142,8 @@ void bind_creation(TensorClass& t) {
     }
     double a = scalar_value(start), b = scalar_value(stop), st = scalar_value(step);
     if (st == 0) throw ts::Error("arange: step must not be 0", ts::Error::Kind::ZeroDivision);  // (the reference divides by it)
+    if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(st))  // (a ValueError, as the reference's)
+      throw ts::Error("arange: start, stop and step must be finite, got " + std::string(py::str(py::make_tuple(start, stop, step))));
     ts::DType dt;
     if (dtype.is_none()) {  // default_float if any argument is a float, else default_int (int64 when it does not fit)
       bool any_float = py::isinstance<py::float_>(start) || py::isinstance<py::float_>(stop) || py::isinstance<py::float_>(step);

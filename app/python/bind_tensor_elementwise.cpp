@@ -118,7 +118,11 @@ void bind_tensor_elementwise(TensorClass& t) {
       return self;
     });
   }
-  t.def("where", [](const Tensor& c, py::object x, py::object y) { return c.where(as_tensor(x), as_tensor(y)); },
+  t.def("where", [](const Tensor& c, py::object x, py::object y) {
+          if (!ts::is_bool(c.dtype()))  // (a RuntimeError, as the reference's)
+            throw ts::Error("where: the condition must be bool, got " + ts::dtype_repr(c.dtype()));
+          return c.where(as_tensor(x), as_tensor(y));
+        },
         py::arg("x"), py::arg("y"));
 
   def_unary(t, "neg", &Tensor::neg, "__neg__");

@@ -336,6 +336,10 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   if (index.ndim() != ndim()) throw Error("gather: index rank " + std::to_string(index.ndim()) + " != tensor rank " + std::to_string(ndim()));
   if (!is_int(index.dtype()) || is_bool(index.dtype())) throw Error("gather: the index must be an int tensor, got " + dtype_repr(index.dtype()));
   int64_t d = resolve_dim(dim);
+  for (int64_t i = 0; i < ndim(); ++i)  // (the reference asserts it)
+    if (i != d && index.shape()[i] > shape()[i])
+      throw Error("gather: requires the tensor's shape " + shape_str(shape()) + " >= the index's " + shape_str(index.shape()) +
+                  " on every dim but " + std::to_string(d), Error::Kind::Assertion);
   std::vector<std::pair<int64_t, int64_t>> sh;
   for (int64_t i = 0; i < ndim(); ++i) sh.push_back({0, i == d ? shape()[i] : index.shape()[i]});
   Tensor x = shrink(sh).unsqueeze(-1).transpose(-1, d);
