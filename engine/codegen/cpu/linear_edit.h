@@ -48,6 +48,13 @@ struct LinearEdit {
   std::unordered_map<const UOp*, UOpRef> replace;
   std::unordered_set<int> drop;
   bool empty() const { return before.empty() && replace.empty() && drop.empty(); }
+  // the listed nodes at `positions` of `l` become `n`, listed once, at position `at` (the others dropped)
+  void merge(const UOps& l, const std::vector<int>& positions, int at, const UOpRef& n) {
+    for (int p : positions) {
+      replace[l[static_cast<size_t>(p)].get()] = n;
+      if (p != at) drop.insert(p);
+    }
+  }
 };
 UOpRef apply_edit(const UOpRef& linear, const LinearEdit& e);
 

@@ -218,11 +218,7 @@ const PatternMatcher& pm_transposed_accumulation() {
     ctx.done = true;
     LinearEdit e;
     for (const TransposedAcc& t : find_transposed_accs(x->src)) {
-      UOpRef n = transposed_acc_uop(t);
-      for (int s : t.stores) {
-        e.replace[x->src[static_cast<size_t>(s)].get()] = n;
-        if (s != t.at) e.drop.insert(s);
-      }
+      e.merge(x->src, t.stores, t.at, transposed_acc_uop(t));
     }
     return e.empty() ? nullptr : apply_edit(x, e);
   })});

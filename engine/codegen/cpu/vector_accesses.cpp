@@ -124,11 +124,7 @@ const PatternMatcher& pm_vector_accesses() {
       const int at = *std::max_element(g.lanes.begin(), g.lanes.end());
       UOps src = vec_sources(l, g);
       for (int k : g.lanes) src.push_back(l[static_cast<size_t>(k)]->src[1]);
-      UOpRef v = UOp::make(Ops::VSTORE, dtypes::void_, std::move(src), vec_arg(g), at);
-      for (int k : g.lanes) {
-        e.replace[l[static_cast<size_t>(k)].get()] = v;
-        if (k != at) e.drop.insert(k);
-      }
+      e.merge(l, g.lanes, at, UOp::make(Ops::VSTORE, dtypes::void_, std::move(src), vec_arg(g), at));
     }
     return e.empty() ? nullptr : apply_edit(x, e);
   })});

@@ -141,11 +141,7 @@ const PatternMatcher& pm_vector_accumulators() {
         src.push_back(t.vload->ref());
         first.push_back(t.scalar_first ? 1 : 0);
       }
-      UOpRef update = UOp::make(Ops::VACC_UPDATE, dtypes::void_, std::move(src), std::move(first));
-      for (int s : va.stores) {
-        e.replace[l[static_cast<size_t>(s)].get()] = update;
-        if (s != va.at) e.drop.insert(s);
-      }
+      e.merge(l, va.stores, va.at, UOp::make(Ops::VACC_UPDATE, dtypes::void_, std::move(src), std::move(first)));
     }
     return e.empty() ? nullptr : apply_edit(x, e);
   })});
