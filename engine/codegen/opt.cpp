@@ -127,21 +127,6 @@ std::string_view axis_color(AxisType t) {
   }
 }
 
-std::string ansistrip(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
-      size_t j = i + 2;
-      if (j < s.size() && s[j] == 'K') { i = j; continue; }
-      while (j < s.size() && s[j] != 'm') ++j;
-      i = j;
-      continue;
-    }
-    out += s[i];
-  }
-  return out;
-}
-
 std::string to_function_name(std::string_view name) {
   std::string out;
   for (char c : ansistrip(name)) {

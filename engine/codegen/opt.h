@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/uop/error.h"
+#include "engine/uop/print.h"  // ansistrip
 #include "engine/uop/uop.h"
 
 namespace ts {
@@ -89,7 +90,6 @@ int axis_to_pos(AxisType t);
 // tinygrad's colored(): "\x1b[90m_\x1b[0m" for ("_", "BLACK"); color names as the reference ("yellow", "WHITE")
 std::string colored(std::string_view s, std::string_view color);
 std::string_view axis_color(AxisType t);
-std::string ansistrip(std::string_view s);
 // tinygrad's time_to_str(): seconds as "%{w}.2f" us, ms or "s " ("inf" for no time)
 std::string time_to_str(double t, int w);
 // ANSI stripped; characters outside [A-Za-z0-9_] as two hex digits

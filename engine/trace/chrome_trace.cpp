@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/trace/schema.h"
+#include "engine/uop/print.h"
 #include "engine/uop/error.h"
 
 namespace ts::trace {
@@ -20,19 +21,6 @@ namespace {
 constexpr int kHostPid = 1;
 enum HostThread { kScheduleTid = 1, kCodegenTid = 2, kCompileTid = 3 };
 constexpr int kCallsTid = 1;
-
-std::string strip_ansi(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\x1b') {
-      while (i < s.size() && s[i] != 'm') ++i;
-      continue;
-    }
-    out += s[i];
-  }
-  return out;
-}
 
 double num(const json& o, const char* key, double fallback = -1) {
   auto it = o.find(key);
@@ -56,7 +44,7 @@ void host_events(const json& trace, json& events) {
     const json& c = contexts[i];
     const double begin = num(c, stamp::kBegin), end = num(c, stamp::kEnd);
     if (begin < 0 || end < begin) continue;
-    const std::string name = strip_ansi(c.value("name", std::string()));
+    const std::string name = ansistrip(c.value("name", std::string()));
     if (c.value("kind", std::string()) == "schedule") {
       json e = span(name, "schedule", kHostPid, kScheduleTid, begin, end - begin);
       e["args"] = {{"context", i}};

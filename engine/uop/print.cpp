@@ -20,4 +20,19 @@ std::string render_graph(const UOpRef& root) {
   return o.str();
 }
 
+std::string ansistrip(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      size_t j = i + 2;
+      if (j < s.size() && s[j] == 'K') { i = j; continue; }
+      while (j < s.size() && s[j] != 'm') ++j;
+      i = j;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 }  // namespace ts
