@@ -3,13 +3,10 @@
 // within the dtype's tolerance except where the device itself differs; an inserted kernel shifts no later row; the
 // first divergence is the call the buffers say; two devices' sources of one kernel line up by the uop each line renders.
 #include <QCheckBox>
-#include <QCoreApplication>
 #include <QDockWidget>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QSettings>
 #include <QSignalSpy>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -20,6 +17,7 @@
 #include "viewer/panes/source_pane.h"
 
 #include "test_env.h"
+#include "viewer_test_util.h"  // own_settings
 #include "viewer/model/call_pairing.h"
 #include "viewer/model/compare_model.h"
 #include "viewer/model/output_compare.h"
@@ -204,10 +202,7 @@ class TestCompare : public QObject {
   // the window: softmax run on CPU, then on VULKAN, both keeping their calls' buffers; the Compare dock names the first
   // divergence and a click on it selects that call; the Source pane's UOps shows the selected kernel's linearized program
   void the_window_names_and_selects_the_first_divergence() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("tinyscope-test"));
-    QCoreApplication::setApplicationName(QStringLiteral("test_compare"));
-    QSettings().clear();
+    own_settings(QStringLiteral("test_compare"));
     if (qEnvironmentVariableIsEmpty("VK_DRIVER_FILES") && qEnvironmentVariableIsEmpty("VK_ICD_FILENAMES"))
       qputenv("VK_DRIVER_FILES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json");
     std::string why;  // the window lists the engine's devices, as the app's does once it registered Vulkan's
