@@ -21,6 +21,7 @@
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
+#include "engine/runtime/vulkan/vulkan.h"
 #include "engine/runtime/vulkan/vulkan_device.h"
 #include "engine/trace/chrome_trace.h"
 #include "engine/trace/trace.h"
@@ -130,22 +131,44 @@ std::string script_problem(const std::string& script) {
 
 namespace {
 bool g_vk_validation = false;
+int g_vk_lose_at_wait = 0;
+std::string g_vk_fault_error;  // a TINYSCOPE_VK_FAULT this build does not know: an error before anything runs
+
+// TINYSCOPE_VK_FAULT, a testing hook: "device_lost" (the first batch a Vulkan device waits for reports
+// VK_ERROR_DEVICE_LOST) or "device_lost:N" (the N-th); unset or empty: none
+void read_vulkan_fault() {
+  const char* f = std::getenv("TINYSCOPE_VK_FAULT");
+  if (!f || !*f) return;
+  const std::string v = f, prefix = "device_lost";
+  int n = 0;
+  if (v == prefix) n = 1;
+  else if (v.rfind(prefix + ":", 0) == 0 && !parse_count(v.substr(prefix.size() + 1), 1 << 30, &n)) n = 0;
+  if (n < 1) g_vk_fault_error = "TINYSCOPE_VK_FAULT must be device_lost or device_lost:N (N from 1), not '" + v + "'";
+  g_vk_lose_at_wait = n;
+}
 
 }
 
 void install_vulkan() {
   ts::register_host_devices();  // first: the order devices are listed in
   g_vk_validation = std::getenv("TINYSCOPE_VK_VALIDATION") && std::string(std::getenv("TINYSCOPE_VK_VALIDATION")) == "1";
+  read_vulkan_fault();
   ts::register_device_provider([] {
     ts::vk::DeviceOptions o;
     o.validation = g_vk_validation;
     o.cache_dir = cache_dir();
+    o.lose_device_at_wait = g_vk_lose_at_wait;
     if (const char* l = std::getenv("TINYSCOPE_VK_LOGICAL")) o.logical_devices = std::max(0, std::atoi(l));
     ts::vk::register_vulkan_devices(o);
   });
 }
 
 int vulkan_checked_exit(int code) {
+  // a compiled kernel that could not be kept (a full disk) costs only the next run its compile: said, not an error
+  std::string why;
+  if (const uint64_t n = ts::vk::cache_write_errors(&why))
+    std::fprintf(stderr, "tinyscope: %llu compiled kernel(s) could not be kept in the cache, and will be compiled again next time: %s\n",
+                 static_cast<unsigned long long>(n), why.c_str());
   if (!g_vk_validation) return code;
   std::string last;
   if (uint64_t n = ts::vk::validation_message_count(&last); n > 0) {
@@ -435,6 +458,10 @@ int main(int argc, char** argv) {
   ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
 #endif
   install_vulkan();
+  if (!g_vk_fault_error.empty()) {
+    std::fprintf(stderr, "tinyscope: %s\n", g_vk_fault_error.c_str());
+    return 2;
+  }
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     if (tsgui::display_available()) return tsgui::main(argc, argv);

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "app/cli/cli.h"
 #include "app/gui/devices.h"
@@ -141,7 +142,12 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
   };
   while (!p.waitForFinished(100)) pass_on();
   pass_on();
-  if (p.exitStatus() != QProcess::NormalExit) return QStringLiteral("%1 crashed on %2").arg(script, dev);
+  if (p.exitStatus() != QProcess::NormalExit) {  // Qt gives the signal as the exit code of a crash
+    const int sig = p.exitCode();
+    const char* abbrev = sigabbrev_np(sig);
+    return QStringLiteral("%1 was killed by signal %2%3 on %4")
+        .arg(script, QString::number(sig), abbrev ? QStringLiteral(" (SIG%1, %2)").arg(QString::fromLatin1(abbrev), QString::fromLocal8Bit(strsignal(sig))) : QString(), dev);
+  }
   if (p.exitCode() != 0) return QStringLiteral("%1 failed on %2 (exit %3)").arg(script, dev, QString::number(p.exitCode()));
   if (!QFileInfo(json).isFile()) return QStringLiteral("%1 ran on %2 but wrote no trace").arg(script, dev);
   return {};

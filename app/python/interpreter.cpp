@@ -4,19 +4,57 @@
 
 #include <pybind11/embed.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/python/prelude_source.h"
 #include "engine/trace/trace.h"
+#include "engine/uop/atomic_file.h"
 
 namespace py = pybind11;
 
 namespace tsp {
 
 namespace {
+// ---- stop signals: SIGINT, SIGTERM, SIGHUP while the script runs ----------------------------------------------
+// The first one stops the script at its next line (a KeyboardInterrupt, as Python's own SIGINT does; a long engine
+// call ends first), so the trace of what ran is still written whole; a second one ends the process at once, removing
+// the trace's unfinished temporary file so the trace there before stays as it was.
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  if (g_stop_signal == 0) {
+    g_stop_signal = sig;
+    PyErr_SetInterruptEx(SIGINT);  // async-signal-safe: Python's SIGINT handler raises KeyboardInterrupt
+    return;
+  }
+  static const char msg[] = "\ntinyscope: a second stop signal: ending now, without writing the trace\n";
+  [[maybe_unused]] const ssize_t n = ::write(2, msg, sizeof msg - 1);
+  ts::remove_unfinished_files();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_ONSTACK;  // as Python's own handlers: no SA_RESTART, so a sleep or a read returns to Python
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
+}
+
+// "signal 15 (SIGTERM, Terminated)"
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ", " + strsignal(sig) + ")" : std::string());
+}
+
 // the prelude defines the python half of the API and the tinygrad aliases
 void run_prelude() {
   py::dict globals;
@@ -139,6 +177,7 @@ int run_in_interpreter(const ScriptRun& run, bool prelude_done = false) {
   ts::caller_location_hook() = [script = run.script] { return script_location(script); };
   try {
     if (!prelude_done) run_prelude();
+    catch_stop_signals();  // after the interpreter set its own
     if (!run.json_path.empty()) py::module_::import("tinyscope").attr("_prelude")["_console_start"]();
     py::module_ main = make_main_module(run.script);
     py::object compiled = py::module_::import("builtins").attr("compile")(py::bytes(read_file(run.script)), run.script, "exec",
@@ -156,11 +195,19 @@ int run_in_interpreter(const ScriptRun& run, bool prelude_done = false) {
     error = e.what();
     code = 1;
   }
+  if (const int sig = g_stop_signal) {  // the exit status a shell gives a process a signal ended: 128 + the signal
+    const std::string why = "the run was stopped by " + signal_text(sig);
+    flush_python_streams();
+    std::fprintf(stderr, "tinyscope: %s%s\n", why.c_str(),
+                 run.json_path.empty() ? "" : "; the trace holds what ran before it");
+    error += (error.empty() || error.back() == '\n' ? "" : "\n") + why + "\n";
+    code = 128 + sig;
+  }
   if (!run.json_path.empty()) {
     try {
       write_trace(run, result_json, error);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "tinyscope: cannot write the trace to '%s': %s\n", run.json_path.c_str(), e.what());
+      std::fprintf(stderr, "tinyscope: %s\n", e.what());
       return code ? code : 1;
     }
   }

@@ -18,6 +18,7 @@
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
 #include "engine/runtime/thread_pool.h"
+#include "engine/uop/atomic_file.h"
 #include "engine/uop/error.h"
 #include "engine/uop/print.h"
 #include "engine/uop/rewrite.h"
@@ -120,6 +121,8 @@ struct DiskCache {
     std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));
     file = std::filesystem::path(c.cache_dir) / "beam" / name;
   }
+  // the entry: the key, the opts, and an end line, so a cut file is a miss (searched again), never fewer opts
+  static constexpr std::string_view kSep = "\n--- opts\n", kEnd = "--- end\n";
   std::optional<std::vector<Opt>> get() const {
     if (file.empty()) return std::nullopt;
     std::ifstream in(file, std::ios::binary);
@@ -127,29 +130,31 @@ struct DiskCache {
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
-    const std::string sep = "\n--- opts\n";
-    if (text.size() < key.size() + sep.size() || text.compare(0, key.size(), key) != 0 || text.compare(key.size(), sep.size(), sep) != 0)
-      return std::nullopt;  // another kernel with the same hash, or an older format
+    const size_t head = key.size() + kSep.size();
+    if (text.size() < head + kEnd.size() || text.compare(0, key.size(), key) != 0 || text.compare(key.size(), kSep.size(), kSep) != 0 ||
+        text.compare(text.size() - kEnd.size(), kEnd.size(), kEnd) != 0)
+      return std::nullopt;  // another kernel with the same hash, an older format, a cut or damaged file
     try {
-      return parse_opts(text.substr(key.size() + sep.size()));
+      return parse_opts(text.substr(head, text.size() - head - kEnd.size()));
     } catch (const Error&) {
       return std::nullopt;
     }
   }
-  // best effort: a cache that cannot be written only costs the next run a search
+  // best effort: a cache that cannot be written only costs the next run a search; whole or not at all
+  // (atomic_file.h), so processes sharing the directory never read a torn entry
   void put(const std::vector<Opt>& opts) const {
     if (file.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(file.parent_path(), ec);
-    const auto tmp = file.string() + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) return;
-      out << key << "\n--- opts\n" << format_opts(opts);
-      if (!out) return;
+    std::string text = key;
+    text += kSep;
+    text += format_opts(opts);
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += kEnd;
+    try {
+      write_file_atomically(file.string(), "the BEAM cache entry", text);
+    } catch (const Error&) {
     }
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) std::filesystem::remove(tmp, ec);
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "engine/trace/schema.h"
 #include "engine/uop/print.h"
+#include "engine/uop/atomic_file.h"
 #include "engine/uop/error.h"
 
 namespace ts::trace {
@@ -172,21 +173,8 @@ json chrome_trace(const json& trace) {
 }
 
 void write_chrome_trace(const json& trace, const std::string& path) {
-  const std::string text = chrome_trace(trace).dump(-1, ' ', false, json::error_handler_t::replace);
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error("cannot write the Chrome trace " + path + ": " + std::strerror(errno));
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !wrote) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write the Chrome trace " + path + ": " + std::strerror(wrote ? errno : err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    throw Error("cannot write the Chrome trace " + path + ": " + std::strerror(e));
-  }
+  // whole or not at all (atomic_file.h): an error names the file and the cause, and leaves what was there
+  write_file_atomically(path, "the Chrome trace", chrome_trace(trace).dump(-1, ' ', false, json::error_handler_t::replace), true);
 }
 
 }  // namespace ts::trace

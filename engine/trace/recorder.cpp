@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "engine/trace/rule_source.h"
+#include "engine/uop/atomic_file.h"
 #include "engine/uop/dtype.h"
 #include "engine/uop/error.h"
 #include "engine/uop/rewrite.h"
@@ -74,11 +75,19 @@ void append_uops(std::string& out, size_t from) {
   out += '}';
 }
 
+// one line of the stream, on disk for the reader before the next kernel runs (a crash loses nothing written); a
+// write that fails (a full disk) ends the stream there, every line before it whole (a reader drops a torn last line)
+void stream_text(const std::string& line) {
+  if (!g_stream) return;
+  if (std::fwrite(line.data(), 1, line.size(), g_stream) == line.size() && std::fflush(g_stream) == 0) return;
+  std::fclose(g_stream);
+  g_stream = nullptr;
+}
+
 void stream_line(const json& j) {
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws (it runs in destructors)
   line += '\n';
-  std::fwrite(line.data(), 1, line.size(), g_stream);
-  std::fflush(g_stream);  // on disk for the reader before the next kernel runs (a crash loses nothing written)
+  stream_text(line);
 }
 
 // every context that ended, up to the first one still open (their uops first), so the stream's contexts are always
@@ -91,8 +100,7 @@ void stream_finished_contexts() {
       append_uops(line, g_streamed_uops);
       line += "}\n";
       g_streamed_uops = g_uops.size();
-      std::fwrite(line.data(), 1, line.size(), g_stream);
-      std::fflush(g_stream);
+      stream_text(line);
     }
     stream_line({{"context", g_contexts[g_streamed_contexts]}});
     ++g_streamed_contexts;
@@ -601,20 +609,20 @@ void stream_progress(const BeamProgressRecord& p) {
 
 void save(const std::string& path) {
   std::lock_guard lk(g_mu);
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot write trace file " + path);
+  // whole or not at all: a full disk or a kill while writing leaves the trace that was there (atomic_file.h)
+  AtomicFile f(path, "the trace", /*durable=*/true);
   // the object to_json() builds, written member by member (nothing of the trace copied)
   json version, truncated;
   bool first = true;
-  f << '{';
+  f.write("{");
   for (const auto& [k, v] : members(version, truncated)) {
     std::string head = first ? "" : ",";
     first = false;
     append_string(head, k);
     head += ':';
-    f << head;
+    f.write(head);
     if (v) {
-      f << v->dump(-1, ' ', false, json::error_handler_t::replace);
+      f.write(v->dump(-1, ' ', false, json::error_handler_t::replace));
       continue;
     }
     std::string text;
@@ -623,16 +631,16 @@ void save(const std::string& path) {
       for (size_t i = 0; i < g_memory.size(); ++i) {
         if (i) text += ',';
         append_memory(text, g_memory[i]);
-        if (text.size() > (1 << 20)) f << text, text.clear();
+        if (text.size() > (1 << 20)) f.write(text), text.clear();
       }
       text += ']';
     } else {
       append_uops(text, 0);
     }
-    f << text;
+    f.write(text);
   }
-  f << '}';
-  if (!f) throw Error("failed writing trace file " + path);
+  f.write("}");
+  f.commit();
 }
 
 }  // namespace ts::trace

@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "engine/runtime/vulkan/vulkan.h"
+#include "engine/uop/atomic_file.h"
 #include "engine/uop/error.h"
 
 namespace ts::vk {
@@ -111,15 +112,21 @@ uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) 
   return h;
 }
 
-constexpr char kCacheMagic[8] = {'T', 'S', 'S', 'P', 'V', '0', '1', '\n'};
+constexpr char kCacheMagic[8] = {'T', 'S', 'S', 'P', 'V', '0', '2', '\n'};  // 02: with the checksum
 
-// File: magic, u64 source length, the source, u64 word count, the words. A hash collision or a torn, truncated or
-// foreign file is a miss (the exact source must match).
+// the checksum of an entry: its source and its words
+uint64_t entry_sum(const std::string& source, const std::vector<uint32_t>& words) {
+  return fnv1a(words.data(), words.size() * 4, fnv1a(source.data(), source.size()));
+}
+
+// File: magic, u64 source length, the source, u64 word count, the words, u64 checksum of the source and the words.
+// Anything else is a miss, compiled again and rewritten, never trusted: a hash collision (the exact source must
+// match), a torn, truncated or foreign file, another format version, a flipped bit anywhere in the words.
 bool read_cache_file(const std::filesystem::path& path, const std::string& source, SpirvBinary* out) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   char magic[8];
-  uint64_t len = 0, words = 0;
+  uint64_t len = 0, words = 0, sum = 0;
   if (!f.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return false;
   if (!f.read(reinterpret_cast<char*>(&len), 8) || len != source.size()) return false;
   std::string src(len, '\0');
@@ -127,39 +134,35 @@ bool read_cache_file(const std::filesystem::path& path, const std::string& sourc
   if (!f.read(reinterpret_cast<char*>(&words), 8) || words < 5 || words > (256ull << 20)) return false;
   std::vector<uint32_t> w(words);
   if (!f.read(reinterpret_cast<char*>(w.data()), static_cast<std::streamsize>(words * 4))) return false;
+  if (!f.read(reinterpret_cast<char*>(&sum), 8) || sum != entry_sum(source, w)) return false;
   if (f.peek() != std::char_traits<char>::eof() || w[0] != spv::MagicNumber) return false;
   out->words = std::move(w);
   return true;
 }
 
-// Temp file in the same directory, then rename: readers see the old file, no file, or the whole new one.
+// Whole or not at all (atomic_file.h): another process sharing the directory sees no file or the whole entry. "" when
+// written, else why not (the file and the cause: "... No space left on device").
 std::string write_cache_file(const std::filesystem::path& path, const std::string& source, const SpirvBinary& spirv) {
-  static std::atomic<uint64_t> counter{0};
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    uint64_t len = source.size(), words = spirv.words.size();
+  try {
+    AtomicFile f(path.string(), "the SPIR-V cache entry");
+    const uint64_t len = source.size(), words = spirv.words.size(), sum = entry_sum(source, spirv.words);
     f.write(kCacheMagic, 8);
-    f.write(reinterpret_cast<const char*>(&len), 8);
-    f.write(source.data(), static_cast<std::streamsize>(len));
-    f.write(reinterpret_cast<const char*>(&words), 8);
-    f.write(reinterpret_cast<const char*>(spirv.words.data()), static_cast<std::streamsize>(words * 4));
-    f.close();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return "could not write " + tmp.string();
-    }
+    f.write(&len, 8);
+    f.write(source);
+    f.write(&words, 8);
+    f.write(spirv.words.data(), words * 4);
+    f.write(&sum, 8);
+    f.commit();
+    return {};
+  } catch (const Error& e) {
+    return e.what();
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return "could not rename the cache file to " + path.string() + ": " + ec.message();
-  }
-  return {};
 }
+
+// every Compiler's cache writes that failed in this process, for cache_write_errors()
+std::mutex g_disk_mu;
+uint64_t g_disk_errors = 0;
+std::string g_last_disk_error;
 
 }  // namespace
 
@@ -234,18 +237,27 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
   if (!file.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(I.dir, ec);
-    std::string err = ec ? "could not create " + I.dir + ": " + ec.message() : write_cache_file(file, source, r.spirv);
+    std::string err = ec ? "cannot create the cache directory " + I.dir + ": " + ec.message() : write_cache_file(file, source, r.spirv);
     std::lock_guard lock(I.mu);
     if (err.empty()) {
       I.stats.disk_writes++;
     } else {
       I.stats.disk_errors++;
       I.stats.last_disk_error = err;
+      std::lock_guard g(g_disk_mu);
+      g_disk_errors++;
+      g_last_disk_error = err;
     }
   }
   std::lock_guard lock(I.mu);
   I.memory.emplace(source, r.spirv);
   return r.spirv;
+}
+
+uint64_t cache_write_errors(std::string* last) {
+  std::lock_guard g(g_disk_mu);
+  if (last) *last = g_last_disk_error;
+  return g_disk_errors;
 }
 
 double warm_up_compiler() {

@@ -630,9 +630,8 @@ void create_pipeline_cache(Context::Impl& I) {
     char name[96];
     std::snprintf(name, sizeof name, "pipelines-%04x-%04x-%08x.bin", d.vendor_id, d.device_id, d.driver_version_raw);
     I.pipeline_cache_file = (std::filesystem::path(options.cache_dir) / name).string();
-    std::ifstream f(I.pipeline_cache_file, std::ios::binary);
-    if (f) cache_data.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    // the driver checks the header (vendor, device, pipelineCacheUUID) and ignores data that is not its own
+    cache_data = read_pipeline_cache_file(I.pipeline_cache_file);
+    // the driver checks its header (vendor, device, pipelineCacheUUID) and ignores data that is not its own
     pci.initialDataSize = cache_data.size();
     pci.pInitialData = cache_data.empty() ? nullptr : cache_data.data();
   }

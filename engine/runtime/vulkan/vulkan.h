@@ -150,7 +150,9 @@ struct CompilerStats {
 
 // GLSL 450 compute shaders -> SPIR-V 1.5 for Vulkan 1.2, with an in-memory cache keyed by the source and an
 // optional on-disk cache in `cache_dir` (created when missing; key: a hash of the source, glslang's version and the
-// options; files written to a temporary name, then renamed; a file is used only when it holds this exact source).
+// options; files written to a temporary name, then renamed, so processes may share the directory; a file is used only
+// when it holds this exact source and its checksum matches, else it is compiled again and rewritten). A file that
+// cannot be written (a full disk) costs only the next run's compile: counted in stats() and cache_write_errors().
 // Thread-safe; glslang itself runs one compile at a time.
 class Compiler {
  public:
@@ -169,6 +171,8 @@ class Compiler {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+// The disk cache writes that failed in this process, over every Compiler; *last: the last one's reason
+uint64_t cache_write_errors(std::string* last = nullptr);
 // Initialises glslang and compiles a small shader once (the first compile in a process costs 160-450 ms); returns
 // the seconds it took (about 0 when already warm). Thread-safe; meant for a background thread at start-up.
 double warm_up_compiler();
@@ -185,6 +189,9 @@ struct OpenOptions {
   // another logical device of the same physical one (k > 0): a Context of its own (its own VkInstance and VkDevice,
   // memory no other Context shares), as a second GPU would be
   int logical = 0;
+  // a testing hook (TINYSCOPE_VK_FAULT=device_lost:N): the N-th batch waited for reports VK_ERROR_DEVICE_LOST once
+  // the device is idle, as a real loss would, so the path to the user is tested on any device; 0: never
+  int lose_device_at_wait = 0;
   bool operator==(const OpenOptions&) const = default;
 };
 

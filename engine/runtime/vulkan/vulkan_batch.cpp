@@ -330,7 +330,7 @@ BatchResult Batch::wait(double timeout_s) {
     size_t n = B.ops.size();
     return "the batch of " + std::to_string(n) + (n == 1 ? " operation (" : " operations (") + B.kernel_list() + ")";
   };
-  if (w == Context::Impl::Wait::Lost) C.fail("device lost while running " + what());
+  if (w == Context::Impl::Wait::Lost) C.fail("device lost (VK_ERROR_DEVICE_LOST) while running " + what() + "; nothing more runs on it in this process");
   if (w == Context::Impl::Wait::Timeout) {
     C.retire_or_park(std::move(B.frame));
     B.recorded = false;

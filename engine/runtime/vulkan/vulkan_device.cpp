@@ -398,6 +398,7 @@ class VulkanDevice final : public Device {
       o.validation = options_.validation;
       o.cache_dir = options_.cache_dir;
       o.logical = logical_;
+      o.lose_device_at_wait = options_.lose_device_at_wait;
       ctx_ = open_device(info_.index, o);
       std::lock_guard g(g_mu);
       g_opened.push_back(ctx_);

@@ -15,6 +15,7 @@ struct DeviceOptions {
   // the default device opened this many more times as devices of their own (VULKAN:n, VULKAN:n+1, ... after the n
   // physical ones; TINYSCOPE_VK_LOGICAL): multi-device programs (shards, transfers) on a machine with one GPU
   int logical_devices = 0;
+  int lose_device_at_wait = 0;  // a testing hook: OpenOptions::lose_device_at_wait (TINYSCOPE_VK_FAULT)
 };
 
 // Registers "VULKAN" (the default device: the first discrete one, else the first) and "VULKAN:N" for every other

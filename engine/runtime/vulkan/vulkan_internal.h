@@ -59,7 +59,7 @@ using PFN_GetCoopMatrixProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint3
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)                \
   X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp)     \
   X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults) X(vkCreateFence)  \
-  X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkGetFenceStatus) X(vkQueueSubmit)
+  X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkGetFenceStatus) X(vkQueueSubmit) X(vkDeviceWaitIdle)
 
 #define TS_VK_DECLARE(f) PFN_##f f = nullptr;
 struct GlobalFns {
@@ -79,6 +79,8 @@ struct DeviceFns {
 };
 #undef TS_VK_DECLARE
 
+// the driver's data of a pipeline cache file save_pipeline_cache() wrote; empty when it is missing, cut or damaged
+std::vector<char> read_pipeline_cache_file(const std::string& path);
 // "VK_ERROR_DEVICE_LOST (-4)" (vulkan.cpp)
 std::string result_text(VkResult r);
 // "123 bytes (1.5 GiB)", "0.5 s", a timeout checked to be positive and finite, in nanoseconds (vulkan.cpp)
@@ -161,6 +163,7 @@ struct Context::Impl {
   ValidationMessages msgs;
 
   std::atomic<bool> lost{false};
+  std::atomic<int> waits{0};  // batches waited for (OpenOptions::lose_device_at_wait counts them)
   std::atomic<uint64_t> completed{0};  // every submission up to this serial has finished
   std::mutex queue_mu;                 // vkQueueSubmit, serials
   uint64_t next_serial = 0;
@@ -188,12 +191,12 @@ struct Context::Impl {
     if (r == VK_SUCCESS) return;
     if (r == VK_ERROR_DEVICE_LOST) {
       lost = true;
-      fail(std::string("device lost (") + what + ")");
+      fail(std::string("device lost (VK_ERROR_DEVICE_LOST from ") + what + "); nothing more runs on it in this process");
     }
     fail(std::string(what) + " failed: " + result_text(r));
   }
   void check_alive() const {
-    if (lost) fail("device lost");
+    if (lost) fail("device lost earlier in this process (VK_ERROR_DEVICE_LOST): nothing more runs on it; start again");
   }
 
   uint32_t pick_memory_type(uint32_t bits, std::initializer_list<VkMemoryPropertyFlags> prefs) const {

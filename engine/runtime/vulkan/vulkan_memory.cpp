@@ -144,6 +144,10 @@ uint64_t Context::Impl::submit(Frame& f, const std::vector<BufferImpl*>& buffers
 
 Context::Impl::Wait Context::Impl::wait(Frame& f, double timeout_s) {
   VkResult r = fn.vkWaitForFences(device, 1, &f.fence, VK_TRUE, timeout_ns(timeout_s));
+  if (r == VK_SUCCESS && options.lose_device_at_wait > 0 && ++waits == options.lose_device_at_wait) {
+    fn.vkDeviceWaitIdle(device);  // the loss is simulated with nothing left running: a lost device is not waited for
+    r = VK_ERROR_DEVICE_LOST;
+  }
   if (r == VK_TIMEOUT) return Wait::Timeout;
   if (r == VK_ERROR_DEVICE_LOST) {
     lost = true;
@@ -394,7 +398,7 @@ bool Context::wait_idle(double timeout_s) {
     }
     if (r == VK_ERROR_DEVICE_LOST) {
       I.lost = true;
-      I.fail("device lost");
+      I.fail("device lost (VK_ERROR_DEVICE_LOST) while waiting for it to finish its work");
     }
     if (r != VK_TIMEOUT) I.check(r, "vkWaitForFences");
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= timeout_s) return false;

@@ -1,6 +1,8 @@
 // The Vulkan runtime's programs: set and pipeline layouts, pipelines checked against the device, the copy shaders
 #include "engine/runtime/vulkan/vulkan_internal.h"
+#include "engine/uop/atomic_file.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -203,6 +205,29 @@ std::shared_ptr<ProgramImpl> Context::Impl::copy_program(bool vec4) {
   return prog;
 }
 
+namespace {
+// The pipeline cache file: magic, u64 size, u64 checksum (FNV-1a) of the data, the driver's data. The driver checks
+// only its own header, so a file cut or damaged after it is refused here and the cache starts empty.
+constexpr char kPipelineMagic[8] = {'T', 'S', 'P', 'L', 'C', '0', '1', '\n'};
+uint64_t data_sum(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+std::vector<char> read_pipeline_cache_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {};
+  std::vector<char> all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  uint64_t n = 0, sum = 0;
+  if (all.size() < 24 || std::memcmp(all.data(), kPipelineMagic, 8) != 0) return {};
+  std::memcpy(&n, all.data() + 8, 8);
+  std::memcpy(&sum, all.data() + 16, 8);
+  if (n != all.size() - 24 || sum != data_sum(all.data() + 24, n)) return {};
+  return {all.begin() + 24, all.end()};
+}
+
 void Context::Impl::save_pipeline_cache() {
   if (!pipeline_cache || pipeline_cache_file.empty()) return;
   size_t n = 0;
@@ -211,14 +236,17 @@ void Context::Impl::save_pipeline_cache() {
   if (fn.vkGetPipelineCacheData(device, pipeline_cache, &n, data.data()) != VK_SUCCESS) return;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(pipeline_cache_file).parent_path(), ec);
-  std::string tmp = pipeline_cache_file + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(data.data(), static_cast<std::streamsize>(n));
-    if (!f) return;
+  // best effort, whole or not at all (atomic_file.h): a cache that cannot be written costs the next run its pipelines
+  try {
+    AtomicFile f(pipeline_cache_file, "the pipeline cache");
+    const uint64_t size = n, sum = data_sum(data.data(), n);
+    f.write(kPipelineMagic, 8);
+    f.write(&size, 8);
+    f.write(&sum, 8);
+    f.write(data.data(), n);
+    f.commit();
+  } catch (const Error&) {
   }
-  std::filesystem::rename(tmp, pipeline_cache_file, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
 }
 
 Program Context::program(const SpirvBinary& spirv, const std::string& name, uint32_t num_buffers,
