@@ -80,8 +80,10 @@ const PatternMatcher& pm_early_decompositions();
 // float32 and casts to/from bf16 as bit operations (the reference's create_non_native_float_pats + manual bf16 cast)
 const PatternMatcher& pm_late_decompositions();
 // EXP2 and LOG2 of float32 as the reference's polynomials (xexp2, xlog2; float16 through float32), for the CPU
-// renderers, whose builtins are scalar libm calls; the interpreter (exact std::exp2/log2) and GLSL keep the ops
-const PatternMatcher& pm_transcendental();
+// renderers, whose builtins are scalar libm calls, and EXP2 for GLSL (lavapipe's is off by up to 3 ulps); SIN of
+// float32 as the reference's xsin (a range reduction, then a polynomial; narrower floats through float32), for GLSL,
+// whose sin is accurate only near [-pi, pi]. Each op when its flag is set. The interpreter keeps the ops (std::exp2 ...)
+const PatternMatcher& pm_transcendental(bool exp2, bool log2, bool sin);
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();
 

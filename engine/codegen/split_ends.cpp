@@ -21,8 +21,12 @@ UOpRef drop_true_gate(const UOpRef& x) {
 }
 UOpRef load_false_gate(const UOpRef& x) {
   const UOpRef& i = x->src[0];
-  if (i->op == Ops::INDEX && i->src.size() > 2 && i->src[2]->op == Ops::CONST && i->src[2]->const_float() == 0) return uconst(x->dtype, 0);
-  return nullptr;
+  if (i->op != Ops::INDEX || i->src.size() <= 2 || i->src[2]->op != Ops::CONST || i->src[2]->const_float() != 0) return nullptr;
+  // bfloat16 and fp8 are their bits by now (the late decompositions ran): their 0 is the bits of 0.0, as those rules
+  // spell a constant (a renderer without the type, GLSL, has no literal for it)
+  if (x->dtype == dtypes::bfloat16 || is_fp8(x->dtype))
+    return UOp::make(Ops::BITCAST, x->dtype, {uconst_int(x->dtype == dtypes::bfloat16 ? dtypes::uint16 : dtypes::uint8, 0)});
+  return uconst(x->dtype, 0);
 }
 
 // ---- split ends ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-// transcendental decompositions: float32 EXP2 and LOG2 as polynomials ("transcendental decompositions"; the reference's
-// codegen/decomp/transcendental.py: xexp2, xlog2).
+// transcendental decompositions: float32 EXP2 and LOG2 as polynomials, SIN as a range reduction and a polynomial
+// ("transcendental decompositions"; the reference's codegen/decomp/transcendental.py: xexp2, xlog2, xsin).
 #include "engine/codegen/lowering.h"
 
+#include <array>
 #include <limits>
 
 #include "engine/codegen/lowering_internal.h"
@@ -72,22 +73,166 @@ UOpRef xlog2(const UOpRef& d) {
   return alu(Ops::WHERE, alu(Ops::OR, alu(Ops::CMPNE, d, d), alu(Ops::CMPLT, d, f32c(-0.0))), f32c(std::numeric_limits<double>::quiet_NaN()), r);
 }
 
+// ---- SIN: reduction modulo pi/2 and a polynomial on [-pi/2, pi/2] ----------------------------------------------
+// As the reference's xsin (the SLEEF algorithms): |x| below 30 reduced by Cody-Waite (q = round(x/pi), x - q*pi in
+// several parts of pi), larger |x| by Payne-Hanek (x * 2/pi in 64-bit fixed point from 190 bits of 2/pi), so sin stays
+// within an ulp or so at every magnitude (GLSL's sin is only accurate near [-pi, pi]). float32 and float64.
+struct SinTypes {
+  DType f, i, u;  // the float, the int of its width (quadrants of float64 go through int64), the uint of its bits
+  int mant, exp_bits;
+};
+SinTypes sin_types(DType f) {
+  if (f == dtypes::float64) return {f, dtypes::int64, dtypes::uint64, 52, 11};
+  return {f, dtypes::int32, dtypes::uint32, 23, 8};
+}
+UOpRef fc(DType dt, double v) { return uconst(dt, v); }
+UOpRef ic(DType dt, int64_t v) { return uconst_int(dt, v); }
+UOpRef polyd(const UOpRef& x, std::initializer_list<double> cs) {
+  UOpRef acc;
+  for (double c : cs) acc = acc ? alu(Ops::ADD, alu(Ops::MUL, acc, x), fc(x->dtype, c)) : fc(x->dtype, c);
+  return acc;
+}
+// d away from 0 to the nearest integer (halves away from 0), as the int T.i
+UOpRef round_away(const UOpRef& d, DType to) {
+  return ucast(alu(Ops::ADD, d, alu(Ops::WHERE, alu(Ops::CMPLT, d, fc(d->dtype, 0)), fc(d->dtype, -0.5), fc(d->dtype, 0.5))), to);
+}
+// Cody-Waite for 0 <= d <= 39800: (r, q) with q = round(d / pi) (half turns) and r = d - q*pi in [-pi/2, pi/2], pi
+// in parts whose products with q are exact
+std::pair<UOpRef, UOpRef> cody_waite(const UOpRef& d, const SinTypes& T) {
+  const double m_1_pi = 0.318309886183790671537767526745028724;
+  auto fma_ = [](const UOpRef& q, double c, const UOpRef& x) { return alu(Ops::ADD, alu(Ops::MUL, q, fc(x->dtype, c)), x); };
+  if (T.f == dtypes::float64) {
+    // the quotient in two parts: qdh (multiples of 2^24) and the rest, so the products with pi's parts stay exact
+    UOpRef qdh = alu(Ops::MUL, ucast(ucast(alu(Ops::MUL, d, fc(T.f, m_1_pi / 16777216.0)), dtypes::int64), T.f), fc(T.f, 16777216.0));
+    UOpRef qi = round_away(alu(Ops::SUB, alu(Ops::MUL, d, fc(T.f, m_1_pi)), qdh), T.i);
+    UOpRef q = ucast(qi, T.f);
+    UOpRef r = fma_(qdh, -3.1415926218032836914, d);
+    r = fma_(q, -3.1415926218032836914, r);
+    r = fma_(qdh, -3.1786509424591713469e-08, r);
+    r = fma_(q, -3.1786509424591713469e-08, r);
+    r = fma_(qdh, -1.2246467864107188502e-16, r);
+    r = fma_(q, -1.2246467864107188502e-16, r);
+    r = fma_(alu(Ops::ADD, qdh, q), -1.2736634327021899816e-24, r);
+    return {r, ucast(qi, dtypes::int32)};
+  }
+  UOpRef qi = round_away(alu(Ops::MUL, d, fc(T.f, m_1_pi)), T.i);
+  UOpRef q = ucast(qi, T.f);
+  UOpRef r = fma_(q, -3.1414794921875, d);
+  r = fma_(q, -0.00011315941810607910156, r);
+  r = fma_(q, -1.9841872589410058936e-09, r);
+  r = fma_(q, -1.2154201256553420762e-10, r);
+  return {r, ucast(qi, dtypes::int32)};
+}
+// Payne-Hanek for finite d >= pi/4: (r, q) with q = round(d * 2/pi) (quarter turns) and r = d - q*pi/2. d = f * 2^e
+// (f in [0.5, 1)): f's top 32 bits times the 96 bits of 2/pi from bit e on give d * 2/pi mod 4 in 2.62 fixed point
+std::pair<UOpRef, UOpRef> payne_hanek(const UOpRef& d, const SinTypes& T) {
+  static const uint32_t two_over_pi[] = {0x00000000, 0x28be60db, 0x9391054a, 0x7f09d5f4, 0x7d4d3770, 0x36d8a566, 0x4f10e410};
+  const DType u64 = dtypes::uint64, i32 = dtypes::int32, u32 = dtypes::uint32;
+  // frexp: the mantissa with the exponent bits of 0.5, the exponent
+  UOpRef bits = UOp::make(Ops::BITCAST, T.u, {d});
+  const int64_t m1 = T.f == dtypes::float64 ? 0x000FFFFFFFFFFFFFll : 0x807FFFFFll, m2 = T.f == dtypes::float64 ? 0x3FE0000000000000ll : 0x3F000000ll;
+  UOpRef f = UOp::make(Ops::BITCAST, T.f, {alu(Ops::OR, alu(Ops::AND, bits, ic(T.u, m1)), ic(T.u, m2))});
+  UOpRef ex = alu(Ops::AND, alu(Ops::SHR, bits, ic(T.u, T.mant)), ic(T.u, (1 << T.exp_bits) - 1));
+  UOpRef e = alu(Ops::ADD, ucast(ex, i32), ic(i32, 2 - (1 << (T.exp_bits - 1))));  // exponent - bias + 1
+  UOpRef ia = ucast(alu(Ops::MUL, f, fc(T.f, 4294967296.0)), u64);
+  // word i = e / 32 of the table, bit e % 32 within it (a word past the table is 0)
+  UOpRef i = alu(Ops::SHR, ucast(e, u64), ic(u64, 5));
+  UOpRef eb = ucast(alu(Ops::AND, e, ic(i32, 31)), u64), off = alu(Ops::SUB, ic(u64, 32), eb);
+  auto take = [&](int k) {
+    UOpRef a = ic(u32, 0);
+    for (int c = 6 - k - 1; c >= 0; --c) a = alu(Ops::WHERE, alu(Ops::CMPNE, i, ic(u64, c)), a, ic(u32, two_over_pi[c + k]));
+    return a;
+  };
+  UOpRef a[4] = {take(0), take(1), take(2), take(3)};
+  // (x << eb) and (x >> off) of a 32-bit word in 64 bits (counts up to 32), kept to 32 bits
+  auto shl32 = [&](const UOpRef& x, const UOpRef& n) { return ucast(alu(Ops::SHL, ucast(x, u64), n), u32); };
+  auto shr32 = [&](const UOpRef& x, const UOpRef& n) { return ucast(alu(Ops::SHR, ucast(x, u64), n), u32); };
+  UOpRef hi = alu(Ops::OR, shl32(a[0], eb), shr32(a[1], off));
+  UOpRef mi = alu(Ops::OR, shl32(a[1], eb), shr32(a[2], off));
+  UOpRef lo = alu(Ops::OR, shl32(a[2], eb), shr32(a[3], off));
+  auto mul64 = [&](const UOpRef& x, const UOpRef& y) { return alu(Ops::MUL, ucast(x, u64), ucast(y, u64)); };
+  UOpRef p = alu(Ops::ADD, alu(Ops::ADD, alu(Ops::SHL, mul64(ia, hi), ic(u64, 32)), mul64(ia, mi)), alu(Ops::SHR, mul64(ia, lo), ic(u64, 32)));
+  UOpRef q = ucast(alu(Ops::SHR, p, ic(u64, 62)), i32);
+  p = alu(Ops::AND, p, ic(u64, 0x3fffffffffffffffll));
+  UOpRef r = alu(Ops::MUL, ucast(p, T.f), fc(T.f, 3.4061215800865545e-19));
+  // f >= 0.5 always: the quotient rounded up, r - pi/2 and q + 1 (as the reference's (f<0.5).where(...), whose
+  // first arm a frexp mantissa never takes)
+  return {alu(Ops::SUB, r, fc(T.f, 1.5707963267948966)), alu(Ops::ADD, q, ic(i32, 1))};
+}
+UOpRef sin_poly(const UOpRef& d) {
+  UOpRef d2 = alu(Ops::MUL, d, d);
+  if (d->dtype == dtypes::float64)
+    return alu(Ops::MUL, d,
+               polyd(d2, {-7.97255955009037868891952e-18, 2.81009972710863200091251e-15, -7.64712219118158833288484e-13, 1.60590430605664501629054e-10,
+                          -2.50521083763502045810755e-08, 2.75573192239198747630416e-06, -0.000198412698412696162806809, 0.00833333333333332974823815,
+                          -0.166666666666666657414808, 1.0}));
+  return alu(Ops::MUL, d, polyd(d2, {2.6083159809786593541503e-06, -0.0001981069071916863322258, 0.00833307858556509017944336, -0.166666597127914428710938, 1.0}));
+}
+UOpRef bit_set(const UOpRef& q, int n) { return alu(Ops::CMPNE, alu(Ops::AND, q, ic(dtypes::int32, n)), ic(dtypes::int32, 0)); }
+// +-inf and NaN -> special, anything else -> v (the reference's _lazy_map_numbers with one value for the three)
+UOpRef unless_special(const UOpRef& d, const UOpRef& v, const UOpRef& special) {
+  const double inf = std::numeric_limits<double>::infinity();
+  UOpRef finite_or_ninf = alu(Ops::WHERE, alu(Ops::CMPNE, d, d), special, alu(Ops::WHERE, alu(Ops::CMPNE, d, fc(d->dtype, -inf)), v, special));
+  return alu(Ops::WHERE, alu(Ops::CMPNE, d, fc(d->dtype, inf)), finite_or_ninf, special);
+}
+UOpRef xsin(const UOpRef& d) {
+  const SinTypes T = sin_types(d->dtype);
+  // +-inf and NaN computed as 0 (their result, NaN, is set at the end)
+  UOpRef x = unless_special(d, d, fc(T.f, 0));
+  UOpRef sign = alu(Ops::WHERE, alu(Ops::CMPNE, x, fc(T.f, 0)), alu(Ops::WHERE, alu(Ops::CMPLT, x, fc(T.f, 0)), fc(T.f, -1), fc(T.f, 1)), fc(T.f, 0));
+  UOpRef ax = alu(Ops::MUL, x, sign);
+  // below 30: q counts half turns (odd: negated)
+  auto [rs, qs] = cody_waite(ax, T);
+  UOpRef small = alu(Ops::MUL, sin_poly(rs), alu(Ops::WHERE, bit_set(qs, 1), fc(T.f, -1), fc(T.f, 1)));
+  // from 30: q counts quarter turns (odd: the cosine as sin(r + pi/2); q & 2: negated)
+  auto [rl, ql] = payne_hanek(ax, T);
+  UOpRef pl = sin_poly(alu(Ops::ADD, rl, alu(Ops::WHERE, bit_set(ql, 1), fc(T.f, 1.5707963267948966), fc(T.f, 0))));
+  UOpRef large = alu(Ops::MUL, pl, alu(Ops::WHERE, bit_set(ql, 2), fc(T.f, -1), fc(T.f, 1)));
+  UOpRef r = alu(Ops::MUL, alu(Ops::WHERE, alu(Ops::CMPLT, ax, fc(T.f, 30)), small, large), sign);
+  return unless_special(d, r, fc(T.f, std::numeric_limits<double>::quiet_NaN()));
+}
+
+
 }  // namespace
 
-const PatternMatcher& pm_transcendental() {
+const PatternMatcher& pm_transcendental(bool exp2, bool log2, bool sin) {
   auto f16 = [](const UOpRef& x) -> UOpRef {
     if (x->dtype != dtypes::float16) return nullptr;
     return ucast(UOp::make(x->op, dtypes::float32, {ucast(x->src[0], dtypes::float32)}, x->arg), dtypes::float16);
   };
-  static const PatternMatcher pm({
+  // as the reference: float16, bfloat16 and fp8 through float32 (its float16 path already reduces in float32)
+  auto narrow = [](const UOpRef& x) -> UOpRef {
+    if (!is_float(x->dtype) || is_weak(x->dtype) || x->dtype == dtypes::float32 || x->dtype == dtypes::float64) return nullptr;
+    return ucast(UOp::make(x->op, dtypes::float32, {ucast(x->src[0], dtypes::float32)}, x->arg), x->dtype);
+  };
+  static const PatternMatcher exp2s({
       rule("exp2(x) -> 2^round(x) * poly(x - round(x)) (float32)", {Ops::EXP2},
            [](const UOpRef& x) { return x->dtype == dtypes::float32 ? xexp2(x->src[0]) : nullptr; }),
+      rule("exp2(x) -> exp2(x.cast(float32)).cast(float16) (float16)", {Ops::EXP2}, f16),
+  });
+  static const PatternMatcher log2s({
       rule("log2(x) -> exponent(x) + poly(mantissa(x)) (float32)", {Ops::LOG2},
            [](const UOpRef& x) { return x->dtype == dtypes::float32 ? xlog2(x->src[0]) : nullptr; }),
-      rule("exp2(x) -> exp2(x.cast(float32)).cast(float16) (float16)", {Ops::EXP2}, f16),
       rule("log2(x) -> log2(x.cast(float32)).cast(float16) (float16)", {Ops::LOG2}, f16),
   });
-  return pm;
+  static const PatternMatcher sines({
+      rule("sin(x) -> sign * poly(x reduced modulo pi/2) (float32)", {Ops::SIN},
+           [](const UOpRef& x) { return x->dtype == dtypes::float32 ? xsin(x->src[0]) : nullptr; }),
+      rule("sin(x) -> sin(x.cast(float32)).cast(T) (float16, bfloat16, fp8)", {Ops::SIN}, narrow),
+  });
+  // one matcher per combination, the rules in the order above
+  static const std::array<PatternMatcher, 8> by_flags = [&] {
+    std::array<PatternMatcher, 8> a;
+    for (int k = 0; k < 8; ++k) {
+      PatternMatcher m;
+      if (k & 1) m = m + exp2s;
+      if (k & 2) m = m + log2s;
+      if (k & 4) m = m + sines;
+      a[k] = m;
+    }
+    return a;
+  }();
+  return by_flags[(exp2 ? 1 : 0) | (log2 ? 2 : 0) | (sin ? 4 : 0)];
 }
 
 }  // namespace ts

@@ -88,7 +88,7 @@ class CStyleLanguage {
 
   // ---- the shared C semantics (used by the hooks' callers; built from the spellings above)
   std::string render_alu(Ops op, DType dt, const std::vector<std::string>& s, const UOp& u) const;
-  std::string render_cast(const UOp& u, const std::string& x) const;
+  virtual std::string render_cast(const UOp& u, const std::string& x) const;
   std::string to_dtype(const UOp& u, std::string expr) const;
 
  private:

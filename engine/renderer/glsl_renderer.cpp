@@ -41,6 +41,26 @@ std::string float_special(double v, DType dt) {
   return dt == dtypes::float32 ? f : "float16_t(" + f + ")";
 }
 
+// |x|^y for x > 0 (x = 1, NaN and x = 0 are the caller's) in double, within a few ulps of double: log2 x from frexp and
+// atanh's series, 2^z as 2^round(z) times exp's series. POW of float32 and float16 calls it (its result rounded once to
+// the dtype), so their power is the correctly rounded one but in rare ties, as C's powf (a few ulps of double are not
+// float64's: its POW stays refused)
+const char* kPowHelper = R"(double ts_pow(double x, double y) {
+  if (isinf(x)) return y > 0.0lf ? x : 0.0lf;
+  int e;
+  double m = frexp(x, e);
+  if (m < 0.70710678118654752lf) { m *= 2.0lf; e -= 1; }
+  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s, t = 1.0lf / 25.0lf;
+  for (int k = 23; k >= 1; k -= 2) t = t * s2 + 1.0lf / double(k);
+  double z = y * (double(e) + 2.8853900817779268lf * s * t);
+  if (isnan(z) || z >= 1024.0lf) return uint64BitsToDouble(0x7ff0000000000000ul);
+  if (z <= -1080.0lf) return 0.0lf;
+  double n = round(z), f = (z - n) * 0.69314718055994531lf, q = 1.0lf;
+  for (int k = 17; k >= 1; --k) q = q * f / double(k) + 1.0lf;
+  int h = int(n) / 2;
+  return ldexp(ldexp(q, h), int(n) - h);
+})";
+
 class GlslLanguage final : public CStyleLanguage {
  public:
   std::string name() const override { return "GLSL renderer"; }
@@ -97,16 +117,19 @@ class GlslLanguage final : public CStyleLanguage {
       case Ops::TRUNC: return "trunc(" + s[0] + ")";
       case Ops::POW: {
         // C's pow: GLSL's is undefined for x < 0 and for x == 0 with y <= 0. x^0 = 1 and 1^y = 1 (NaN included); a
-        // negative base takes an integral exponent's sign (odd: negative) and is NaN for others; 0^y is 0 or inf
+        // negative base takes an integral exponent's sign (odd: negative) and is NaN for others; 0^y is 0 or inf, of a -0
+        // base's sign for an odd integral y
         const std::string &x = s[0], &y = s[1], T = glsl_type(dt);
         auto c = [&](double v) { return render_const(*uconst(dt, v)); };
-        const std::string p = "pow(abs(" + x + "), " + y + ")", yint = "(trunc(" + y + ")==" + y + ")",
+        // |x|^y in double (kPowHelper): GLSL's pow is exp2(y*log2(x)) in the operands' precision, off by thousands of
+        // ulps where y*log2(x) is large (lavapipe: 5^2 = 24.999998, 65504^1 in half = inf)
+        const std::string p = T + "(ts_pow(double(abs(" + x + ")), double(" + y + ")))", yint = "(trunc(" + y + ")==" + y + ")",
                           odd = "(trunc(" + y + "*" + c(0.5) + ")*" + c(2.0) + "!=" + y + ")";
         // (-inf)^y: inf for y > 0 and 0 for y < 0, negative for an odd integral y
         const std::string neg_inf = "(" + x + "==" + c(-INFINITY) + ")?((" + y + ">" + c(0) + ")?((" + yint + "&&" + odd + ")?" + c(-INFINITY) + ":" +
                                     c(INFINITY) + "):((" + yint + "&&" + odd + ")?" + c(-0.0) + ":" + c(0) + ")):";
         return "(((" + y + "==" + c(0) + ")||(" + x + "==" + c(1) + "))?" + c(1) + ":(isnan(" + x + ")||isnan(" + y + "))?" + c(NAN) + ":(" + x + "==" + c(0) + ")?((" + y + ">" + c(0) + ")?" +
-               c(0) + ":" + c(INFINITY) + "):" + neg_inf + "(" + x + "<" + c(0) + ")?(" + yint + "?(" + odd + "?(-" + p + "):" + p + "):" + c(NAN) + "):" + p + ")";
+               "((" + yint + "&&" + odd + ")?" + x + ":" + c(0) + "):((" + yint + "&&" + odd + ")?(" + c(1) + "/" + x + "):" + c(INFINITY) + ")):" + neg_inf + "(" + x + "<" + c(0) + ")?(" + yint + "?(" + odd + "?(-" + p + "):" + p + "):" + c(NAN) + "):" + p + ")";
       }
       default: throw Error("GLSL renderer: unsupported op " + std::string(op_name(u.op)));
     }
@@ -121,6 +144,17 @@ class GlslLanguage final : public CStyleLanguage {
     if (is(to, dtypes::float16)) return (is_unsigned(from) || from == dtypes::bfloat16 ? "uint16BitsToFloat16(" : "int16BitsToFloat16(") + x + ")";
     if (is(from, dtypes::float16)) return std::string(is_unsigned(to) || to == dtypes::bfloat16 ? "float16BitsToUint16(" : "float16BitsToInt16(") + x + ")";
     return glsl_type(to) + "(" + x + ")";  // integers of one width (bfloat16 is its uint16 bits)
+  }
+  // a signed int of 32 bits or fewer widened to 64 bits as its zero extension with the sign bit moved: lavapipe (Mesa 22.3)
+  // gets the plain sign extension wrong inside comparisons: int64_t(-2) < 0l, and float(int64_t(-2)) < 0.0f (folded into
+  // that), are false there while int64_t(-2) itself is -2
+  std::string render_cast(const UOp& u, const std::string& x) const override {
+    DType from = strong(u.src[0]->dtype), to = strong(u.dtype);
+    if (is_int(to) && to->bitsize == 64 && is_int(from) && !is_unsigned(from) && from->bitsize <= 32) {
+      const std::string sext = "((int64_t(uint(" + (from->bitsize == 32 ? x : "int(" + x + ")") + "))^0x80000000l)-0x80000000l)";
+      return is_unsigned(to) ? "uint64_t" + sext : sext;
+    }
+    return CStyleLanguage::render_cast(u, x);
   }
   // signed 64-bit a < b as an unsigned compare with the sign bits flipped: lavapipe (Mesa 22.3, LLVM 15) gets
   // int64_t(int) < small positive constant wrong (1 < 2l is false there); the unsigned form is right everywhere
@@ -189,6 +223,18 @@ class GlslLanguage final : public CStyleLanguage {
       return std::to_string(std::stoll(idx) / 4);
     return "(" + idx + ")>>2";
   }
+  // the float widths a kernel computes in: 32 always (its indexes' float math, if any), 16 and 64 when it names them
+  static std::vector<int> float_widths(const ProgramSpec& spec, bool doubles) {
+    bool f16 = false, f64 = doubles;
+    for (auto& u : spec.lowered->src) {
+      f16 = f16 || u->dtype == dtypes::float16;
+      f64 = f64 || u->dtype == dtypes::float64;
+    }
+    std::vector<int> w = {32};
+    if (f16) w.push_back(16);
+    if (f64) w.push_back(64);
+    return w;
+  }
   std::string local_decl(DType dt, const std::string& nm, int64_t size) const override {
     return "shared " + glsl_type(dt) + " " + nm + "[" + std::to_string(size) + "];";
   }
@@ -205,11 +251,19 @@ class GlslLanguage final : public CStyleLanguage {
         if (dt->bitsize == 16) storage16 = true;
       }
     }
+    const bool pow_helper = std::any_of(body.begin(), body.end(), [](const std::string& l) { return l.find("ts_pow(") != std::string::npos; });
+    arith = arith || pow_helper;  // (its uint64 bits of inf)
     std::ostringstream o;
     o << "#version 450\n";
     if (arith) o << "#extension GL_EXT_shader_explicit_arithmetic_types : require\n";
     if (storage8) o << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (storage16) o << "#extension GL_EXT_shader_16bit_storage : require\n";
+    // IEEE infinities, NaNs and signed zeros kept (SPV_KHR_float_controls' SignedZeroInfNanPreserve) for each float
+    // width the shader computes in: without it lavapipe's optimizer rewrites inf*a + inf*b as inf*(a+b) (-inf + inf is
+    // NaN, inf*(-1 + 3e9) is inf) and the like; contraction into fma stays allowed
+    o << "#extension GL_EXT_spirv_intrinsics : require\n";
+    for (int bits : float_widths(spec, pow_helper))
+      o << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], 4461, " << bits << ");\n";
     const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
     const int pack = glsl_group_packing(spec);
     const bool swap = glsl_swaps_lanes(spec);
@@ -249,6 +303,7 @@ class GlslLanguage final : public CStyleLanguage {
       o << "};\n";
     }
     for (auto& l : prologue) o << l << "\n";
+    if (pow_helper) o << kPowHelper << "\n";
     o << "void main() {\n";
     if (pack > 1) {
       const std::string lx = std::to_string(ls[0]) + "u";
@@ -601,6 +656,9 @@ class GlslRenderer final : public Renderer {
   std::string lang() const override { return "glsl"; }
   // adjacent float accesses as vec4 accesses
   UOpRef linear_passes(const UOpRef& linear) const override { return vector_accesses(linear, {4}); }
+  // GLSL's sin is only accurate near [-pi, pi] (lavapipe gives +-1.0 for large arguments); lavapipe's exp2 is off by up
+  // to 3 ulps where the polynomial's is 1 (its log2 is as close as the polynomial: kept)
+  Transcendentals decomposed_transcendentals() const override { return {.exp2 = true, .log2 = false, .sin = true}; }
   void render(ProgramSpec& spec) const override { spec.src = glsl_language().render(spec, &spec.source_lines); }
   void render_tensor_core(ProgramSpec& spec, const TcLayout& layout) const override { spec.src = render_glsl_tensor_core(spec, layout); }
 };

@@ -22,8 +22,14 @@ class Renderer {
   virtual UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const { return sink; }
   // the renderer's own passes over the linearized program (the LINEAR it renders), each a traced pass
   virtual UOpRef linear_passes(const UOpRef& linear) const { return linear; }
-  // whether EXP2/LOG2/SIN become polynomials first ("transcendental decompositions"): a language without them
+  // whether EXP2/LOG2 become polynomials first ("transcendental decompositions"): a language without fast ones
   virtual bool decomposes_transcendentals() const { return false; }
+  // which of EXP2, LOG2 and SIN that pass decomposes: those the language lacks, or computes slowly or imprecisely (by
+  // default EXP2 and LOG2 when decomposes_transcendentals())
+  struct Transcendentals {
+    bool exp2 = false, log2 = false, sin = false;
+  };
+  virtual Transcendentals decomposed_transcendentals() const { return {decomposes_transcendentals(), decomposes_transcendentals(), false}; }
   // spec.src (and spec.source_lines: which UOp each line renders) for the linearized spec.lowered
   virtual void render(ProgramSpec& spec) const = 0;
   // spec.src for a kernel under the TC opt (engine/codegen/tensor_core.h); a renderer without tensor cores throws
