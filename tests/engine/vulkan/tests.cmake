@@ -24,3 +24,8 @@ set_property(TEST test_beam APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/sh
 # The TC opt on a target with the H200's tensor cores: which kernels take it, the heuristic's opts after it, and the
 # cooperative-matrix shaders compiled by glslang (lavapipe cannot run them)
 ts_add_test(test_tensor_core SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tensor_core.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 120)
+
+# Math where lavapipe's builtins or optimizer differ from C (sin of large arguments, exp2, pow, int64 widening, inf
+# products), compared with the interpreter or hand values
+ts_add_test(test_vulkan_math SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_vulkan_math.cpp LIBS tinyscope_cpu ts_vulkan TIMEOUT 120)
+set_property(TEST test_vulkan_math APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
