@@ -37,11 +37,19 @@ test: build
 bench: build
 	./$(BUILD)/tinyscope bench
 
-# random-program fuzzer: FUZZ_COUNT programs from seed FUZZ_SEED on CPU, CPU:LLVM, INTERP and INTERP:GPU (FUZZ_TIMEOUT s each)
+# random-program fuzzer: FUZZ_COUNT programs from seed FUZZ_SEED on CPU, CPU:LLVM, INTERP, INTERP:GPU and VULKAN against
+# INTERP (FUZZ_TIMEOUT s each; FUZZ_LOG=FILE keeps the failures);
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 10000
+# then the same programs through the Python API (tests/engine/differential/fuzz_variants.py): TinyJit replays on CPU and
+# VULKAN, and each program's second half moved to the other device
+FUZZ_VK = VK_DRIVER_FILES=$${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
+FUZZ_PY = ./$(BUILD)/tinyscope run tests/engine/differential/fuzz_variants.py -- $(BUILD)/fuzz_defs.py
 fuzz: build
-	FUZZ_SEED=$(FUZZ_SEED) FUZZ_COUNT=$(FUZZ_COUNT) ./$(BUILD)/tests/ts_fuzz
+	FUZZ_SEED=$(FUZZ_SEED) FUZZ_COUNT=$(FUZZ_COUNT) $(FUZZ_VK) ./$(BUILD)/tests/ts_fuzz
+	./$(BUILD)/tests/ts_fuzz --python-defs $(FUZZ_SEED) $(FUZZ_COUNT) > $(BUILD)/fuzz_defs.py
+	DEV=CPU $(FUZZ_PY) jit && $(FUZZ_VK) DEV=VULKAN $(FUZZ_PY) jit && \
+	  $(FUZZ_VK) DEV=CPU $(FUZZ_PY) mixed VULKAN && $(FUZZ_VK) DEV=VULKAN $(FUZZ_PY) mixed CPU
 
 # The same suite with the project's code built under AddressSanitizer and UndefinedBehaviorSanitizer, in its own
 # folder (RelWithDebInfo: optimised enough for the corpus, with line numbers in the reports). The sanitizer options

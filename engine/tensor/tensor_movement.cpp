@@ -261,7 +261,13 @@ Tensor Tensor::to(const std::string& dev) const {
     UOpRef c = UOp::make(Ops::COPY, dtype(), {u->src[0]}, std::string(dev));
     return Tensor(c).reshape(shape());
   }
-  if (!is_realized()) return contiguous().realize().to(dev);
+  // a python scalar's value has no storage to copy (the reference's RuntimeError)
+  if (is_weak(dtype())) throw Error("cannot create storage for weak dtype " + dtype_repr(dtype()) + " (to " + dev + "): cast it first");
+  if (!is_realized()) {
+    Tensor r = contiguous().realize();
+    if (!r.is_realized()) throw Error("to(" + dev + "): the value on " + device() + " realized to no buffer to copy");
+    return r.to(dev);
+  }
   return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, std::string(dev)));
 }
 

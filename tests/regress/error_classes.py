@@ -1,13 +1,14 @@
 # devices: CPU INTERP VULKAN
 # bad programs raise the reference's exception class (code that catches the reference's exceptions catches ours; the
 # messages are ours): each line is what `except CLASS` caught, recorded from the reference
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor, Device, dtypes
 def nonscalar_backward():
   t = Tensor.ones(3)
   t.requires_grad = True
   t.mul(2).backward()
 
 cases = [
+  ("to() of a python scalar's weak dtype", lambda: Tensor([True, False]).where(0, 1).to("CPU" if Device.DEFAULT == "CPU:1" else "CPU:1").tolist(), RuntimeError),
   ("broadcast (2,3) + (4,3)", lambda: Tensor.ones(2, 3) + Tensor.ones(4, 3), IndexError),
   ("where with shapes that do not broadcast", lambda: Tensor.ones(2, 3).where(Tensor.ones(4), Tensor.ones(5)), RuntimeError),
   ("matmul (2,3) @ (4,5)", lambda: Tensor.ones(2, 3) @ Tensor.ones(4, 5), RuntimeError),

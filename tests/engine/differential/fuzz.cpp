@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "engine/device/device.h"
@@ -65,10 +67,21 @@ std::string py_pairs(const std::vector<std::pair<int64_t, int64_t>>& v) {
   return s + (v.size() == 1 ? ",)" : ")");
 }
 
+// float comparison tolerance per dtype: a few units in the last place, relative to the output's scale
+double rel_tol(DType dt) {
+  if (dt == dtypes::float64) return 1e-12;
+  if (dt == dtypes::float16) return 2e-3;
+  if (dt == dtypes::bfloat16) return 1.6e-2;
+  return 4e-6;
+}
+
 struct Var {
   Tensor t;
   std::string name;
   bool input = false;  // straight from the host (its float bits are the data's, not a computation's)
+  double tol = 0;      // the loosest float tolerance its computation passed through (a float32 log2 cast to float64)
+  bool alias = false;  // a view of an input (no kernel computes it: TinyJit's replay returns the captured input's view)
+  bool plain = false;  // an input's buffer as it is
 };
 
 // a python scalar: its source text and the deviceless constant it becomes
@@ -83,6 +96,19 @@ struct Gen {
   std::ostringstream src;
   int next = 0;
   int ops = 0;
+  // the program as statements and inputs, for its python function form (Program::python_def)
+  struct Stmt {
+    std::string name, expr;
+    bool input = false;
+  };
+  struct InputSpec {
+    std::string name;
+    Shape shape;
+    DType dtype;
+    std::string data;  // the python list of its values
+  };
+  std::vector<Stmt> stmts;
+  std::vector<InputSpec> inputs;
 
   explicit Gen(uint32_t seed) : rng(seed) {}
   int pick(int n) { return n <= 0 ? 0 : static_cast<int>(rng() % static_cast<uint32_t>(n)); }
@@ -93,7 +119,40 @@ struct Gen {
   Var& add(const Tensor& t, const std::string& expr) {
     std::string name = "t" + std::to_string(next++);
     src << name << " = " << expr << "\n";
-    vars.push_back({t, name});
+    stmts.push_back({name, expr});
+    // the loosest float on the way: the float dtypes of its graph and of the values it reads (a realized one is a
+    // buffer now, its own computation's tolerance kept on its var)
+    // (post-order over its graph, an earlier var's value standing for its own computation: a realized var is a buffer
+    // now). alias: no kernel computes it; plain: an input's buffer as it is (a reshape or contiguous of it stays one)
+    struct Facts {
+      double tol = 0;
+      bool alias = true, plain = true;
+    };
+    std::map<const UOp*, const Var*> known;
+    for (const Var& v : vars) known[v.t.uop().get()] = &v;
+    std::map<const UOp*, Facts> facts;
+    for (const UOpRef& ur : t.uop()->toposort()) {
+      const UOp* u = ur.get();
+      Facts f;
+      if (auto k = known.find(u); k != known.end()) {
+        f = {k->second->tol, k->second->alias, k->second->plain};
+      } else {
+        if (is_float(u->dtype) && !is_weak(u->dtype)) f.tol = rel_tol(u->dtype);
+        for (const UOpRef& x : u->src) f.tol = std::max(f.tol, facts[x.get()].tol);
+        const Facts src0 = u->src.empty() ? Facts{} : facts[u->src[0].get()];
+        if (u->op == Ops::RESHAPE) f.alias = src0.alias, f.plain = src0.plain;
+        else if (u->op == Ops::CONTIGUOUS) f.alias = f.plain = src0.plain;  // a copy kernel unless it is a buffer already
+        else if (group::movement(u->op) && u->op != Ops::PAD) f.alias = src0.alias, f.plain = false;
+        else if (group::elementwise(u->op) || u->op == Ops::REDUCE || u->op == Ops::PAD || u->op == Ops::COPY) f.alias = f.plain = false;
+        else
+          for (const UOpRef& x : u->src) f.alias = f.alias && facts[x.get()].alias, f.plain = f.plain && facts[x.get()].plain;
+      }
+      facts[u] = f;
+    }
+    const Facts mine = facts[t.uop().get()];
+    const double tol = mine.tol;
+    const bool alias = mine.alias;
+    vars.push_back({t, name, false, tol, alias, mine.plain});
     return vars.back();
   }
   // recent values are picked more often (programs grow as chains with side branches)
@@ -132,32 +191,38 @@ struct Gen {
     std::vector<int64_t> extremes = {lo, hi, lo + 1, hi - 1, uns ? 1 : -1, 0};
     return one_of(extremes);
   }
+  // random values of a shape and dtype as a python list (and into h)
+  std::string values(const Shape& s, DType dt, HostData* h) {
+    std::string list = "[";
+    for (int64_t i = 0, n = numel_of(s); i < n; ++i) {
+      if (i) list += ", ";
+      if (is_float(dt)) {
+        double v = float_value(dt);
+        if (h) h->f.push_back(v);
+        list += py_float(v);
+      } else {
+        int64_t v = int_value(dt);
+        if (h) h->i.push_back(v);
+        list += is_bool(dt) ? (v ? "True" : "False") : std::to_string(v);
+      }
+    }
+    return list + "]";
+  }
   Var& input(const Shape& s, DType dt0) {
     DType dt = strong(dt0);  // an input next to a weak value (a python constant's dtype) gets its strong dtype
     HostData h;
     h.shape = s;
     h.dtype = dt;
-    int64_t n = numel_of(s);
-    std::string list = "[";
-    for (int64_t i = 0; i < n; ++i) {
-      if (i) list += ", ";
-      if (is_float(dt)) {
-        double v = float_value(dt);
-        h.f.push_back(v);
-        list += py_float(v);
-      } else {
-        int64_t v = int_value(dt);
-        h.i.push_back(v);
-        list += is_bool(dt) ? (v ? "True" : "False") : std::to_string(v);
-      }
-    }
-    list += "]";
+    std::string list = values(s, dt, &h);
     Tensor t = Tensor::from_host(h);
     std::string expr = "Tensor(" + list + ", dtype=" + py_dtype(dt) + ")";
     if (s.size() != 1) expr += ".reshape(" + (s.empty() ? std::string("()") : py_args(s)) + ")";
     ++ops;
     Var& v = add(t, expr);
     v.input = true;
+    v.alias = v.plain = true;
+    stmts.back().input = true;
+    inputs.push_back({v.name, s, dt, list});
     return v;
   }
   DType input_dtype() {
@@ -494,30 +559,23 @@ struct Gen {
   }
 };
 
-// float comparison tolerance per dtype: a few units in the last place, relative to the output's scale
-double rel_tol(DType dt) {
-  if (dt == dtypes::float64) return 1e-12;
-  if (dt == dtypes::float16) return 2e-3;
-  if (dt == dtypes::bfloat16) return 1.6e-2;
-  return 4e-6;
-}
-
 std::string show(double v) { return py_float(v); }
 
 // results of one device: every output's values (floats in f, ints/bools in i) or the error
 struct Result {
   std::vector<HostData> outs;
   std::vector<DType> dtypes_;
+  std::vector<double> tols;
   std::string error;
 };
 
 Result run_on(const std::string& dev, uint32_t seed, std::string* source = nullptr) {
-  realize_config().device = dev;
-  set_default_device(get_device(dev).memory());  // VULKAN's tensors live in its memory
+  use_device(dev);
   Result r;
   try {
     Program p = build(seed);
     if (source) *source = p.source;
+    r.tols = p.tols;
     std::vector<Tensor> reads;
     // read as tolist() does: bfloat16 through float32 (the host has no bf16 conversion), weak dtypes as strong ones
     for (auto& t : p.outs) reads.push_back(t.dtype() == dtypes::bfloat16 ? t.cast(dtypes::float32) : is_weak(t.dtype()) ? t.cast(strong(t.dtype())) : t);
@@ -550,7 +608,7 @@ std::string compare(const Result& ref, const Result& got, const std::string& dev
     double scale = 1;
     for (double v : a.f)
       if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
-    double tol = rel_tol(ref.dtypes_[o]);
+    double tol = std::max(rel_tol(ref.dtypes_[o]), ref.tols[o]);
     for (size_t k = 0; k < a.f.size(); ++k) {
       double x = a.f[k], y = b.f[k];
       if (std::isnan(x) || std::isnan(y)) {
@@ -565,6 +623,11 @@ std::string compare(const Result& ref, const Result& got, const std::string& dev
 }
 
 }  // namespace
+
+void use_device(const std::string& dev) {
+  realize_config().device = dev;
+  set_default_device(get_device(dev).memory());  // VULKAN's tensors live in its memory
+}
 
 void init() {
   static bool done = false;
@@ -592,15 +655,53 @@ Program build(uint32_t seed) {
   Program p;
   p.seed = seed;
   p.outs.push_back(g.vars.back().t);
+  p.tols.push_back(g.vars.back().tol);
+  std::vector<bool> aliases = {g.vars.back().alias};
   std::string names = g.vars.back().name;
   if (g.vars.size() > 2 && g.chance(40)) {
     const Var& v = g.vars[g.pick(static_cast<int>(g.vars.size()) - 1)];
-    p.outs.push_back(v.t);
+    p.outs.insert(p.outs.begin(), v.t);
+    p.tols.insert(p.tols.begin(), v.tol);
+    aliases.insert(aliases.begin(), v.alias);
     names = v.name + ", " + names;
   }
   g.src << "print([t.tolist() for t in [" << names << "]])\n";
   p.source = g.src.str();
   p.ops = g.ops;
+
+  // the python function form: inputs as parameters, the second half of the statements on MV when it is given
+  std::ostringstream d;
+  std::string params, moved;
+  for (const auto& in : g.inputs) params += in.name + ", ";
+  d << "def p" << seed << "(" << params << "MV=None):\n";
+  int body = 0, at = 0;
+  for (const auto& st : g.stmts) body += !st.input;
+  std::vector<std::string> live;
+  for (const auto& in : g.inputs) live.push_back(in.name);
+  for (const auto& st : g.stmts) {
+    if (st.input) continue;
+    if (at++ == body / 2 && body >= 2) {
+      std::string l, r;
+      for (size_t i = 0; i < live.size(); ++i) l += (i ? ", " : "") + live[i], r += (i ? ", " : "") + live[i] + ".to(MV)";
+      d << "  if MV: " << l << (live.size() == 1 ? "," : "") << " = " << r << "\n";
+    }
+    d << "  " << st.name << " = " << st.expr << "\n";
+    live.push_back(st.name);
+  }
+  d << "  return [" << names << "]\n";
+  // four sets of inputs: the program's own, then three more of the same shapes and dtypes
+  std::string specs, sets = "[";
+  for (const auto& in : g.inputs) specs += "(" + py_tuple(in.shape) + ", " + py_dtype(in.dtype) + "), ";
+  for (int k = 0; k < 4; ++k) {
+    Gen alt(seed * 2654435761u + static_cast<uint32_t>(k));
+    sets += k ? ", [" : "[";
+    for (size_t i = 0; i < g.inputs.size(); ++i) sets += (i ? ", " : "") + (k ? alt.values(g.inputs[i].shape, g.inputs[i].dtype, nullptr) : g.inputs[i].data);
+    sets += "]";
+  }
+  std::string tols, alias;
+  for (size_t i = 0; i < p.tols.size(); ++i) tols += (i ? ", " : "") + py_float(p.tols[i]), alias += std::string(i ? ", " : "") + (aliases[i] ? "True" : "False");
+  d << "PROGRAMS.append((" << seed << ", p" << seed << ", [" << specs << "], " << sets << "], [" << tols << "], [" << alias << "]))\n";
+  p.python_def = d.str();
   return p;
 }
 

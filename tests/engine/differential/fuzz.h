@@ -17,6 +17,12 @@ struct Program {
   std::string source;        // tinygrad Python that computes the same outputs and prints them
   std::vector<Tensor> outs;  // the outputs (built for the device realize_config() names)
   int ops = 0;               // operations in the program
+  std::vector<double> tols;  // per output: the loosest float tolerance its computation passed through
+  // the program as a python function of its inputs, `def pSEED(t0, ..., MV=None)` (MV: a device its second half
+  // runs on), registered as PROGRAMS.append((SEED, pSEED, [(shape, dtype), ...], [four sets of input lists], tols,
+  // aliases)): the first set the program's own values, three more for TinyJit's replays; aliases: per output whether
+  // it is a view of an input, which no kernel computes (fuzz_variants.py runs them)
+  std::string python_def;
 };
 
 // Builds the program of `seed` for the current realize_config().device (the same program for every device).
@@ -32,5 +38,8 @@ Outcome run_program(uint32_t seed);
 
 // Sets up the engine once per process (CPU JIT, realize hooks, DEBUG off).
 void init();
+
+// Programs are built and realized on dev from here on (its tensors in its memory).
+void use_device(const std::string& dev);
 
 }  // namespace ts::fuzz

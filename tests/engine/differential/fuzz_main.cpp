@@ -72,6 +72,13 @@ std::string source_of(uint32_t seed) {
 
 int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--worker") return worker(std::stoul(argv[2]), std::stoul(argv[3]));
+  if (argc == 4 && std::string(argv[1]) == "--python-defs") {  // the programs as python functions (fuzz_variants.py)
+    ts::fuzz::init();
+    ts::fuzz::use_device("INTERP");
+    const uint32_t a = static_cast<uint32_t>(std::stoul(argv[2])), n = static_cast<uint32_t>(std::stoul(argv[3]));
+    for (uint32_t s = a; s < a + n; ++s) std::printf("%s", ts::fuzz::build(s).python_def.c_str());
+    return 0;
+  }
   if (argc == 3 && std::string(argv[1]) == "--source") {
     ts::fuzz::init();
     std::printf("%s", ts::fuzz::build(static_cast<uint32_t>(std::stoul(argv[2]))).source.c_str());

@@ -19,7 +19,7 @@ using namespace ts;
 
 namespace {
 
-constexpr uint32_t kPrograms = 500;  // seeds 1..kPrograms
+constexpr uint32_t kPrograms = 1000;  // seeds 1..kPrograms
 constexpr int kProgramTimeoutS = 30;
 
 std::atomic<int64_t> g_running_seed{-1};
@@ -84,7 +84,7 @@ class TestDifferential : public QObject {
   }
   // the generator is deterministic: a seed is one program (its printed source reproduces a failure)
   void a_seed_is_one_program() {
-    realize_config().device = "INTERP";
+    fuzz::use_device("INTERP");
     fuzz::Program a = fuzz::build(12345), b = fuzz::build(12345), c = fuzz::build(12346);
     QCOMPARE(QString::fromStdString(a.source), QString::fromStdString(b.source));
     QVERIFY(a.source != c.source);
@@ -93,7 +93,7 @@ class TestDifferential : public QObject {
   }
   // the programs cover what the fuzzer promises: every op family and every dtype appears in the first programs
   void programs_cover_ops_and_dtypes() {
-    realize_config().device = "INTERP";
+    fuzz::use_device("INTERP");
     std::string all;
     for (uint32_t s = 1; s <= kPrograms; ++s) all += fuzz::build(s).source;
     for (const char* needle : {" // ", " % ", " << ", " >> ", " & ", " | ", " ^ ", " ** ", " @ ", " < ", " == ", ".where(", ".sum(", ".max(",
@@ -106,7 +106,7 @@ class TestDifferential : public QObject {
   }
   // an independent oracle for one program: a matmul computed by hand
   void matmul_against_hand_computation() {
-    realize_config().device = "CPU";
+    fuzz::use_device("CPU");
     HostData ha, hb;
     ha.shape = {3, 5};
     hb.shape = {5, 2};
