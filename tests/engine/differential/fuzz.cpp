@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -635,7 +636,10 @@ void init() {
   done = true;
   cpu::install();
   register_host_devices();
+  // the Khronos validation layer watches every VULKAN program (FUZZ_VALIDATION=0: off); a message fails the program
   vk::DeviceOptions vo;
+  const char* val = std::getenv("FUZZ_VALIDATION");
+  vo.validation = !(val && std::string(val) == "0");
   std::string why;
   if (vk::register_vulkan_devices(vo, &why) == 0) throw Error("no Vulkan device for the differential test: " + why);
   install_realize();
@@ -711,7 +715,14 @@ Outcome run_program(uint32_t seed) {
   Result ref = run_on("INTERP", seed, &source);
   Outcome out;
   for (const char* dev : {"CPU", "CPU:LLVM", "INTERP:GPU", "VULKAN"}) {
+    const uint64_t messages = vk::validation_message_count();
     Result got = run_on(dev, seed);
+    std::string last;
+    if (vk::validation_message_count(&last) != messages) {
+      out.ok = false;
+      out.what = "seed " + std::to_string(seed) + ": " + dev + ": the Vulkan validation layer: " + last + "\n--- program (seed " + std::to_string(seed) + ") ---\n" + source;
+      return out;
+    }
     // a refusal naming what the device cannot do is VULKAN's right answer: lavapipe's loop limit, and float64
     // transcendentals (GLSL has exp2/log2/sin/pow for float32 and float16 only)
     if (std::string(dev) == "VULKAN" && (got.error.find("would return wrong data") != std::string::npos ||

@@ -4,6 +4,7 @@
 //   FUZZ_TIMEOUT=60      seconds one program may take before it counts as a hang
 //   FUZZ_CHUNK=150       programs per worker process (compiled kernels and call records do not pile up)
 //   FUZZ_LOG=FILE        also write every failing program there
+//   FUZZ_VALIDATION=0    without the Vulkan validation layer (on by default: a message fails the program)
 //
 // The supervisor starts worker processes (ts_fuzz --worker FIRST COUNT); a worker prints one line per program.
 // A worker that crashes or hangs is reported as a failure of the program it was running (its seed and source),
