@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "fuzz.h"
@@ -50,11 +51,37 @@ int worker(uint32_t first, uint32_t count) {
 }
 
 struct Summary {
-  long programs = 0, failures = 0;
+  long programs = 0, failures = 0, explained = 0;
   std::string log;
+  // seeds whose difference has a stated cause: fuzz_explained.txt (SEED DEVICE  # cause) and
+  // vulkan_known_failures.txt (SEED  # cause, VULKAN only)
+  std::map<std::pair<long, std::string>, std::string> causes;
 };
 
+void read_explained(Summary& sum) {
+  for (auto [file, fixed_dev] : {std::pair<const char*, const char*>{"fuzz_explained.txt", nullptr}, {"vulkan_known_failures.txt", "VULKAN"}}) {
+    QFile f(QStringLiteral(TS_SOURCE_DIR "/tests/engine/differential/") + file);
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) continue;
+    for (const QString& raw : QString::fromUtf8(f.readAll()).split('\n')) {
+      const QStringList w = raw.section('#', 0, 0).split(' ', Qt::SkipEmptyParts);
+      if (w.isEmpty()) continue;
+      const std::string dev = fixed_dev ? fixed_dev : w.value(1).toStdString();
+      sum.causes[{w[0].toLong(), dev}] = raw.section('#', 1).trimmed().toStdString();
+    }
+  }
+}
+
 void report(Summary& sum, const std::string& text) {
+  // "seed S: DEVICE ..." of a listed seed and device: explained, not a failure
+  long seed = -1;
+  char dev[64] = {0};
+  if (std::sscanf(text.c_str(), "seed %ld: %63s", &seed, dev) == 2)
+    if (auto c = sum.causes.find({seed, dev}); c != sum.causes.end()) {
+      ++sum.explained;
+      std::printf("explained: seed %ld on %s: %s\n", seed, dev, c->second.c_str());
+      std::fflush(stdout);
+      return;
+    }
   ++sum.failures;
   std::printf("\n==== FAILURE %ld\n%s\n", sum.failures, text.c_str());
   std::fflush(stdout);
@@ -94,6 +121,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   Summary sum;
+  read_explained(sum);
   QElapsedTimer total;
   total.start();
   uint32_t next = first;
@@ -167,6 +195,7 @@ int main(int argc, char** argv) {
     QFile f(log);
     if (f.open(QIODevice::WriteOnly)) f.write(sum.log.c_str());
   }
-  std::printf("ts_fuzz: %ld programs (seeds %u..%u), %ld failures, %.1f s\n", sum.programs, first, end - 1, sum.failures, total.elapsed() / 1000.0);
+  std::printf("ts_fuzz: %ld programs (seeds %u..%u), %ld failures, %ld explained differences, %.1f s\n", sum.programs, first, end - 1,
+              sum.failures, sum.explained, total.elapsed() / 1000.0);
   return sum.failures ? 1 : 0;
 }

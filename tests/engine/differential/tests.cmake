@@ -13,6 +13,7 @@ target_link_libraries(ts_fuzz PRIVATE Qt6::Core ts_vulkan ${CMAKE_DL_LIBS})
 add_dependencies(ts_fuzz tinyscope_cpu_jit)
 target_include_directories(ts_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 target_compile_options(ts_fuzz PRIVATE ${TS_WARNINGS})
+target_compile_definitions(ts_fuzz PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 target_compile_definitions(test_differential PRIVATE TS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 # the same programs through the Python API: TinyJit replays, programs across two devices, the reference's outcomes
 ts_add_cli_test(test_fuzz_variants SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz_variants.cpp LIBS Qt6::Core TIMEOUT 1200)
