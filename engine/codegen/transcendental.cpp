@@ -100,7 +100,9 @@ UOpRef round_away(const UOpRef& d, DType to) {
 // in parts whose products with q are exact
 std::pair<UOpRef, UOpRef> cody_waite(const UOpRef& d, const SinTypes& T) {
   const double m_1_pi = 0.318309886183790671537767526745028724;
-  auto fma_ = [](const UOpRef& q, double c, const UOpRef& x) { return alu(Ops::ADD, alu(Ops::MUL, q, fc(x->dtype, c)), x); };
+  // x + q*c with the running remainder first: a chain the renderers print left to right, so each part of pi is
+  // subtracted in turn (printed q*c + (q*c' + x) without its parentheses would add the parts' products first)
+  auto fma_ = [](const UOpRef& q, double c, const UOpRef& x) { return alu(Ops::ADD, x, alu(Ops::MUL, q, fc(x->dtype, c))); };
   if (T.f == dtypes::float64) {
     // the quotient in two parts: qdh (multiples of 2^24) and the rest, so the products with pi's parts stay exact
     UOpRef qdh = alu(Ops::MUL, ucast(ucast(alu(Ops::MUL, d, fc(T.f, m_1_pi / 16777216.0)), dtypes::int64), T.f), fc(T.f, 16777216.0));

@@ -41,24 +41,26 @@ std::string float_special(double v, DType dt) {
   return dt == dtypes::float32 ? f : "float16_t(" + f + ")";
 }
 
-// |x|^y for x > 0 (x = 1, NaN and x = 0 are the caller's) in double, within a few ulps of double: log2 x from frexp and
-// atanh's series, 2^z as 2^round(z) times exp's series. POW of float32 and float16 calls it (its result rounded once to
-// the dtype), so their power is the correctly rounded one but in rare ties, as C's powf (a few ulps of double are not
-// float64's: its POW stays refused)
+// |x|^y for x > 0 (x = 1, NaN and x = 0 are the caller's; a float's x is a normal double) in double, within a few ulps
+// of double: log2 x from the exponent bits and atanh's series, 2^z as 2^round(z) (bits) times exp's series. Straight-line
+// code with one division: lavapipe compiles dozens of inlined calls in a kernel in about a second (loops and frexp took
+// minutes). POW of float32 and float16 calls it (its result rounded once to the dtype), so their power is the correctly
+// rounded one but in rare ties, as C's powf (a few ulps of double are not float64's: its POW stays refused)
 const char* kPowHelper = R"(double ts_pow(double x, double y) {
   if (isinf(x)) return y > 0.0lf ? x : 0.0lf;
-  int e;
-  double m = frexp(x, e);
-  if (m < 0.70710678118654752lf) { m *= 2.0lf; e -= 1; }
-  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s, t = 1.0lf / 25.0lf;
-  for (int k = 23; k >= 1; k -= 2) t = t * s2 + 1.0lf / double(k);
+  uint64_t b = doubleBitsToUint64(x);
+  int e = int(b >> 52) - 1023;
+  double m = uint64BitsToDouble((b & 0x000ffffffffffffful) | 0x3ff0000000000000ul);
+  if (m > 1.4142135623730951lf) { m *= 0.5lf; e += 1; }
+  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s;
+  double t = 1.0lf + s2 * (0.3333333333333333lf + s2 * (0.2lf + s2 * (0.14285714285714285lf + s2 * (0.1111111111111111lf + s2 * (0.09090909090909091lf + s2 * (0.07692307692307693lf + s2 * (0.06666666666666667lf + s2 * (0.058823529411764705lf + s2 * (0.05263157894736842lf + s2 * (0.047619047619047616lf + s2 * (0.043478260869565216lf + s2 * (0.04lf))))))))))));
   double z = y * (double(e) + 2.8853900817779268lf * s * t);
   if (isnan(z) || z >= 1024.0lf) return uint64BitsToDouble(0x7ff0000000000000ul);
   if (z <= -1080.0lf) return 0.0lf;
-  double n = round(z), f = (z - n) * 0.69314718055994531lf, q = 1.0lf;
-  for (int k = 17; k >= 1; --k) q = q * f / double(k) + 1.0lf;
-  int h = int(n) / 2;
-  return ldexp(ldexp(q, h), int(n) - h);
+  int n = int(z + (z < 0.0lf ? -0.5lf : 0.5lf)), h = n / 2;
+  double f = (z - double(n)) * 0.69314718055994531lf;
+  double q = 1.0lf + f * (1.0lf + f * (0.5lf + f * (0.16666666666666666lf + f * (0.041666666666666664lf + f * (0.008333333333333333lf + f * (0.001388888888888889lf + f * (0.0001984126984126984lf + f * (2.48015873015873e-05lf + f * (2.7557319223985893e-06lf + f * (2.755731922398589e-07lf + f * (2.505210838544172e-08lf + f * (2.08767569878681e-09lf + f * (1.6059043836821613e-10lf + f * (1.1470745597729725e-11lf + f * (7.647163731819816e-13lf + f * (4.779477332387385e-14lf + f * (2.8114572543455206e-15lf)))))))))))))))));
+  return q * uint64BitsToDouble(uint64_t(h + 1023) << 52) * uint64BitsToDouble(uint64_t(n - h + 1023) << 52);
 })";
 
 class GlslLanguage final : public CStyleLanguage {
