@@ -82,7 +82,7 @@ double scalar_value(py::handle v) {
   return v.cast<double>();
 }
 
-ts::Shape shape_arg(py::handle shape) { return int_list(shape); }
+ts::Shape shape_arg(py::handle shape) { return shape_list(shape); }
 
 // half/bfloat16/fp8 are read as float32 (tinygrad casts before reading); weak dtypes as their strong dtype
 Tensor readable(const Tensor& t) {
@@ -204,13 +204,19 @@ void bind_properties(TensorClass& t) {
   });
 }
 
+// a Tensor argument where the reference reads a Tensor attribute of it: anything else is its AttributeError
+Tensor tensor_attr_arg(py::handle h, const char* op) {
+  if (!is_tensor(h)) throw py::attribute_error(std::string(op) + ": expected a Tensor, got " + std::string(py::str(py::type::of(h).attr("__name__"))));
+  return h.cast<Tensor>();
+}
+
 // effects: realize, assign, replace
 void bind_effects(TensorClass& t) {
   // Tensor.realize(a, b, ...) on the class binds a as self: both call forms realize everything in one schedule
   // do_update_stats is accepted as tinygrad's is: the call log records every kernel regardless
   t.def("realize", [](py::object self, py::args more, py::object /*do_update_stats*/) {
     std::vector<Tensor> all{self.cast<Tensor>()};
-    for (py::handle h : more) all.push_back(h.cast<Tensor>());
+    for (py::handle h : more) all.push_back(tensor_attr_arg(h, "realize"));
     Tensor::realize_all(all);
     return self;
   }, py::kw_only(), py::arg("do_update_stats") = true);
@@ -223,6 +229,8 @@ void bind_effects(TensorClass& t) {
     if (ts::is_weak(v.dtype())) v = v.cast(ts::least_upper(s.dtype(), v.dtype()));
     if (v.dtype() != s.dtype() && !ts::is_weak(s.dtype()))
       throw std::runtime_error("assign dtype mismatch " + ts::dtype_repr(s.dtype()) + " != " + ts::dtype_repr(v.dtype()));
+    if (!v.device().empty() && !s.device().empty() && v.device() != s.device())
+      throw ts::Error("assign device mismatch " + s.device() + " != " + v.device());
     s.assign(v);
     return self;
   }, py::arg("x"));
@@ -290,7 +298,7 @@ void bind_autograd(TensorClass& t) {
   }, py::arg("gradient") = py::none());
   t.def("gradient", [opt_tensor](const Tensor& self, py::args targets, py::object gradient) {
     std::vector<Tensor> ts;
-    for (py::handle h : targets) ts.push_back(h.cast<Tensor>());
+    for (py::handle h : targets) ts.push_back(tensor_attr_arg(h, "gradient"));
     py::list out;
     for (auto& g : self.gradient(ts, opt_tensor(gradient))) out.append(py::cast(g));
     return out;

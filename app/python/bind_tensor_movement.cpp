@@ -12,7 +12,10 @@ using ts::Tensor;
 
 std::vector<Tensor> tensors_of(const Tensor& self, const py::args& more) {
   std::vector<Tensor> out{self};
-  for (py::handle h : more) out.push_back(as_tensor(h));
+  for (py::handle h : more) {  // the reference reads .ndim of each: a non-Tensor is its AttributeError
+    if (!is_tensor(h)) throw py::attribute_error("cat/stack: expected Tensors, got " + std::string(py::str(py::type::of(h).attr("__name__"))));
+    out.push_back(h.cast<Tensor>());
+  }
   return out;
 }
 
@@ -28,7 +31,7 @@ std::vector<int64_t> reshape_arg(const Tensor& self, const py::args& args) {
       if (i >= self.shape().size()) throw py::value_error("reshape: None at position " + std::to_string(i) + " has no dimension to keep");
       out.push_back(self.shape()[i]);
     } else {
-      out.push_back(int_list(h).at(0));
+      out.push_back(shape_list(h).at(0));
     }
     ++i;
   }

@@ -88,7 +88,7 @@ ts::DType dtype_of_scalar(py::handle h) {
   if (py::isinstance<py::bool_>(h)) return ts::dtypes::bool_;
   if (py::isinstance<py::int_>(h)) return ts::dtypes::weakint;
   if (py::isinstance<py::float_>(h)) return ts::dtypes::weakfloat;
-  throw py::type_error("could not infer dtype of " + std::string(py::repr(h)) + " with type " +
+  throw ts::Error("could not infer dtype of " + std::string(py::repr(h)) + " with type " +  // (the reference's RuntimeError)
                        std::string(py::str(py::type::of(h).attr("__name__"))));
 }
 
@@ -153,13 +153,27 @@ std::vector<int64_t> int_list(py::handle seq) {
   return out;
 }
 
+// a dimension of a shape: an int; a float or str is the reference's RuntimeError in creation (it cannot be a shape)
+// and its ValueError in reshape (a size mismatch): the EngineError, both
+int64_t shape_dim(py::handle h) {
+  if (!PyIndex_Check(h.ptr()))
+    throw ts::Error("shape must be int, got " + std::string(py::repr(h)) + " of type " + std::string(py::str(py::type::of(h).attr("__name__"))));
+  return to_int64(h);
+}
+std::vector<int64_t> shape_list(py::handle seq) {
+  if (!is_sequence(seq)) return {shape_dim(seq)};
+  std::vector<int64_t> out;
+  for (py::handle item : seq) out.push_back(shape_dim(item));
+  return out;
+}
+
 std::vector<int64_t> argfix(const py::args& args) {
   if (args.size() > 0 && is_sequence(args[0])) {  // one shape, as a tuple or list, or separate ints (the reference's argfix)
     if (args.size() != 1) throw py::value_error("bad arg " + std::string(py::repr(args)));
-    return int_list(args[0]);
+    return shape_list(args[0]);
   }
   std::vector<int64_t> out;
-  for (py::handle a : args) out.push_back(to_int64(a));
+  for (py::handle a : args) out.push_back(shape_dim(a));
   return out;
 }
 

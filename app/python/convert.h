@@ -35,6 +35,7 @@ py::object device_object(const std::string& d);
 // f(2, 3), f((2, 3)) or f([2, 3]) -> {2, 3}
 std::vector<int64_t> argfix(const py::args& args);
 std::vector<int64_t> int_list(py::handle seq);
+std::vector<int64_t> shape_list(py::handle seq);  // int_list of shape dims (a non-int: the EngineError)
 // None -> all axes; int or sequence of ints
 ts::AxisArg axis_arg(py::handle h);
 py::tuple shape_tuple(const ts::Shape& s);

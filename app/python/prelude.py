@@ -241,6 +241,7 @@ def shrink(self, arg):
 def pad_to(self, shape, *args):
   new = argfix(shape, *args)
   if len(new) != self.ndim: raise ValueError(f"dim mismatch, cannot pad {self.shape} to {new}")
+  if any(ns is not None and ns < s for s, ns in zip(self.shape, new)): raise ValueError(f"pad_to: cannot pad {self.shape} to the smaller {new}")
   return self.pad(tuple(None if ns is None else (0, ns - s) for s, ns in zip(self.shape, new)))
 
 @_install
@@ -280,7 +281,7 @@ def empty_like(self, dtype=None, device=None):
 
 @_install
 def unflatten(self, dim, sizes):
-  dim = dim + self.ndim if dim < 0 else dim
+  dim = self._resolve_dim(dim)
   return self.reshape(self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:])
 
 @_install
@@ -1666,7 +1667,7 @@ class Optimizer:
   def __init__(self, params, lr, device=None, fused=None):
     if lr < 0: raise ValueError(f"Invalid learning rate: {lr}")
     self.params = dedup([x for x in params if x.is_param])
-    if len(self.params) == 0: raise ValueError("optimizer must have at least one param")
+    assert len(self.params) != 0, "optimizer must have at least one param"
     self.buffers = dedup([x for x in params if not x.is_param])  # state that is realized with the step, not updated
     self.device = device or self.params[0].device
     self.param_dtype = to_dtype(getenv("OPTIM_DTYPE", "float32"))
@@ -1853,6 +1854,7 @@ _c_pad_to, _c_clone = Tensor.pad_to, Tensor.clone
 def pad_to(self, shape, *args, value=0.0):
   new = argfix(shape, *args)
   if len(new) != self.ndim: raise ValueError(f"dim mismatch, cannot pad {self.shape} to {new}")
+  if any(ns is not None and ns < s for s, ns in zip(self.shape, new)): raise ValueError(f"pad_to: cannot pad {self.shape} to the smaller {new}")
   return self.pad(tuple(None if ns is None else (0, ns - s) for s, ns in zip(self.shape, new)), value=value)
 @_install
 def clone(self, device=None):

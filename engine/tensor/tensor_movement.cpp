@@ -24,7 +24,8 @@ Tensor Tensor::reshape(std::vector<int64_t> ns) const {
     else known *= ns[i];
   }
   if (neg >= 0) {
-    if (known == 0 || numel() % known) throw Error("reshape: cannot reshape " + shape_str(shape()) + " to " + shape_str(ns));
+    if (known == 0) throw Error("reshape: cannot infer -1 of " + shape_str(ns) + " beside a 0 (division by zero)", Error::Kind::ZeroDivision);
+    if (numel() % known) throw Error("reshape: cannot reshape " + shape_str(shape()) + " to " + shape_str(ns));
     ns[neg] = numel() / known;
   }
   int64_t n = 1;
@@ -75,11 +76,12 @@ Tensor Tensor::expand(std::vector<int64_t> ns) const {
 }
 
 Tensor Tensor::permute(std::vector<int64_t> order) const {
-  if ((int64_t)order.size() != ndim()) throw Error("permute: order " + shape_str(order) + " does not match shape " + shape_str(shape()));
+  const std::vector<int64_t> given = order;
+  for (auto& o : order) o = resolve_dim(o);  // a dim out of range first: the IndexError
+  if ((int64_t)order.size() != ndim()) throw Error("permute: order " + shape_str(given) + " does not match shape " + shape_str(shape()));
   std::vector<bool> seen(order.size());
   for (auto& o : order) {
-    o = resolve_dim(o);
-    if (seen[o]) throw Error("permute: repeated dim in " + shape_str(order));
+    if (seen[o]) throw Error("permute: repeated dim in " + shape_str(given));
     seen[o] = true;
   }
   bool ident = true;
@@ -283,7 +285,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t dim) {
   if (ts[0].ndim() == 0) throw Error("cat: zero-dimensional tensors cannot be concatenated", Error::Kind::Index);
   int64_t d = ts[0].resolve_dim(dim);
   for (auto& t : ts) {
-    if (t.ndim() != ts[0].ndim()) throw Error("cat: tensors have different ranks: " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()));
+    if (t.ndim() != ts[0].ndim())
+      throw Error("cat: tensors have different ranks: " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()), Error::Kind::Assertion);
     for (int64_t i = 0; i < t.ndim(); ++i)
       if (i != d && t.shape()[i] != ts[0].shape()[i]) throw Error("cat: shape mismatch " + shape_str(ts[0].shape()) + " and " + shape_str(t.shape()) + " on dim " + std::to_string(i),
                                                                            Error::Kind::Assertion);

@@ -161,7 +161,7 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, std::vector<int64_t> s, std::
   if (shape().size() < nk) throw Error("pool: can't pool " + shape_str(shape()) + " with kernel " + shape_str(k));
   if (s.size() <= 1) s.assign(nk, s.empty() ? 1 : s[0]);
   if (d.size() <= 1) d.assign(nk, d.empty() ? 1 : d[0]);
-  if (s.size() != nk || d.size() != nk) throw Error("pool: stride/dilation do not match kernel " + shape_str(k));
+  if (s.size() != nk || d.size() != nk) throw Error("pool: stride/dilation do not match kernel " + shape_str(k), Error::Kind::Assertion);
   for (size_t j = 0; j < nk; ++j)
     if (k[j] <= 0 || s[j] <= 0 || d[j] <= 0)
       throw Error("pool: kernel size " + shape_str(k) + ", stride " + shape_str(s) + " and dilation " + shape_str(d) +
@@ -283,7 +283,7 @@ Tensor Tensor::linear(const Tensor& w, const std::optional<Tensor>& bias) const 
 Tensor Tensor::conv2d(const Tensor& w, const std::optional<Tensor>& bias, int64_t groups, std::vector<int64_t> stride,
                       std::vector<int64_t> dilation, std::vector<int64_t> padding) const {
   if (ndim() < 3 || w.ndim() != ndim())
-    throw Error("conv2d: input " + shape_str(shape()) + " does not match the shape of the weights " + shape_str(w.shape()));
+    throw Error("conv2d: input " + shape_str(shape()) + " does not match the shape of the weights " + shape_str(w.shape()), Error::Kind::Assertion);
   int64_t bs = shape()[0], cin_ = shape()[1], cout = w.shape()[0], cin = w.shape()[1];
   std::vector<int64_t> HW(w.shape().begin() + 2, w.shape().end());
   size_t nd = HW.size();
