@@ -157,6 +157,11 @@ std::vector<Rule> identity_rules() {
       }),
       rule("x != x -> false (ints)", Pat::op(Ops::CMPNE, {x, x}),
            [](const Captures& c, const UOpRef&) { return int_math(c["x"]) ? uconst_bool(false) : nullptr; }),
+      // the reference's self folds (uop/symbolic.py:114,127,134), for every dtype: inf//inf and 0//0 are 1, inf%inf 0 (its
+      // x*(1/x) -> 1 is left out: here it matched graphs the reference's does not, a buffer read after a realize or a copy)
+      rule("x//x -> 1", Pat::op(Ops::FLOORDIV, {x, x}), [](const Captures&, const UOpRef& r) { return c_like(r, 1); }),
+      rule("x%x -> 0", Pat::op(Ops::FLOORMOD, {x, x}), [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
+      rule("x<x -> false", Pat::op(Ops::CMPLT, {x, x}), [](const Captures&, const UOpRef&) { return uconst_bool(false); }),
       rule("x^0 -> x", Pat::op(Ops::XOR, {x, Pat::cnst(0)}), same_dtype),
       rule("x^x -> 0", Pat::op(Ops::XOR, {x, x}), [](const Captures&, const UOpRef& r) { return c_like(r, 0); }),
       rule("(x^y)^y -> x", Pat::op(Ops::XOR, {Pat::op(Ops::XOR, {x, y}), y}), [](const Captures& c, const UOpRef&) { return c["x"]; }),

@@ -87,7 +87,7 @@ struct DeviceInfo {
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
   uint32_t max_push_descriptors = 0;          // VK_KHR_push_descriptor's maxPushDescriptors (0: no push descriptors)
   // VkPhysicalDeviceFloatControlsProperties (Vulkan 1.2): which denormal and rounding modes a shader may ask for, per
-  // float width (16, 32, 64); a shader that asks for none (tinyscope's GLSL) gets the driver's default, which these do
+  // float width (16, 32, 64); a shader that asks for neither (tinyscope's GLSL) gets the driver's default, which these do
   // not say (lavapipe flushes float32 denormals: measured by the compare of softmax)
   bool float_controls = false;
   std::array<bool, 3> denorm_preserve{}, denorm_flush{}, round_rte{}, round_rtz{}, signed_zero_inf_nan{};

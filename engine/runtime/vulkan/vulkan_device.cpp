@@ -94,8 +94,9 @@ class VulkanDevice final : public Device {
             {"tensor_cores", tc_text()}};
   }
 
-  // the denormal and rounding modes a shader may ask for, per float width (the GLSL renderer asks for none: the driver's
-  // default applies): "f16: denormals preserve/flush-to-zero, rounding RTE/RTZ; f32: ..."
+  // the denormal and rounding modes a shader may ask for, per float width (the GLSL renderer asks for neither: the
+  // driver's default applies; it asks for signed zeros, infinities and NaNs kept): "f16: denormals preserve/flush-to-zero,
+  // rounding RTE/RTZ; f32: ..."
   std::string float_modes_text() const {
     if (!info_.float_controls) return "unknown (Vulkan before 1.2)";
     const char* width[] = {"f16", "f32", "f64"};
@@ -112,7 +113,8 @@ class VulkanDevice final : public Device {
              list({{info_.round_rte[i], "RTE"}, {info_.round_rtz[i], "RTZ"}}) +
              (info_.signed_zero_inf_nan[i] ? ", signed zero/inf/nan kept" : "");
     }
-    return out + " (what a shader may ask for; tinyscope's GLSL asks for none: the driver's default applies)";
+    return out + " (what a shader may ask for; tinyscope's GLSL asks for signed zeros, infinities and NaNs kept, and for no "
+                 "denormal or rounding mode: the driver's default applies)";
   }
 
   // the shapes the TC opt uses, in the order it tries them: "16x16x16 half -> float, ...", or "none"

@@ -34,8 +34,9 @@ class TestFuzzVariants : public QObject {
     const QString explained = source_dir() + "/tests/engine/differential/reference_explained.txt";
     QTest::newRow("TinyJit on CPU") << "CPU" << QStringList{"jit"};
     QTest::newRow("TinyJit on VULKAN") << "VULKAN" << QStringList{"jit"};
-    QTest::newRow("CPU then VULKAN") << "CPU" << QStringList{"mixed", "VULKAN"};
-    QTest::newRow("VULKAN then CPU") << "VULKAN" << QStringList{"mixed", "CPU"};
+    const QString mixed = source_dir() + "/tests/engine/differential/mixed_explained.txt";
+    QTest::newRow("CPU then VULKAN") << "CPU" << QStringList{"mixed", "VULKAN", mixed};
+    QTest::newRow("VULKAN then CPU") << "VULKAN" << QStringList{"mixed", "CPU", mixed};
     QTest::newRow("the reference's outcomes on CPU") << "CPU" << QStringList{"check", ref, explained};
   }
   void variants() {
