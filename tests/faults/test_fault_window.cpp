@@ -51,6 +51,21 @@ class TestFaultWindow : public QObject {
     QCOMPARE(w.session()->calls().size(), 2);  // the copy in and the multiply
   }
 
+  // runs kWaits in w, sends sig to its child once the script printed its pid, waits for the run's end (failed);
+  // *console: the console then
+  static void run_and_signal(tsgui::MainWindow& w, int sig, QString* console) {
+    w.controller()->set_program(ts_test::tinyscope_bin());
+    w.editor()->setPlainText(kWaits);
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    const pid_t pid = printed_pid(w);
+    QVERIFY2(pid > 0, qPrintable(w.console()->toPlainText()));
+    QCOMPARE(::kill(pid, sig), 0);
+    QVERIFY(done.wait(30000));
+    QVERIFY(!done.front().at(0).toBool());
+    *console = w.console()->toPlainText();
+  }
+
  private slots:
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
@@ -60,16 +75,9 @@ class TestFaultWindow : public QObject {
   // SIGKILL: "The run crashed: signal 9 (SIGKILL, Killed)", the partial trace of the three realizes in the panes
   void child_killed_from_outside() {
     tsgui::MainWindow w(ts_test::source_dir() + "/resources/examples", /*restore_layout=*/false);
-    w.controller()->set_program(ts_test::tinyscope_bin());
-    w.editor()->setPlainText(kWaits);
-    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
-    w.run();
-    const pid_t pid = printed_pid(w);
-    QVERIFY2(pid > 0, qPrintable(w.console()->toPlainText()));
-    QCOMPARE(::kill(pid, SIGKILL), 0);
-    QVERIFY(done.wait(30000));
-    QVERIFY(!done.front().at(0).toBool());
-    const QString console = w.console()->toPlainText();
+    QString console;
+    run_and_signal(w, SIGKILL, &console);
+    if (QTest::currentTestFailed()) return;
     QVERIFY2(console.contains("The run crashed: signal 9 (SIGKILL, Killed)"), qPrintable(console));
     QVERIFY(w.controller()->last_end().crashed && w.controller()->last_end().partial);
     QVERIFY2(w.session()->partial().startsWith("crashed: signal 9 (SIGKILL, Killed)"), qPrintable(w.session()->partial()));
@@ -80,16 +88,9 @@ class TestFaultWindow : public QObject {
   // SIGTERM: the child stops the script, writes the whole trace of what ran and exits 143, saying which signal
   void child_terminated_from_outside() {
     tsgui::MainWindow w(ts_test::source_dir() + "/resources/examples", /*restore_layout=*/false);
-    w.controller()->set_program(ts_test::tinyscope_bin());
-    w.editor()->setPlainText(kWaits);
-    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
-    w.run();
-    const pid_t pid = printed_pid(w);
-    QVERIFY2(pid > 0, qPrintable(w.console()->toPlainText()));
-    QCOMPARE(::kill(pid, SIGTERM), 0);
-    QVERIFY(done.wait(30000));
-    QVERIFY(!done.front().at(0).toBool());
-    const QString console = w.console()->toPlainText();
+    QString console;
+    run_and_signal(w, SIGTERM, &console);
+    if (QTest::currentTestFailed()) return;
     QVERIFY2(console.contains("tinyscope: the run was stopped by signal 15 (SIGTERM, Terminated)"), qPrintable(console));
     QVERIFY2(console.contains("exit code 143"), qPrintable(console));
     QVERIFY(!w.controller()->last_end().crashed && !w.controller()->last_end().partial);
