@@ -121,10 +121,9 @@ struct Gen {
     std::string name = "t" + std::to_string(next++);
     src << name << " = " << expr << "\n";
     stmts.push_back({name, expr});
-    // the loosest float on the way: the float dtypes of its graph and of the values it reads (a realized one is a
-    // buffer now, its own computation's tolerance kept on its var)
-    // (post-order over its graph, an earlier var's value standing for its own computation: a realized var is a buffer
-    // now). alias: no kernel computes it; plain: an input's buffer as it is (a reshape or contiguous of it stays one)
+    // what its computation is, post-order over its graph with an earlier var's node standing for that var's own
+    // computation (a realized var is a buffer now): tol, the loosest float on the way; alias, no kernel computes it;
+    // plain, an input's buffer as it is (a reshape or contiguous of it stays one)
     struct Facts {
       double tol = 0;
       bool alias = true, plain = true;
@@ -151,9 +150,7 @@ struct Gen {
       facts[u] = f;
     }
     const Facts mine = facts[t.uop().get()];
-    const double tol = mine.tol;
-    const bool alias = mine.alias;
-    vars.push_back({t, name, false, tol, alias, mine.plain});
+    vars.push_back({t, name, false, mine.tol, mine.alias, mine.plain});
     return vars.back();
   }
   // recent values are picked more often (programs grow as chains with side branches)
@@ -675,7 +672,7 @@ Program build(uint32_t seed) {
 
   // the python function form: inputs as parameters, the second half of the statements on MV when it is given
   std::ostringstream d;
-  std::string params, moved;
+  std::string params;
   for (const auto& in : g.inputs) params += in.name + ", ";
   d << "def p" << seed << "(" << params << "MV=None):\n";
   int body = 0, at = 0;

@@ -61,6 +61,13 @@ def fail(seed, what):
   failures.append(seed)
   print(f"FAIL seed {seed}: {what}", flush=True)
 
+# why: the seed's difference or None; a seed listed with a cause must still differ, any other must not
+def judge(seed, why):
+  if seed in explained:
+    if why: print(f"explained seed {seed}: {why}: {explained[seed]}", flush=True)
+    else: fail(seed, "agrees now: remove it from the explained differences")
+  elif why: fail(seed, why)
+
 recorded, explained = {}, {}
 if mode == "check":
   for line in open(sys.argv[3]):
@@ -68,15 +75,14 @@ if mode == "check":
       seed, rest = line.split(" ", 1)
       recorded[int(seed)] = json.loads(rest)
 # seeds whose outputs differ for a stated cause (SEED  # cause): each must still differ
-explained_file = sys.argv[4] if mode == "check" and len(sys.argv) > 4 else sys.argv[4] if mode == "mixed" and len(sys.argv) > 4 else None
-for line in open(explained_file) if explained_file else []:
+for line in open(sys.argv[4]) if mode in ("check", "mixed") and len(sys.argv) > 4 else []:
   if line.split("#")[0].strip(): explained[int(line.split("#")[0])] = line.split("#", 1)[1].strip()
 
 for seed, fn, specs, sets, tols, aliases in PROGRAMS:
   ran += 1
   try:
-    want = [values(fn(*inputs(specs, data))) for data in (sets if mode == "jit" else sets[:1])]
-    dts = [o.dtype for o in fn(*inputs(specs, sets[0]))]
+    runs = [fn(*inputs(specs, data)) for data in (sets if mode == "jit" else sets[:1])]
+    dts, want = [o.dtype for o in runs[0]], [values(r) for r in runs]
     error = None
   except Exception as e:
     want, error = None, type(e).__name__
@@ -94,10 +100,7 @@ for seed, fn, specs, sets, tols, aliases in PROGRAMS:
     else:
       why = next((f"output {k} ({dts[k]}) {w} (reference)" for k, (a, b) in enumerate(zip(ref["outputs"], want[0]))
                   if (w := same(a, b, max(dtype_tol(dts[k]), tols[k])))), None)
-    if seed in explained:
-      if why: print(f"explained seed {seed}: {why}: {explained[seed]}", flush=True)
-      else: fail(seed, "agrees with the reference now: remove it from the explained differences")
-    elif why: fail(seed, why)
+    judge(seed, why)
     continue
   if error: skipped.append(seed); continue  # a program every path rejects
   if mode == "jit":
@@ -121,10 +124,7 @@ for seed, fn, specs, sets, tols, aliases in PROGRAMS:
       got = values(fn(*inputs(specs, sets[0]), MV=sys.argv[3]))
       why = next((f"output {o} ({dts[o]}) {w} (on one device)" for o, (a, b) in enumerate(zip(want[0], got))
                   if (w := same(a, b, max(dtype_tol(dts[o]), tols[o])))), None)
-      if seed in explained:
-        if why: print(f"explained seed {seed}: {why}: {explained[seed]}", flush=True)
-        else: fail(seed, "agrees across devices now: remove it from the explained differences")
-      elif why: fail(seed, why)
+      judge(seed, why)
     except Exception as e:
       # the reference's refusal to copy a python scalar's weak dtype, and what a device cannot compute (float64
       # transcendentals in GLSL, lavapipe's loop limit) are right answers; anything else fails
