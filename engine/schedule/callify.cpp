@@ -1,6 +1,7 @@
 // The "callify" pass: which tensor nodes get buffers (the walk, sources first) and what each became (a rule per kind
 // of decision); the kernel stores the rest of the schedule lowers are read from the pass's graph.
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "engine/schedule/passes.h"
@@ -48,20 +49,37 @@ UOpRef contiguous_view(const UOpRef& x) {
 // elements it already overwrote; its value is realized into a buffer of its own first
 bool store_hazard(const UOpRef& target, const UOpRef& src) {
   const UOp* base = target->base();
-  bool target_shrunk = false;
-  for (auto& u : target->toposort()) target_shrunk |= u->op == Ops::SHRINK;
-  std::unordered_map<const UOp*, bool> reaches;
-  bool hazard = false;
-  std::function<bool(const UOp*)> go = [&](const UOp* s) -> bool {
-    if (auto it = reaches.find(s); it != reaches.end()) return it->second;
-    bool r = s == base;
-    if (s->op != Ops::CONTIGUOUS)
-      for (auto& c : s->src) r = go(c.get()) || r;
-    bool unsafe = s->op == Ops::PERMUTE || s->op == Ops::FLIP || (target_shrunk && s->op == Ops::SHRINK);
-    if (r && s->op != Ops::CONTIGUOUS && unsafe && !(s == target.get() && s->op == Ops::SHRINK)) hazard = true;
-    return reaches[s] = r;
+  // whether the target went through a SHRINK anywhere below it (asked only when a SHRINK reaches the base)
+  std::optional<bool> target_shrunk;
+  auto shrunk = [&] {
+    if (!target_shrunk) {
+      target_shrunk = false;
+      for (auto& u : target->toposort()) *target_shrunk = *target_shrunk || u->op == Ops::SHRINK;
+    }
+    return *target_shrunk;
   };
-  return go(src.get()) && hazard;
+  // sources first, without recursion: whether each node reaches the base. The walk stops at the base (in a DAG nothing
+  // below it reaches it: an assign chain's earlier assigns are not walked again) and at a CONTIGUOUS.
+  std::unordered_map<const UOp*, bool> reaches;
+  std::vector<std::pair<const UOp*, size_t>> stack{{src.get(), 0}};
+  reaches.emplace(src.get(), false);
+  while (!stack.empty()) {
+    auto& [s, next] = stack.back();
+    const bool descend = s != base && s->op != Ops::CONTIGUOUS;
+    if (descend && next < s->src.size()) {
+      const UOp* c = s->src[next++].get();
+      if (reaches.emplace(c, false).second) stack.push_back({c, 0});
+      continue;
+    }
+    bool r = s == base;
+    if (descend)
+      for (auto& c : s->src) r = r || reaches[c.get()];
+    reaches[s] = r;
+    const bool unsafe = s->op == Ops::PERMUTE || s->op == Ops::FLIP || (s->op == Ops::SHRINK && r && shrunk());
+    if (r && s->op != Ops::CONTIGUOUS && unsafe && !(s == target.get() && s->op == Ops::SHRINK)) return true;
+    stack.pop_back();
+  }
+  return false;
 }
 
 // What callify made of a tensor node: the kind of decision (each one rule of the "callify" pass) and the node that
@@ -117,7 +135,8 @@ struct Callify {
   std::unordered_set<const UOp*> tagged;
   std::map<std::string, int64_t> var_vals;
   UOps keep;
-  std::unordered_set<const UOp*> assign_stores;  // the assigns' kernel stores made so far (each one a kernel)
+  // the assigns' kernel stores made so far (each one a kernel): an untagged store -> the tags given to its repeats
+  std::unordered_map<const UOp*, std::pair<UOpRef, int64_t>> assign_stores;
   std::unordered_map<const UOp*, const UOp*> origin;  // a node of a kernel's value -> the tensor node it stands for
 
   // rewrite a value: tagged nodes -> their buffer views; record dependencies
@@ -233,8 +252,8 @@ struct Callify {
         // the same store again (a.assign(a + 1) twice: once its reads are the buffer, the second kernel is the first's
         // node) is tagged apart: one kernel runs per assign, each after the one before
         UOpRef st = UOp::make(Ops::STORE, dtypes::void_, {dst, v});
-        for (int64_t tag = 0; assign_stores.count(st.get()); ++tag) st = UOp::make(Ops::STORE, dtypes::void_, {dst, v}, {}, tag);
-        assign_stores.insert(st.get());
+        auto [seen, first] = assign_stores.try_emplace(st.get(), st, 0);
+        if (!first) st = UOp::make(Ops::STORE, dtypes::void_, {dst, v}, {}, seen->second.second++);
         add_item(Item{ScheduleItem::Kind::Kernel, st, buf, nullptr, deps}, buf.get());
       }
       repl[x.get()] = subst_view(x->src[0]);

@@ -181,6 +181,12 @@ UOpRef make_kernel_ast(const UOpRef& store_end, UOps& bufs) {
   for (auto& [k, v] : rmap)
     if (v->op == Ops::RANGE && v->src[0]->op != Ops::CONST) v = UOp::make(Ops::RANGE, v->dtype, {substitute(v->src[0], rmap)}, v->arg);
   UOpRef body = substitute(store_end, rmap);
+  // an assign's store repeated (a.assign(a + 1) in a loop) is tagged apart in the graph, one kernel each; the kernel
+  // itself is the same program, so its AST is untagged (one compile, as the reference's)
+  std::unordered_map<const UOp*, UOpRef> untag;
+  for (auto& u : body->toposort())
+    if (u->op == Ops::STORE && u->tag != -1) untag[u.get()] = UOp::make(Ops::STORE, u->dtype, u->src, u->arg);
+  if (!untag.empty()) body = substitute(body, untag);
   if (body->op == Ops::END && body->src.size() == 1) body = body->src[0];
   // sort END ranges by id
   if (body->op == Ops::END) {
