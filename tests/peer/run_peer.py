@@ -211,6 +211,14 @@ def main():
       if is_known: bad.append(f"NOW PASSES (remove it from known_failures.txt): {args.device} {t}")
     elif not is_known: bad.append(f"FAILS ({outcome}{': ' + etype if etype else ''}): {t}\n      {msg}")
     else: counts["known failure"] += 1
+  # the Khronos validation layer (TINYSCOPE_VK_VALIDATION=1) prints each message where it happens: any fails the run,
+  # named with the test the log shows last before it (the workers share the log, so that is where it came, or close)
+  if env.get("TINYSCOPE_VK_VALIDATION") == "1":
+    current = "(before any test)"
+    with open(os.path.join(args.tmp, "worker.log"), errors="replace") as fh:
+      for line in fh:
+        if line.startswith("==== "): current = line[5:].strip()
+        elif line.startswith("Vulkan validation layer"): bad.append(f"VALIDATION MESSAGE near {current}:\n      {line.strip()[:400]}")
   if args.report:
     with open(args.report, "w", newline="") as fh:
       w = csv.writer(fh)

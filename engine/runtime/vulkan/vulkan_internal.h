@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -244,6 +245,8 @@ struct Context::Impl {
     }
     if (sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) msgs.errors++;
     else msgs.warnings++;
+    // said where it happens (between the lines of the script that caused it), not only counted
+    std::fprintf(stderr, "Vulkan validation layer %s: %s\n", sev & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning", text ? text : "");
     msgs.last.push_back(text ? text : "");
     if (msgs.last.size() > 8) msgs.last.erase(msgs.last.begin());
   }
