@@ -687,7 +687,8 @@ void compose_multi_becomes(Schedule& sched, const std::unordered_map<const UOp*,
   }
 }
 
-Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
+// apply: the tensors become their buffers now (else the caller applies the schedule's `becomes`)
+Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts, bool apply = true) {
   UOps outs;
   for (auto& t : ts) outs.push_back(t->uop);
   Schedule sched;
@@ -715,7 +716,7 @@ Schedule make_schedule(const std::vector<std::shared_ptr<TensorData>>& ts) {
                  (where.empty() ? "" : " · " + where));
     if (trace::level() != trace::Level::Off) sched.trace_schedule = trace::record_schedule(sched.items);
   }
-  apply_becomes(sched);
+  if (apply) apply_becomes(sched);
   return sched;
 }
 
@@ -742,12 +743,17 @@ CaptureState& capture_state() {
 void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
   std::lock_guard lk(g_mu);
   auto t0 = std::chrono::steady_clock::now();
-  Schedule sched = make_schedule(ts);
+  Schedule sched = make_schedule(ts, false);
   print_scheduled(sched, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (capturing()) {  // TinyJit keeps it; it runs when the capture ends
+    apply_becomes(sched);
     capture_state().schedules.push_back(std::move(sched));
     return;
   }
+  // compiled before the tensors become their buffers: a kernel that cannot compile (float64 sin where the device has
+  // none) leaves every tensor as it was, its value still computable, not a buffer that nothing wrote (read as zeros)
+  sched.programs = compile_all(sched);
+  apply_becomes(sched);
   run_schedule(sched, true);
 }
 
