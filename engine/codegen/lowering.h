@@ -83,7 +83,7 @@ const PatternMatcher& pm_late_decompositions();
 // renderers, whose builtins are scalar libm calls, and EXP2 for GLSL (lavapipe's is off by up to 3 ulps); SIN of
 // float32 as the reference's xsin (a range reduction, then a polynomial; narrower floats through float32), for GLSL,
 // whose sin is accurate only near [-pi, pi]. Each op when its flag is set. The interpreter keeps the ops (std::exp2 ...)
-const PatternMatcher& pm_transcendental(bool exp2, bool log2, bool sin);
+const PatternMatcher& pm_transcendental(bool exp2, bool log2, bool sin, bool float64 = false);
 // END over several ranges -> nested ENDs, innermost range (by axis order) first; constant gates dropped
 const PatternMatcher& pm_split_ends();
 

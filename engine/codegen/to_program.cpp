@@ -120,8 +120,8 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer&
   sink = graph_rewrite(sink, symbolic(), "final symbolic");
   sink = renderer.lowered_passes(sink, target);
   sink = graph_rewrite(sink, pm_early_decompositions(), "early decompositions");
-  if (const Renderer::Transcendentals t = renderer.decomposed_transcendentals(); t.exp2 || t.log2 || t.sin)
-    sink = graph_rewrite(sink, pm_transcendental(t.exp2, t.log2, t.sin), "transcendental decompositions");
+  if (const Renderer::Transcendentals t = renderer.decomposed_transcendentals(); t.exp2 || t.log2 || t.sin || t.float64)
+    sink = graph_rewrite(sink, pm_transcendental(t.exp2, t.log2, t.sin, t.float64), "transcendental decompositions");
   sink = graph_rewrite(sink, pm_late_decompositions(), "late decompositions");
   sink = graph_rewrite(sink, pm_split_ends(), "final rewrite");
   // LOCAL memory exists only on targets with locals (the CPU's pass list stays as it was)

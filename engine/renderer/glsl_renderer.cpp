@@ -45,7 +45,7 @@ std::string float_special(double v, DType dt) {
 // of double: log2 x from the exponent bits and atanh's series, 2^z as 2^round(z) (bits) times exp's series. Straight-line
 // code with one division: lavapipe compiles dozens of inlined calls in a kernel in about a second (loops and frexp took
 // minutes). POW of float32 and float16 calls it (its result rounded once to the dtype), so their power is the correctly
-// rounded one but in rare ties, as C's powf (a few ulps of double are not float64's: its POW stays refused)
+// rounded one but in rare ties, as C's powf (float64's POW is decomposed before it gets here)
 const char* kPowHelper = R"(double ts_pow(double x, double y) {
   if (isinf(x)) return y > 0.0lf ? x : 0.0lf;
   uint64_t b = doubleBitsToUint64(x);
@@ -659,8 +659,9 @@ class GlslRenderer final : public Renderer {
   // adjacent float accesses as vec4 accesses
   UOpRef linear_passes(const UOpRef& linear) const override { return vector_accesses(linear, {4}); }
   // GLSL's sin is only accurate near [-pi, pi] (lavapipe gives +-1.0 for large arguments); lavapipe's exp2 is off by up
-  // to 3 ulps where the polynomial's is 1 (its log2 is as close as the polynomial: kept)
-  Transcendentals decomposed_transcendentals() const override { return {.exp2 = true, .log2 = false, .sin = true}; }
+  // to 3 ulps where the polynomial's is 1 (its log2 is as close as the polynomial: kept). GLSL has no float64 exp2, log2,
+  // sin or pow: those are the reference's float64 polynomials (pow through them)
+  Transcendentals decomposed_transcendentals() const override { return {.exp2 = true, .log2 = false, .sin = true, .float64 = true}; }
   void render(ProgramSpec& spec) const override { spec.src = glsl_language().render(spec, &spec.source_lines); }
   void render_tensor_core(ProgramSpec& spec, const TcLayout& layout) const override { spec.src = render_glsl_tensor_core(spec, layout); }
 };

@@ -26,8 +26,9 @@ class Renderer {
   virtual bool decomposes_transcendentals() const { return false; }
   // which of EXP2, LOG2 and SIN that pass decomposes: those the language lacks, or computes slowly or imprecisely (by
   // default EXP2 and LOG2 when decomposes_transcendentals())
+  // (float64: EXP2, LOG2, SIN and POW of float64 all decomposed, for a language without float64 builtins for them)
   struct Transcendentals {
-    bool exp2 = false, log2 = false, sin = false;
+    bool exp2 = false, log2 = false, sin = false, float64 = false;
   };
   virtual Transcendentals decomposed_transcendentals() const { return {decomposes_transcendentals(), decomposes_transcendentals(), false}; }
   // spec.src (and spec.source_lines: which UOp each line renders) for the linearized spec.lowered

@@ -70,6 +70,22 @@ Tensor inf_products() {
   return inf.matmul(values({-1.0, -1.25, 3e9, -0.75, 0.0}, dtypes::float32).reshape({1, 5})).cumsum(1);
 }
 
+// float64 exp2, log2, sin and pow, which GLSL lacks: the reference's float64 polynomials, and for sin past 30 a
+// Payne-Hanek reduction that keeps all 53 bits at every magnitude (sin(1e22) = -0.8522008497671888, the double
+// nearest a multiple of pi/2, 6381956970095103 * 2^797, gives cos of 4.7e-19: 1)
+Tensor f64_args() {
+  return values({0.5, -0.0, 1e-310, 3.0, 30.0, 1023.9, 1024.0, -1074.5, -2000.0, 1e-5, 12345.678, 1e14, 1e22, 0x1.6ac5b262ca1ffp+849,
+                 1.7976931348623157e308, kInf, -kInf, NAN},
+                dtypes::float64);
+}
+Tensor sin_f64() { return f64_args().sin(); }
+Tensor exp2_f64() { return f64_args().exp2(); }
+Tensor log2_f64() { return f64_args().log2(); }
+Tensor pow_f64() {
+  return values({2.0, -2.0, -2.0, -8.0, 0.0, -0.0, -0.0, 10.0, 1e-300, kInf, -kInf, NAN, 1.0, 7.5, -3.0}, dtypes::float64)
+      .pow(values({0.5, 3.0, 0.5, 1.0 / 3, -1.0, -1.0, 3.0, -300.0, -1.0, -2.0, 3.0, 0.0, NAN, 2.5, 1e20}, dtypes::float64));
+}
+
 }  // namespace
 
 class TestVulkanMath : public QObject {
@@ -99,6 +115,15 @@ class TestVulkanMath : public QObject {
     QCOMPARE(h.i, (std::vector<int64_t>{-2, -3, 7, 7, -2147483648ll, 7}));
   }
   void inf_minus_inf_is_nan() { same_as_interp(inf_products, 0, "inf products"); }
+  void float64_transcendentals() {
+    same_as_interp(sin_f64, 4e-15, "sin float64");
+    same_as_interp(exp2_f64, 4e-16, "exp2 float64");
+    same_as_interp(log2_f64, 4e-16, "log2 float64");
+    same_as_interp(pow_f64, 1e-14, "pow float64");
+    HostData h = on("VULKAN", pow_f64);  // -0 ** -1 and -0 ** 3 keep the sign
+    QCOMPARE(h.f[5], -kInf);
+    QVERIFY(h.f[6] == 0 && std::signbit(h.f[6]));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestVulkanMath)
