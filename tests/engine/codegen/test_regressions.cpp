@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/codegen/opt.h"
+#include "engine/device/device.h"
 #include "engine/renderer/c_renderer.h"
 #include "engine/renderer/llvm_renderer.h"
 #include "engine/runtime/interp/interp_device.h"
@@ -54,6 +56,19 @@ Tensor pad_reproducer() {
   Tensor out = p.ge(floats({0.0, -1.5, 1.75, 0.0, 1.5, -0.25})).cast(dtypes::float32).add(Tensor::scalar(0.5, dtypes::weakfloat).mul(p));
   return out.permute({0, 2, 1}).sum();
 }
+
+// a device with a memory of its own whose compiler fails every kernel (as a driver that cannot build a pipeline)
+class Uncompilable final : public Device {
+ public:
+  Uncompilable() : Device("UNCOMPILABLE") {}
+  std::string memory() const override { return name(); }
+  const Renderer& renderer() const override { return clang_renderer(); }
+  OptTarget opt_target() const override { return cpu_opt_target(); }
+  std::shared_ptr<Executable> load(const ProgramSpec& spec) override { throw Error("cannot compile " + spec.name + " here"); }
+  double launch(const ProgramSpec&, Executable&, std::span<Buffer* const>, std::span<const int64_t>) override {
+    throw Error("nothing compiled here can launch");
+  }
+};
 
 // interval of integer index math in a lowered program: symbolic's bounds plus the shifts and masks the late
 // decompositions make of multiplications, divisions and remainders by powers of two
@@ -214,6 +229,24 @@ class TestCodegenRegressions : public QObject {
   // The schedule cache: a graph equal to a scheduled one but on other buffers is a hit, and the instantiated schedule
   // reads and writes this realize's buffers (the values prove it); a graph differing only in a constant is a miss.
   // Live tensors are listed in creation order, and a dead one is not listed.
+  // a realize whose kernel cannot compile fails before its tensors become buffers: the input it would have uploaded
+  // keeps its value (it read back as zeros: the tensor pointed at a buffer the schedule's copy never wrote)
+  void a_kernel_that_cannot_compile_leaves_its_inputs() {
+    register_device(std::make_unique<Uncompilable>());
+    HostData v;
+    v.shape = {3};
+    v.dtype = dtypes::float32;
+    v.f = {1.5, 2.5, -3.0};
+    Tensor x = Tensor::from_host(v, "UNCOMPILABLE");
+    QString error;
+    try {
+      x.add(weak_int(1)).data();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    QVERIFY2(error.contains("cannot compile"), qPrintable(error));
+    QCOMPARE(x.data().f, v.f);
+  }
   void schedule_cache_instantiates_with_the_new_buffers() {
     realize_config().device = "INTERP";
     auto chain = [](const Tensor& x, double c) {
