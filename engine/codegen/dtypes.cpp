@@ -62,9 +62,8 @@ bool in_dtype_range(const UOpRef& c) {
 // a weak integer constant keeps its mathematical value when it meets an integer of a strong dtype (the reference's
 // commit_weak: "the value stays mathematical, emission truncates"), so a comparison with a value whose bounds are its
 // dtype's whole range (a read, a reduce, a cast) is decided when the constant lies outside that range: the
-// reference's bounds fold (uop/symbolic.py:257, CMPLT/CMPNE with vmin == vmax) takes it, u8 < -4 is False
-bool in_dtype_range(const UOpRef& c);
-// the reference's bounds of v (uop/ops.py:_min_max) lie inside v's dtype range: a read, a reduce, a cast, a bitwise op
+// reference's bounds fold (uop/symbolic.py:257, CMPLT/CMPNE with vmin == vmax) takes it, u8 < -4 is False.
+// The reference's bounds of v (uop/ops.py:_min_max) lie inside v's dtype range: a read, a reduce, a cast, a bitwise op
 // (its default), a MAX or WHERE of such values; arithmetic (ADD, MUL, shifts) has mathematical, unwrapped bounds
 bool bounded_by_dtype(const UOpRef& v) {
   switch (v->op) {
