@@ -71,5 +71,8 @@ namespace {
 void* compile(SourceKind, const std::string&, const std::string&) { no_jit(); }
 std::string assembly(SourceKind, const std::string&) { no_jit(); }
 std::string target_description() { no_jit(); }
+std::string compile_object(SourceKind, const std::string&) { no_jit(); }
+void* load_object(const std::string&, const std::string&) { no_jit(); }
+std::string object_key() { no_jit(); }
 }  // namespace ts::cpu
 #endif

@@ -21,6 +21,7 @@
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/cpu/install.h"
+#include "engine/runtime/disk_cache.h"
 #include "engine/runtime/vulkan/vulkan.h"
 #include "engine/runtime/vulkan/vulkan_device.h"
 #include "engine/trace/chrome_trace.h"
@@ -94,7 +95,9 @@ constexpr const char* kUsage =
     "  DEBUG=N                   1: device/schedule info, 2: one line per call, 4: generated source, 5: kernel ASTs\n"
     "  BEAM=N                    search each kernel's opts by timing candidates on its device, keeping the N best\n"
     "                            each round (a line per kernel on stderr; found opts cached in ~/.cache/tinyscope/beam,\n"
-    "                            IGNORE_BEAM_CACHE=1 searches again, CACHELEVEL=0 keeps nothing on disk)\n"
+    "                            IGNORE_BEAM_CACHE=1 searches again)\n"
+    "  CACHELEVEL=0              keep nothing on disk: no compiled kernels (CPU objects, SPIR-V), no BEAM opts\n"
+    "  TINYSCOPE_CACHE_MB=N      the most each compiled-kernel cache keeps in ~/.cache/tinyscope (default 256)\n"
     "\n"
     "Without a command the window opens (without a display this text is printed instead).\n";
 
@@ -130,6 +133,27 @@ std::string script_problem(const std::string& script) {
 }
 
 namespace {
+// the reference's CACHELEVEL=0: nothing kept on disk (no compiled kernels, no BEAM opts)
+bool cache_level_zero() {
+  const char* d = std::getenv("CACHELEVEL");
+  return d && *d && std::atoi(d) == 0;
+}
+
+std::string kernel_cache_dir() { return cache_level_zero() ? std::string() : cache_dir(); }
+
+void read_cache_bound() {
+  const char* v = std::getenv("TINYSCOPE_CACHE_MB");
+  if (!v || !*v) return;
+  char* end = nullptr;
+  const double mb = std::strtod(v, &end);
+  if (end == v || *end || !(mb > 0) || mb > 1e9) {
+    std::fprintf(stderr, "tinyscope: TINYSCOPE_CACHE_MB must be a number of MiB above 0, not '%s'; each kernel cache keeps "
+                 "at most the default %llu MiB\n", v, static_cast<unsigned long long>(ts::disk_cache_max_bytes() >> 20));
+    return;
+  }
+  ts::set_disk_cache_max_bytes(std::max<uint64_t>(1, static_cast<uint64_t>(mb * 1048576.0)));
+}
+
 bool g_vk_validation = false;
 int g_vk_lose_at_wait = 0;
 std::string g_vk_fault_error;  // a TINYSCOPE_VK_FAULT this build does not know: an error before anything runs
@@ -156,7 +180,7 @@ void install_vulkan() {
   ts::register_device_provider([] {
     ts::vk::DeviceOptions o;
     o.validation = g_vk_validation;
-    o.cache_dir = cache_dir();
+    o.cache_dir = kernel_cache_dir();
     o.lose_device_at_wait = g_vk_lose_at_wait;
     if (const char* l = std::getenv("TINYSCOPE_VK_LOGICAL")) o.logical_devices = std::max(0, std::atoi(l));
     ts::vk::register_vulkan_devices(o);
@@ -164,9 +188,10 @@ void install_vulkan() {
 }
 
 int vulkan_checked_exit(int code) {
-  // a compiled kernel that could not be kept (a full disk) costs only the next run its compile: said, not an error
+  // a compiled kernel that could not be kept (a full disk, a folder that cannot be written) costs only the next run its
+  // compile: said once, not an error
   std::string why;
-  if (const uint64_t n = ts::vk::cache_write_errors(&why))
+  if (const uint64_t n = ts::disk_cache_write_errors(&why))
     std::fprintf(stderr, "tinyscope: %llu compiled kernel(s) could not be kept in the cache, and will be compiled again next time: %s\n",
                  static_cast<unsigned long long>(n), why.c_str());
   if (!g_vk_validation) return code;
@@ -207,8 +232,7 @@ ts::RealizeConfig realize_config_from_env() {
     if (v == "extended") c.opt_space = ts::OptSpace::extended;
     else if (v != "reference") throw std::runtime_error("TS_OPTS=" + v + ": the opt spaces BEAM searches are 'reference' and 'extended'");
   }
-  // the reference's CACHELEVEL=0 keeps nothing on disk
-  if (const char* d = std::getenv("CACHELEVEL"); !(d && *d && std::atoi(d) == 0)) c.beam_cache_dir = cache_dir();
+  c.beam_cache_dir = kernel_cache_dir();
   return c;
 }
 
@@ -454,8 +478,9 @@ int cmd_asm(const std::vector<std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  read_cache_bound();
 #if TINYSCOPE_HAS_CPU_JIT
-  ts::cpu::install();  // DEV=CPU and CPU:LLVM compile through the in-process JIT
+  ts::cpu::install(kernel_cache_dir());  // DEV=CPU and CPU:LLVM compile through the in-process JIT, objects kept on disk
 #endif
   install_vulkan();
   if (!g_vk_fault_error.empty()) {

@@ -47,5 +47,8 @@ const JitApi& api() {
 void* compile(SourceKind kind, const std::string& source, const std::string& symbol) { return api().compile(kind, source, symbol); }
 std::string assembly(SourceKind kind, const std::string& source) { return api().assembly(kind, source); }
 std::string target_description() { return api().target_description(); }
+std::string compile_object(SourceKind kind, const std::string& source) { return api().compile_object(kind, source); }
+void* load_object(const std::string& object, const std::string& symbol) { return api().load_object(object, symbol); }
+std::string object_key() { return api().object_key(); }
 
 }  // namespace ts::cpu

@@ -4,7 +4,8 @@
 //   its trace: the old trace intact, and the stale temporary file removed by the next write;
 // - a full disk (a file size limit, RLIMIT_FSIZE, and /dev/full): the trace and the Chrome trace are an error naming
 //   the file and the cause, the old file intact and no partial file; the SPIR-V cache is a note, the run correct;
-// - corrupt SPIR-V cache entries (cut, garbage, a flipped bit, an older version, empty): compiled again, rewritten;
+// - corrupt SPIR-V cache entries (cut, garbage, a flipped bit, an older version, empty): compiled again, rewritten
+//   (the CPU's object entries: test_kernel_cache);
 // - two processes filling one cache directory at once: both right, every entry whole afterwards;
 // - a lost Vulkan device (TINYSCOPE_VK_FAULT): a RuntimeError naming the device, the kernel and the loss, later use
 //   an error too, no crash or hang;
@@ -365,17 +366,17 @@ class TestFaults : public QObject {
     const auto good = entries(cache);
     QCOMPARE(good.size(), kManyKernels);
     QStringList names = good.keys();
-    QVERIFY(good.first().startsWith("TSSPV02\n"));
+    QVERIFY(good.first().startsWith("TSSPV03\n"));
     auto damage = [&](int i, QByteArray bytes) { write_all(cache + "/" + names[i], bytes); };
     damage(0, good[names[0]].left(good[names[0]].size() / 2));
     damage(1, QByteArray(good[names[1]].size(), 'x'));
     QByteArray flipped = good[names[2]];
     flipped[flipped.size() - 64] = static_cast<char>(flipped[flipped.size() - 64] ^ 0x10);
     damage(2, flipped);
-    QByteArray v1 = good[names[3]];
-    v1.replace(0, 8, "TSSPV01\n");
-    v1.chop(8);  // the checksum version 1 did not have
-    damage(3, v1);
+    QByteArray v2 = good[names[3]];
+    v2.replace(0, 8, "TSSPV02\n");
+    v2.chop(24);  // version 2's checksum was 8 bytes, not 32
+    damage(3, v2);
     damage(4, QByteArray());
     QByteArray trailing = good[names[5]] + QByteArray("extra");
     damage(5, trailing);
@@ -399,7 +400,7 @@ class TestFaults : public QObject {
     QCOMPARE(rb.out.trimmed(), many_expected_);
     QCOMPARE(entries(cache).size(), kManyKernels);
     QVERIFY(temporaries(path("shared-cache")).isEmpty());
-    for (const QByteArray& e : entries(cache)) QVERIFY(e.startsWith("TSSPV02\n"));
+    for (const QByteArray& e : entries(cache)) QVERIFY(e.startsWith("TSSPV03\n"));
     const auto before = mtimes(cache);
     const Run rc = run({"run", path("many.py")}, vulkan_env("shared-cache"), dir_.path());
     QVERIFY2(!rc.crashed && rc.code == 0, why(rc));

@@ -9,3 +9,8 @@ if(TARGET tinyscope_gui)
   ts_add_cli_test(test_fault_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fault_window.cpp LIBS tinyscope_gui Qt6::Widgets TIMEOUT 120)
   target_include_directories(test_fault_window PRIVATE ${CMAKE_SOURCE_DIR})
 endif()
+
+# The disk cache of compiled kernels across processes: a second process links every CPU kernel from it (bit for bit the
+# same results), damaged entries compiled again, CACHELEVEL=0 writes nothing, the size bound removes the least recently
+# used, two processes at once, a folder that cannot be written
+ts_add_cli_test(test_kernel_cache SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_kernel_cache.cpp LIBS Qt6::Core TIMEOUT 240)

@@ -22,12 +22,12 @@
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringMap.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -78,31 +78,6 @@ bool huge_block(const llvm::Module& m) {
       if (b.size() > 20000) return true;
   return false;
 }
-
-// IR -> object code with the calling thread's TargetMachine (SimpleCompiler over a cached machine)
-class ThreadTMCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
- public:
-  explicit ThreadTMCompiler(llvm::orc::JITTargetMachineBuilder jtmb)
-      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(jtmb.getOptions())), jtmb_(std::move(jtmb)) {}
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
-    if (!huge_block(m)) {
-      std::shared_lock lock(misched_mutex());
-      return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
-    }
-    // The machine scheduler's dependence graph is quadratic in a block's length (addPhysRegDeps): a kernel of
-    // 16,000 chained index operations (96,000 instructions once its loops unroll) took 73 s with it and 4 s
-    // without. It is a process-wide option, so such a module is compiled while no other is.
-    std::unique_lock lock(misched_mutex());
-    llvm::cl::Option* o = llvm::cl::getRegisteredOptions().lookup("enable-misched");
-    if (o) o->addOccurrence(0, "enable-misched", "false");
-    auto out = llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
-    if (o) o->addOccurrence(0, "enable-misched", "true");
-    return out;
-  }
-
- private:
-  llvm::orc::JITTargetMachineBuilder jtmb_;
-};
 
 struct Jit {
   std::string triple;
@@ -168,15 +143,9 @@ void init_jit() {
   jit->cpu = cpu;
   jit->jtmb = *jtmb;
 
-  // One TargetMachine per calling thread (creating one per module costs about a millisecond), so
-  // materialisations running on several caller threads at once never share one.
-  auto built = llvm::orc::LLJITBuilder()
-                   .setJITTargetMachineBuilder(*jtmb)
-                   .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
-                                                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                     return std::make_unique<ThreadTMCompiler>(std::move(b));
-                   })
-                   .create();
+  // Modules are compiled to object code by compile_object (the IRCompileLayer is not used), then linked by the LLJIT's
+  // object layer.
+  auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
   if (!built) {
     g_init_error = "cpu_jit: cannot create the LLJIT: " + take_message(built.takeError());
     return;
@@ -324,21 +293,48 @@ std::unique_ptr<llvm::Module> compile_module(Jit& j, SourceKind kind, const std:
   return kind == SourceKind::C ? compile_c(j, source, ctx) : compile_ir(j, source, ctx);
 }
 
+// Optimised module -> object code (a relocatable ELF object) with the calling thread's TargetMachine.
+std::string object_code(Jit& j, llvm::Module& m) {
+  auto emit = [&] {
+    auto out = llvm::orc::SimpleCompiler(thread_target_machine(j.jtmb))(m);
+    if (!out) fail("cpu_jit: code generation failed: " + take_message(out.takeError()));
+    return std::string((*out)->getBufferStart(), (*out)->getBufferSize());
+  };
+  if (!huge_block(m)) {
+    std::shared_lock lock(misched_mutex());
+    return emit();
+  }
+  // The machine scheduler's dependence graph is quadratic in a block's length (addPhysRegDeps): a kernel of
+  // 16,000 chained index operations (96,000 instructions once its loops unroll) took 73 s with it and 4 s
+  // without. It is a process-wide option, so such a module is compiled while no other is.
+  std::unique_lock lock(misched_mutex());
+  struct Misched {
+    llvm::cl::Option* o = llvm::cl::getRegisteredOptions().lookup("enable-misched");
+    Misched() { if (o) o->addOccurrence(0, "enable-misched", "false"); }
+    ~Misched() { if (o) o->addOccurrence(0, "enable-misched", "true"); }
+  } off;
+  return emit();
+}
+
 }  // namespace
 
-void* compile(SourceKind kind, const std::string& source, const std::string& symbol) {
+std::string compile_object(SourceKind kind, const std::string& source) {
   Jit& j = jit();
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, *ctx);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, ctx);
   const llvm::DataLayout& dl = j.lljit->getDataLayout();
   if (m->getDataLayout().isDefault()) m->setDataLayout(dl);
   if (m->getDataLayout() != dl)
     fail("cpu_jit: module data layout '" + m->getDataLayout().getStringRepresentation() +
          "' differs from the JIT's '" + dl.getStringRepresentation() + "'");
   if (m->getTargetTriple().empty()) m->setTargetTriple(j.triple);
+  return object_code(j, *m);
+}
 
-  // A fresh JITDylib per source: the same symbol name may be defined by many sources. It links against
-  // the main JITDylib, which resolves process symbols (memset, expf, __truncsfhf2, ...).
+void* load_object(const std::string& object, const std::string& symbol) {
+  Jit& j = jit();
+  // A fresh JITDylib per object: the same symbol name may be defined by many sources. It links against the main
+  // JITDylib, which resolves process symbols (memset, expf, __truncsfhf2, ...).
   auto& es = j.lljit->getExecutionSession();
   const std::string name = "ts_kernel_" + std::to_string(j.next_dylib.fetch_add(1));
   auto jd = j.lljit->createJITDylib(name);
@@ -352,11 +348,28 @@ void* compile(SourceKind kind, const std::string& source, const std::string& sym
     llvm::consumeError(es.removeJITDylib(*jd));
     fail(msg);
   };
-  if (auto err = j.lljit->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    cleanup("cpu_jit: cannot add the module: " + take_message(std::move(err)));
+  if (auto err = j.lljit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(object, name)))
+    cleanup("cpu_jit: cannot add the object: " + take_message(std::move(err)));
   auto addr = j.lljit->lookup(*jd, symbol);
   if (!addr) cleanup("cpu_jit: cannot materialise '" + symbol + "': " + take_message(addr.takeError()));
   return addr->toPtr<void*>();
+}
+
+void* compile(SourceKind kind, const std::string& source, const std::string& symbol) {
+  return load_object(compile_object(kind, source), symbol);
+}
+
+std::string object_key() {
+  Jit& j = jit();
+  // What the object code depends on besides the source. The passes and options below are those of compile_ir and
+  // object_code (and init_jit's process-wide options): a change there must change this text.
+  std::string key = "LLVM " LLVM_VERSION_STRING "\ntriple " + j.triple + "\ncpu " + j.cpu + "\nfeatures";
+  for (const auto& f : j.features) key += " " + f;
+  key += "\nclang cc1";
+  for (const auto& a : j.cc1_args) key += " " + a;
+  key += "\nllvm ir: O2 pipeline, loop and SLP vectorization"
+         "\ncodegen: O2, x86 domain reassignment off, machine scheduler off for blocks over 20000 instructions";
+  return key;
 }
 
 std::string assembly(SourceKind kind, const std::string& source) {

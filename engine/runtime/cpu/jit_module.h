@@ -14,8 +14,11 @@ struct JitApi {
   void* (*compile)(SourceKind kind, const std::string& source, const std::string& symbol);
   std::string (*assembly)(SourceKind kind, const std::string& source);
   std::string (*target_description)();
+  std::string (*compile_object)(SourceKind kind, const std::string& source);
+  void* (*load_object)(const std::string& object, const std::string& symbol);
+  std::string (*object_key)();
 };
-constexpr int kJitApiVersion = 1;
+constexpr int kJitApiVersion = 2;
 constexpr const char* kJitModuleName = "libtinyscope_cpu_jit.so";
 constexpr const char* kJitApiSymbol = "tinyscope_cpu_jit_api";
 

@@ -13,15 +13,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
 
+#include "engine/runtime/disk_cache.h"
 #include "engine/runtime/vulkan/vulkan.h"
-#include "engine/uop/atomic_file.h"
 #include "engine/uop/error.h"
 
 namespace ts::vk {
@@ -106,63 +104,18 @@ GlslangResult run_glslang(const std::string& source) {
 
 // ---- the disk cache ------------------------------------------------------------------------------------------
 
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
+// 03: the shared entry format of disk_cache.h (02 had an FNV-1a checksum, 01 none)
+constexpr char kCacheMagic[] = "TSSPV03\n";
 
-constexpr char kCacheMagic[8] = {'T', 'S', 'S', 'P', 'V', '0', '2', '\n'};  // 02: with the checksum
-
-// the checksum of an entry: its source and its words
-uint64_t entry_sum(const std::string& source, const std::vector<uint32_t>& words) {
-  return fnv1a(words.data(), words.size() * 4, fnv1a(source.data(), source.size()));
-}
-
-// File: magic, u64 source length, the source, u64 word count, the words, u64 checksum of the source and the words.
-// Anything else is a miss, compiled again and rewritten, never trusted: a hash collision (the exact source must
-// match), a torn, truncated or foreign file, another format version, a flipped bit anywhere in the words.
-bool read_cache_file(const std::filesystem::path& path, const std::string& source, SpirvBinary* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  char magic[8];
-  uint64_t len = 0, words = 0, sum = 0;
-  if (!f.read(magic, 8) || std::memcmp(magic, kCacheMagic, 8) != 0) return false;
-  if (!f.read(reinterpret_cast<char*>(&len), 8) || len != source.size()) return false;
-  std::string src(len, '\0');
-  if (!f.read(src.data(), static_cast<std::streamsize>(len)) || src != source) return false;
-  if (!f.read(reinterpret_cast<char*>(&words), 8) || words < 5 || words > (256ull << 20)) return false;
-  std::vector<uint32_t> w(words);
-  if (!f.read(reinterpret_cast<char*>(w.data()), static_cast<std::streamsize>(words * 4))) return false;
-  if (!f.read(reinterpret_cast<char*>(&sum), 8) || sum != entry_sum(source, w)) return false;
-  if (f.peek() != std::char_traits<char>::eof() || w[0] != spv::MagicNumber) return false;
+// the words of an entry's payload, or nothing: a payload that is no SPIR-V module is no entry of ours
+bool spirv_of(const std::string& payload, SpirvBinary* out) {
+  if (payload.size() % 4 || payload.size() < 5 * 4) return false;
+  std::vector<uint32_t> w(payload.size() / 4);
+  std::memcpy(w.data(), payload.data(), payload.size());
+  if (w[0] != spv::MagicNumber) return false;
   out->words = std::move(w);
   return true;
 }
-
-// Whole or not at all (atomic_file.h): another process sharing the directory sees no file or the whole entry. "" when
-// written, else why not (the file and the cause: "... No space left on device").
-std::string write_cache_file(const std::filesystem::path& path, const std::string& source, const SpirvBinary& spirv) {
-  try {
-    AtomicFile f(path.string(), "the SPIR-V cache entry");
-    const uint64_t len = source.size(), words = spirv.words.size(), sum = entry_sum(source, spirv.words);
-    f.write(kCacheMagic, 8);
-    f.write(&len, 8);
-    f.write(source);
-    f.write(&words, 8);
-    f.write(spirv.words.data(), words * 4);
-    f.write(&sum, 8);
-    f.commit();
-    return {};
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
-// every Compiler's cache writes that failed in this process, for cache_write_errors()
-std::mutex g_disk_mu;
-uint64_t g_disk_errors = 0;
-std::string g_last_disk_error;
 
 }  // namespace
 
@@ -170,12 +123,16 @@ std::string g_last_disk_error;
 
 struct Compiler::Impl {
   std::string dir;
+  std::unique_ptr<DiskCache> disk;  // none without a directory
   mutable std::mutex mu;
   std::unordered_map<std::string, SpirvBinary> memory;
   CompilerStats stats;
 };
 
-Compiler::Compiler(std::string cache_dir) : impl_(std::make_unique<Impl>()) { impl_->dir = std::move(cache_dir); }
+Compiler::Compiler(std::string cache_dir) : impl_(std::make_unique<Impl>()) {
+  impl_->dir = std::move(cache_dir);
+  if (!impl_->dir.empty()) impl_->disk = std::make_unique<DiskCache>(impl_->dir, ".spv", kCacheMagic, "the SPIR-V cache entry");
+}
 Compiler::~Compiler() = default;
 const std::string& Compiler::cache_dir() const { return impl_->dir; }
 CompilerStats Compiler::stats() const {
@@ -198,15 +155,11 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
       return it->second;
     }
   }
-  std::filesystem::path file;
-  if (!I.dir.empty()) {
-    std::string key = options_key();
-    uint64_t h = fnv1a(source.data(), source.size(), fnv1a(key.data(), key.size() + 1));
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    file = std::filesystem::path(I.dir) / (std::string(hex) + ".spv");
+  // the key: glslang's version and options, then the exact source
+  const std::string key = I.disk ? options_key() + "\n" + source : std::string();
+  if (I.disk) {
     SpirvBinary cached;
-    if (read_cache_file(file, source, &cached)) {
+    if (auto payload = I.disk->get(key); payload && spirv_of(*payload, &cached)) {
       std::lock_guard lock(I.mu);
       I.stats.disk_hits++;
       I.memory.emplace(source, cached);
@@ -234,30 +187,19 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
     I.stats.compile_seconds += dt;
   }
   if (!r.ok) throw Error("GLSL compile of kernel '" + name + "' failed:\n" + r.log + "the source:\n" + numbered_lines(source));
-  if (!file.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(I.dir, ec);
-    std::string err = ec ? "cannot create the cache directory " + I.dir + ": " + ec.message() : write_cache_file(file, source, r.spirv);
+  if (I.disk) {
+    const std::string err = I.disk->put(key, std::string_view(reinterpret_cast<const char*>(r.spirv.words.data()), r.spirv.words.size() * 4));
     std::lock_guard lock(I.mu);
     if (err.empty()) {
       I.stats.disk_writes++;
     } else {
       I.stats.disk_errors++;
       I.stats.last_disk_error = err;
-      std::lock_guard g(g_disk_mu);
-      g_disk_errors++;
-      g_last_disk_error = err;
     }
   }
   std::lock_guard lock(I.mu);
   I.memory.emplace(source, r.spirv);
   return r.spirv;
-}
-
-uint64_t cache_write_errors(std::string* last) {
-  std::lock_guard g(g_disk_mu);
-  if (last) *last = g_last_disk_error;
-  return g_disk_errors;
 }
 
 double warm_up_compiler() {

@@ -149,11 +149,10 @@ struct CompilerStats {
 };
 
 // GLSL 450 compute shaders -> SPIR-V 1.5 for Vulkan 1.2, with an in-memory cache keyed by the source and an
-// optional on-disk cache in `cache_dir` (created when missing; key: a hash of the source, glslang's version and the
-// options; files written to a temporary name, then renamed, so processes may share the directory; a file is used only
-// when it holds this exact source and its checksum matches, else it is compiled again and rewritten). A file that
-// cannot be written (a full disk) costs only the next run's compile: counted in stats() and cache_write_errors().
-// Thread-safe; glslang itself runs one compile at a time.
+// optional on-disk cache in `cache_dir` (engine/runtime/disk_cache.h: entries `HASH.spv` keyed by glslang's version, the
+// options and the exact source, checksummed, written whole, the least recently used removed past the size bound).
+// A file that cannot be written (a full disk) costs only the next run's compile: counted in stats() and
+// disk_cache_write_errors(). Thread-safe; glslang itself runs one compile at a time.
 class Compiler {
  public:
   explicit Compiler(std::string cache_dir = {});
@@ -171,8 +170,6 @@ class Compiler {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-// The disk cache writes that failed in this process, over every Compiler; *last: the last one's reason
-uint64_t cache_write_errors(std::string* last = nullptr);
 // Initialises glslang and compiles a small shader once (the first compile in a process costs 160-450 ms); returns
 // the seconds it took (about 0 when already warm). Thread-safe; meant for a background thread at start-up.
 double warm_up_compiler();
