@@ -667,7 +667,7 @@ void compose_multi_becomes(Schedule& sched, const std::unordered_map<const UOp*,
   };
   std::vector<std::pair<const UOp*, UOpRef>> add;
   for (auto& [orig, low] : lowered) {
-    if (orig == low.get() || orig->op == Ops::SINK) continue;
+    if (orig == low.get()) continue;
     UOpRef to;
     if (low->op == Ops::MSTACK) {
       UOps bufs;

@@ -324,7 +324,10 @@ const PatternMatcher& pm_multi() {
 UOps lower_multi(const UOps& roots, std::unordered_map<const UOp*, UOpRef>* node_map) {
   if (!multi_values_made() || roots.empty()) return roots;
   UOpRef sink = UOp::make(Ops::SINK, dtypes::void_, roots);
-  return graph_rewrite(sink, pm_multi(), "multi: one graph per device", false, node_map)->src;
+  UOps out = graph_rewrite(sink, pm_multi(), "multi: one graph per device", false, node_map)->src;
+  // the walk's own SINK dies here: the map keeps only the callers' nodes (its key was read after it was freed)
+  if (node_map) node_map->erase(sink.get());
+  return out;
 }
 
 std::optional<int64_t> multi_axis(const UOpRef& x) {
