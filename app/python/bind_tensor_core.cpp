@@ -135,7 +135,8 @@ void bind_creation(TensorClass& t) {
     return Tensor::full(shape_arg(shape), v, dt, device_arg(device));
   }, py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   // arange and eye are deviceless, as in tinygrad (a device= argument is accepted and ignored)
-  t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype, py::object) {
+  // arange and eye take no device (the reference's are deviceless: a device= is its TypeError, not ignored)
+  t.def_static("arange", [](py::object start, py::object stop, py::object step, py::object dtype) {
     if (stop.is_none()) {  // arange(n) = arange(0, n)
       stop = start;
       start = py::int_(0);
@@ -167,9 +168,8 @@ void bind_creation(TensorClass& t) {
       }
     }
     return Tensor::arange(a, b, st, dt);
-  }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
-     py::arg("device") = py::none());
-  t.def_static("eye", [](int64_t n, py::object m_cols, py::object dtype, py::object) {
+  }, py::arg("start"), py::arg("stop") = py::none(), py::arg("step") = 1, py::arg("dtype") = py::none());
+  t.def_static("eye", [](int64_t n, py::object m_cols, py::object dtype) {
     int64_t mc = m_cols.is_none() ? n : m_cols.cast<int64_t>();
     if (n < 0 || mc < 0) throw py::value_error("eye: cannot have negative n=" + std::to_string(n) + ", m=" + std::to_string(mc));
     ts::DType dt = dtype.is_none() ? ts::dtypes::default_float : to_dtype(dtype);
@@ -177,7 +177,7 @@ void bind_creation(TensorClass& t) {
     Tensor rows = Tensor::arange(static_cast<double>(n), std::nullopt, 1, ts::dtypes::default_int).reshape({n, 1});
     Tensor cols = Tensor::arange(static_cast<double>(mc), std::nullopt, 1, ts::dtypes::default_int).reshape({1, mc});
     return rows.eq(cols).cast(dt);
-  }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  }, py::arg("n"), py::arg("m") = py::none(), py::arg("dtype") = py::none());
   t.def_static("scalar", [](py::object v, py::object dtype) {
     return Tensor::scalar(scalar_value(v), dtype.is_none() ? dtype_of_scalar(v) : to_dtype(dtype));
   }, py::arg("value"), py::arg("dtype") = py::none(), "a deviceless constant (weak unless a dtype is given)");

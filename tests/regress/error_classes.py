@@ -350,6 +350,8 @@ cases = [
   ("conv2d with a stride tuple of 3", lambda: Tensor.ones(1, 1, 5, 5).conv2d(Tensor.ones(1, 1, 3, 3), stride=(1, 1, 1)), AssertionError),
   ("max_pool2d with a stride tuple of 3", lambda: Tensor.ones(1, 1, 4, 4).max_pool2d(stride=(1, 1, 1)), AssertionError),
   ("conv2d with a negative padding past the kernel", lambda: Tensor.ones(1, 1, 5, 5).conv2d(Tensor.ones(1, 1, 3, 3), padding=-2), AssertionError),
+  ("arange given a device (it has none)", lambda: Tensor.arange(8, device="CPU"), TypeError),
+  ("eye given a device (it has none)", lambda: Tensor.eye(3, device="CPU"), TypeError),
   # devices
 ]
 for name, f, exc in cases:
