@@ -26,6 +26,7 @@
 #include <QtCore/QThread>
 #include <QtTest/QtTest>
 
+#include "files.h"
 #include "test_env.h"
 
 namespace {
@@ -147,16 +148,8 @@ bool wait_for_output(QProcess& p, const QString& text, QString* out, int timeout
   return true;
 }
 
-QByteArray read_all(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-void write_all(const QString& path, const QByteArray& data) {
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  QCOMPARE(f.write(data), data.size());
-}
+using ts_test::read_all;
+using ts_test::write_all;
 
 // the names in `dir` holding ".tmp."
 QStringList temporaries(const QString& dir) {
@@ -170,11 +163,7 @@ QStringList temporaries(const QString& dir) {
 }
 
 // the SPIR-V cache entries of a cache directory, by name: their bytes
-QMap<QString, QByteArray> entries(const QString& dir) {
-  QMap<QString, QByteArray> out;
-  for (const QFileInfo& f : QDir(dir).entryInfoList({"*.spv"}, QDir::Files)) out[f.fileName()] = read_all(f.filePath());
-  return out;
-}
+QMap<QString, QByteArray> entries(const QString& dir) { return ts_test::entries(dir, "spv"); }
 
 QMap<QString, QDateTime> mtimes(const QString& dir) {
   QMap<QString, QDateTime> out;

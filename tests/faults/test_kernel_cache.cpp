@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "files.h"
 #include "test_env.h"
 
 namespace {
@@ -97,22 +98,11 @@ Run run(const QString& script, const QProcessEnvironment& env, qint64 fsize = -1
   return finish(p);
 }
 
-QByteArray read_all(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-void write_all(const QString& path, const QByteArray& data) {
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  QCOMPARE(f.write(data), data.size());
-}
+using ts_test::read_all;
+using ts_test::write_all;
 
 // the entries of a cache folder (the files named *.EXT), by name: their bytes
-QMap<QString, QByteArray> entries(const QString& dir, const QString& ext = "o") {
-  QMap<QString, QByteArray> out;
-  for (const QFileInfo& f : QDir(dir).entryInfoList({"*." + ext}, QDir::Files)) out[f.fileName()] = read_all(f.filePath());
-  return out;
-}
+QMap<QString, QByteArray> entries(const QString& dir, const QString& ext = "o") { return ts_test::entries(dir, ext); }
 qint64 total_bytes(const QString& dir, const QString& ext) {
   qint64 n = 0;
   for (const QFileInfo& f : QDir(dir).entryInfoList({"*." + ext}, QDir::Files)) n += f.size();
