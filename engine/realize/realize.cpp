@@ -750,8 +750,9 @@ void realize_tensors(const std::vector<std::shared_ptr<TensorData>>& ts) {
     capture_state().schedules.push_back(std::move(sched));
     return;
   }
-  // compiled before the tensors become their buffers: a kernel that cannot compile (float64 sin where the device has
-  // none) leaves every tensor as it was, its value still computable, not a buffer that nothing wrote (read as zeros)
+  // compiled before the tensors become their buffers: a kernel that cannot compile (a dtype the device lacks, a driver
+  // that cannot build the pipeline) leaves every tensor as it was, its value still computable, not a buffer that
+  // nothing wrote (read as zeros)
   sched.programs = compile_all(sched);
   apply_becomes(sched);
   run_schedule(sched, true);
