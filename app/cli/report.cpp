@@ -19,7 +19,10 @@
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
+#include <signal.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -113,6 +116,40 @@ QString output_problem(const QString& path, const QString& what) {
 
 constexpr qsizetype kMaxPrinted = 64 * 1024;  // of what a run printed, the page keeps the start
 
+// A stop signal sent to this process (`kill`, a job control's SIGTERM) while a script runs is passed on to the script,
+// which then stops at its next line and ends (the report is not written); the terminal's Ctrl+C reaches both already
+// (the kernel sends it to the whole process group), so it is not sent twice (a second one would end the script
+// without its trace).
+volatile std::sig_atomic_t g_script_pid = 0;
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void pass_on_stop(int sig, siginfo_t* info, void*) {
+  g_stop_signal = sig;
+  const bool from_a_process = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+  if (g_script_pid > 0 && from_a_process) ::kill(static_cast<pid_t>(g_script_pid), sig);
+}
+// while it lives, SIGTERM, SIGINT and SIGHUP are passed on to `pid`
+struct PassOnStops {
+  static constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
+  struct sigaction old[3];
+  explicit PassOnStops(qint64 pid) {
+    g_script_pid = static_cast<std::sig_atomic_t>(pid);
+    struct sigaction sa {};
+    sa.sa_sigaction = pass_on_stop;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old[i]);
+  }
+  ~PassOnStops() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old[i], nullptr);
+    g_script_pid = 0;
+  }
+};
+QString signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return QString::number(sig) +
+         (abbrev ? QStringLiteral(" (SIG%1, %2)").arg(QString::fromLatin1(abbrev), QString::fromLocal8Bit(strsignal(sig))) : QString());
+}
+
 // Runs the script on `dev` in a child of this executable, one at a time; the child's errors (a traceback naming the
 // script's line) go straight to our stderr, what it prints to our stdout as it prints it, and into *printed (its start).
 // "" when it wrote its trace to `json`, else why not.
@@ -132,6 +169,7 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
   if (!o.script_args.isEmpty()) args << "--" << o.script_args;
   p.start(QCoreApplication::applicationFilePath(), args);
   if (!p.waitForStarted(30000)) return QStringLiteral("could not start %1: %2").arg(QCoreApplication::applicationFilePath(), p.errorString());
+  PassOnStops stops(p.processId());
   // a script runs as long as it runs (the user interrupts it, as `tinyscope run`)
   auto pass_on = [&] {
     const QByteArray out = p.readAllStandardOutput();
@@ -142,16 +180,18 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
   };
   while (!p.waitForFinished(100)) pass_on();
   pass_on();
-  if (p.exitStatus() != QProcess::NormalExit) {  // Qt gives the signal as the exit code of a crash
-    const int sig = p.exitCode();
-    const char* abbrev = sigabbrev_np(sig);
-    return QStringLiteral("%1 was killed by signal %2%3 on %4")
-        .arg(script, QString::number(sig), abbrev ? QStringLiteral(" (SIG%1, %2)").arg(QString::fromLatin1(abbrev), QString::fromLocal8Bit(strsignal(sig))) : QString(), dev);
-  }
+  if (g_stop_signal)
+    return QStringLiteral("tinyscope report was stopped by signal %1 while %2 ran on %3 (the script was stopped too)")
+        .arg(signal_name(g_stop_signal), script, dev);
+  if (p.exitStatus() != QProcess::NormalExit)  // Qt gives the signal as the exit code of a crash
+    return QStringLiteral("%1 was killed by signal %2 on %3").arg(script, signal_name(p.exitCode()), dev);
   if (p.exitCode() != 0) return QStringLiteral("%1 failed on %2 (exit %3)").arg(script, dev, QString::number(p.exitCode()));
   if (!QFileInfo(json).isFile()) return QStringLiteral("%1 ran on %2 but wrote no trace").arg(script, dev);
   return {};
 }
+
+// a script's run that failed: no report; exit status 128 + the signal when this process was stopped, else 1
+int script_failed(const QString& why) { return fail(why + "; no report written", g_stop_signal ? 128 + g_stop_signal : 1); }
 
 // ---- HTML ----------------------------------------------------------------------------------------------------------
 
@@ -821,7 +861,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (canonical.isEmpty()) return fail((o.dev.isEmpty() ? "DEV: " : "--dev: ") + error);
     date = QDateTime::currentDateTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     const QString json = tmp.filePath("first.json");
-    if (const QString why = run_script(o, script, canonical, json, &printed_a); !why.isEmpty()) return fail(why + "; no report written", 1);
+    if (const QString why = run_script(o, script, canonical, json, &printed_a); !why.isEmpty()) return script_failed(why);
     if (!a.load(json, &error)) return fail(QStringLiteral("cannot read the run's trace: %1").arg(error), 1);
   }
   if (compare_trace) {
@@ -829,7 +869,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (!b.load(o.compare, &error)) return fail(QStringLiteral("cannot read the trace '%1': %2").arg(o.compare, error), 1);
   } else if (!compare_dev.isEmpty()) {
     const QString json = tmp.filePath("second.json");
-    if (const QString why = run_script(o, script, compare_dev, json, &printed_b); !why.isEmpty()) return fail(why + "; no report written", 1);
+    if (const QString why = run_script(o, script, compare_dev, json, &printed_b); !why.isEmpty()) return script_failed(why);
     if (!b.load(json, &error)) return fail(QStringLiteral("cannot read the second run's trace: %1").arg(error), 1);
 
   }

@@ -9,7 +9,8 @@
 // - two processes filling one cache directory at once: both right, every entry whole afterwards;
 // - a lost Vulkan device (TINYSCOPE_VK_FAULT): a RuntimeError naming the device, the kernel and the loss, later use
 //   an error too, no crash or hang;
-// - `tinyscope report` whose script is killed: the error names the signal.
+// - `tinyscope report` whose script is killed: the error names the signal; a report stopped by SIGTERM passes it on to
+//   its script.
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -420,6 +421,29 @@ class TestFaults : public QObject {
     e.insert("TINYSCOPE_VK_FAULT", "device_lost:0");
     r = run({"run", path("lost1.py")}, e, dir_.path());
     QVERIFY2(r.code == 2 && r.err.contains("TINYSCOPE_VK_FAULT must be device_lost or device_lost:N (N from 1), not 'device_lost:0'"), why(r));
+  }
+
+  // `tinyscope report` stopped by SIGTERM while its script runs: the signal is passed on (the script stops at its next
+  // line and ends, not left running), the error names the signal, exit status 143, no page written
+  void report_passes_a_stop_signal_on_to_its_script() {
+    script("loop_pid.py", QByteArray("import os\nopen('script.pid', 'w').write(str(os.getpid()))\n") + kLoop);
+    QProcess p;
+    start(p, {"report", path("loop_pid.py"), "-o", path("stopped.html")}, env(), dir_.path());
+    QString out;
+    if (!wait_for_output(p, "step 3\n", &out)) {
+      const Run r = finish(p);
+      if (r.err.contains("has no report")) QSKIP("a headless build has no report");
+      QFAIL(qPrintable(out + r.err));
+    }
+    const pid_t script_pid = static_cast<pid_t>(read_all(path("script.pid")).toLongLong());
+    QVERIFY(script_pid > 0);
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    const Run r = finish(p, 20000);
+    QVERIFY2(r.finished && !r.crashed && r.code == 128 + SIGTERM, why(r));
+    QVERIFY2(r.err.contains("tinyscope report was stopped by signal 15 (SIGTERM, Terminated) while"), why(r));
+    QVERIFY2(r.err.contains("KeyboardInterrupt"), why(r));  // the script's own traceback: it got the signal
+    QVERIFY(!QFile::exists(path("stopped.html")));
+    QTRY_VERIFY_WITH_TIMEOUT(::kill(script_pid, 0) != 0, 10000);  // the script's process is gone
   }
 
   // `tinyscope report` whose script is killed: an error naming the signal, no page written
