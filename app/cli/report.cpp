@@ -29,6 +29,7 @@
 
 #include "app/cli/cli.h"
 #include "app/gui/devices.h"
+#include "app/gui/run_controller.h"
 #include "viewer/model/call_color.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/ansi.h"
@@ -144,11 +145,6 @@ struct PassOnStops {
     g_script_pid = 0;
   }
 };
-QString signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return QString::number(sig) +
-         (abbrev ? QStringLiteral(" (SIG%1, %2)").arg(QString::fromLatin1(abbrev), QString::fromLocal8Bit(strsignal(sig))) : QString());
-}
 
 // Runs the script on `dev` in a child of this executable, one at a time; the child's errors (a traceback naming the
 // script's line) go straight to our stderr, what it prints to our stdout as it prints it, and into *printed (its start).
@@ -181,10 +177,10 @@ QString run_script(const Options& o, const QString& script, const QString& dev, 
   while (!p.waitForFinished(100)) pass_on();
   pass_on();
   if (g_stop_signal)
-    return QStringLiteral("tinyscope report was stopped by signal %1 while %2 ran on %3 (the script was stopped too)")
-        .arg(signal_name(g_stop_signal), script, dev);
+    return QStringLiteral("tinyscope report was stopped by %1 while %2 ran on %3 (the script was stopped too)")
+        .arg(tsgui::RunController::signal_text(g_stop_signal), script, dev);
   if (p.exitStatus() != QProcess::NormalExit)  // Qt gives the signal as the exit code of a crash
-    return QStringLiteral("%1 was killed by signal %2 on %3").arg(script, signal_name(p.exitCode()), dev);
+    return QStringLiteral("%1 was killed by %2 on %3").arg(script, tsgui::RunController::signal_text(p.exitCode()), dev);
   if (p.exitCode() != 0) return QStringLiteral("%1 failed on %2 (exit %3)").arg(script, dev, QString::number(p.exitCode()));
   if (!QFileInfo(json).isFile()) return QStringLiteral("%1 ran on %2 but wrote no trace").arg(script, dev);
   return {};

@@ -152,15 +152,16 @@ std::pair<UOpRef, UOpRef> cody_waite(const UOpRef& d, const FloatTypes& T) {
   r = fma_(q, -1.2154201256553420762e-10, r);
   return {r, ucast(qi, dtypes::int32)};
 }
-// Payne-Hanek for finite d >= pi/4: (r, q) with q = round(d * 2/pi) (quarter turns) and r = d - q*pi/2. d = f * 2^e
-// (f in [0.5, 1)): f's top 32 bits times the 96 bits of 2/pi from bit e on give d * 2/pi mod 4 in 2.62 fixed point
-std::pair<UOpRef, UOpRef> payne_hanek(const UOpRef& d, const FloatTypes& T) {
+// Payne-Hanek for finite float32 d >= pi/4: (r, q) with q = round(d * 2/pi) (quarter turns) and r = d - q*pi/2. d =
+// f * 2^e (f in [0.5, 1)): f's top 32 bits times the 96 bits of 2/pi from bit e on give d * 2/pi mod 4 in 2.62 fixed
+// point (float64's: payne_hanek_f64)
+std::pair<UOpRef, UOpRef> payne_hanek(const UOpRef& d) {
   static const uint32_t two_over_pi[] = {0x00000000, 0x28be60db, 0x9391054a, 0x7f09d5f4, 0x7d4d3770, 0x36d8a566, 0x4f10e410};
+  const FloatTypes T = float_types(dtypes::float32);
   const DType u64 = dtypes::uint64, i32 = dtypes::int32, u32 = dtypes::uint32;
   // frexp: the mantissa with the exponent bits of 0.5, the exponent
   UOpRef bits = UOp::make(Ops::BITCAST, T.u, {d});
-  const int64_t m1 = T.f == dtypes::float64 ? 0x000FFFFFFFFFFFFFll : 0x807FFFFFll, m2 = T.f == dtypes::float64 ? 0x3FE0000000000000ll : 0x3F000000ll;
-  UOpRef f = UOp::make(Ops::BITCAST, T.f, {alu(Ops::OR, alu(Ops::AND, bits, ic(T.u, m1)), ic(T.u, m2))});
+  UOpRef f = UOp::make(Ops::BITCAST, T.f, {alu(Ops::OR, alu(Ops::AND, bits, ic(T.u, 0x807FFFFFll)), ic(T.u, 0x3F000000ll))});
   UOpRef ex = alu(Ops::AND, alu(Ops::SHR, bits, ic(T.u, T.mant)), ic(T.u, (1 << T.exp_bits) - 1));
   UOpRef e = alu(Ops::ADD, ucast(ex, i32), ic(i32, 2 - (1 << (T.exp_bits - 1))));  // exponent - bias + 1
   UOpRef ia = ucast(alu(Ops::MUL, f, fc(T.f, 4294967296.0)), u64);
@@ -274,7 +275,7 @@ UOpRef xsin(const UOpRef& d) {
   auto [rs, qs] = cody_waite(ax, T);
   UOpRef small = alu(Ops::MUL, sin_poly(rs), alu(Ops::WHERE, bit_set(qs, 1), fc(T.f, -1), fc(T.f, 1)));
   // from 30: q counts quarter turns (odd: the cosine as sin(r + pi/2); q & 2: negated)
-  auto [rl, ql] = T.f == dtypes::float64 ? payne_hanek_f64(ax) : payne_hanek(ax, T);
+  auto [rl, ql] = T.f == dtypes::float64 ? payne_hanek_f64(ax) : payne_hanek(ax);
   UOpRef pl = sin_poly(alu(Ops::ADD, rl, alu(Ops::WHERE, bit_set(ql, 1), fc(T.f, 1.5707963267948966), fc(T.f, 0))));
   UOpRef large = alu(Ops::MUL, pl, alu(Ops::WHERE, bit_set(ql, 2), fc(T.f, -1), fc(T.f, 1)));
   UOpRef r = alu(Ops::MUL, alu(Ops::WHERE, alu(Ops::CMPLT, ax, fc(T.f, 30)), small, large), sign);
