@@ -12,6 +12,7 @@
 
 #include "engine/codegen/lowering_internal.h"
 #include "engine/uop/error.h"
+#include "engine/uop/ptr_map.h"
 #include "engine/uop/symbolic.h"
 
 namespace ts {
@@ -115,11 +116,37 @@ bool is_acc_end(const UOpRef& e) {
   return false;
 }
 
-bool depends_on(const UOpRef& x, const UOp* y) {
-  for (auto& u : x->toposort())
-    if (u.get() == y) return true;
-  return false;
-}
+// Which of `ends` each of them reaches through its sources: one walk over the graph in `topo` (sources first), each
+// node's set of ends below it as a bitset, instead of a walk of the graph below each pair of ends
+class EndReach {
+ public:
+  EndReach(const std::vector<UOpRef>& topo, const UOps& ends) : words_((ends.size() + 63) / 64), end_row_(ends.size()) {
+    PtrMap<size_t> end_index(ends.size());
+    for (size_t i = 0; i < ends.size(); ++i) *end_index.try_emplace(ends[i].get()).first = i;
+    PtrMap<size_t> row(topo.size());
+    std::vector<uint64_t> bits;
+    for (const UOpRef& u : topo) {
+      const size_t r = bits.size() / words_;
+      bits.resize(bits.size() + words_, 0);
+      for (const UOpRef& s : u->src) {
+        const size_t* sr = row.find(s.get());
+        if (!sr) continue;
+        for (size_t w = 0; w < words_; ++w) bits[r * words_ + w] |= bits[*sr * words_ + w];
+        if (const size_t* e = end_index.find(s.get())) bits[r * words_ + *e / 64] |= uint64_t{1} << (*e % 64);
+      }
+      *row.try_emplace(u.get()).first = r;
+      if (const size_t* e = end_index.find(u.get())) end_row_[*e] = r;
+    }
+    bits_ = std::move(bits);
+  }
+  // whether end a depends on end b (b is among a's sources, transitively)
+  bool depends(size_t a, size_t b) const { return (bits_[end_row_[a] * words_ + b / 64] >> (b % 64)) & 1; }
+
+ private:
+  size_t words_;
+  std::vector<uint64_t> bits_;
+  std::vector<size_t> end_row_;
+};
 }  // namespace
 
 // ranges of `x` renamed by `map`, without entering loops that close one of the renamed ranges (those are complete
@@ -150,7 +177,8 @@ UOpRef merge_reduce_ends(const UOpRef& sink) {
   std::map<std::vector<const UOp*>, UOps> groups;
   std::vector<std::vector<const UOp*>> order;
   int64_t next_id = 0;
-  for (auto& u : sink->toposort()) {
+  const std::vector<UOpRef> topo = sink->toposort();
+  for (auto& u : topo) {
     if (u->op == Ops::RANGE) next_id = std::max(next_id, rid(u) + 1);
     if (!is_acc_end(u)) continue;
     std::vector<const UOp*> key;
@@ -164,20 +192,25 @@ UOpRef merge_reduce_ends(const UOpRef& sink) {
     if (ends.size() < 2) continue;
     // loops that can share one END: same enclosing ranges, independent of each other
     std::vector<UOps> loops;
+    std::vector<std::vector<size_t>> members;  // each loop's ends, as indices into `ends`
     std::vector<std::vector<UOpRef>> contexts;
-    for (auto& e : ends) {
+    const EndReach reach(topo, ends);
+    for (size_t i = 0; i < ends.size(); ++i) {
+      const UOpRef& e = ends[i];
       auto ctx = e->ranges();
       size_t k = 0;
       for (; k < loops.size(); ++k) {
         if (contexts[k] != ctx) continue;
-        bool independent = std::none_of(loops[k].begin(), loops[k].end(), [&](const UOpRef& o) { return depends_on(e, o.get()) || depends_on(o, e.get()); });
+        bool independent = std::none_of(members[k].begin(), members[k].end(), [&](size_t o) { return reach.depends(i, o) || reach.depends(o, i); });
         if (independent) break;
       }
       if (k == loops.size()) {
         loops.emplace_back();
+        members.emplace_back();
         contexts.push_back(ctx);
       }
       loops[k].push_back(e);
+      members[k].push_back(i);
     }
     for (size_t k = 0; k < loops.size(); ++k) {
       UOps rs(loops[k][0]->src.begin() + 1, loops[k][0]->src.end());

@@ -28,6 +28,12 @@ class PtrMap {
     return slots_[i].first == key ? &slots_[i].second : nullptr;
   }
   const V* find(const void* key) const { return const_cast<PtrMap*>(this)->find(key); }
+  // calls f(key, value&) for every entry, in no particular order
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& s : slots_)
+      if (s.first) f(s.first, s.second);
+  }
 
  private:
   static size_t capacity_for(size_t n) {

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "engine/uop/error.h"
+#include "engine/uop/ptr_map.h"
 #include "engine/uop/stack.h"
 
 namespace ts {
@@ -68,7 +69,8 @@ struct Rewriter {
   const PatternMatcher& pm;
   RewriteCtx ctx;
   RewriteListener* listener;
-  std::unordered_map<const UOp*, UOpRef> memo;
+  // each visited node's result, keyed by the node (open addressing: nothing allocated per entry)
+  PtrMap<UOpRef> memo{256};
   std::vector<UOpRef> keep;  // keep keys alive while memoized
   int depth = 0;
   RewriteCache* cache = nullptr;
@@ -91,7 +93,7 @@ struct Rewriter {
   }
 
   UOpRef sources_first(const UOpRef& x) {
-    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    if (const UOpRef* m = memo.find(x.get())) return *m;
     if (cache)
       if (const UOpRef* hit = cache->find(x.get())) return *hit;
     enter();
@@ -114,7 +116,7 @@ struct Rewriter {
     }
     --depth;
     keep.push_back(x);
-    memo[x.get()] = out;
+    *memo.try_emplace(x.get()).first = out;
     if (cache) {
       cache->put(x, out);
       cache->put(out, out);  // a result is its own fixed point
@@ -123,7 +125,7 @@ struct Rewriter {
   }
 
   UOpRef node_first(const UOpRef& x) {
-    if (auto it = memo.find(x.get()); it != memo.end()) return it->second;
+    if (const UOpRef* m = memo.find(x.get())) return *m;
     enter();
     UOpRef y = x;
     for (int guard = 0; UOpRef r = apply(y); ++guard) {
@@ -136,7 +138,7 @@ struct Rewriter {
     UOpRef out = y->replace_src(std::move(ns));
     --depth;
     keep.push_back(x);
-    memo[x.get()] = out;
+    *memo.try_emplace(x.get()).first = out;
     return out;
   }
 };
@@ -154,11 +156,14 @@ UOpRef graph_rewrite_with(const UOpRef& root, const PatternMatcher& pm, const Re
                 (ctx.type() ? ctx.type()->name() : "no context"));
   RewriteListener* l = rewrite_listener();
   if (l) l->on_pass_begin(name, root);
-  Rewriter rw{pm, ctx, l, {}, {}};
+  Rewriter rw{pm, ctx, l};
   rw.pass = name;
   UOpRef out = bottom_up ? rw.node_first(root) : rw.sources_first(root);
   if (l) l->on_pass_end(name, out);
-  if (node_map) *node_map = std::move(rw.memo);
+  if (node_map) {
+    node_map->clear();
+    rw.memo.for_each([&](const void* k, UOpRef& v) { node_map->emplace(static_cast<const UOp*>(k), std::move(v)); });
+  }
   return out;
 }
 
@@ -173,7 +178,7 @@ const UOpRef* RewriteCache::find(const UOp* x) const {
 
 UOpRef graph_rewrite_cached(const UOpRef& root, const PatternMatcher& pm, RewriteCache& cache, std::string_view name) {
   if (pm.ctx_type()) throw Error("graph_rewrite " + std::string(name) + ": a cached pass reads no context");
-  Rewriter rw{pm, RewriteCtx{}, nullptr, {}, {}};
+  Rewriter rw{pm, RewriteCtx{}, nullptr};
   rw.pass = name;
   rw.cache = &cache;
   return rw.sources_first(root);

@@ -119,9 +119,56 @@ std::string arg_repr(const Arg& a) {
 
 // ---- interning ----------------------------------------------------------------------------------
 namespace {
+// The hash-consing table: every live node by its key's hash, open addressing with linear probing in one array of
+// (hash, node) slots, so a lookup is one probe into one array (no bucket lists, no division, nothing allocated per
+// node). Erasing shifts the following slots of the run back (no tombstones). A node is in the table from its making
+// until its last reference is dropped: the deleter erases it under the lock before the node is freed, so a slot's
+// node may be read under the lock; one whose count already reached zero is skipped (its weak reference fails to lock).
 struct Table {
+  struct Slot {
+    size_t hash;
+    const UOp* node;  // nullptr: empty
+  };
   std::mutex mu;
-  std::unordered_multimap<size_t, std::pair<const UOp*, std::weak_ptr<const UOp>>> map;
+  std::vector<Slot> slots = std::vector<Slot>(1 << 12, Slot{0, nullptr});
+  size_t size = 0;
+
+  size_t home(size_t h) const { return static_cast<size_t>((h * 0x9E3779B97F4A7C15ull) >> 32) & (slots.size() - 1); }
+  // the live node with this key, or nullptr
+  UOpRef find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const;
+  void insert(size_t h, const UOp* node) {
+    if (2 * (size + 1) > slots.size()) grow();
+    const size_t mask = slots.size() - 1;
+    size_t i = home(h);
+    while (slots[i].node) i = (i + 1) & mask;
+    slots[i] = {h, node};
+    ++size;
+  }
+  void erase(size_t h, const UOp* node) {
+    const size_t mask = slots.size() - 1;
+    size_t i = home(h);
+    while (slots[i].node != node) {
+      if (!slots[i].node) return;
+      i = (i + 1) & mask;
+    }
+    // backward shift: move each later slot of the run whose home is not in (i, j] into the hole
+    for (size_t j = (i + 1) & mask; slots[j].node; j = (j + 1) & mask) {
+      const size_t k = home(slots[j].hash);
+      const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (stays) continue;
+      slots[i] = slots[j];
+      i = j;
+    }
+    slots[i] = {0, nullptr};
+    --size;
+  }
+  void grow() {
+    std::vector<Slot> old(2 * slots.size(), Slot{0, nullptr});
+    old.swap(slots);
+    size = 0;
+    for (const Slot& s : old)
+      if (s.node) insert(s.hash, s.node);
+  }
 };
 Table& table() {
   static Table* t = new Table();  // never destroyed: UOps may outlive static destruction order
@@ -158,6 +205,14 @@ bool same_key(const UOp& u, Ops op, DType dt, const UOps& src, const Arg& arg, i
   for (size_t i = 0; i < src.size(); ++i)
     if (u.src[i].get() != src[i].get()) return false;
   return arg_equal(u.arg, arg);
+}
+
+UOpRef Table::find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const {
+  const size_t mask = slots.size() - 1;
+  for (size_t i = home(h); slots[i].node; i = (i + 1) & mask)
+    if (slots[i].hash == h && same_key(*slots[i].node, op, dt, src, arg, tag))
+      if (UOpRef sp = slots[i].node->weak_from_this().lock()) return sp;
+  return nullptr;
 }
 
 Shape broadcast_shapes(const UOps& src) {
@@ -361,7 +416,7 @@ bool multi_values_made() { return g_multi_made.load(std::memory_order_relaxed); 
 size_t live_uop_count() {
   auto& t = table();
   std::lock_guard lk(t.mu);
-  return t.map.size();
+  return t.size;
 }
 
 size_t uop_key_hash(Ops op, DType dtype, std::span<const size_t> src_hashes, const Arg& arg, int64_t tag) {
@@ -381,9 +436,7 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
   auto& t = table();
   {
     std::lock_guard lk(t.mu);
-    auto [b, e] = t.map.equal_range(h);
-    for (auto it = b; it != e; ++it)
-      if (auto sp = it->second.second.lock(); sp && same_key(*sp, op, dtype, src, arg, tag)) return sp;
+    if (UOpRef sp = t.find(h, op, dtype, src, arg, tag)) return sp;
   }
   auto* raw = new UOp();
   raw->op = op;
@@ -431,18 +484,14 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
     {
       auto& tb = table();
       std::lock_guard lk(tb.mu);
-      auto [b, e] = tb.map.equal_range(h);
-      for (auto it = b; it != e; ++it)
-        if (it->second.first == p) { tb.map.erase(it); break; }
+      tb.erase(h, p);
     }
     release_node(p);
   });
   std::lock_guard lk(t.mu);
   // another thread may have created the same node meanwhile: prefer the existing one
-  auto [b, e] = t.map.equal_range(h);
-  for (auto it = b; it != e; ++it)
-    if (auto ex = it->second.second.lock(); ex && same_key(*ex, raw->op, raw->dtype, raw->src, raw->arg, raw->tag)) return ex;
-  t.map.emplace(h, std::make_pair(raw, std::weak_ptr<const UOp>(sp)));
+  if (UOpRef ex = t.find(h, raw->op, raw->dtype, raw->src, raw->arg, raw->tag)) return ex;
+  t.insert(h, raw);
   return sp;
 }
 
