@@ -155,6 +155,8 @@ const CLanguage& c_language() {
 // accesses (a 16-wide group is one AVX-512 access, and the SLP vectorizer carries the vector through the arithmetic
 // from there), transposed accumulations (TRANSPOSE=0: the 16 scalar chains as written), vector accumulators
 // (VECACC=0: one scalar accumulator per lane, as written)
+}  // namespace
+
 UOpRef cpu_linear_passes(const UOpRef& linear) {
   UOpRef l = linear;
   if (codegen_option("PREFETCH", 1) != 0) l = cpu_prefetch(l);
@@ -164,7 +166,11 @@ UOpRef cpu_linear_passes(const UOpRef& linear) {
   return l;
 }
 
-}  // namespace
+// the packing passes over the lowered kernel (PACK=0: reads as the loops make them)
+UOpRef cpu_lowered_passes(const UOpRef& sink, const OptTarget& target) {
+  if (!target.has_threads || codegen_option("PACK", 1) == 0) return sink;
+  return pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
+}
 
 std::string render_c(const ProgramSpec& spec, SourceLines* lines) { return c_language().render(spec, lines); }
 
@@ -175,11 +181,7 @@ class ClangRenderer final : public Renderer {
  public:
   std::string name() const override { return "CLANG"; }
   std::string lang() const override { return "c"; }
-  UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const override {
-    // (PACK=0: reads as the loops make them)
-    if (!target.has_threads || codegen_option("PACK", 1) == 0) return sink;
-    return pack_spread_lanes(pack_panels(sink, 256 << 10), 256 << 10, 16);
-  }
+  UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const override { return cpu_lowered_passes(sink, target); }
   UOpRef linear_passes(const UOpRef& linear) const override { return cpu_linear_passes(linear); }
   bool decomposes_transcendentals() const override { return true; }
   void render(ProgramSpec& spec) const override {

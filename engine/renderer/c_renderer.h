@@ -27,6 +27,12 @@ std::string c_type(DType dt);
 // int16 -2147483648 is 0)
 int64_t int_const_value(const UOp& c);
 
+// The CPU renderers' own passes (CLANG's and LLVM's): the packing passes over the lowered kernel (panels, spread lanes)
+// and the schemes over the linearized program (prefetches, vector accesses, transposed accumulations, vector
+// accumulators), each traced by its name; their codegen options (PACK, PREFETCH, TRANSPOSE, VECACC) turn them off
+UOpRef cpu_lowered_passes(const UOpRef& sink, const OptTarget& target);
+UOpRef cpu_linear_passes(const UOpRef& linear);
+
 // the CPU's C renderer (CLANG)
 const Renderer& clang_renderer();
 

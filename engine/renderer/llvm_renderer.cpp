@@ -1,6 +1,7 @@
 #include "engine/renderer/llvm_renderer.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -8,7 +9,9 @@
 #include <unordered_map>
 
 #include "engine/renderer/c_renderer.h"
+#include "engine/codegen/cpu/linear_passes.h"
 #include "engine/codegen/linearize.h"
+#include "engine/codegen/opt.h"
 #include "engine/uop/error.h"
 
 namespace ts {
@@ -65,6 +68,10 @@ std::string const_literal(const UOp& c) {
 struct Emitter {
   explicit Emitter(const ProgramSpec& s) : spec(s) {}
   const ProgramSpec& spec;
+  // float adds, subtractions and multiplies may fuse into an fma, as the C renderer's a*b+c under clang's
+  // -ffp-contract=on (the reference's LLVM renderer flags them `contract` too); FP_CONTRACT=0: the unfused IEEE
+  // evaluation the interpreter computes
+  const std::string contract = codegen_option("FP_CONTRACT", 1) != 0 ? " contract" : "";
   std::ostringstream body;
   std::vector<std::string> allocas;
   std::set<std::string> intrinsics;
@@ -113,9 +120,9 @@ struct Emitter {
     DType in = u.src[0]->dtype;
     bool fl = is_float(dt);
     switch (u.op) {
-      case Ops::ADD: return op2(fl ? "fadd" : "add", dt, s[0], s[1]);
-      case Ops::SUB: return op2(fl ? "fsub" : "sub", dt, s[0], s[1]);
-      case Ops::MUL: return op2(fl ? "fmul" : "mul", dt, s[0], s[1]);
+      case Ops::ADD: return op2(fl ? "fadd" + contract : "add", dt, s[0], s[1]);
+      case Ops::SUB: return op2(fl ? "fsub" + contract : "sub", dt, s[0], s[1]);
+      case Ops::MUL: return op2(fl ? "fmul" + contract : "mul", dt, s[0], s[1]);
       case Ops::FDIV: return op2("fdiv", dt, s[0], s[1]);
       case Ops::CDIV: return fl ? op2("fdiv", dt, s[0], s[1]) : int_divmod(u.op, dt, s[0], s[1], u);
       case Ops::CMOD: return fl ? op2("frem", dt, s[0], s[1]) : int_divmod(u.op, dt, s[0], s[1], u);
@@ -136,7 +143,7 @@ struct Emitter {
       case Ops::SIN: return call_intrinsic("sin", dt, {s[0]});
       case Ops::TRUNC: return fl ? call_intrinsic("trunc", dt, {s[0]}) : s[0];
       case Ops::POW: return call_intrinsic("pow", dt, {s[0], s[1]});
-      case Ops::MULACC: return op2(fl ? "fadd" : "add", dt, op2(fl ? "fmul" : "mul", dt, s[0], s[1]), s[2]);
+      case Ops::MULACC: return op2(fl ? "fadd" + contract : "add", dt, op2(fl ? "fmul" + contract : "mul", dt, s[0], s[1]), s[2]);
       case Ops::MAX: {
         std::string c = cmp(Ops::CMPLT, in, s[0], s[1]);
         return select(c, dt, s[1], s[0]);
@@ -297,7 +304,7 @@ void emit_memory(Emitter& e, const UOp& u, int& store_no) {
     case Ops::LOAD: {
       const UOp* src = resolve(u.src[0].get());
       std::string v = e.fresh("val");
-      if (src->op == Ops::DEFINE_ACC) {
+      if (src->op == Ops::DEFINE_ACC || src->op == Ops::GEP) {  // an accumulator (or a vector accumulator's lane)
         e.ins(v + " = load " + reg_type(u.dtype) + ", ptr " + e.r.at(src));
         e.r[&u] = v;
         break;
@@ -316,7 +323,7 @@ void emit_memory(Emitter& e, const UOp& u, int& store_no) {
       const UOp* dst = resolve(u.src[0].get());
       DType dt = u.src[1]->dtype;
       std::string v = e.get(u.src[1]);
-      if (dst->op == Ops::DEFINE_ACC) {
+      if (dst->op == Ops::DEFINE_ACC || dst->op == Ops::GEP) {
         e.ins("store " + reg_type(dt) + " " + v + ", ptr " + e.r.at(dst));
         break;
       }
@@ -339,6 +346,259 @@ void emit_memory(Emitter& e, const UOp& u, int& store_no) {
       break;
     }
     default: break;
+  }
+}
+
+// ---- the CPU passes' UOps (engine/codegen/cpu/linear_passes.h): vectors of floats --------------------------------
+
+std::string vec_t(int w, DType dt = dtypes::float32) { return "<" + std::to_string(w) + " x " + reg_type(dt) + ">"; }
+
+// a scalar in every lane of a w-wide vector
+std::string splat(Emitter& e, int w, DType dt, const std::string& x) {
+  const std::string v = vec_t(w, dt), one = e.fresh("sp"), all = e.fresh("sp");
+  e.ins(one + " = insertelement " + v + " poison, " + reg_type(dt) + " " + x + ", i32 0");
+  e.ins(all + " = shufflevector " + v + " " + one + ", " + v + " poison, <" + std::to_string(w) + " x i32> zeroinitializer");
+  return all;
+}
+
+// values (of one dtype) as the lanes of one vector
+std::string gather(Emitter& e, DType dt, const std::vector<std::string>& lanes) {
+  const std::string v = vec_t(static_cast<int>(lanes.size()), dt);
+  std::string cur = "poison";
+  for (size_t k = 0; k < lanes.size(); ++k) {
+    const std::string nx = e.fresh("vec");
+    e.ins(nx + " = insertelement " + v + " " + cur + ", " + reg_type(dt) + " " + lanes[k] + ", i32 " + std::to_string(k));
+    cur = nx;
+  }
+  return cur;
+}
+
+// a VLOAD's or VSTORE's lane 0 address: its buffer at its index less its lane number (a constant index: its value)
+std::string vec_addr(Emitter& e, const UOp& u) {
+  const Shape& a = u.as<Shape>();
+  const bool indexed = u.src.size() > (u.op == Ops::VSTORE ? static_cast<size_t>(a[0]) + 1 : 1);
+  std::string it = "i32", idx = std::to_string(a[2]);
+  if (indexed) {
+    idx = e.get(u.src[1]);
+    it = reg_type(u.src[1]->dtype);
+    if (a[1]) idx = e.op2("sub", u.src[1]->dtype, idx, std::to_string(a[1]));
+  }
+  const std::string p = e.fresh("p");
+  e.ins(p + " = getelementptr inbounds float, ptr " + e.get(u.src[0]) + ", " + it + " " + idx);
+  return p;
+}
+
+// A TRANSPOSED_ACC: the 16 rows' 4-wide loads as four 16-wide columns (column j: element j of rows 0..15), each
+// column's term computed 16 rows at a time from the scalar term's expression (a lane leaf: the column; a common
+// leaf: the scalar in every lane; a per-row leaf: its 16 rows' values), then acc + t0 + t1 + t2 + t3 (or the running
+// max) lane by lane: every lane computes what the scalar code computes, in the same order
+void emit_transposed(Emitter& e, const UOp& u) {
+  const TransposedAccView ta = transposed_acc_view(u);
+  const DType f32 = dtypes::float32;
+  // the 16 rows side by side (64 floats), then every fourth element
+  std::vector<std::string> level;
+  for (const UOp* r : ta.rows) level.push_back(e.r.at(r));
+  for (int w = 4; level.size() > 1; w *= 2) {
+    std::vector<std::string> next;
+    for (size_t k = 0; k < level.size(); k += 2) {
+      std::string idx;
+      for (int i = 0; i < 2 * w; ++i) idx += (i ? ", i32 " : "i32 ") + std::to_string(i);
+      const std::string v = e.fresh("trows");
+      e.ins(v + " = shufflevector " + vec_t(w) + " " + level[k] + ", " + vec_t(w) + " " + level[k + 1] + ", <" + std::to_string(2 * w) + " x i32> <" + idx + ">");
+      next.push_back(v);
+    }
+    level = std::move(next);
+  }
+  std::string col[4];
+  for (int j = 0; j < 4; ++j) {
+    std::string idx;
+    for (int i = 0; i < 16; ++i) idx += (i ? ", i32 " : "i32 ") + std::to_string(4 * i + j);
+    col[j] = e.fresh("tcol");
+    e.ins(col[j] + " = shufflevector " + vec_t(64) + " " + level[0] + ", " + vec_t(64) + " poison, <16 x i32> <" + idx + ">");
+  }
+  enum class Leaf { lane, common, per_row };
+  std::unordered_map<const UOp*, Leaf> leaves;
+  std::unordered_map<const UOp*, std::string> leaf_vec;  // common and per-row leaves, computed once
+  for (const UOp* x : ta.lanes) leaves[x] = Leaf::lane;
+  for (const UOp* x : ta.commons) leaves[x] = Leaf::common, leaf_vec[x] = splat(e, 16, x->dtype, e.r.at(resolve(x)));
+  for (auto& vals : ta.per_rows) {
+    leaves[vals[0]] = Leaf::per_row;
+    const UOp* g = vals[0]->op == Ops::GEP && vals[0]->src[0]->op == Ops::VLOAD ? vals[0]->src[0].get() : nullptr;
+    bool whole = g && g->as<Shape>()[0] == 16;
+    for (size_t k = 0; k < 16 && whole; ++k) whole = vals[k]->op == Ops::GEP && vals[k]->src[0].get() == g && vals[k]->as<int64_t>() == static_cast<int64_t>(k);
+    std::vector<std::string> lanes;
+    if (!whole)
+      for (const UOp* v : vals) lanes.push_back(e.r.at(resolve(v)));
+    leaf_vec[vals[0]] = whole ? e.r.at(g) : gather(e, vals[0]->dtype, lanes);
+  }
+  auto op2 = [&](const std::string& inst, const std::string& t, const std::string& a, const std::string& b) {
+    const std::string v = e.fresh("tv");
+    e.ins(v + " = " + inst + " " + t + " " + a + ", " + b);
+    return v;
+  };
+  auto sel = [&](const std::string& c, const std::string& t, const std::string& a, const std::string& b) {
+    const std::string v = e.fresh("tv");
+    e.ins(v + " = select <16 x i1> " + c + ", " + t + " " + a + ", " + t + " " + b);
+    return v;
+  };
+  std::string terms[4];
+  for (int j = 0; j < 4; ++j) {
+    std::unordered_map<const UOp*, std::string> vr;
+    std::function<std::string(const UOp*)> expr = [&](const UOp* n) -> std::string {
+      if (auto lf = leaves.find(n); lf != leaves.end()) return lf->second == Leaf::lane ? col[j] : leaf_vec.at(n);
+      if (auto v = vr.find(n); v != vr.end()) return v->second;
+      if (n->op == Ops::CONST) return vr[n] = splat(e, 16, n->dtype, const_literal(*n));
+      std::vector<std::string> a;
+      for (auto& x : n->src) a.push_back(expr(resolve(x.get())));
+      const DType dt = n->dtype, in = n->src[0]->dtype;
+      if (dt != f32 && dt != dtypes::int32 && dt != dtypes::uint32 && !is_bool(dt))
+        throw Error("LLVM renderer: a transposed accumulation computes " + std::string(dt->name));
+      const std::string t = vec_t(16, dt), ti = vec_t(16, in);
+      const bool fl = is_float(dt), fin = is_float(in), uin = is_unsigned(in) || is_bool(in);
+      auto cmp = [&](Ops op) {
+        const char* pred = fin ? (op == Ops::CMPLT ? "fcmp olt" : op == Ops::CMPNE ? "fcmp une" : "fcmp oeq")
+                               : (op == Ops::CMPLT ? (uin ? "icmp ult" : "icmp slt") : op == Ops::CMPNE ? "icmp ne" : "icmp eq");
+        return op2(pred, ti, a[0], a[1]);
+      };
+      std::string v;
+      switch (n->op) {
+        case Ops::ADD: v = op2(fl ? "fadd" + e.contract : "add", t, a[0], a[1]); break;
+        case Ops::SUB: v = op2(fl ? "fsub" + e.contract : "sub", t, a[0], a[1]); break;
+        case Ops::MUL: v = op2(fl ? "fmul" + e.contract : "mul", t, a[0], a[1]); break;
+        case Ops::FDIV: v = op2("fdiv", t, a[0], a[1]); break;
+        case Ops::AND: v = op2("and", t, a[0], a[1]); break;
+        case Ops::OR: v = op2("or", t, a[0], a[1]); break;
+        case Ops::XOR: v = op2("xor", t, a[0], a[1]); break;
+        case Ops::MAX: v = sel(cmp(Ops::CMPLT), t, a[1], a[0]); break;
+        case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: v = cmp(n->op); break;
+        case Ops::WHERE: v = sel(a[0], t, a[1], a[2]); break;
+        case Ops::NEG:
+          v = e.fresh("tv");
+          e.ins(v + " = " + (fl ? "fneg " + t + " " + a[0] : "sub " + t + " zeroinitializer, " + a[0]));
+          break;
+        case Ops::RECIPROCAL: v = op2("fdiv", t, splat(e, 16, dt, hex_double(1.0)), a[0]); break;
+        case Ops::SHL: case Ops::SHR: v = op2(n->op == Ops::SHL ? "shl" : is_unsigned(dt) ? "lshr" : "ashr", t, a[0], a[1]); break;
+        case Ops::BITCAST: v = e.fresh("tv"), e.ins(v + " = bitcast " + ti + " " + a[0] + " to " + t); break;
+        case Ops::CAST:
+          if (reg_type(in) == reg_type(dt) && fin == fl) {
+            v = a[0];
+          } else if (fl && !fin) {
+            v = e.fresh("tv"), e.ins(v + " = " + (uin ? "uitofp " : "sitofp ") + ti + " " + a[0] + " to " + t);
+          } else if (fin && !fl) {  // as the scalar cast: the truncated value where it fits, else INT_MIN (uint32: all ones)
+            const bool u32 = dt == dtypes::uint32;
+            const std::string lo = op2(u32 ? "fcmp ogt" : "fcmp oge", ti, a[0], splat(e, 16, in, hex_double(u32 ? -1.0 : -2147483648.0)));
+            const std::string hi = op2("fcmp olt", ti, a[0], splat(e, 16, in, hex_double(u32 ? 4294967296.0 : 2147483648.0)));
+            const std::string c = e.fresh("tv"), ok = op2("and", "<16 x i1>", lo, hi);
+            e.ins(c + " = " + (u32 ? "fptoui " : "fptosi ") + ti + " " + a[0] + " to " + t);
+            v = sel(ok, t, c, splat(e, 16, dt, u32 ? "-1" : "-2147483648"));
+          } else {
+            throw Error("LLVM renderer: a transposed accumulation casts " + std::string(in->name) + " to " + std::string(dt->name));
+          }
+          break;
+        default: throw Error("LLVM renderer: a transposed accumulation computes " + std::string(op_name(n->op)));
+      }
+      return vr[n] = v;
+    };
+    terms[j] = expr(ta.root);
+  }
+  const std::string t16 = vec_t(16);
+  std::vector<std::string> init;
+  for (const UOp* acc : ta.accs) {
+    const std::string v = e.fresh("val");
+    e.ins(v + " = load float, ptr " + e.r.at(acc));
+    init.push_back(v);
+  }
+  std::string sv = gather(e, f32, init);
+  if (ta.max) {  // (as the scalar code: each max a select on a <)
+    auto mx = [&](const std::string& a, const std::string& b) { return sel(op2("fcmp olt", t16, a, b), t16, b, a); };
+    sv = mx(sv, mx(mx(mx(terms[0], terms[1]), terms[2]), terms[3]));
+  } else {
+    for (const std::string& x : terms) sv = op2("fadd" + e.contract, t16, sv, x);
+  }
+  for (size_t i = 0; i < ta.accs.size(); ++i) {
+    const std::string v = e.fresh("val");
+    e.ins(v + " = extractelement " + t16 + " " + sv + ", i32 " + std::to_string(i));
+    e.ins("store float " + v + ", ptr " + e.r.at(ta.accs[i]));
+  }
+}
+
+void emit_vector(Emitter& e, const UOp& u) {
+  switch (u.op) {
+    case Ops::BUFFER: {  // a program's own array (the packing passes' panels), on the stack of the thread running it
+      const ParamArg& pa = u.as<ParamArg>();
+      if (pa.addrspace != AddrSpace::REG) throw Error("LLVM renderer: a BUFFER outside the program's own arrays");
+      const std::string nm = "%panel" + std::to_string(pa.slot);
+      e.allocas.push_back(nm + " = alloca [" + std::to_string(pa.size) + " x " + mem_type(u.dtype) + "], align 64");
+      e.r[&u] = nm;
+      break;
+    }
+    case Ops::VLOAD: {
+      const std::string p = vec_addr(e, u), v = e.fresh("val");
+      e.ins(v + " = load " + vec_t(static_cast<int>(u.as<Shape>()[0])) + ", ptr " + p + ", align 4");
+      e.r[&u] = v;
+      break;
+    }
+    case Ops::VSTORE: {
+      const int w = static_cast<int>(u.as<Shape>()[0]);
+      std::vector<std::string> lanes;
+      for (size_t k = u.src.size() - static_cast<size_t>(w); k < u.src.size(); ++k) lanes.push_back(e.get(u.src[k]));
+      const std::string v = gather(e, dtypes::float32, lanes), p = vec_addr(e, u);
+      e.ins("store " + vec_t(w) + " " + v + ", ptr " + p + ", align 4");
+      break;
+    }
+    case Ops::GEP: {  // a lane of a VLOAD (a value) or of a DEFINE_VACC (its place, loaded and stored as an accumulator)
+      const UOp& src = *u.src[0];
+      const std::string k = std::to_string(u.as<int64_t>()), v = e.fresh(src.op == Ops::VLOAD ? "val" : "p");
+      if (src.op == Ops::VLOAD)
+        e.ins(v + " = extractelement " + vec_t(static_cast<int>(src.as<Shape>()[0])) + " " + e.r.at(&src) + ", i32 " + k);
+      else
+        e.ins(v + " = getelementptr inbounds [" + std::to_string(src.src.size()) + " x float], ptr " + e.r.at(&src) + ", i32 0, i32 " + k);
+      e.r[&u] = v;
+      break;
+    }
+    case Ops::DEFINE_VACC: {  // the accumulators' vector, each lane its own start
+      const int w = static_cast<int>(u.src.size());
+      const std::string nm = e.fresh("vacc");
+      e.allocas.push_back(nm + " = alloca [" + std::to_string(w) + " x float], align 64");
+      std::string init;
+      for (auto& c : u.src) init += (init.empty() ? "float " : ", float ") + const_literal(*c);
+      e.ins("store " + vec_t(w) + " <" + init + ">, ptr " + nm);
+      e.r[&u] = nm;
+      break;
+    }
+    case Ops::VACC_UPDATE: {  // vacc = vacc + s1*v1 + s2*v2 + ...
+      const UOp& vacc = *u.src[0];
+      const int w = static_cast<int>(vacc.src.size());
+      const std::string t = vec_t(w);
+      std::string cur = e.fresh("val");
+      e.ins(cur + " = load " + t + ", ptr " + e.r.at(&vacc));
+      for (size_t k = 1; k < u.src.size(); k += 2) {
+        const std::string sc = splat(e, w, dtypes::float32, e.get(u.src[k])), m = e.fresh("a"), n = e.fresh("a");
+        e.ins(m + " = fmul" + e.contract + " " + t + " " + sc + ", " + e.get(u.src[k + 1]));
+        e.ins(n + " = fadd" + e.contract + " " + t + " " + cur + ", " + m);
+        cur = n;
+      }
+      e.ins("store " + t + " " + cur + ", ptr " + e.r.at(&vacc));
+      break;
+    }
+    case Ops::PREFETCH: {  // buf+(t1*c1+...+range*step+constant), a hint that never faults
+      const Shape& c = u.as<Shape>();
+      std::string off = std::to_string(c.back());
+      auto term = [&](const UOpRef& x, int64_t coef) {
+        std::string v = e.get(x);
+        if (reg_type(x->dtype) != "i64") v = e.cast(x->dtype, dtypes::int64, v);
+        off = e.op2("add", dtypes::int64, off, e.op2("mul", dtypes::int64, v, std::to_string(coef)));
+      };
+      for (size_t k = 2; k < u.src.size(); ++k) term(u.src[k], c[k - 2]);
+      term(u.src[1], c[c.size() - 2]);
+      const std::string p = e.fresh("p");
+      e.ins(p + " = getelementptr float, ptr " + e.get(u.src[0]) + ", i64 " + off);
+      e.intrinsics.insert("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)");
+      e.ins("call void @llvm.prefetch.p0(ptr " + p + ", i32 0, i32 3, i32 1)");
+      break;
+    }
+    case Ops::TRANSPOSED_ACC: emit_transposed(e, u); break;
+    default: throw Error("LLVM renderer: unexpected " + std::string(op_name(u.op)) + " in the program");
   }
 }
 
@@ -443,6 +703,10 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
       case Ops::INDEX:
       case Ops::LOAD:
       case Ops::STORE: emit_memory(e, u, store_no); break;
+      case Ops::BUFFER: case Ops::GEP: case Ops::VLOAD: case Ops::VSTORE: case Ops::DEFINE_VACC: case Ops::VACC_UPDATE:
+      case Ops::PREFETCH: case Ops::TRANSPOSED_ACC:
+        emit_vector(e, u);
+        break;
       case Ops::CAST: e.r[&u] = e.cast(u.src[0]->dtype, u.dtype, e.get(u.src[0])); break;
       case Ops::BITCAST: {
         std::string v = e.fresh("bc");
@@ -467,6 +731,9 @@ class LlvmRenderer final : public Renderer {
  public:
   std::string name() const override { return "LLVM"; }
   std::string lang() const override { return "llvm"; }
+  // the CPU's packing passes and schemes, as the C renderer's
+  UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const override { return cpu_lowered_passes(sink, target); }
+  UOpRef linear_passes(const UOpRef& linear) const override { return cpu_linear_passes(linear); }
   bool decomposes_transcendentals() const override { return true; }
   void render(ProgramSpec& spec) const override {
     require_cpu_program(spec.lowered, "LLVM", spec.name);

@@ -269,6 +269,17 @@ std::unique_ptr<llvm::Module> compile_ir(Jit& j, const std::string& source, llvm
   llvm::TargetMachine* tm = &thread_target_machine(j.jtmb);
   m->setTargetTriple(j.triple);
   m->setDataLayout(tm->createDataLayout());
+  // the attributes clang gives the C renderer's functions: the CPU, its features and, with AVX-512, 512-bit vectors
+  // preferred (the vectorizers cost for the function's own subtarget)
+  std::string features;
+  for (const auto& f : j.features) features += (features.empty() ? "" : ",") + f;
+  const bool avx512 = std::find(j.features.begin(), j.features.end(), "+avx512f") != j.features.end();
+  for (llvm::Function& f : *m) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", j.cpu);
+    f.addFnAttr("target-features", features);
+    if (avx512) f.addFnAttr("prefer-vector-width", "512");
+  }
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -367,7 +378,7 @@ std::string object_key() {
   for (const auto& f : j.features) key += " " + f;
   key += "\nclang cc1";
   for (const auto& a : j.cc1_args) key += " " + a;
-  key += "\nllvm ir: O2 pipeline, loop and SLP vectorization"
+  key += "\nllvm ir: the cpu and features as function attributes, 512-bit vectors preferred with avx512f, O2 pipeline, loop and SLP vectorization"
          "\ncodegen: O2, x86 domain reassignment off, machine scheduler off for blocks over 20000 instructions";
   return key;
 }

@@ -252,6 +252,27 @@ class TestCodegenJit : public QObject {
         got[i++] = run(*p, reinterpret_cast<KernelEntry>(fn), init, {});
       }
       QVERIFY2(got[0][0] == got[1][0], c.label);
+      // the LLVM renderer runs the same passes over the same program (the same UOps, op for op) and renders each of
+      // them: its program computes what the interpreter computes (within rounding: a vector accumulation adds an
+      // unrolled reduce's products in the C renderer's order, acc+p0+p1+..., the interpreter as the graph says,
+      // acc+(p0+p1+...))
+      ProgramSpec lfast = c.opts.empty() ? to_program(c.ast, llvm_renderer()) : to_program(c.ast, llvm_renderer(), cpu_opt_target(), c.opts);
+      QCOMPARE(lfast.lowered->src.size(), fast.lowered->src.size());
+      for (size_t k = 0; k < fast.lowered->src.size(); ++k) QCOMPARE(lfast.lowered->src[k]->op, fast.lowered->src[k]->op);
+      QCOMPARE(lfast.name, fast.name);
+      const ProgramSpec ip = c.opts.empty() ? to_program(c.ast, interp_renderer()) : to_program(c.ast, interp_renderer(), cpu_opt_target(), c.opts);
+      const auto want = run(ip, nullptr, init, {});
+      void* lfn = cpu::compile(cpu::SourceKind::LlvmIr, lfast.src, entry_symbol(lfast));
+      const auto lgot = run(lfast, reinterpret_cast<KernelEntry>(lfn), init, {})[0];
+      // (these sums cancel: each element within 1e-5 of the output's largest magnitude)
+      std::vector<float> x(lgot.size() / 4), y(x.size());
+      std::memcpy(x.data(), lgot.data(), lgot.size());
+      std::memcpy(y.data(), want[0].data(), want[0].size());
+      float scale = 1;
+      for (float v : y) scale = std::max(scale, std::fabs(v));
+      for (size_t k = 0; k < x.size(); ++k)
+        QVERIFY2(std::fabs(x[k] - y[k]) <= 1e-5f * scale,
+                 qPrintable(QString("%1 (LLVM): element %2 is %3, the interpreter's %4\n%5").arg(c.label).arg(k).arg(x[k]).arg(y[k]).arg(lfast.src.c_str())));
     }
   }
 
