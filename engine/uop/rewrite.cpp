@@ -16,8 +16,7 @@ void RewriteCtx::throw_mismatch(const std::type_info& wanted) const {
 PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) { index(); }
 
 void PatternMatcher::index() {
-  by_op_.clear();
-  any_op_.clear();
+  by_op_.assign(size_t{1} << (8 * sizeof(Ops)), {});
   ctx_type_ = nullptr;
   const Rule* first_with_ctx = nullptr;
   for (size_t i = 0; i < rules_.size(); ++i) {
@@ -28,8 +27,10 @@ void PatternMatcher::index() {
       ctx_type_ = t;
       if (!first_with_ctx) first_with_ctx = &rules_[i];
     }
-    if (rules_[i].ops.empty()) any_op_.push_back(i);
-    for (Ops o : rules_[i].ops) by_op_[static_cast<int>(o)].push_back(i);
+    if (rules_[i].ops.empty())
+      for (auto& list : by_op_) list.push_back(static_cast<uint32_t>(i));
+    for (Ops o : rules_[i].ops)
+      if (auto& list = by_op_[static_cast<size_t>(o)]; list.empty() || list.back() != i) list.push_back(static_cast<uint32_t>(i));
   }
 }
 
@@ -40,16 +41,8 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
 }
 
 UOpRef PatternMatcher::rewrite(const UOpRef& x, const RewriteCtx& ctx, const Rule** fired) const {
-  auto it = by_op_.find(static_cast<int>(x->op));
-  const std::vector<size_t>* lists[2] = {it == by_op_.end() ? nullptr : &it->second, &any_op_};
-  // keep declaration order across the two lists
-  size_t a = 0, b = 0;
-  const auto& la = lists[0] ? *lists[0] : std::vector<size_t>{};
-  const auto& lb = *lists[1];
-  while (a < la.size() || b < lb.size()) {
-    size_t idx;
-    if (b >= lb.size() || (a < la.size() && la[a] < lb[b])) idx = la[a++];
-    else idx = lb[b++];
+  if (by_op_.empty()) return nullptr;
+  for (uint32_t idx : by_op_[static_cast<size_t>(x->op)]) {
     UOpRef r = rules_[idx].fn(x, ctx);
     if (r && r.get() != x.get()) {
       if (fired) *fired = &rules_[idx];
@@ -85,6 +78,24 @@ struct Rewriter {
   std::unordered_map<const UOp*, const Rule*> in_progress = {};  // nodes being rewritten, with the rule that produced them
   std::string_view pass = {};
 
+  // x with each source replaced by f(source): x itself when none changes (most nodes of most passes), without
+  // building a list of its sources
+  template <class F>
+  static UOpRef with_sources(const UOpRef& x, F&& f) {
+    const UOps& src = x->src;
+    for (size_t i = 0; i < src.size(); ++i) {
+      UOpRef r = f(src[i]);
+      if (r.get() == src[i].get()) continue;
+      UOps ns;
+      ns.reserve(src.size());
+      ns.insert(ns.end(), src.begin(), src.begin() + static_cast<std::ptrdiff_t>(i));
+      ns.push_back(std::move(r));
+      for (++i; i < src.size(); ++i) ns.push_back(f(src[i]));
+      return x->replace_src(std::move(ns));
+    }
+    return x;
+  }
+
   // one level deeper: the graph's depth is bounded by the stack left (the engine runs on a big one), not a fixed count
   void enter() {
     if ((++depth & 63) == 0 && stack_remaining() < (size_t{1} << 20))
@@ -97,10 +108,7 @@ struct Rewriter {
     if (cache)
       if (const UOpRef* hit = cache->find(x.get())) return *hit;
     enter();
-    UOps ns;
-    ns.reserve(x->src.size());
-    for (auto& s : x->src) ns.push_back(sources_first(s));
-    UOpRef y = x->replace_src(std::move(ns));
+    UOpRef y = with_sources(x, [this](const UOpRef& s) { return sources_first(s); });
     UOpRef out = y;
     const Rule* fired = nullptr;
     if (UOpRef r = pm.rewrite(y, ctx, &fired)) {
@@ -132,10 +140,7 @@ struct Rewriter {
       if (guard > 1000) throw Error("graph_rewrite: infinite loop in bottom-up rewrite");
       y = r;
     }
-    UOps ns;
-    ns.reserve(y->src.size());
-    for (auto& s : y->src) ns.push_back(node_first(s));
-    UOpRef out = y->replace_src(std::move(ns));
+    UOpRef out = with_sources(y, [this](const UOpRef& s) { return node_first(s); });
     --depth;
     keep.push_back(x);
     *memo.try_emplace(x.get()).first = out;

@@ -107,8 +107,9 @@ class PatternMatcher {
  private:
   void index();
   std::vector<Rule> rules_;
-  std::unordered_map<int, std::vector<size_t>> by_op_;
-  std::vector<size_t> any_op_;
+  // per op (indexed by its value), the rules that may apply to it, in declaration order: those listing the op and
+  // those for every op
+  std::vector<std::vector<uint32_t>> by_op_;
   const std::type_info* ctx_type_ = nullptr;
 };
 
