@@ -19,6 +19,7 @@
 
 #include "engine/codegen/to_program.h"
 #include "engine/device/device.h"
+#include "engine/realize/compile_jobs.h"
 #include "engine/realize/realize_internal.h"
 #include "engine/runtime/allocator.h"
 #include "engine/schedule/multi.h"
@@ -118,7 +119,10 @@ Buffer& ensure_buffer(const UOpRef& b) {
 // a trace::ScheduleItem)
 trace::HostValues host_values(const HostData& h) { return {h.shape, h.dtype, h.f, h.i}; }
 
-std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
+// A kernel's program for its device: lowered, rendered and compiled, or found among those made before. With `jobs`,
+// a device whose loads may run on other threads compiles it there (the program is returned before it is compiled:
+// jobs->wait() before it runs); its trace context ends when the compile does.
+std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJobs* jobs = nullptr, size_t order = 0) {
   // a program found by BEAM=N, or made under other codegen options (NOOPT=1 in a Context), is another program than the
   // default opts' one
   const std::string pkey = (realize_config().beam >= 1 ? dev.compiler_key() + " " + beam_label() : dev.compiler_key()) + codegen_options_key();
@@ -131,6 +135,8 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
   std::snprintf(key, sizeof key, "%016zx", ast->hash);
   c->key = key;
   if (realize_config().debug >= 5) std::printf("%s", render_graph(ast).c_str());
+  const bool background = jobs && dev.concurrent_loads();
+  int context = -1;  // the kernel's trace context, while its compile runs in the background
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
     if (realize_config().beam >= 1) {
@@ -151,11 +157,27 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev) {
     if (realize_config().debug >= 4) std::printf("%s\n", c->spec.src.c_str());
     // compiled inside the kernel's context: the trace times it (its "compile")
     const bool stamp = trace::level() != trace::Level::Off;
-    const double c0 = stamp ? trace::clock_seconds() : 0;
-    c->exe = dev.load(c->spec);
-    if (stamp) scope.set_compile(c0, trace::clock_seconds());
+    if (background) {
+      context = scope.defer_end();
+    } else {
+      const double c0 = stamp ? trace::clock_seconds() : 0;
+      c->exe = dev.load(c->spec);
+      if (stamp) scope.set_compile(c0, trace::clock_seconds());
+    }
   }
+  // (in flight until jobs->wait(); compile_all takes a program whose compile failed out again)
   g_programs[{ast.get(), pkey}] = c;
+  if (background)
+    jobs->start(order, [c, &dev, context] {
+      const double c0 = context >= 0 ? trace::clock_seconds() : 0;
+      try {
+        c->exe = dev.load(c->spec);
+      } catch (...) {
+        trace::finish_compile(context, false, 0, 0);
+        throw;
+      }
+      trace::finish_compile(context, true, c0, context >= 0 ? trace::clock_seconds() : 0);
+    });
   return c;
 }
 
@@ -277,10 +299,27 @@ HostData read_buffer_head(Buffer& b, size_t max) {
 
 }  // namespace
 
+// Kernels are lowered in order on this thread; those of devices with concurrent loads compile on the workers
+// meanwhile. The error raised is the one of the first kernel that failed, as if they compiled one after another: a
+// compile's error before a later kernel's lowering error; no kernel is lowered once a compile has failed.
 std::vector<std::shared_ptr<Compiled>> compile_all(const Schedule& sched) {
   std::vector<std::shared_ptr<Compiled>> progs(sched.items.size());
-  for (size_t i = 0; i < sched.items.size(); ++i)
-    if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast, kernel_device(item_memory(sched.items[i])));
+  CompileJobs jobs;
+  std::exception_ptr lowering_error;
+  try {
+    for (size_t i = 0; i < sched.items.size() && !jobs.failed(); ++i)
+      if (sched.items[i].kind == ScheduleItem::Kind::Kernel) progs[i] = get_program(sched.items[i].ast, kernel_device(item_memory(sched.items[i])), &jobs, i);
+  } catch (...) {
+    lowering_error = std::current_exception();
+  }
+  std::exception_ptr error = jobs.wait();
+  if (error) {
+    // a program whose compile failed is not kept: the next realize of its kernel tries again, as after a failure here
+    for (auto it = g_programs.begin(); it != g_programs.end();)
+      it = !it->second->exe && it->second->device->concurrent_loads() ? g_programs.erase(it) : std::next(it);
+    std::rethrow_exception(error);
+  }
+  if (lowering_error) std::rethrow_exception(lowering_error);
   return progs;
 }
 

@@ -302,7 +302,23 @@ ContextScope::~ContextScope() {
   rewrite_listener() = static_cast<RewriteListener*>(saved_listener_);
   std::lock_guard lk(g_mu);
   g_contexts[index_][stamp::kEnd] = clock_seconds();
+  if (deferred_) return;  // finish_compile closes it
   g_closed[index_] = true;
+  stream_finished_contexts();
+}
+int ContextScope::defer_end() {
+  deferred_ = index_ >= 0;
+  return index_;
+}
+void finish_compile(int context, bool compiled, double begin, double end) {
+  if (context < 0) return;
+  std::lock_guard lk(g_mu);
+  json& c = g_contexts[static_cast<size_t>(context)];
+  if (compiled) {
+    c[stamp::kCompile] = {begin, end};
+    if (!c.contains(stamp::kEnd) || c[stamp::kEnd].get<double>() < end) c[stamp::kEnd] = end;
+  }
+  g_closed[static_cast<size_t>(context)] = true;
   stream_finished_contexts();
 }
 void ContextScope::set_compile(double begin, double end) {

@@ -28,13 +28,20 @@ class ContextScope {
   void rename(const std::string& name);
   // a kernel context: when its program was compiled (clock_seconds(); the context's "compile")
   void set_compile(double begin, double end);
+  // A kernel context whose program compiles on another thread: the scope's end stops recording its passes, but the
+  // context stays open (unwritten to a stream) until finish_compile. Returns its handle (-1: nothing is recorded).
+  int defer_end();
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
 
  private:
   int index_ = -1;
+  bool deferred_ = false;
   void* saved_listener_ = nullptr;
 };
+// Ends a context defer_end() kept open (any thread): its compile [begin, end] when it compiled (compiled false: the
+// compile failed, no compile is recorded); the context ends when the compile did, or when its scope did if later.
+void finish_compile(int context, bool compiled, double begin, double end);
 
 void snapshot_tensor_graph(const UOps& outputs);
 // a realize's LINEAR, in execution order, in the current context; returns its number among the trace's schedules (the

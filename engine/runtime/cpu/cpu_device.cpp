@@ -35,6 +35,7 @@ class CpuDevice final : public Device {
     e->entry = reinterpret_cast<KernelEntry>(compiler_hook()(spec.lang, spec.src, entry_symbol(spec)));
     return e;
   }
+  bool concurrent_loads() const override { return true; }  // the JIT compiles on any thread (cpu_jit.h)
   double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
     return run_host(spec, static_cast<HostEntry&>(exe).entry, bufs, vars);
   }
