@@ -199,8 +199,12 @@ void GpuBench::engine_rows() {
     }
     return std::string("ok");
   };
-  for (ts::DType dt : {ts::dtypes::float32, ts::dtypes::float16}) {
-    const std::string dn = dt == ts::dtypes::float32 ? "fp32" : "fp16";
+  // (bf16 where the device has bf16 tensor cores: TC_KHR=1 on a device with VK_KHR_shader_bfloat16)
+  std::vector<ts::DType> dts{ts::dtypes::float32, ts::dtypes::float16};
+  for (const auto& tc : ts::get_device(dev).opt_target().tensor_cores)
+    if (tc.dtype_in == ts::dtypes::bfloat16 && dts.size() < 3) dts.push_back(ts::dtypes::bfloat16);
+  for (ts::DType dt : dts) {
+    const std::string dn = dt == ts::dtypes::float32 ? "fp32" : dt == ts::dtypes::float16 ? "fp16" : "bf16";
     section("matmul " + std::to_string(m) + " " + dn, [&] {
       // A[i,k] = ((i + 2k) % 9 - 4) / 4, B[k,j] = ((3k + j) % 7 - 3) / 4, from 2-D aranges
       auto idx = [&](int64_t ci, int64_t cj, int64_t mod) {
@@ -210,7 +214,7 @@ void GpuBench::engine_rows() {
             .mul(ts::Tensor::scalar(0.25, ts::dtypes::weakfloat)).cast(dt).contiguous().realize();
       };
       ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
-      const double tol = dt == ts::dtypes::float32 ? 0 : 2e-3;
+      const double tol = dt == ts::dtypes::float32 ? 0 : dt == ts::dtypes::float16 ? 2e-3 : 8e-3;  // (bf16 out: 8 bits)
       row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : size_t{3}, [=] { return A.matmul(B); },
            [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
     });
@@ -220,17 +224,22 @@ void GpuBench::engine_rows() {
 // the TC opt on more layouts than the bench's matmul (odd sizes, transposed operands, a batch): each output element
 // checked against the host's sum (the inputs are quarters, the products exact; the half output rounds)
 void GpuBench::tensor_core_layouts() {
-  if (!ts::get_device(dev).opt_target().tensor_cores.empty() && wanted("tensor-core layouts fp16 @")) {
-    std::printf("engine, tensor-core layouts (default opts; every output element checked):\n");
+  std::vector<ts::DType> dts;
+  for (const auto& tc : ts::get_device(dev).opt_target().tensor_cores)
+    if (std::find(dts.begin(), dts.end(), tc.dtype_in) == dts.end()) dts.push_back(tc.dtype_in);
+  for (ts::DType dt : dts) {
+    const std::string dn = dt == ts::dtypes::bfloat16 ? "bf16" : "fp16";
+    if (!wanted("tensor-core layouts " + dn + " @")) continue;
+    std::printf("engine, tensor-core layouts %s (default opts; every output element checked):\n", dn.c_str());
     struct Case { int64_t batch, m, k, n; bool at, bt; };
     for (const Case& c : {Case{1, 192, 320, 256, false, false}, Case{1, 128, 256, 384, false, true}, Case{1, 128, 256, 64, true, false},
                           Case{2, 128, 64, 128, false, false}}) {
       const std::string nm = (c.batch > 1 ? std::to_string(c.batch) + " x " : "") + std::to_string(c.m) + "x" + std::to_string(c.k) + (c.at ? " (A^T)" : "") +
                              " @ " + std::to_string(c.k) + "x" + std::to_string(c.n) + (c.bt ? " (B^T)" : "");
-      section("tensor-core layouts fp16 @ " + nm, [&] {
+      section("tensor-core layouts " + dn + " @ " + nm, [&] {
         auto host = [&](int64_t r, int64_t cdim, int64_t mul, int64_t mod, bool transposed) {
           ts::HostData h;
-          h.dtype = ts::dtypes::float16;
+          h.dtype = dt;
           h.shape = transposed ? ts::Shape{c.batch, cdim, r} : ts::Shape{c.batch, r, cdim};
           const int64_t n = c.batch * r * cdim;
           for (int64_t i = 0; i < n; ++i) h.f.push_back(static_cast<double>((i * mul + 3) % mod - mod / 2) * 0.25);
@@ -256,7 +265,7 @@ void GpuBench::tensor_core_layouts() {
               double e = 0;
               for (int64_t k = 0; k < c.k; ++k) e += a_at(b, i, k) * b_at(b, k, j);
               const double got = h.f[(b * c.m + i) * c.n + j];
-              if (std::fabs(got - e) > 1e-3 * std::max(1.0, std::fabs(e))) {
+              if (std::fabs(got - e) > (dt == ts::dtypes::bfloat16 ? 8e-3 : 1e-3) * std::max(1.0, std::fabs(e))) {
                 check = "WRONG at [" + std::to_string(b) + "," + std::to_string(i) + "," + std::to_string(j) + "]: " + std::to_string(got) +
                         ", expected " + std::to_string(e);
                 break;

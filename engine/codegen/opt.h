@@ -40,6 +40,9 @@ struct TensorCore {
   int64_t m = 0, n = 0, k = 0;
   DType dtype_in = nullptr, dtype_out = nullptr;
   int64_t threads = 32;
+  // a Vulkan device's VK_KHR_cooperative_matrix shape (bf16 among them), its GLSL's NV matrices rewritten to the KHR
+  // instructions in SPIR-V; else a VK_NV_cooperative_matrix shape
+  bool khr = false;
   std::string str() const;  // "16x8x16 half -> float"
 };
 

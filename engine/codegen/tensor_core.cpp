@@ -107,7 +107,7 @@ int64_t TcLayout::prefetch_words() const {
 TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target) {
   if (ids.size() != 3) refuse("the kernel has no tensor-core ranges");
   TcLayout L;
-  L.tm = tc.m, L.tn = tc.n, L.tk = tc.k, L.threads = tc.threads;
+  L.tm = tc.m, L.tn = tc.n, L.tk = tc.k, L.threads = tc.threads, L.khr = tc.khr;
   // the one store, its value a REDUCE (or a cast of it) of a MUL of two buffer reads
   UOpRef store, red;
   std::vector<UOpRef> ranges;

@@ -32,6 +32,7 @@ struct TcRange {
 
 struct TcLayout {
   int64_t tm = 0, tn = 0, tk = 0, threads = 32;
+  bool khr = false;  // the tensor core is a KHR cooperative-matrix shape (TensorCore::khr)
   DType dtype_in = nullptr, dtype_acc = nullptr, dtype_out = nullptr;
   int64_t slot_a = 0, slot_b = 0, slot_c = 0;
   int64_t base_a = 0, base_b = 0, base_c = 0;  // the indexes with every range 0

@@ -512,18 +512,24 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   TcOperands ops = tc_operands(L);
   Operand &A = ops.A, &B = ops.B;
 
-  const std::string T = glsl_type(L.dtype_in), TV = L.dtype_in == dtypes::float16 ? "f16vec4" : "";
+  // (bf16: its bits as 16-bit integers, the matrices declared float16: the SPIR-V rewrite makes them bf16)
+  const bool bf16 = L.dtype_in == dtypes::bfloat16;
+  if (bf16 && !L.khr) throw Error("kernel " + spec.name + ": bf16 tensor cores are KHR cooperative matrices only");
+  const std::string T = glsl_type(L.dtype_in), TV = L.dtype_in == dtypes::float16 ? "f16vec4" : bf16 ? "u16vec4" : "";
   // an operand's element type in global memory and registers; in shared memory the uvec4 ones stay uvec4
   auto elem_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : x.vec == 4 ? TV : T; };
   auto shared_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : T; };
   auto shift = [](const Operand& x) { return x.vec == 8 ? std::string(" >> 3u") : x.vec == 4 ? std::string(" >> 2u") : std::string(); };
+  // (the first line: the KHR rewrite the compiler is asked for, vulkan.h kKhrCoopmatMarker)
+  std::ostringstream o;
+  if (L.khr) o << "// spirv: SPV_KHR_cooperative_matrix" << (bf16 ? " bf16" : "") << "\n";
   const std::string acc_t = "fcoopmatNV<" + std::to_string(L.dtype_acc->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
   const std::string fa_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tk) + ">";
   const std::string fb_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tk) + ", " + u(L.tn) + ">";
   const std::string out_t = "fcoopmatNV<" + std::to_string(L.dtype_out->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
-  std::ostringstream o;
   o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
        "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
+  if (bf16) o << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
   o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
   o << "layout(local_size_x = " << lanes << ") in;\n";
   // restrict (read-only loads cached in L1 on NVIDIA) unless A and B are one buffer

@@ -142,7 +142,7 @@ CompilerStats Compiler::stats() const {
 
 std::string Compiler::options_key() {
   return "glslang " + std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) + "." +
-         std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR + " vulkan1.2 spirv1.5 noopt";
+         std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR + " vulkan1.2 spirv1.5 noopt, KHR cooperative matrix rewrite 1";
 }
 
 SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string& name) {
@@ -187,6 +187,13 @@ SpirvBinary Compiler::compile_glsl(const std::string& source, const std::string&
     I.stats.compile_seconds += dt;
   }
   if (!r.ok) throw Error("GLSL compile of kernel '" + name + "' failed:\n" + r.log + "the source:\n" + numbered_lines(source));
+  // a tensor-core kernel for the KHR cooperative matrices: the NV binary validated (SPIRV-Tools knows it), then rewritten
+  if (source.rfind(kKhrCoopmatMarker, 0) == 0) {
+    const std::string invalid = validate_spirv(r.spirv, 2);
+    if (!invalid.empty()) throw Error("kernel '" + name + "': invalid SPIR-V before its KHR rewrite: " + invalid);
+    const size_t eol = source.find('\n');
+    r.spirv = khr_cooperative_matrix(r.spirv, source.substr(0, eol).find(" bf16") != std::string::npos, name);
+  }
   if (I.disk) {
     const std::string err = I.disk->put(key, std::string_view(reinterpret_cast<const char*>(r.spirv.words.data()), r.spirv.words.size() * 4));
     std::lock_guard lock(I.mu);

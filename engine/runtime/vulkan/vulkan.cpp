@@ -236,10 +236,12 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  Bfloat16Features bf16{kSTypeBfloat16Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
   const bool v11 = api >= VK_API_VERSION_1_1, v12 = api >= VK_API_VERSION_1_2;
   const bool coop_ext = v12 && has_extension(exts, kCoopMatrixExt) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
   const bool coop_nv_ext = v12 && has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
   const bool push_ext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  const bool bf16_ext = coop_ext && has_extension(exts, kBfloat16Ext);
   if (v11) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
@@ -255,7 +257,11 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
         *tail = &coop;
         tail = &coop.pNext;
       }
-      if (coop_nv_ext) *tail = &coop_nv;
+      if (coop_nv_ext) {
+        *tail = &coop_nv;
+        tail = &coop_nv.pNext;
+      }
+      if (bf16_ext) *tail = &bf16;
     }
     F.vkGetPhysicalDeviceFeatures2(pd, &f2);
   } else {
@@ -356,6 +362,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
                                              component_type_name(c.ResultType), scope_name(c.scope),
                                              c.saturatingAccumulation == VK_TRUE});
   }
+  d.bfloat16_cooperative_matrix = d.cooperative_matrix && bf16_ext && bf16.shaderBFloat16Type && bf16.shaderBFloat16CooperativeMatrix;
   if (coop_nv_ext && coop_nv.cooperativeMatrix) {
     d.cooperative_matrix_nv = true;
     uint32_t n = 0;
@@ -506,7 +513,8 @@ std::string print_device_info(const DeviceInfo& d) {
                                                 {"storage8", d.storage_buffer_8bit},
                                                 {"storage16", d.storage_buffer_16bit},
                                                 {"cooperative_matrix", d.cooperative_matrix},
-                                                {"cooperative_matrix_nv", d.cooperative_matrix_nv}};
+                                                {"cooperative_matrix_nv", d.cooperative_matrix_nv},
+                                                {"bfloat16_cooperative_matrix", d.bfloat16_cooperative_matrix}};
   for (auto& [n, on] : feats) o << " " << n << (on ? "+" : "-");
   o << "\n";
   for (auto [shapes, ext] : {std::pair{&d.cooperative_matrix_shapes, ""}, std::pair{&d.cooperative_matrix_nv_shapes, "NV "}})
@@ -536,6 +544,7 @@ void create_device(Context::Impl& I) {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  Bfloat16Features bf16{kSTypeBfloat16Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
   f2.pNext = &f11;
   f11.pNext = &f12;
   f2.features.shaderInt64 = d.int64;
@@ -556,7 +565,14 @@ void create_device(Context::Impl& I) {
   if (d.cooperative_matrix_nv) {  // what glslang's GL_NV_cooperative_matrix compiles to (SPV_NV_cooperative_matrix)
     coop_nv.cooperativeMatrix = VK_TRUE;
     *tail = &coop_nv;
+    tail = &coop_nv.pNext;
     enable.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  if (d.bfloat16_cooperative_matrix) {  // bf16 KHR matrices (SPV_KHR_bfloat16)
+    bf16.shaderBFloat16Type = VK_TRUE;
+    bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
+    *tail = &bf16;
+    enable.push_back(kBfloat16Ext);
   }
   if (has_extension(exts, "VK_KHR_portability_subset")) enable.push_back("VK_KHR_portability_subset");
   if (d.max_push_descriptors) enable.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);

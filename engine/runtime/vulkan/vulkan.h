@@ -92,6 +92,8 @@ struct DeviceInfo {
   bool float_controls = false;
   std::array<bool, 3> denorm_preserve{}, denorm_flush{}, round_rte{}, round_rtz{}, signed_zero_inf_nan{};
   bool cooperative_matrix_nv = false;         // VK_NV_cooperative_matrix (GLSL's GL_NV_cooperative_matrix) with its feature
+  // VK_KHR_shader_bfloat16 with its bfloat16 type and cooperative-matrix features (bf16 KHR matrices)
+  bool bfloat16_cooperative_matrix = false;
   std::vector<CooperativeMatrixShape> cooperative_matrix_nv_shapes;
 };
 
@@ -135,6 +137,17 @@ std::string disassemble(const SpirvBinary& spirv);
 // SPIRV-Tools' validator for the Vulkan environment of api_version (1.2: SPIR-V 1.5, 1.3: 1.6). Empty: valid;
 // otherwise the validator's message.
 std::string validate_spirv(const SpirvBinary& spirv, uint32_t vulkan_minor = 2);
+
+// The binary glslang makes of a GL_NV_cooperative_matrix shader with its cooperative matrices in
+// SPV_KHR_cooperative_matrix instead (coopmat_khr.cpp): each NV matrix type declared once per use it has (A, B or
+// accumulator, read off the multiply-adds it flows into), the loads, stores and multiply-adds the KHR instructions
+// (column-major as a layout), every other instruction unchanged. bf16: the 16-bit float matrices hold bfloat16 bits
+// (SPV_KHR_bfloat16; the GLSL declares them float16 and moves their bits as 16-bit integers). An Error names what the
+// rewrite cannot express. SPIRV-Tools 2023.1 predates both extensions: the result is checked by its structure here
+// and by its results on a device.
+SpirvBinary khr_cooperative_matrix(const SpirvBinary& nv, bool bf16, const std::string& name);
+// The first line of a GLSL tensor-core kernel that asks the Compiler for that rewrite (with " bf16": bf16 matrices).
+constexpr const char* kKhrCoopmatMarker = "// spirv: SPV_KHR_cooperative_matrix";
 
 // ---- the GLSL compiler (glslang) -------------------------------------------------------------------------------
 

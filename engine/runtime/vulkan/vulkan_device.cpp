@@ -59,11 +59,17 @@ class VulkanDevice final : public Device {
     t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
     t.tc_shared_max = info_.max_shared_memory;
     // tensor cores: the device's fp16 x fp16 + fp32 subgroup shapes of GL_NV_cooperative_matrix (what the GLSL
-    // compiler has; the KHR extension's shapes, bf16 among them, have no GLSL extension in glslang 12), in its order
-    if (info_.cooperative_matrix_nv)
-      for (const auto& c : info_.cooperative_matrix_nv_shapes)
-        if (c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup")
-          t.tensor_cores.push_back({c.m, c.n, c.k, dtypes::float16, dtypes::float32, info_.subgroup_size});
+    // compiler has), in its order. TC_KHR=1: its VK_KHR_cooperative_matrix shapes instead, fp16 and bf16 (with
+    // VK_KHR_shader_bfloat16) x itself + fp32, the NV SPIR-V glslang makes rewritten to the KHR instructions
+    // (vulkan.h, khr_cooperative_matrix; not yet the default: its results are checked on a device that has them)
+    const bool khr = codegen_option("TC_KHR", 0) != 0 && info_.cooperative_matrix;
+    for (const auto& c : khr ? info_.cooperative_matrix_shapes : info_.cooperative_matrix_nv_shapes) {
+      if (!(info_.cooperative_matrix_nv || khr) || c.a_type != c.b_type || c.c_type != "float32" || c.result_type != "float32" || c.scope != "subgroup" ||
+          c.saturating)
+        continue;
+      DType in = c.a_type == "float16" ? dtypes::float16 : c.a_type == "bfloat16" && khr && info_.bfloat16_cooperative_matrix ? dtypes::bfloat16 : nullptr;
+      if (in) t.tensor_cores.push_back({c.m, c.n, c.k, in, dtypes::float32, info_.subgroup_size, khr});
+    }
     return t;
   }
   std::string compiler_key() const override { return "GLSL"; }

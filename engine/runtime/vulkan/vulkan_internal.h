@@ -38,6 +38,16 @@ struct CoopMatrixFeatures {
   VkBool32 cooperativeMatrix;
   VkBool32 cooperativeMatrixRobustBufferAccess;
 };
+// VK_KHR_shader_bfloat16 (newer than these headers too)
+constexpr const char* kBfloat16Ext = "VK_KHR_shader_bfloat16";
+constexpr VkStructureType kSTypeBfloat16Features = static_cast<VkStructureType>(1000141000);
+struct Bfloat16Features {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+};
 using PFN_GetCoopMatrixProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatrixProperties*);
 
 // ---- entry points ------------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "engine/renderer/glsl_renderer.h"
 #include "engine/codegen/opt.h"
@@ -28,14 +30,13 @@ OptTarget tc_target() {
 }
 
 // out[r0*N+r1] = half(sum_r2 float(a[..] * b[..])) as tinygrad's half matmul; b_transposed reads b[r1*K+r2]
-UOpRef half_matmul(int64_t M, int64_t K, int64_t N, bool b_transposed = false, bool half_out = true) {
-  auto o = k::param(0, M * N, half_out ? dtypes::float16 : dtypes::float32), a = k::param(1, M * K, dtypes::float16),
-       b = k::param(2, K * N, dtypes::float16);
+UOpRef half_matmul(int64_t M, int64_t K, int64_t N, bool b_transposed = false, bool half_out = true, DType in = dtypes::float16) {
+  auto o = k::param(0, M * N, half_out ? in : dtypes::float32), a = k::param(1, M * K, in), b = k::param(2, K * N, in);
   auto r0 = k::R(M, 0), r1 = k::R(N, 1), r2 = k::R(K, 2, AxisType::REDUCE);
   auto bi = b_transposed ? iadd(imul(r1, k::c(K)), r2) : iadd(imul(r2, k::c(N)), r1);
   auto v = ucast(alu(Ops::MUL, k::idx(a, iadd(imul(r0, k::c(K)), r2)), k::idx(b, bi)), dtypes::float32);
   UOpRef s = k::reduce(Ops::ADD, v, {r2});
-  if (half_out) s = ucast(s, dtypes::float16);
+  if (half_out) s = ucast(s, in);
   return k::sink(k::end(k::store(o, iadd(imul(r0, k::c(N)), r1), s), {r0, r1}));
 }
 
@@ -53,6 +54,71 @@ void compiles(const ProgramSpec& p) {
   } catch (const Error& e) {
     QFAIL((std::string(e.what()) + "\n" + p.src).c_str());
   }
+}
+
+// The structure of a KHR cooperative-matrix binary (SPIRV-Tools 2023.1 cannot validate it): no NV matrix instruction
+// left; the KHR capability and extension (and bf16's); every KHR type's operands declared before it, its use a constant
+// 0, 1 or 2; every multiply-add's A of use 0 and M x K, B of use 1 and K x N, C and the result of use 2 and M x N, of
+// the component types asked; result ids unique and under the bound; every other instruction as many times as in the
+// NV binary it came from. Returns what is wrong ("" when nothing).
+std::string khr_structure(const vk::SpirvBinary& nv, const vk::SpirvBinary& khr, bool bf16) {
+  struct In {
+    uint32_t op;
+    std::vector<uint32_t> w;
+  };
+  auto parse = [](const vk::SpirvBinary& b) {
+    std::vector<In> v;
+    for (size_t i = 5; i < b.words.size(); i += b.words[i] >> 16) v.push_back({b.words[i] & 0xffff, {b.words.begin() + static_cast<long>(i) + 1, b.words.begin() + static_cast<long>(i + (b.words[i] >> 16))}});
+    return v;
+  };
+  auto str = [](const std::vector<uint32_t>& w) { return std::string(reinterpret_cast<const char*>(w.data())); };
+  const std::vector<In> a = parse(nv), b = parse(khr);
+  std::map<uint32_t, int> count_nv, count_khr;
+  for (auto& x : a) count_nv[x.op]++;
+  for (auto& x : b) count_khr[x.op]++;
+  for (uint32_t op = 5358; op <= 5362; ++op)
+    if (count_khr[op]) return "NV instruction " + std::to_string(op) + " left";
+  for (auto [op, n] : count_nv) {
+    const bool rewritten = (op >= 5358 && op <= 5362) || op == 17 || op == 10 || op == 32 || op == 43 || op == 22;
+    if (!rewritten && count_khr[op] != n) return "instruction " + std::to_string(op) + " appears " + std::to_string(count_khr[op]) + " times, " + std::to_string(n) + " in the NV binary";
+  }
+  if (count_khr[4457] != count_nv[5359] || count_khr[4458] != count_nv[5360] || count_khr[4459] != count_nv[5361]) return "loads, stores or multiply-adds lost";
+  std::set<uint32_t> caps;
+  std::set<std::string> exts;
+  std::map<uint32_t, const In*> def;  // result id -> its instruction (types and constants: their first operand)
+  std::map<uint32_t, uint32_t> value_type;
+  for (auto& x : b) {
+    if (x.op == 17) caps.insert(x.w[0]);
+    if (x.op == 10) exts.insert(str(x.w));
+    uint32_t id = 0;
+    if (x.op == 21 || x.op == 22 || x.op == 32 || x.op == 4456 || x.op == 19 || x.op == 20 || x.op == 23 || x.op == 28 || x.op == 29 || x.op == 30 || x.op == 33) id = x.w[0];
+    else if ((x.op >= 41 && x.op <= 44) || x.op == 59 || x.op == 61 || x.op == 4457 || x.op == 4459 || x.op == 115 || x.op == 80 || x.op == 83) id = x.w[1], value_type[x.w[1]] = x.w[0];
+    if (!id) continue;
+    if (id >= khr.words[3]) return "id " + std::to_string(id) + " at or past the bound";
+    if (!def.emplace(id, &x).second) return "id " + std::to_string(id) + " defined twice";
+    if (x.op == 4456) {
+      for (size_t k = 1; k < 6; ++k)
+        if (!def.count(x.w[k])) return "matrix type %" + std::to_string(id) + ": operand %" + std::to_string(x.w[k]) + " not declared before it";
+      const In* use = def.at(x.w[5]);
+      if (use->op != 43 || use->w[2] > 2) return "matrix type %" + std::to_string(id) + ": its use is no constant 0..2";
+    }
+  }
+  if (!caps.count(6022) || caps.count(5357) || !exts.count("SPV_KHR_cooperative_matrix") || exts.count("SPV_NV_cooperative_matrix")) return "capability or extension";
+  if (bf16 != (caps.count(5116) && caps.count(5118) && exts.count("SPV_KHR_bfloat16"))) return "bf16 capabilities or extension";
+  auto constant = [&](uint32_t id) { return def.at(id)->w[2]; };
+  for (auto& x : b) {
+    if (x.op != 4459) continue;
+    auto mat = [&](uint32_t value) { return def.at(value_type.at(value)); };
+    const In *A = mat(x.w[2]), *B = mat(x.w[3]), *C = mat(x.w[4]), *R = def.at(x.w[0]);
+    if (R != C) return "a multiply-add's result type is not its accumulator's";
+    if (constant(A->w[5]) != 0 || constant(B->w[5]) != 1 || constant(C->w[5]) != 2) return "a multiply-add's operand uses";
+    if (constant(A->w[3]) != constant(C->w[3]) || constant(A->w[4]) != constant(B->w[3]) || constant(B->w[4]) != constant(C->w[4])) return "a multiply-add's shapes";
+    const In *ca = def.at(A->w[1]), *cc = def.at(C->w[1]);
+    const bool a_bf16 = ca->op == 22 && ca->w[1] == 16 && ca->w.size() == 3 && ca->w[2] == 0;
+    if (a_bf16 != bf16 || A->w[1] != B->w[1]) return "a multiply-add's A and B component types";
+    if (cc->op != 22 || cc->w[1] != 32) return "a multiply-add's accumulator is not float32";
+  }
+  return "";
 }
 
 }  // namespace
@@ -148,6 +214,45 @@ class TestTensorCore : public QObject {
     Scheduler u = opt_scheduler(half_matmul(128, 64, 128), t);
     u.apply_opt({OptOps::UPCAST, 0, 2});
     QVERIFY_THROWS_EXCEPTION(KernelOptError, u.apply_opt({OptOps::TC, 0, -1}));
+  }
+
+  // KHR cooperative matrices (TensorCore::khr: a device's VK_KHR_cooperative_matrix shapes under TC_KHR=1): the
+  // kernel's GLSL is the NV one with the marker that asks the compiler for the KHR rewrite; its binary has the
+  // structure khr_structure checks, for fp16 and bf16 (16x16x16 and 16x8x16, half or float out, B transposed).
+  // lavapipe has no cooperative matrices: what the binaries compute is checked on a device that has them
+  void khr_cooperative_matrices() {
+    for (DType in : {dtypes::float16, dtypes::bfloat16})
+      for (bool transposed : {false, true})
+        for (bool half_out : {true, false}) {
+          OptTarget t = tc_target();
+          t.tensor_cores = {{16, 16, 16, in, dtypes::float32, 32, true}, {16, 8, 16, in, dtypes::float32, 32, true}};
+          ProgramSpec p = program(half_matmul(256, 128, 256, transposed, half_out, in), t);
+          QVERIFY2(has_tc(p), p.src.c_str());
+          const std::string marker = std::string(vk::kKhrCoopmatMarker) + (in == dtypes::bfloat16 ? " bf16\n" : "\n");
+          QVERIFY2(p.src.rfind(marker, 0) == 0, p.src.c_str());
+          vk::Compiler c;
+          vk::SpirvBinary khr;
+          try {
+            khr = c.compile_glsl(p.src, p.name);
+          } catch (const Error& e) {
+            QFAIL((std::string(e.what()) + "\n" + p.src).c_str());
+          }
+          // the same GLSL without the marker: the NV binary it was rewritten from
+          const vk::SpirvBinary nv = c.compile_glsl(p.src.substr(p.src.find('\n') + 1), p.name);
+          QVERIFY(vk::validate_spirv(nv).empty());
+          const std::string wrong = khr_structure(nv, khr, in == dtypes::bfloat16);
+          QVERIFY2(wrong.empty(), (wrong + "\n" + p.src).c_str());
+          // the interface the runtime reads off the binary is the NV one's
+          const vk::ShaderInterface a = vk::reflect(nv, p.name), b = vk::reflect(khr, p.name);
+          QCOMPARE(b.local_size, a.local_size);
+          QCOMPARE(b.bindings.size(), a.bindings.size());
+          QCOMPARE(b.shared_memory_bytes, a.shared_memory_bytes);
+        }
+    // without the KHR shapes a bf16 matmul takes no tensor core (the NV extension has no bf16)
+    QVERIFY(!has_tc(program(half_matmul(256, 128, 256, false, true, dtypes::bfloat16), tc_target())));
+    // a shader the rewrite cannot express is an error naming the kernel
+    vk::Compiler c;
+    QVERIFY_THROWS_EXCEPTION(Error, vk::khr_cooperative_matrix(c.compile_glsl("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n", "plain"), false, "plain"));
   }
 
   // BEAM's actions on the matmul include TC; the fragment's 16 x 8 x 16 does not count against the upcast limit
