@@ -38,6 +38,11 @@ int cmd_report(const std::vector<std::string>&) {
                "is written by a build with Qt; `tinyscope run SCRIPT.py --json TRACE.json` saves a trace it can read\n");
   return 2;
 }
+int cmd_lesson(const std::vector<std::string>&) {
+  std::fprintf(stderr, "tinyscope lesson: this build has no lessons (configured with -DTINYSCOPE_WINDOW=OFF): they are read by a "
+               "build with Qt\n");
+  return 2;
+}
 int cmd_trace(const std::vector<std::string>&) {
   std::fprintf(stderr, "tinyscope trace: this build has no trace reader (configured with -DTINYSCOPE_WINDOW=OFF): traces are "
                "read by a build with Qt\n");

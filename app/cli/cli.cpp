@@ -45,7 +45,8 @@ constexpr const char* kUsage =
     "                      --snapshots keeps every call's output buffer in the trace, read back right after the\n"
     "                      call ran (calls run one at a time)\n"
     "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots]\n"
-    "         [--beam N [--extended]] [--measure] [--select TEXT] [--step N] [--tour N] [--pane NAME] [--screenshot OUT.png]\n"
+    "         [--beam N [--extended]] [--measure] [--select TEXT] [--step N] [--tour N] [--lesson N]\n"
+    "         [--pane NAME] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
     "                      --compare-trace puts a saved trace beside the one opened or run (File > Compare);\n"
@@ -53,7 +54,9 @@ constexpr const char* kUsage =
     "                      window's runs, as its toolbar's BEAM and extended do (not saved);\n"
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"
     "                      --step N opens the rewrite stepper at step N of the selected context;\n"
-    "                      --tour N opens the tour of the pipeline at stop N (1-8, Help > Tour);\n"
+    "                      --tour N opens the tour of the pipeline at stop N (1-9, Help > Tour), or a lesson's step N;\n"
+    "                      --lesson N plays lesson N (Help > Lessons; or a lesson file): runs its script, then\n"
+    "                      asks its first question;\n"
     "                      --pane NAME puts that dock in front (roofline, values, timings, ...);\n"
     "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done\n"
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
@@ -73,6 +76,9 @@ constexpr const char* kUsage =
     "                      the pass's graph, with --rewrites its rewrites; --uops a kernel's linearized\n"
     "                      program, --program its source; -t the top N calls by time (default 20); --calls\n"
     "                      every call; --memory the allocations and frees; --json one JSON object a line\n"
+      "  lesson LESSON.md [--dev DEV] [--json] [--answers A,B,...] [--trace-out T.json]\n"
+    "                      a lesson (resources/lessons) without the window: its script runs, and each step's\n"
+    "                      question is printed with the answer the run gives; --answers checks yours in order\n"
     "  bench [--quick] [--dev DEV] [--beam N] [--only TEXT] [--reference TINYGRAD_DIR]\n"
     "                      the benchmark table against this machine's measured limits, each\n"
     "                      output checked against its closed form (DEV: the device the workloads run on, default\n"
@@ -505,10 +511,11 @@ int main(int argc, char** argv) {
   if (cmd == "devices") return cmd_devices({args.begin() + 1, args.end()});
   if (cmd == "report") return cmd_report({args.begin() + 1, args.end()});
   if (cmd == "trace") return cmd_trace({args.begin() + 1, args.end()});
+  if (cmd == "lesson") return cmd_lesson({args.begin() + 1, args.end()});
   bool gui_flag = false;
   for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
   const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");
-  if (is_json || cmd == "--dev" || cmd == "--screenshot" || (is_py && gui_flag) || (is_py && tsgui::display_available())) {
+  if (is_json || cmd == "--dev" || cmd == "--screenshot" || cmd == "--lesson" || (is_py && gui_flag) || (is_py && tsgui::display_available())) {
     if (gui_flag || tsgui::display_available()) return tsgui::main(argc, argv);
     // no display: the window cannot open (Qt would abort); say so, and still check a trace
     if (is_json) {

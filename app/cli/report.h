@@ -15,4 +15,8 @@ int cmd_report(const std::vector<std::string>& args);
 // [--json]: a recorded run on the command line (app/cli/trace_cli.cpp; like the report, built with the window's Qt)
 int cmd_trace(const std::vector<std::string>& args);
 
+// lesson LESSON.md [--dev DEV] [--json] [--answers A,B,...] [--trace-out T.json]: a lesson's questions answered by a run
+// of its script, without the window (app/cli/lesson_cli.cpp; built with the window's Qt)
+int cmd_lesson(const std::vector<std::string>& args);
+
 }  // namespace tscli

@@ -56,7 +56,7 @@ QString examples_dir() {
 
 // the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
 struct Options {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson;
   bool run = false, measure = false, snapshots = false, extended = false, large_text = false;
   bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
@@ -88,7 +88,7 @@ int parse_options(int argc, char** argv, Options* o) {
   for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
   QCommandLineParser parser;
   parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs"};
+  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson"};
   const QStringList flags = {"run", "measure", "snapshots", "extended", "large-text"};
   for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
   for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
@@ -113,8 +113,16 @@ int parse_options(int argc, char** argv, Options* o) {
   o->compare_trace = parser.value("compare-trace");
   o->select = parser.value("select");
   o->tour = parser.value("tour");
+  o->lesson = parser.value("lesson");
+  if (!o->lesson.isEmpty()) {  // --lesson N: the lesson's script is the file, and it runs
+    if (!o->file.isEmpty()) {
+      std::fprintf(stderr, "tinyscope: --lesson runs the lesson's own script, not %s\n", qPrintable(o->file));
+      return 2;
+    }
+    o->run = true;
+  }
   o->pane = parser.value("pane");
-  o->run = parser.isSet("run");
+  o->run = o->run || parser.isSet("run");
   o->measure = parser.isSet("measure");
   o->snapshots = parser.isSet("snapshots");
   o->extended = parser.isSet("extended");
@@ -190,7 +198,20 @@ int configure(MainWindow& w, const Options& o) {
 // the trace or the script named, then --compare-trace and --pane; false after an error on stderr that ends it (exit
 // status 2). A trace that cannot be opened is shown in the window and raises *exit_code to 1.
 bool open_file(MainWindow& w, const Options& o, int* exit_code) {
-  if (o.file.endsWith(".json") && o.shot.isEmpty() && o.compare_trace.isEmpty() && QFileInfo(o.file).size() > MainWindow::kAsyncTraceBytes) {
+  if (!o.lesson.isEmpty()) {  // --lesson N (1-based, Help > Lessons' order) or a lesson file
+    const QStringList all = lesson_resources();
+    bool num = false;
+    const int n = o.lesson.toInt(&num);
+    if (num && (n < 1 || n > all.size())) {
+      std::fprintf(stderr, "tinyscope: --lesson needs a lesson from 1 to %d, not '%s'\n", int(all.size()), qPrintable(o.lesson));
+      return false;
+    }
+    QString err;
+    if (!w.prepare_lesson(num ? all[n - 1] : o.lesson, &err)) {
+      std::fprintf(stderr, "tinyscope: --lesson %s: %s\n", qPrintable(o.lesson), qPrintable(err));
+      return false;
+    }
+  } else if (o.file.endsWith(".json") && o.shot.isEmpty() && o.compare_trace.isEmpty() && QFileInfo(o.file).size() > MainWindow::kAsyncTraceBytes) {
     // a big trace: read off the UI thread once the window shows, its progress in the status bar at once (a failure is
     // shown in the window)
     QTimer::singleShot(0, &w, [&w, file = o.file] { w.open_trace(file); });

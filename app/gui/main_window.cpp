@@ -210,6 +210,10 @@ void MainWindow::show_trace_error(const QString& what, const QString& err) {
 QString MainWindow::trace_error() const { return !trace_error_->isHidden() ? trace_error_->text() : QString(); }
 
 void MainWindow::select_first_kernel() {
+  if (lesson_pending_) {  // a lesson's run: its first step (or --tour N's)
+    lesson_pending_ = false;
+    return show_tour(std::max(initial_tour_, 1) - 1);
+  }
   if (initial_tour_ > 0) return show_tour(initial_tour_ - 1);  // --tour N: the tour at stop N instead
   if (!initial_context_.isEmpty())
     for (int i = 0; i < session_->contexts().size(); ++i)
@@ -548,11 +552,43 @@ void MainWindow::set_measuring(bool on, bool print) {
 
 qint64 MainWindow::longest_stall_ms() const { return probe_ ? probe_->worst_ms() : -1; }
 
-void MainWindow::start_tour() { show_tour(0); }
+void MainWindow::start_tour() {
+  if (tour_->lesson_path() != QStringLiteral(":/lessons/01-tour.md")) tour_->load(QStringLiteral(":/lessons/01-tour.md"));
+  show_tour(0);
+}
+
+bool MainWindow::play_lesson(const QString& path, QString* error) {
+  if (!prepare_lesson(path, error)) return false;
+  run();
+  return true;
+}
+
+bool MainWindow::prepare_lesson(const QString& path, QString* error) {
+  QString err;
+  if (!tour_->load(path, &err)) {
+    if (error) *error = err;
+    status_->setText(tr("Lesson: %1").arg(err));
+    return false;
+  }
+  // its script: beside the lesson file, or (a lesson of the resources) in the examples' sibling folder resources/lessons
+  const QString lessons = path.startsWith(QStringLiteral(":/")) ? QDir(examples_dir_).filePath(QStringLiteral("../lessons")) : QFileInfo(path).absolutePath();
+  const QString script = QDir::cleanPath(QDir(lessons).filePath(tour_->lesson().script));
+  if (!QFileInfo(script).isFile()) {
+    err = tr("the lesson's script %1 is missing").arg(script);
+    if (error) *error = err;
+    status_->setText(tr("Lesson: %1").arg(err));
+    return false;
+  }
+  open_script(script);
+  lesson_pending_ = true;
+  return true;
+}
 
 void MainWindow::show_tour(int stop) {
-  // tall enough for a stop's text at 1280 x 720
-  show_dock(tour_dock_, std::max(height() * 36 / 100, 220));
+  // tall enough for a stop's text (a question, its answer box and the text) at 1280 x 720, also when it was shown already
+  const int extent = std::max(height() * 40 / 100, 240);
+  show_dock(tour_dock_, extent);
+  resizeDocks({tour_dock_}, {extent}, Qt::Vertical);
   tour_->go(stop);
 }
 

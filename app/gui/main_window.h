@@ -128,6 +128,12 @@ class MainWindow : public QMainWindow {
   // Help > Tour of the pipeline: shows the Tour dock at its first stop
   void start_tour();
   void show_tour(int stop);  // 0-based
+  // Help > Lessons: plays a lesson (resources/lessons; `path` a file or ":/lessons/..."): opens its script, runs it, then
+  // shows its first step (with --tour N / set_initial_tour: step N) in the Tour dock. False with *error when the lesson
+  // or its script cannot be read.
+  bool play_lesson(const QString& path, QString* error = nullptr);
+  // play_lesson less the run: the lesson loaded, its script opened, its first step shown after the next run
+  bool prepare_lesson(const QString& path, QString* error = nullptr);
   Tour* tour() const { return tour_; }
   tsv::SourceDiff* compare_diff() const { return compare_diff_; }
   // the Compare dock's line naming the first call whose output buffer differs between the two runs (needs snapshots)
@@ -267,6 +273,7 @@ class MainWindow : public QMainWindow {
   LimitsMeasure* limits_measure_ = nullptr;
   Tour* tour_ = nullptr;
   int initial_tour_ = 0;
+  bool lesson_pending_ = false;  // a lesson's run is under way: its first step is shown when it ends
   QDockWidget* tour_dock_ = nullptr;
   QTableView* compare_table_ = nullptr;
   tsv::SourceDiff* compare_diff_ = nullptr;

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -315,6 +316,16 @@ void MainWindow::build_menus() {
                   [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
   help->addAction(tr("Legend…"), this, [this] { QMessageBox::information(this, tr("Legend"), legend_text()); });
   help->addAction(tr("Tour of the pipeline"), QKeySequence(Qt::Key_F2), this, &MainWindow::start_tour);
+  // the lessons (resources/lessons): each runs its script, then asks before it shows
+  auto* lessons = help->addMenu(tr("Lessons"));
+  for (const QString& path : lesson_resources()) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) continue;
+    const tsv::Lesson l = tsv::parse_lesson(QString::fromUtf8(f.readAll()));
+    if (l.steps.isEmpty()) continue;
+    const QString n = QFileInfo(path).fileName().section(QLatin1Char('-'), 0, 0);
+    lessons->addAction(QStringLiteral("%1. %2").arg(n.toInt()).arg(l.title), this, [this, path] { play_lesson(path); });
+  }
 }
 
 void MainWindow::build_file_menu() {

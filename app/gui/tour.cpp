@@ -1,9 +1,11 @@
 #include "app/gui/tour.h"
 
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
@@ -16,19 +18,10 @@
 
 namespace tsgui {
 
-QList<TourStop> parse_tour(const QString& text) {
-  QList<TourStop> out;
-  static const QRegularExpression kHead(QStringLiteral("^##\\s+([a-z-]+)\\s*\\|\\s*(.+)$"));
-  for (const QString& line : text.split(QLatin1Char('\n'))) {
-    if (const auto m = kHead.match(line); m.hasMatch()) {
-      out.push_back({m.captured(1), m.captured(2).trimmed(), {}});
-    } else if (line.startsWith(QLatin1Char('#'))) {
-      continue;
-    } else if (!out.isEmpty() && !line.trimmed().isEmpty()) {
-      QString& t = out.back().text;
-      t += (t.isEmpty() ? QString() : QStringLiteral(" ")) + line.trimmed();
-    }
-  }
+QStringList lesson_resources() {
+  QStringList out;
+  for (const QString& f : QDir(QStringLiteral(":/lessons")).entryList({QStringLiteral("*.md")}, QDir::Files, QDir::Name))
+    out << QStringLiteral(":/lessons/") + f;
   return out;
 }
 
@@ -48,8 +41,6 @@ QString pane_for(const QString& id) {
 }  // namespace
 
 Tour::Tour(MainWindow* window) : QWidget(window), w_(window) {
-  QFile f(QStringLiteral(":/tour/tour.md"));
-  if (f.open(QIODevice::ReadOnly)) stops_ = parse_tour(QString::fromUtf8(f.readAll()));
   title_ = new QLabel(this);
   title_->setObjectName(QStringLiteral("tour_title"));
   QFont big = title_->font();
@@ -58,6 +49,28 @@ Tour::Tour(MainWindow* window) : QWidget(window), w_(window) {
   title_->setFont(big);
   where_ = new QLabel(this);
   where_->setStyleSheet(QStringLiteral("QLabel { color: #1050e0; }"));
+  // a question: asked before the step's text is shown
+  ask_ = new QLabel(this);
+  ask_->setObjectName(QStringLiteral("tour_question"));
+  ask_->setWordWrap(true);
+  QFont bold = ask_->font();
+  bold.setBold(true);
+  ask_->setFont(bold);
+  answer_ = new QLineEdit(this);
+  answer_->setObjectName(QStringLiteral("tour_answer"));
+  answer_->setPlaceholderText(tr("Your answer"));
+  check_ = new QPushButton(tr("Check"), this);
+  show_ = new QPushButton(tr("Show answer"), this);
+  verdict_ = new QLabel(this);
+  verdict_->setObjectName(QStringLiteral("tour_verdict"));
+  verdict_->setWordWrap(true);
+  connect(check_, &QPushButton::clicked, this, [this] { check(answer_->text()); });
+  connect(answer_, &QLineEdit::returnPressed, this, [this] { check(answer_->text()); });
+  connect(show_, &QPushButton::clicked, this, &Tour::reveal);
+  auto* answer_row = new QHBoxLayout;
+  answer_row->addWidget(answer_, 1);
+  answer_row->addWidget(check_);
+  answer_row->addWidget(show_);
   body_ = new QLabel(this);
   body_->setObjectName(QStringLiteral("tour_text"));
   body_->setWordWrap(true);
@@ -74,16 +87,51 @@ Tour::Tour(MainWindow* window) : QWidget(window), w_(window) {
   auto* lay = new QVBoxLayout(this);
   lay->addWidget(title_);
   lay->addWidget(where_);
-  auto* scroll = new QScrollArea(this);  // never clipped: a short dock scrolls
-  scroll->setWidget(body_);
+  // the question, the verdict and the text scroll together (never clipped or overlapping in a short dock); the answer
+  // box stays in view above the buttons
+  auto* content = new QWidget(this);
+  auto* inner = new QVBoxLayout(content);
+  inner->setContentsMargins(0, 0, 0, 0);
+  inner->addWidget(ask_);
+  inner->addWidget(verdict_);
+  inner->addWidget(body_, 1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(content);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   lay->addWidget(scroll, 1);
+  lay->addLayout(answer_row);
   lay->addLayout(buttons);
-  if (stops_.isEmpty()) body_->setText(tr("The tour's text (resources/tour/tour.md) is missing from this build."));
+  QString error;
+  if (!load(QStringLiteral(":/lessons/01-tour.md"), &error)) body_->setText(tr("The tour (resources/lessons/01-tour.md): %1").arg(error));
 }
 
-QString Tour::pane_of(int i) const { return i >= 0 && i < stops_.size() ? pane_for(stops_[i].id) : QString(); }
+bool Tour::load(const QString& path, QString* error) {
+  QFile f(path);
+  QString err;
+  tsv::Lesson l;
+  if (!f.open(QIODevice::ReadOnly)) err = tr("cannot open %1: %2").arg(path, f.errorString());
+  else l = tsv::parse_lesson(QString::fromUtf8(f.readAll()), &err);
+  if (error) *error = err;
+  if (!err.isEmpty()) return false;
+  lesson_ = l;
+  path_ = path;
+  revealed_.clear();
+  step_ = -1;
+  return true;
+}
+
+QString Tour::pane_of(int i) const {
+  if (i < 0 || i >= stops()) return {};
+  return lesson_.steps[i].pane.isEmpty() ? pane_for(lesson_.steps[i].id) : lesson_.steps[i].pane;
+}
+
+int Tour::last_kernel_call() const {
+  const auto& calls = w_->session()->calls();
+  for (qsizetype i = calls.size(); i-- > 0;)
+    if (calls[i].kind == "kernel") return int(i);
+  return -1;
+}
 
 int Tour::first_kernel_call() const {
   const auto& calls = w_->session()->calls();
@@ -102,8 +150,40 @@ int Tour::focus_schedule() const {
   return -1;
 }
 
-QString Tour::text_of(int i) const { return i >= 0 && i < stops_.size() ? fill(stops_[i].text) : QString(); }
-QString Tour::title_of(int i) const { return i >= 0 && i < stops_.size() ? fill(stops_[i].title) : QString(); }
+QString Tour::text_of(int i) const {
+  if (i < 0 || i >= stops()) return {};
+  QString t = lesson_.steps[i].text;
+  if (!lesson_.steps[i].answer.isEmpty()) {  // {answer}: the run's, or why it has none
+    const tsv::LessonAnswer a = tsv::lesson_answer(*w_->session(), lesson_.steps[i].answer);
+    t.replace(QStringLiteral("{answer}"), a.ok ? a.value : tr("(this run cannot say: %1)").arg(a.why));
+  }
+  return fill(t);
+}
+QString Tour::title_of(int i) const { return i >= 0 && i < stops() ? fill(lesson_.steps[i].title) : QString(); }
+
+QString Tour::check(const QString& given) {
+  if (step_ < 0 || lesson_.steps[step_].ask.isEmpty()) return {};
+  const tsv::LessonAnswer a = tsv::lesson_answer(*w_->session(), lesson_.steps[step_].answer);
+  QString v;
+  if (!a.ok) v = tr("This run cannot answer it: %1").arg(a.why);
+  else if (tsv::answer_accepts(a, given)) v = tr("Right: %1.").arg(a.value);
+  else v = given.trimmed().isEmpty() ? tr("Type an answer, or Show answer.") : tr("Not quite: the run says otherwise. Try again, or Show answer.");
+  const bool right = a.ok && tsv::answer_accepts(a, given);
+  if (right || !a.ok) revealed_[step_] = true;
+  show_step();
+  verdict_->setText(v);
+  verdict_->setStyleSheet(right ? QStringLiteral("QLabel { color: #108020; }") : QStringLiteral("QLabel { color: #b03010; }"));
+  return v;
+}
+
+void Tour::reveal() {
+  if (step_ < 0) return;
+  revealed_[step_] = true;
+  show_step();
+  const tsv::LessonAnswer a = tsv::lesson_answer(*w_->session(), lesson_.steps[step_].answer);
+  verdict_->setText(a.ok ? tr("The answer: %1.").arg(a.value) : tr("This run cannot answer it: %1").arg(a.why));
+  verdict_->setStyleSheet(QString());
+}
 
 QString Tour::fill(QString t) const {
   const tsv::Session& s = *w_->session();
@@ -159,9 +239,34 @@ QString Tour::fill(QString t) const {
 }
 
 void Tour::go(int i) {
-  if (stops_.isEmpty()) return;
-  step_ = std::clamp(i, 0, int(stops_.size()) - 1);
-  const TourStop& st = stops_[step_];
+  if (lesson_.steps.isEmpty()) return;
+  step_ = std::clamp(i, 0, stops() - 1);
+  verdict_->clear();
+  answer_->clear();
+  show_step();
+}
+
+void Tour::show_step() {
+  const tsv::LessonStep& st = lesson_.steps[step_];
+  const bool asking = !st.ask.isEmpty() && !revealed(step_);
+  ask_->setVisible(!st.ask.isEmpty());
+  ask_->setText(st.ask);
+  for (QWidget* x : {static_cast<QWidget*>(answer_), static_cast<QWidget*>(check_), static_cast<QWidget*>(show_)}) x->setVisible(!st.ask.isEmpty());
+  answer_->setEnabled(asking);
+  check_->setEnabled(asking);
+  show_->setEnabled(asking);
+  verdict_->setVisible(!st.ask.isEmpty());
+  title_->setText(title_of(step_));
+  back_->setEnabled(step_ > 0);
+  next_->setEnabled(step_ + 1 < stops());
+  if (asking) {  // the question first: the run's schedule selected, neither the step's pane nor its text raised
+    if (const int f = focus_schedule(); f >= 0) w_->selection()->select_context(f);
+    where_->setText(tr("Step %1 of %2 · %3").arg(step_ + 1).arg(stops()).arg(lesson_.title));
+    body_->clear();
+    if (isVisible()) answer_->setFocus();
+    emit moved(step_);
+    return;
+  }
   const tsv::Session& s = *w_->session();
   // the item the stop talks about: the followed schedule, or its first kernel call (which selects its context)
   const int schedule_ctx = focus_schedule();
@@ -173,23 +278,23 @@ void Tour::go(int i) {
     if (schedule_ctx >= 0) w_->selection()->select_context(schedule_ctx);
   } else if (st.id == "jit-replay" && replayed >= 0) {
     w_->selection()->select_call(replayed);
+  } else if (!st.pane.isEmpty() && last_kernel_call() >= 0) {  // a lesson's step: its answers are of the last kernel
+    w_->selection()->select_call(last_kernel_call());
   } else if (kernel >= 0) {
     w_->selection()->select_call(kernel);
   }
-  const QString pane = pane_for(st.id);
+  const QString pane = pane_of(step_);
   QString where = tr("Shown in the Tensor graph, the centre of the window");
   if (auto* dock = pane.isEmpty() ? nullptr : w_->findChild<QDockWidget*>(pane)) {
     dock->show();
     dock->raise();
     where = tr("Shown in the %1 pane").arg(dock->windowTitle());
   }
-  if (st.id == "to-program")
+  if (st.id == "to-program" || pane == "stepper")
     if (auto* ast = w_->findChild<QDockWidget*>(QStringLiteral("kernel_ast"))) ast->show(), ast->raise();
   title_->setText(title_of(step_));
-  where_->setText(tr("Stop %1 of %2 · %3").arg(step_ + 1).arg(stops_.size()).arg(where));
+  where_->setText(tr("Step %1 of %2 · %3").arg(step_ + 1).arg(stops()).arg(where));
   body_->setText(text_of(step_));
-  back_->setEnabled(step_ > 0);
-  next_->setEnabled(step_ + 1 < stops_.size());
   emit moved(step_);
 }
 

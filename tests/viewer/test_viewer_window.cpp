@@ -330,14 +330,26 @@ class TestViewerWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
   }
 
-  // Help > Tour on a real run: eight stops in the tutorial's order, each raising the pane of its stage with the item it
-  // talks about selected, its text from resources/ with the run's own names and counts filled in
+  // Help > Tour on a real run (the first lesson): nine stops in the tutorial's order, each raising the pane of its stage
+  // with the item it talks about selected, its text from resources/ with the run's own names and counts filled in; the
+  // two that ask a question show neither pane nor text until it is answered right (or the answer shown)
   void tour_follows_the_pipeline() {
-    const QList<tsgui::TourStop> parsed = tsgui::parse_tour("# comment\n## a-b | One {x}\nfirst line\nsecond\n\n## c | Two\ntext\n");
-    QCOMPARE(parsed.size(), 2);
-    QCOMPARE(parsed[0].id, QStringLiteral("a-b"));
-    QCOMPARE(parsed[0].title, QStringLiteral("One {x}"));
-    QCOMPARE(parsed[0].text, QStringLiteral("first line second"));
+    QString err;
+    const tsv::Lesson parsed = tsv::parse_lesson("# comment\ntitle: T\nscript: s.py\n## a-b | One {x}\nask: How many?\nanswer: kernels\nfirst line\nsecond\n\n## c | Two\ntext\n", &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QCOMPARE(parsed.title, QStringLiteral("T"));
+    QCOMPARE(parsed.script, QStringLiteral("s.py"));
+    QCOMPARE(parsed.steps.size(), 2);
+    QCOMPARE(parsed.steps[0].id, QStringLiteral("a-b"));
+    QCOMPARE(parsed.steps[0].title, QStringLiteral("One {x}"));
+    QCOMPARE(parsed.steps[0].ask, QStringLiteral("How many?"));
+    QCOMPARE(parsed.steps[0].answer, QStringLiteral("kernels"));
+    QCOMPARE(parsed.steps[0].text, QStringLiteral("first line second"));
+    // a question without a known answer kind is refused, naming the step
+    tsv::parse_lesson("## a | A\nask: Why?\ntext\n", &err);
+    QVERIFY2(err.contains("step 'a'") && err.contains("answer"), qPrintable(err));
+    tsv::parse_lesson("## a | A\nask: Why?\nanswer: colours\n", &err);
+    QVERIFY2(err.contains("unknown answer kind 'colours'"), qPrintable(err));
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     w.controller()->set_program(tinyscope_bin());
     w.set_device("CPU");
@@ -369,7 +381,18 @@ class TestViewerWindow : public QObject {
     for (int i = 0; i < tour->stops(); ++i) {
       QCOMPARE(tour->step(), i);
       QCOMPARE(tour->stop(i).id, ids[i]);
+      if (!tour->stop(i).ask.isEmpty()) {  // asked first: no text yet; a wrong answer keeps asking, the run's reveals
+        QVERIFY(!tour->revealed(i));
+        QVERIFY(w.findChild<QLabel*>("tour_text")->text().isEmpty());
+        QVERIFY(tour->check("7").startsWith("Not quite"));
+        QVERIFY(!tour->revealed(i));
+        // (the answers by this test's own count: one kernel; the CPU's source is C)
+        const QString right = ids[i] == "kernel-graph" ? QString::number(kernels) : QStringLiteral("c");
+        QVERIFY(tour->check(right).startsWith("Right"));
+        QVERIFY(tour->revealed(i));
+      }
       const QString text = tour->text_of(i);
+      QCOMPARE(w.findChild<QLabel*>("tour_text")->text(), text);
       QVERIFY2(!text.contains('{') && text.size() > 120, qPrintable(text));
       // the stop's pane is in view: its dock shown and its tab the current one
       if (const QString pane = tour->pane_of(i); !pane.isEmpty()) {
@@ -397,6 +420,50 @@ class TestViewerWindow : public QObject {
     QCOMPARE(tour->step(), 8);  // the last stop stays
     tour->back();
     QCOMPARE(tour->step(), 7);
+  }
+
+  // Help > Lessons: every shipped lesson is in the menu; playing one runs its script, then shows its first step; a step
+  // that asks shows its question, not its pane or text, until Show answer, which gives the run's answer (counted here
+  // from the calls) and raises the step's pane
+  void lessons_play_in_the_window() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    QMenu* lessons = nullptr;
+    for (auto* m : w.findChildren<QMenu*>())
+      if (m->title() == "Lessons") lessons = m;
+    QVERIFY(lessons);
+    QCOMPARE(lessons->actions().size(), tsgui::lesson_resources().size());
+    QVERIFY(tsgui::lesson_resources().size() >= 7);
+    QCOMPARE(lessons->actions()[0]->text(), QStringLiteral("1. Tour of the pipeline"));
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    QVERIFY(w.play_lesson(":/lessons/04-split.md"));
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QVERIFY(done.front().at(0).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    tsgui::Tour* tour = w.tour();
+    QVERIFY(w.findChild<QDockWidget*>("tour")->isVisible());
+    QCOMPARE(tour->step(), 0);
+    QCOMPARE(tour->lesson().title, QStringLiteral("The kernel split"));
+    QVERIFY(w.editor()->toPlainText().contains("softmax"));
+    tour->next();
+    QCOMPARE(tour->stop(1).ask, QStringLiteral("How many kernels does softmax along the last axis make?"));
+    QVERIFY(w.findChild<QLabel*>("tour_text")->text().isEmpty());
+    QVERIFY(w.findChild<QLabel*>("tour_question")->isVisible());
+    int kernels = 0;
+    for (const auto& c : w.session()->calls()) kernels += c.kind == "kernel";
+    QCOMPARE(kernels, 3);
+    tour->reveal();
+    QVERIFY(tour->revealed(1));
+    QCOMPARE(w.findChild<QLabel*>("tour_verdict")->text(), QStringLiteral("The answer: 3."));
+    QVERIFY(w.findChild<QLabel*>("tour_text")->text().startsWith("3. A value reduced"));
+    QVERIFY(w.findChild<QDockWidget*>("kernel_graph")->isVisible());
+    // a missing lesson is an error that says so, and changes nothing
+    QString err;
+    QVERIFY(!w.play_lesson(":/lessons/none.md", &err));
+    QVERIFY2(err.contains("cannot open"), qPrintable(err));
+    QCOMPARE(tour->lesson().title, QStringLiteral("The kernel split"));
   }
 
   void stop_kills_a_running_script() {
