@@ -46,7 +46,7 @@ constexpr const char* kUsage =
     "                      call ran (calls run one at a time)\n"
     "  [SCRIPT.py | TRACE.json] [--dev DEV] [--compare DEV | --compare-trace T.json] [--run | --runs N] [--snapshots]\n"
     "         [--beam N [--extended]] [--measure] [--select TEXT] [--step N] [--tour N] [--lesson N]\n"
-    "         [--pane NAME] [--screenshot OUT.png]\n"
+    "         [--whatif A=1,A=,...] [--pane NAME] [--screenshot OUT.png]\n"
     "                      open the window on a script or a saved trace; --run runs the script at once (--runs:\n"
     "                      N times, each once the last settled); --compare also runs it on a second device;\n"
     "                      --compare-trace puts a saved trace beside the one opened or run (File > Compare);\n"
@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "                      --measure prints each run's Run-to-all-panes time and longest UI-thread stall;\n"
     "                      --step N opens the rewrite stepper at step N of the selected context;\n"
     "                      --tour N opens the tour of the pipeline at stop N (1-9, Help > Tour), or a lesson's step N;\n"
+    "                      --whatif A=1,A=,... once the runs settled, each step of Run > What if in turn (a\n"
+    "                      codegen variable set, or unset with an empty value), each run compared with the one before;\n"
     "                      --lesson N plays lesson N (Help > Lessons; or a lesson file): runs its script, then\n"
     "                      asks its first question;\n"
     "                      --pane NAME puts that dock in front (roofline, values, timings, ...);\n"
@@ -368,6 +370,7 @@ int cmd_serve() {
     int repeat = 1, beam = -1;
     std::string opts;  // "reference" or "extended": TS_OPTS for the run (empty: as the environment says)
     bool snapshots = false;
+    std::vector<std::pair<std::string, std::string>> env;
     ts::trace::Level level = ts::trace::Level::Off;
     try {
       const nlohmann::json req = nlohmann::json::parse(line);
@@ -411,6 +414,18 @@ int cmd_serve() {
           throw std::runtime_error("\"opts\" must be \"reference\" or \"extended\" (the opt space BEAM searches), not " + o.dump());
         opts = o.get<std::string>();
       }
+      // "env": codegen variables for this run ({"NOOPT": "1"}), only the names the engine reads
+      if (req.contains("env")) {
+        if (!req["env"].is_object()) throw std::runtime_error("\"env\" must be an object of codegen variables, not " + req["env"].dump());
+        const auto& names = ts::codegen_option_names();
+        for (const auto& [k, v] : req["env"].items()) {
+          if (std::find(names.begin(), names.end(), k) == names.end()) throw std::runtime_error("\"env\": " + k + " is no codegen variable");
+          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 32 ||
+              v.get<std::string>().find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.:-") != std::string::npos)
+            throw std::runtime_error("\"env\": " + k + " must be a short word or number, not " + v.dump());
+          env.emplace_back(k, v.get<std::string>());
+        }
+      }
       level = run.json_path.empty() ? ts::trace::Level::Off : ts::trace::Level::Passes;
       if (req.contains("trace") && (!req["trace"].is_string() || !parse_level(req["trace"].get<std::string>(), &level)))
         throw std::runtime_error("\"trace\" must be \"off\", \"passes\" or \"matches\", not " + req["trace"].dump());
@@ -425,6 +440,7 @@ int cmd_serve() {
     setenv("TINYSCOPE_SNAPSHOTS", snapshots ? "1" : "0", 1);
     if (beam >= 0) setenv("BEAM", std::to_string(beam).c_str(), 1);
     if (!opts.empty()) setenv("TS_OPTS", opts.c_str(), 1);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     ts::trace::set_level(level);
     // "stream": the trace also goes to this file line by line as it is recorded (a killed run keeps it)
     if (!stream.empty()) ts::trace::stream_to(stream);

@@ -56,7 +56,7 @@ QString examples_dir() {
 
 // the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
 struct Options {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson, whatif;
   bool run = false, measure = false, snapshots = false, extended = false, large_text = false;
   bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
@@ -88,7 +88,7 @@ int parse_options(int argc, char** argv, Options* o) {
   for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
   QCommandLineParser parser;
   parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson"};
+  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson", "whatif"};
   const QStringList flags = {"run", "measure", "snapshots", "extended", "large-text"};
   for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
   for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
@@ -114,6 +114,7 @@ int parse_options(int argc, char** argv, Options* o) {
   o->select = parser.value("select");
   o->tour = parser.value("tour");
   o->lesson = parser.value("lesson");
+  o->whatif = parser.value("whatif");
   if (!o->lesson.isEmpty()) {  // --lesson N: the lesson's script is the file, and it runs
     if (!o->file.isEmpty()) {
       std::fprintf(stderr, "tinyscope: --lesson runs the lesson's own script, not %s\n", qPrintable(o->file));
@@ -318,6 +319,22 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
     run_queued = true;
     QTimer::singleShot(100, &w, next_run);
   };
+  // --whatif A=1,A=,...: once the runs settled, each what-if step in turn (a run compared with the one before)
+  const QStringList whatifs = o.whatif.isEmpty() ? QStringList() : o.whatif.split(QLatin1Char(','));
+  int whatif_next = 0;
+  auto whatif_step = [&w, &whatifs, &whatif_next, &run_queued] {
+    if (whatif_next >= whatifs.size()) return false;
+    if (!run_queued) {
+      run_queued = true;
+      QTimer::singleShot(100, &w, [&w, &whatifs, &whatif_next, &run_queued] {
+        run_queued = false;
+        if (!w.settled()) return;  // (a run or a layout still going: the next settled_now applies it)
+        QString err;
+        if (!w.set_whatif_variable(whatifs[whatif_next++], &err)) std::fprintf(stderr, "tinyscope: --whatif: %s\n", qPrintable(err));
+      });
+    }
+    return true;
+  };
   if (screenshot) {
     // every layout in first: the docks', the graphs' and --step's stepper's (polled: a cached layout signals nothing)
     auto ready = [&w] {
@@ -351,6 +368,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
     QObject::connect(&w, &MainWindow::settled_now, &w, [&, take] {
       if (run_queued) return;
       if (run && runs_started < runs) queue_run();
+      else if (whatif_step()) return;
       else if (!step_now()) take();
     });
     // the safety net: a hung run or layout still gives a picture
@@ -365,7 +383,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
   } else {
     QObject::connect(&w, &MainWindow::settled_now, &w, [&] {
       if (run && runs_started < runs) queue_run();
-      else step_now();
+      else if (!whatif_step()) step_now();
     });
     if (run) QTimer::singleShot(0, &w, next_run);
     else if (step > 0) QTimer::singleShot(200, &w, [&w, step_now] {

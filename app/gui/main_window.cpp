@@ -491,6 +491,8 @@ void MainWindow::on_trace_loaded(bool ok, const QString& err) {
   status_->setText(msg);
   show_trace_label();
   if (!compare_device().isEmpty()) update_compare_summary();
+  if (ok) whatif_compare();  // a what-if run: beside the run before
+  whatif_before_.clear();
   emit run_finished(run_ok_);
   check_settled();
 }

@@ -2,12 +2,16 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QMainWindow>
+#include <QMap>
 #include <QString>
+#include <QTemporaryDir>
 #include <functional>
+#include <memory>
 
 #include "viewer/panes/code_editor.h"
 
 class QComboBox;
+class QMenu;
 class QSpinBox;
 class QProgressBar;
 class QToolButton;
@@ -134,6 +138,15 @@ class MainWindow : public QMainWindow {
   bool play_lesson(const QString& path, QString* error = nullptr);
   // play_lesson less the run: the lesson loaded, its script opened, its first step shown after the next run
   bool prepare_lesson(const QString& path, QString* error = nullptr);
+  // Run > What if (main_window_whatif.cpp): the script run again with these codegen variables and BEAM, the new run
+  // compared with the one on screen (kept in the What-if history); false when a run is in progress
+  bool set_whatif(const QMap<QString, QString>& env, int beam);
+  // "NAME=VALUE" (an empty VALUE unsets it) for a codegen variable the engine reads; false with *error otherwise
+  bool set_whatif_variable(const QString& assignment, QString* error = nullptr);
+  // the codegen variables and BEAM of the runs ("default" when none), as the history and the Compare dock name them
+  QString whatif_label() const;
+  // the runs of the what-if sequence before the one on screen: {label, trace file}
+  const QList<QPair<QString, QString>>& whatif_history() const { return whatif_history_; }
   Tour* tour() const { return tour_; }
   tsv::SourceDiff* compare_diff() const { return compare_diff_; }
   // the Compare dock's line naming the first call whose output buffer differs between the two runs (needs snapshots)
@@ -207,6 +220,8 @@ class MainWindow : public QMainWindow {
   void build_menus();
   void build_file_menu();
   void build_status_bar();
+  void build_whatif_menu(QMenu* run_menu);
+  void whatif_compare();
   void restore_settings();
   QWidget* build_compare_dock();
   void build_compare_controls();
@@ -274,6 +289,14 @@ class MainWindow : public QMainWindow {
   Tour* tour_ = nullptr;
   int initial_tour_ = 0;
   bool lesson_pending_ = false;  // a lesson's run is under way: its first step is shown when it ends
+  // What if: its menu's toggles, the history of runs (label, trace file in whatif_dir_), the run a what-if run is
+  // compared with when it ends, and the two sides' labels for the Compare dock
+  QList<QAction*> whatif_actions_;
+  QComboBox* whatif_history_box_ = nullptr;
+  QList<QPair<QString, QString>> whatif_history_;
+  std::unique_ptr<QTemporaryDir> whatif_dir_;
+  QString whatif_before_;
+  QPair<QString, QString> whatif_compare_labels_;
   QDockWidget* tour_dock_ = nullptr;
   QTableView* compare_table_ = nullptr;
   tsv::SourceDiff* compare_diff_ = nullptr;

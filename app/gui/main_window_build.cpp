@@ -309,6 +309,8 @@ void MainWindow::build_menus() {
     if (restore_layout_) QSettings().setValue("run/snapshots", on);
   });
   snapshots_act_->setChecked(restore_layout_ && QSettings().value("run/snapshots", false).toBool());
+  build_whatif_menu(run_menu);
+  if (auto* tb = findChild<QToolBar*>()) tb->addWidget(whatif_history_box_);
   run_menu->addAction(tr("Measure limits for this device"), this, &MainWindow::measure_limits)
       ->setToolTip(tr("tinyscope bench --limits: the device's memory bandwidth and peak, for the Roofline pane's roof"));
   auto* help = menuBar()->addMenu(tr("&Help"));

@@ -236,6 +236,11 @@ bool MainWindow::compare_with_trace(const QString& path, QString* error) {
   first_label_ = side(*session_, mine);
   compare_from_trace_ = side(*compare_session_, name);
   if (first_label_ == compare_from_trace_) compare_from_trace_ += tr(" (saved)");
+  if (!whatif_compare_labels_.first.isEmpty()) {  // a what-if step: its variables name each side
+    first_label_ = whatif_compare_labels_.first;
+    compare_from_trace_ = whatif_compare_labels_.second;
+    whatif_compare_labels_ = {};
+  }
   show_loaded_compare();
   status_->setText(tr("Comparing with %1: %2 calls beside %3").arg(name).arg(compare_session_->calls().size()).arg(session_->calls().size()));
   return true;

@@ -152,6 +152,11 @@ void RunController::start_file(const QString& script_path, const QString& device
   QJsonObject req{{"script", script_path}, {"json", trace_path_}, {"stream", stream_path_}, {"trace", "matches"},
                   {"dev", device},    {"repeat", repeat_},  {"beam", beam_}, {"opts", extended_ ? "extended" : "reference"},
                   {"snapshots", snapshots_}};
+  if (!codegen_env_.isEmpty()) {
+    QJsonObject env;
+    for (auto it = codegen_env_.begin(); it != codegen_env_.end(); ++it) env[it.key()] = it.value();
+    req["env"] = env;
+  }
   run_clock_.start();
   poll_->start();
   p->write(QJsonDocument(req).toJson(QJsonDocument::Compact) + "\n");

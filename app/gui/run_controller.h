@@ -1,5 +1,6 @@
 #pragma once
 #include <QElapsedTimer>
+#include <QMap>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -37,6 +38,10 @@ class RunController : public QObject {
   // BEAM=n for the runs (0: the default opts)
   void set_beam(int n) { beam_ = n < 0 ? 0 : n; }
   int beam() const { return beam_; }
+  // codegen variables for the runs (NOOPT, FP_CONTRACT, USE_TC, ...: engine/codegen/opt.h codegen_option_names), each
+  // NAME -> VALUE; the window's What if toggles them
+  void set_codegen_env(const QMap<QString, QString>& env) { codegen_env_ = env; }
+  const QMap<QString, QString>& codegen_env() const { return codegen_env_; }
   // the opt space BEAM searches: the reference's actions, or the extended space (TS_OPTS=extended)
   void set_extended(bool on) { extended_ = on; }
   bool extended() const { return extended_; }
@@ -103,6 +108,7 @@ class RunController : public QObject {
   bool snapshots_ = false;
   int beam_ = 0;
   bool extended_ = false;
+  QMap<QString, QString> codegen_env_;
   std::unique_ptr<QTemporaryDir> dir_;
   QString script_path_, trace_path_, stream_path_, stderr_;
   TraceStream stream_;

@@ -466,6 +466,51 @@ class TestViewerWindow : public QObject {
     QCOMPARE(tour->lesson().title, QStringLiteral("The kernel split"));
   }
 
+  // Run > What if: a toggle runs the script again with its codegen variable and shows the new run beside the one
+  // before (the matmul's kernel under NOOPT is r_64_64_64, the default opts' r_8_16_2_4_4_16_4); the run before is in
+  // the history; toggling it off compares with the NOOPT run; an unknown variable is refused, naming it
+  void whatif_toggles_compare_with_the_run_before() {
+    tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
+    w.controller()->set_program(tinyscope_bin());
+    w.set_device("CPU");
+    w.open_script(source_dir() + "/resources/examples/matmul.py");
+    w.show();
+    QSignalSpy done(&w, &tsgui::MainWindow::run_finished);
+    w.run();
+    QVERIFY(done.count() == 1 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    auto kernel_names = [](const tsv::Session& s) {
+      QStringList n;
+      for (const auto& c : s.calls())
+        if (c.kind == "kernel") n << c.name;
+      return n;
+    };
+    QCOMPARE(kernel_names(*w.session()), QStringList{"r_8_16_2_4_4_16_4"});
+    QCOMPARE(w.whatif_label(), QStringLiteral("default"));
+    QVERIFY(w.set_whatif({{"NOOPT", "1"}}, 0));
+    QVERIFY(done.count() == 2 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    QCOMPARE(kernel_names(*w.session()), QStringList{"r_64_64_64"});
+    QCOMPARE(kernel_names(*w.compare_session()), QStringList{"r_8_16_2_4_4_16_4"});
+    QCOMPARE(w.whatif_label(), QStringLiteral("NOOPT=1"));
+    QCOMPARE(w.first_label(), QStringLiteral("CPU · NOOPT=1"));
+    QCOMPARE(w.second_label(), QStringLiteral("CPU · default"));
+    QCOMPARE(w.whatif_history().size(), 1);
+    QCOMPARE(w.whatif_history()[0].first, QStringLiteral("default"));
+    // the same values either way (the Compare dock pairs the outputs)
+    QCOMPARE(w.session()->outputs().size(), w.compare_session()->outputs().size());
+    QCOMPARE(w.session()->outputs()[0].f, w.compare_session()->outputs()[0].f);
+    QVERIFY(w.set_whatif({}, 0));
+    QVERIFY(done.count() == 3 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    QCOMPARE(kernel_names(*w.session()), QStringList{"r_8_16_2_4_4_16_4"});
+    QCOMPARE(kernel_names(*w.compare_session()), QStringList{"r_64_64_64"});
+    QCOMPARE(w.whatif_history().size(), 2);
+    QString err;
+    QVERIFY(!w.set_whatif_variable("COLOUR=1", &err));
+    QVERIFY2(err.contains("COLOUR is no codegen variable"), qPrintable(err));
+  }
+
   void stop_kills_a_running_script() {
     tsgui::RunController rc;
     rc.set_program(tinyscope_bin());

@@ -1,0 +1,164 @@
+// Run > What if: one cause at a time. Each toggle (NOOPT, FP contraction, tensor cores, the CPU's schemes, BEAM, any
+// codegen variable) keeps the run on screen, runs the script again with the change, and shows the new run beside the
+// one before in the Compare dock (calls paired, kernel names and counts, sources diffed, timings, values). Every run of
+// the sequence is kept: the What-if history compares the run on screen with any earlier step.
+#include <QComboBox>
+#include <QDir>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QStatusBar>
+#include <QMenu>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QToolBar>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_controller.h"
+#include "engine/codegen/opt.h"
+#include "viewer/model/session.h"
+
+namespace tsgui {
+
+namespace {
+// the toggles the menu offers: a label, and the codegen variables it sets
+struct WhatIf {
+  const char* label;
+  QList<QPair<QString, QString>> vars;
+};
+const QList<WhatIf>& whatif_toggles() {
+  static const QList<WhatIf> t = {
+      {"NOOPT: no opts (the kernels as the scheduler made them)", {{"NOOPT", "1"}}},
+      {"No fused multiply-add (FP_CONTRACT=0)", {{"FP_CONTRACT", "0"}}},
+      {"No tensor cores (USE_TC=0)", {{"USE_TC", "0"}}},
+      {"No CPU schemes (PACK, PREFETCH, TRANSPOSE, VECACC, JAM = 0)",
+       {{"PACK", "0"}, {"PREFETCH", "0"}, {"TRANSPOSE", "0"}, {"VECACC", "0"}, {"JAM", "0"}, {"JAM2", "0"}}},
+  };
+  return t;
+}
+}  // namespace
+
+QString MainWindow::whatif_label() const {
+  QStringList parts;
+  const auto& env = controller_->codegen_env();
+  for (auto it = env.begin(); it != env.end(); ++it) parts << it.key() + "=" + it.value();
+  if (controller_->beam() > 0) parts << QStringLiteral("BEAM=%1").arg(controller_->beam());
+  return parts.isEmpty() ? tr("default") : parts.join(QStringLiteral(", "));
+}
+
+void MainWindow::build_whatif_menu(QMenu* run_menu) {
+  auto* menu = run_menu->addMenu(tr("What if"));
+  menu->setObjectName(QStringLiteral("whatif_menu"));
+  menu->setToolTipsVisible(true);
+  for (const WhatIf& w : whatif_toggles()) {
+    QAction* a = menu->addAction(tr(w.label));
+    a->setCheckable(true);
+    a->setToolTip(tr("Runs the script again with this changed and compares the new run with the one before"));
+    const auto vars = w.vars;
+    connect(a, &QAction::triggered, this, [this, vars](bool on) {
+      QMap<QString, QString> env = controller_->codegen_env();
+      for (const auto& [k, v] : vars) on ? void(env[k] = v) : void(env.remove(k));
+      set_whatif(env, controller_->beam());
+    });
+    whatif_actions_ << a;
+  }
+  QAction* beam = menu->addAction(tr("BEAM=2 (search each kernel's opts)"));
+  beam->setCheckable(true);
+  connect(beam, &QAction::triggered, this, [this](bool on) { set_whatif(controller_->codegen_env(), on ? 2 : 0); });
+  whatif_actions_ << beam;
+  menu->addAction(tr("Set a codegen variable…"), this, [this] {
+    bool ok = false;
+    const QString text = QInputDialog::getText(this, tr("What if"), tr("NAME=VALUE (empty VALUE: unset), NAME one of %1")
+                                               .arg(QStringList([] { QStringList n; for (const auto& s : ts::codegen_option_names()) n << QString::fromStdString(s); return n; }()).join(", ")),
+                                               QLineEdit::Normal, {}, &ok);
+    if (!ok || text.trimmed().isEmpty()) return;
+    QString err;
+    if (!set_whatif_variable(text, &err)) status_->setText(tr("What if: %1").arg(err));
+  });
+  menu->addSeparator();
+  menu->addAction(tr("Back to the defaults"), this, [this] { set_whatif({}, 0); });
+  // the history: every run of the sequence, the run on screen compared with the one chosen
+  whatif_history_box_ = new QComboBox(this);
+  whatif_history_box_->setObjectName(QStringLiteral("whatif_history"));
+  whatif_history_box_->setToolTip(tr("What-if history: compare the run on screen with an earlier step"));
+  whatif_history_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  whatif_history_box_->hide();
+  connect(whatif_history_box_, &QComboBox::activated, this, [this](int i) {
+    if (i < 0 || i >= whatif_history_.size()) return;
+    whatif_compare_labels_ = {first_device() + QStringLiteral(" · ") + whatif_label(), first_device() + QStringLiteral(" · ") + whatif_history_[i].first};
+    compare_with_trace(whatif_history_[i].second);
+  });
+}
+
+bool MainWindow::set_whatif_variable(const QString& assignment, QString* error) {
+  const QString name = assignment.section(QLatin1Char('='), 0, 0).trimmed(), value = assignment.section(QLatin1Char('='), 1).trimmed();
+  bool known = false;
+  for (const auto& s : ts::codegen_option_names()) known = known || name == QString::fromStdString(s);
+  static const QRegularExpression kValue(QStringLiteral("^[0-9A-Za-z_.:-]{0,32}$"));
+  if (!known || !kValue.match(value).hasMatch()) {
+    if (error) *error = known ? tr("%1: the value must be a short word or number").arg(name) : tr("%1 is no codegen variable").arg(name);
+    return false;
+  }
+  QMap<QString, QString> env = controller_->codegen_env();
+  value.isEmpty() ? void(env.remove(name)) : void(env[name] = value);
+  if (set_whatif(env, controller_->beam())) return true;
+  if (error) *error = tr("a run is in progress (stop it first)");
+  return false;
+}
+
+bool MainWindow::set_whatif(const QMap<QString, QString>& env, int beam) {
+  if (controller_->running() || compare_controller_->running()) {
+    status_->setText(tr("What if: a run is in progress (stop it first)"));
+    return false;
+  }
+  // the run on screen is the step before: kept as a trace file of the sequence
+  QString before;
+  const QString before_label = whatif_label();
+  if (!session_->raw().isEmpty() && opened_trace_.isEmpty()) {
+    if (!whatif_dir_) whatif_dir_ = std::make_unique<QTemporaryDir>();
+    before = whatif_dir_->filePath(QStringLiteral("%1.json").arg(whatif_history_.size() + 1));
+    QString err;
+    if (!session_->save(before, &err)) {
+      status_->setText(tr("What if: cannot keep the run before: %1").arg(err));
+      before.clear();
+    } else {
+      whatif_history_.push_back({before_label, before});
+      whatif_history_box_->addItem(QStringLiteral("%1. %2").arg(whatif_history_.size()).arg(before_label));
+      whatif_history_box_->show();
+    }
+  }
+  controller_->set_codegen_env(env);
+  controller_->set_beam(beam);
+  {
+    const QSignalBlocker block(beam_spin_);  // (the toolbar's BEAM shows it)
+    beam_spin_->setValue(beam);
+  }
+  // the menu's checks follow the variables set
+  for (int i = 0; i < whatif_toggles().size() && i < whatif_actions_.size(); ++i) {
+    bool all = true;
+    for (const auto& [k, v] : whatif_toggles()[i].vars) all = all && env.value(k) == v;
+    whatif_actions_[i]->setChecked(all);
+  }
+  if (whatif_actions_.size() > whatif_toggles().size()) whatif_actions_.back()->setChecked(beam == 2);
+  whatif_before_ = before;
+  whatif_compare_labels_ = before.isEmpty() ? QPair<QString, QString>{} : QPair<QString, QString>{whatif_label(), before_label};
+  append_console(tr("\n[What if: %1]\n").arg(whatif_label()), false);
+  run();
+  return true;
+}
+
+// after a what-if run: the new run beside the one before
+void MainWindow::whatif_compare() {
+  if (whatif_before_.isEmpty()) return;
+  const QString before = whatif_before_;
+  whatif_before_.clear();
+  if (!run_ok_) return;
+  const QString now = whatif_compare_labels_.first, then = whatif_compare_labels_.second;
+  whatif_compare_labels_ = {first_device() + QStringLiteral(" · ") + now, first_device() + QStringLiteral(" · ") + then};
+  if (compare_with_trace(before))
+    status_->setText(tr("What if: %1 (%2 calls) beside the run before, %3 (%4 calls)")
+                         .arg(now).arg(session_->calls().size()).arg(then).arg(compare_session_->calls().size()));
+}
+
+}  // namespace tsgui
