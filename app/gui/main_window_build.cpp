@@ -31,6 +31,7 @@
 #include "app/gui/devices.h"
 #include "app/gui/limits_measure.h"
 #include "app/gui/main_window.h"
+#include "viewer/model/glossary.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/tour.h"
 #include "engine/trace/chrome_trace.h"
@@ -317,6 +318,11 @@ void MainWindow::build_menus() {
   help->addAction(tr("Keyboard shortcuts…"), QKeySequence::HelpContents, this,
                   [this] { QMessageBox::information(this, tr("Keyboard shortcuts"), shortcuts_text()); });
   help->addAction(tr("Legend…"), this, [this] { QMessageBox::information(this, tr("Legend"), legend_text()); });
+  help->addAction(tr("Glossary…"), this, [this] {  // (the same words are in the tooltips of ops, passes, opts and kernel names)
+    QMessageBox box(QMessageBox::NoIcon, tr("Glossary"), tsv::glossary_html(), QMessageBox::Ok, this);
+    box.setTextFormat(Qt::RichText);
+    box.exec();
+  });
   help->addAction(tr("Tour of the pipeline"), QKeySequence(Qt::Key_F2), this, &MainWindow::start_tour);
   // the lessons (resources/lessons): each runs its script, then asks before it shows
   auto* lessons = help->addMenu(tr("Lessons"));

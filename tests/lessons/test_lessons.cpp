@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 
 #include "test_env.h"
+#include "viewer/model/glossary.h"
 
 using namespace ts_test;
 
@@ -140,6 +141,23 @@ class TestLessons : public QObject {
       wrong << want + "x";
     }
     QVERIFY2(asked >= 2, "every lesson asks at least two questions");
+    // the glossary names every op, pass and opt the run shows (the panes' tooltips), each with a lesson that teaches it
+    QStringList missing;
+    for (const auto& u : t["uops"].toObject()) {
+      const QString op = u.toObject()["op"].toString();
+      if (!tsv::glossary_lookup(op) && !missing.contains(op)) missing << op;
+    }
+    for (const auto& c : t["contexts"].toArray()) {
+      for (const auto& p : c.toObject()["passes"].toArray()) {
+        const QString name = p.toObject()["name"].toString();
+        if (name.startsWith("View ")) continue;  // (the trace's views of a graph, not passes)
+        if (!tsv::glossary_lookup(name) && !missing.contains(name)) missing << name;
+      }
+      for (const auto& o : c.toObject()["program"].toObject()["applied_opts"].toArray())
+        if (!tsv::glossary_lookup(o.toString()) && !missing.contains(o.toString())) missing << o.toString();
+    }
+    QVERIFY2(missing.isEmpty(), qPrintable("not in the glossary: " + missing.join(", ")));
+    for (const auto& e : tsv::glossary()) QVERIFY2(e.lesson >= 1 && e.lesson <= 8 && !e.meaning.isEmpty(), qPrintable(e.term));
     // answering: the run's answers are all right, altered ones all wrong
     const Result good = run_process(tinyscope_bin(), {"lesson", path, "--answers", right.join(',')}, env, {}, 300000);
     QVERIFY2(good.code == 0 && good.out.contains(QString("%1 of %1 right").arg(asked)), qPrintable(good.out + good.err));

@@ -1,5 +1,7 @@
 #include "viewer/model/contexts_model.h"
 
+#include "viewer/model/glossary.h"
+
 #include <QColor>
 #include <QMap>
 #include <QStringList>
@@ -90,8 +92,9 @@ QVariant ContextsModel::data(const QModelIndex& index, int role) const {
     return p.match_count;
   }
   if (role == Qt::ForegroundRole && p.match_count == 0) return QColor(Qt::gray);
+  if (role == Qt::ToolTipRole && p.matches.isEmpty()) return glossary_text(p.name);
   if (role == Qt::ToolTipRole && !p.matches.isEmpty()) {
-    // which rules fired, most frequent first
+    // what the pass does (viewer/model/glossary.h), then which rules fired, most frequent first
     QMap<QString, int> counts;
     for (const auto& m : p.matches) ++counts[m.rule.isEmpty() ? QStringLiteral("(unnamed)") : m.rule];
     QList<QPair<int, QString>> sorted;
@@ -99,7 +102,8 @@ QVariant ContextsModel::data(const QModelIndex& index, int role) const {
     std::sort(sorted.begin(), sorted.end());
     QStringList lines;
     for (const auto& [n, rule] : sorted.mid(0, 20)) lines << QStringLiteral("%1×  %2").arg(-n).arg(rule);
-    return lines.join('\n');
+    const QString g = glossary_text(p.name);
+    return (g.isEmpty() ? QString() : g + QStringLiteral("\n\n")) + lines.join('\n');
   }
   if (role == Qt::TextAlignmentRole && index.column() == 1) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};

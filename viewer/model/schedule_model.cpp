@@ -1,5 +1,7 @@
 #include "viewer/model/schedule_model.h"
 
+#include "viewer/model/glossary.h"
+
 #include <QColor>
 #include <QStringList>
 
@@ -40,7 +42,10 @@ QVariant ScheduleModel::data(const QModelIndex& index, int role) const {
     return col.isValid() ? QVariant(col) : QVariant();
   }
   if (role == Qt::DecorationRole && index.column() == kName) return colors_.value(index.row());  // the call's one colour
-  if (role == Qt::ToolTipRole && index.column() == kName) return c.program_key;
+  if (role == Qt::ToolTipRole && index.column() == kName) {
+    const QString g = c.kind == "kernel" ? glossary_text(c.name) : QString();
+    return g.isEmpty() ? c.program_key : c.program_key + QStringLiteral("\n") + g;
+  }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case kIndex: return c.counter;

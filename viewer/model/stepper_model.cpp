@@ -1,5 +1,7 @@
 #include "viewer/model/stepper_model.h"
 
+#include "viewer/model/glossary.h"
+
 #include <QColor>
 #include <algorithm>
 #include <climits>
@@ -464,8 +466,11 @@ QVariant StepperModel::data(const QModelIndex& index, int role) const {
       case kLocation: return m.loc;
     }
   }
-  if (role == Qt::ToolTipRole)
-    return tr("%1, match %2 of %3: %4 at %5").arg(p.name).arg(s.match + 1).arg(p.matches.size()).arg(m.rule, m.loc);
+  if (role == Qt::ToolTipRole) {
+    const QString g = glossary_text(p.name);
+    return tr("%1, match %2 of %3: %4 at %5").arg(p.name).arg(s.match + 1).arg(p.matches.size()).arg(m.rule, m.loc) +
+           (g.isEmpty() ? QString() : QStringLiteral("\n\n") + g);
+  }
   if (role == Qt::TextAlignmentRole && index.column() == kStep) return int(Qt::AlignRight | Qt::AlignVCenter);
   // a pass's name reads once, on its first step; the rows after it are the same pass
   if (role == Qt::ForegroundRole && index.column() == kPass && s.match > 0) return QColor(0x88, 0x88, 0x88);

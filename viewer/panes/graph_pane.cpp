@@ -1,4 +1,6 @@
 #include "viewer/panes/graph_pane.h"
+
+#include "viewer/model/glossary.h"
 #include "viewer/model/timings_model.h"
 
 #include <QElapsedTimer>
@@ -677,6 +679,11 @@ void GraphPane::draw(const GraphLayout& l) {
         }
         tip += tr("\ncomputed by %1").arg(by.join(", ")) + (split_.realized.contains(n.id) ? tr("\n(stored: a kernel's output)") : QString());
       }
+    // what the op (or the kernel's name) means, and the lesson that teaches it (viewer/model/glossary.h)
+    const QString term = kind_ == Kind::KernelGraph ? n.label.section(QLatin1Char('\n'), 0, 0).trimmed()
+                         : n.id >= 0               ? selection_->session()->uops().value(n.id).op
+                                                   : QString();
+    if (const QString g = glossary_text(term); !g.isEmpty()) tip += QStringLiteral("\n\n") + g;
     box->setToolTip(tip);
     auto* text = new QGraphicsSimpleTextItem(n.label.trimmed(), box);
     text->setFont(font);

@@ -1,5 +1,7 @@
 #include "viewer/panes/source_pane.h"
 
+#include "viewer/model/glossary.h"
+
 #include <QFontDatabase>
 #include <QRegularExpression>
 #include <algorithm>
@@ -158,6 +160,10 @@ void SourcePane::show_text() {
   title_->setText(title);
   QString tip = p.program_key;
   if (!p.opts_source.isEmpty()) tip += tr("\nopts: %1").arg(p.opts_source);
+  QStringList seen;  // each opt's meaning once (viewer/model/glossary.h)
+  for (const QString& o : p.applied_opts)
+    if (const QString g = glossary_text(o); !g.isEmpty() && !seen.contains(g)) seen << g;
+  if (!seen.isEmpty()) tip += QStringLiteral("\n\n") + seen.join(QLatin1Char('\n'));
   title_->setToolTip(!source_shown() || shown_.note.isEmpty() ? tip : tip + "\n" + shown_.note);
 }
 
