@@ -15,6 +15,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/tour.h"
+#include "viewer/panes/graph_pane.h"
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
 #include "viewer/model/session.h"
@@ -56,7 +57,7 @@ QString examples_dir() {
 
 // the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
 struct Options {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson, whatif;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson, whatif, colour;
   bool run = false, measure = false, snapshots = false, extended = false, large_text = false;
   bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
@@ -88,7 +89,7 @@ int parse_options(int argc, char** argv, Options* o) {
   for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
   QCommandLineParser parser;
   parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson", "whatif"};
+  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson", "whatif", "colour"};
   const QStringList flags = {"run", "measure", "snapshots", "extended", "large-text"};
   for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
   for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
@@ -115,6 +116,7 @@ int parse_options(int argc, char** argv, Options* o) {
   o->tour = parser.value("tour");
   o->lesson = parser.value("lesson");
   o->whatif = parser.value("whatif");
+  o->colour = parser.value("colour");
   if (!o->lesson.isEmpty()) {  // --lesson N: the lesson's script is the file, and it runs
     if (!o->file.isEmpty()) {
       std::fprintf(stderr, "tinyscope: --lesson runs the lesson's own script, not %s\n", qPrintable(o->file));
@@ -190,6 +192,15 @@ int configure(MainWindow& w, const Options& o) {
       return 2;
     }
     w.set_initial_tour(stop);
+  }
+  if (!o.colour.isEmpty()) {  // --colour METRIC: the graphs' nodes coloured by a metric of their call
+    const QStringList names = {"call", "time", "share", "flops", "bytes", "roofline"};
+    const int m = names.indexOf(o.colour.toLower());
+    if (m < 0) {
+      std::fprintf(stderr, "tinyscope: --colour needs one of %s, not '%s'\n", qPrintable(names.join(", ")), qPrintable(o.colour));
+      return 2;
+    }
+    for (auto* g : w.findChildren<tsv::GraphPane*>()) g->set_metric(static_cast<tsv::GraphPane::Metric>(m));
   }
   const QString theme = qEnvironmentVariable("TINYSCOPE_THEME");  // light|dark: overrides the saved choice
   if (!theme.isEmpty()) w.set_dark(theme == "dark");

@@ -1,5 +1,8 @@
 // The graph panes and the layout engine: dot layouts, the kernel graph, the kernel split, big graphs (no UI stall,
 // collapsed clusters, search and minimap), exports, the engine's timeout, cancel and cache, the overview.
+#include <QComboBox>
+#include <QGraphicsRectItem>
+
 #include "viewer/model/call_color.h"
 #include "viewer/panes/timings_pane.h"
 #include "viewer_test_util.h"
@@ -82,6 +85,52 @@ class TestViewerGraphs : public QObject {
   // each later reader (labelled with its elements and dtype), buffers read before the schedule wrote them as nodes
   // of their own (named by the earlier schedule's call that wrote them); clicking a call's node selects the call,
   // selecting a call outlines its node and draws its own schedule's graph.
+  // colour by a metric: the slower call the darker (time on a log scale), FLOPs and bytes from the estimates, the
+  // share of the run; a call without the metric (no FLOPs: a copy) grey; the roofline needs measured limits (this trace
+  // has none): every node grey and the scale says why; the pane's menu sets it and shows the scale under its bar
+  void graphs_colour_by_a_metric() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load_data(kernel_graph_trace(), &err), qPrintable(err));
+    const QList<int> calls{0, 1, 2, 3};
+    using M = tsv::GraphPane::Metric;
+    QString scale;
+    const QList<QColor> t = tsv::GraphPane::metric_fills(s, calls, M::Time, &scale);
+    QCOMPARE(t.size(), 4);
+    QVERIFY2(scale.startsWith("colour: time") && scale.contains("log scale"), qPrintable(scale));
+    for (int a : calls)
+      for (int b : calls)
+        if (s.calls()[a].times.size() < 2 && s.calls()[b].times.size() < 2 && s.calls()[a].seconds < s.calls()[b].seconds)
+          QVERIFY2(t[a].lightnessF() > t[b].lightnessF(), qPrintable(QString("call %1 is faster than %2, not lighter").arg(a).arg(b)));
+    const QList<QColor> f = tsv::GraphPane::metric_fills(s, calls, M::Flops, &scale);
+    for (int c : calls)
+      if (s.calls()[c].estimates.ops <= 0) QCOMPARE(f[c], QColor(0xe6, 0xe6, 0xe6));
+    QVERIFY(!s.limits().valid());
+    const QList<QColor> r = tsv::GraphPane::metric_fills(s, calls, M::Roofline, &scale);
+    for (const QColor& c : r) QCOMPARE(c, QColor(0xe6, 0xe6, 0xe6));
+    QVERIFY2(scale.contains("no measured limits"), qPrintable(scale));
+    // the ramp's ends
+    QCOMPARE(tsv::GraphPane::metric_ramp(0), QColor(0xff, 0xf5, 0xd6));
+    QCOMPARE(tsv::GraphPane::metric_ramp(1), QColor(0xa5, 0x0f, 0x15));
+    // the kernel graph pane drawn by time: its nodes' fills are the metric's
+    tsv::SelectionModel sel(&s);
+    tsv::GraphPane pane(tsv::GraphPane::Kind::KernelGraph, &sel);
+    pane.resize(800, 500);
+    pane.set_metric(M::Time);
+    sel.select_context(0);
+    QTRY_VERIFY_WITH_TIMEOUT(!pane.busy(), 20000);
+    auto* legend = pane.findChild<QLabel*>("graph_metric_scale");
+    QVERIFY(legend && !legend->isHidden() && legend->text().contains("colour: time"));
+    QCOMPARE(pane.findChild<QComboBox*>("graph_metric")->currentIndex(), int(M::Time));
+    int coloured = 0;
+    for (auto* it : pane.scene()->items())
+      if (auto* box = dynamic_cast<QGraphicsRectItem*>(it); box && box->data(0).isValid() && box->data(0).toInt() >= 0 && box->data(0).toInt() < 3) {
+        QCOMPARE(box->brush().color(), t[box->data(0).toInt()]);
+        ++coloured;
+      }
+    QCOMPARE(coloured, 3);
+  }
+
   void kernel_graph_draws_calls_and_buffers() {
     tsv::Session s;
     QString err;

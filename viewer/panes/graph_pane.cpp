@@ -1,5 +1,8 @@
 #include "viewer/panes/graph_pane.h"
 
+#include <QComboBox>
+#include <cmath>
+
 #include "viewer/model/glossary.h"
 #include "viewer/model/timings_model.h"
 
@@ -84,6 +87,17 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 2, 4, 2);
   bar->addWidget(title_, 1);
+  if (kind_ != Kind::KernelAst) {  // colour by: each call, or a metric of it
+    auto* colour = new QComboBox(this);
+    colour->setObjectName(QStringLiteral("graph_metric"));
+    colour->addItems({tr("call"), tr("time"), tr("share"), tr("FLOPs"), tr("bytes"), tr("roofline")});
+    colour->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    colour->setToolTip(tr("Colour the nodes by the call computing them, or by a metric of that call on a scale from light to dark red: "
+                          "its time (the warm median), its share of the run's time, its FLOPs, its bytes, or how far it is from "
+                          "the device's measured roofline"));
+    connect(colour, &QComboBox::currentIndexChanged, this, [this](int i) { set_metric(static_cast<Metric>(i)); });
+    bar->addWidget(colour);
+  }
   bar->addWidget(match_label_);
   bar->addWidget(search_);
   bar->addWidget(collapse_btn_);
@@ -94,6 +108,12 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   lay->setContentsMargins(0, 0, 0, 0);
   lay->setSpacing(0);
   lay->addLayout(bar);
+  // the metric's scale, under the bar while the nodes are coloured by one
+  legend_ = new QLabel(this);
+  legend_->setObjectName(QStringLiteral("graph_metric_scale"));
+  legend_->setContentsMargins(6, 0, 6, 2);
+  legend_->hide();
+  lay->addWidget(legend_);
   lay->addWidget(stack_, 1);
   show_notice(kind_ == Kind::TensorGraph   ? tr("Select a schedule to see its tensor graph")
               : kind_ == Kind::KernelGraph ? tr("Select a schedule or a call to see its kernel graph")
@@ -297,13 +317,15 @@ void GraphPane::on_selection(const Selection& sel) {
     c = &s.contexts()[sc];
     if (c->tensor_graph.isEmpty()) return show_notice(tr("%1 has no tensor graph").arg(c->plain_name));
     split_ = kernel_split(s, sc);
+    if (metric_ != Metric::Call) split_.fill = metric_fills(s, split_.calls, metric_, &metric_scale_);
     QSet<int> lit;
     if (const int item = split_.calls.indexOf(sel.call); sel.call >= 0 && item >= 0)
       for (auto it = split_.items_of.constBegin(); it != split_.items_of.constEnd(); ++it)
         if (it.value().contains(item)) lit.insert(it.key());
     lit_ = lit;
     show_roots(c->tensor_graph, tr("Tensor graph: %1").arg(c->plain_name) +
-                                    (split_.items_of.isEmpty() ? QString() : tr(" · colour: the call computing each node")));
+                                    (split_.items_of.isEmpty() || metric_ != Metric::Call ? QString() : tr(" · colour: the call computing each node")));
+    show_legend();
   } else {
     if (!c->has_program || c->program.ast < 0) return show_notice(tr("Select a kernel to see its AST"));
     show_roots({c->program.ast}, tr("Kernel AST: %1").arg(c->plain_name));
@@ -457,6 +479,11 @@ void GraphPane::show_kernel_graph(const Selection& sel) {
   if (c.linear.isEmpty()) return show_notice(tr("%1 has no calls").arg(c.plain_name));
   QList<int> calls;
   GraphInput g = build_kernel_graph(s, sc, &calls);
+  if (metric_ != Metric::Call) {  // each call's node on the metric's scale
+    const QList<QColor> fills = metric_fills(s, calls, metric_, &metric_scale_);
+    for (auto& n : g.nodes)
+      if (n.id >= 0 && n.id < fills.size()) n.fill = fills[n.id];
+  }
   if (const QByteArray key = g.hash(); key != full_key_ || sc != kernel_graph_of_) {
     kernel_graph_of_ = sc;
     full_ = std::move(g);
@@ -466,6 +493,7 @@ void GraphPane::show_kernel_graph(const Selection& sel) {
     clusters_ = {}, expanded_.clear();
     title_text_ = c.linear.size() == 1 ? tr("Kernel graph: %1 (1 call)").arg(c.plain_name)
                                        : tr("Kernel graph: %1 (%2 calls)").arg(c.plain_name, QString::number(c.linear.size()));
+    show_legend();
     show_input();
   }
   // the selected call's node is outlined
@@ -507,6 +535,105 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
   }
   title_text_ = title;
   show_input();
+}
+
+void GraphPane::show_legend() {
+  legend_->setVisible(metric_ != Metric::Call && !metric_scale_.isEmpty());
+  QString swatches;  // the ramp, light to dark
+  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+    QString ignored;
+    Q_UNUSED(ignored);
+    const QColor c = metric_ramp(t);
+    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(c.name());
+  }
+  legend_->setText(swatches + QStringLiteral("&nbsp;") + metric_scale_.toHtmlEscaped());
+}
+
+QColor GraphPane::metric_ramp(double t) {  // light yellow -> orange -> dark red
+  const QColor a(0xff, 0xf5, 0xd6), b(0xf4, 0xa2, 0x4a), c(0xa5, 0x0f, 0x15);
+  auto mix = [](const QColor& x, const QColor& y, double f) {
+    return QColor::fromRgbF(x.redF() + (y.redF() - x.redF()) * f, x.greenF() + (y.greenF() - x.greenF()) * f, x.blueF() + (y.blueF() - x.blueF()) * f);
+  };
+  t = std::clamp(t, 0.0, 1.0);
+  return t < 0.5 ? mix(a, b, t * 2) : mix(b, c, (t - 0.5) * 2);
+}
+
+void GraphPane::set_metric(Metric m) {
+  if (m == metric_) return;
+  metric_ = m;
+  full_key_.clear();  // drawn again with the new fills
+  kernel_graph_of_ = -1;
+  if (auto* box = findChild<QComboBox*>(QStringLiteral("graph_metric")); box && box->currentIndex() != int(m)) {
+    const QSignalBlocker block(box);
+    box->setCurrentIndex(int(m));
+  }
+  on_selection(selection_->current());
+}
+
+QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale) {
+  const auto& all = s.calls();
+  // a call's time as the Timings pane shows it: the median of its warm runs after the first where it ran several times
+  auto seconds = [](const Call& c) {
+    if (c.times.size() < 2) return c.seconds;
+    QList<double> warm = c.times.mid(1);
+    std::sort(warm.begin(), warm.end());
+    const qsizetype n = warm.size();
+    return n % 2 ? warm[n / 2] : (warm[n / 2 - 1] + warm[n / 2]) / 2;
+  };
+  double total = 0;
+  for (const Call& c : all) total += seconds(c);
+  const MeasuredLimits& lim = s.limits();
+  // the metric of a call (NaN: none)
+  auto value = [&](int call) -> double {
+    if (call < 0 || call >= all.size()) return qQNaN();
+    const Call& c = all[call];
+    switch (m) {
+      case Metric::Time: return seconds(c) > 0 ? seconds(c) : qQNaN();
+      case Metric::Share: return total > 0 ? seconds(c) / total : qQNaN();
+      case Metric::Flops: return c.estimates.ops > 0 ? c.estimates.ops : qQNaN();
+      case Metric::Bytes: return c.estimates.mem > 0 ? c.estimates.mem : qQNaN();
+      case Metric::Roofline: {
+        if (!lim.valid() || seconds(c) <= 0 || (c.estimates.ops <= 0 && c.estimates.mem <= 0)) return qQNaN();
+        // the time the roof allows (the slower of its compute and its memory traffic at the limits) over the time taken
+        const double roof_s = std::max(c.estimates.ops / (lim.peak_gflops * 1e9), c.estimates.mem / (lim.bandwidth_gbs * 1e9));
+        return 1.0 - std::min(1.0, roof_s / seconds(c));  // 0: on the roof, 1: far below it
+      }
+      case Metric::Call: break;
+    }
+    return qQNaN();
+  };
+  const bool log = m == Metric::Time || m == Metric::Flops || m == Metric::Bytes;
+  QList<double> v;
+  double lo = qInf(), hi = -qInf();
+  for (int c : calls) {
+    double x = value(c);
+    if (!qIsNaN(x) && log) x = std::log10(x);
+    v << x;
+    if (!qIsNaN(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  if (m == Metric::Share || m == Metric::Roofline) lo = 0, hi = m == Metric::Roofline ? 1 : std::max(hi, 1e-12);
+  QList<QColor> out;
+  for (double x : v) out << (qIsNaN(x) ? QColor(0xe6, 0xe6, 0xe6) : metric_ramp(hi > lo ? (x - lo) / (hi - lo) : 1.0));
+  auto si = [](double x, const QString& unit) {  // 3 significant digits with an SI prefix
+    const char* p[] = {"p", "n", "µ", "m", "", "k", "M", "G", "T"};
+    int e = 4;
+    while (std::fabs(x) >= 1000 && e < 8) x /= 1000, ++e;
+    while (std::fabs(x) < 1 && x != 0 && e > 0) x *= 1000, --e;
+    return QString::number(x, 'g', 3) + QStringLiteral(" ") + QString::fromUtf8(p[e]) + unit;
+  };
+  if (scale) {
+    const QString name = m == Metric::Time ? tr("time") : m == Metric::Share ? tr("share of the run") : m == Metric::Flops ? tr("FLOPs")
+                         : m == Metric::Bytes ? tr("bytes") : tr("distance from the roofline");
+    if (m == Metric::Roofline && !lim.valid()) *scale = tr("colour: %1 — no measured limits for this device (Run > Measure limits)").arg(name);
+    else if (lo > hi) *scale = tr("colour: %1 — no call has one").arg(name);
+    else if (m == Metric::Roofline) *scale = tr("colour: %1, on the roof (light) to far below it (dark red)").arg(name);
+    else if (m == Metric::Share) *scale = tr("colour: %1, 0% (light) to %2% (dark red)").arg(name).arg(hi * 100, 0, 'f', 1);
+    else {
+      const QString unit = m == Metric::Time ? QStringLiteral("s") : m == Metric::Flops ? QStringLiteral("FLOP") : QStringLiteral("B");
+      *scale = tr("colour: %1, %2 (light) to %3 (dark red), log scale").arg(name, si(std::pow(10, lo), unit), si(std::pow(10, hi), unit));
+    }
+  }
+  return out;
 }
 
 void GraphPane::set_text_scale(double scale) {

@@ -125,6 +125,17 @@ class GraphPane : public QWidget {
   // a node's box text: op, arg (shortened), dtype
   static QString node_label(const struct Uop& u);
 
+  // ---- colour by a metric (the tensor graph's nodes and the kernel graph's calls): each call's colour on a scale from
+  // light (least) to dark red (most); Call: each call its own colour (the default)
+  enum class Metric { Call, Time, Share, Flops, Bytes, Roofline };
+  void set_metric(Metric m);
+  Metric metric() const { return metric_; }
+  // the fills of `calls` (indexes into the session's calls; -1: none, grey) under the metric, and the scale's words
+  // ("time: 0.05 µs (light) to 0.9 µs (dark)"); time, FLOPs and bytes on a log scale, share and the roofline linear.
+  // Roofline: how far each call is from the device's measured roof (dark: far), grey without measured limits.
+  static QList<QColor> metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale);
+  static QColor metric_ramp(double t);  // the scale's colour at t in [0, 1]
+
  signals:
   void layout_done();
 
@@ -174,6 +185,10 @@ class GraphPane : public QWidget {
   GraphLayout drawn_;        // the layout drawn now
   int splice_node_ = 0;      // the collapsed cluster's node being opened
   QString title_text_;
+  Metric metric_ = Metric::Call;
+  QString metric_scale_;  // the scale's words, in the legend under the bar
+  QLabel* legend_ = nullptr;
+  void show_legend();
   GraphInput full_;   // the whole graph
   GraphInput input_;  // what is drawn (collapsed or not)
   Clustering clusters_;
