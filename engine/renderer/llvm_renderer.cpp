@@ -113,7 +113,29 @@ struct Emitter {
     return v;
   }
 
+  // uses of each UOp in the program (its readers), for the float sums and products evaluated as the C renderer does
+  std::unordered_map<const UOp*, int> uses;
+  // A float ADD or MUL whose operands are the same op, used once, is evaluated left to right over the leaves of that
+  // tree, as the C renderer writes it (a+(b+c) as a+b+c, its parentheses stripped) and clang computes it: CPU and
+  // CPU:LLVM then sum in one order, and a chain acc+p1+p2+... contracts into a chain of fmas. (A tree deeper than
+  // the C renderer inlines, 64 levels, keeps the rest as computed.)
+  void leaves_of(const UOp& u, std::vector<const UOp*>& out, int depth) {
+    for (auto& x : u.src) {
+      const UOp* y = resolve(x.get());
+      auto n = uses.find(y);
+      if (y->op == u.op && y->dtype == u.dtype && n != uses.end() && n->second == 1 && depth < 64) leaves_of(*y, out, depth + 1);
+      else out.push_back(y);
+    }
+  }
   std::string alu(const UOp& u) {
+    if ((u.op == Ops::ADD || u.op == Ops::MUL) && is_float(u.dtype)) {
+      std::vector<const UOp*> leaves;
+      leaves_of(u, leaves, 0);
+      const std::string inst = (u.op == Ops::ADD ? "fadd" : "fmul") + contract;
+      std::string acc = r.at(leaves[0]);
+      for (size_t k = 1; k < leaves.size(); ++k) acc = op2(inst, u.dtype, acc, r.at(leaves[k]));
+      return acc;
+    }
     std::vector<std::string> s;
     for (auto& x : u.src) s.push_back(get(x));
     DType dt = u.dtype;
@@ -654,6 +676,8 @@ std::string render_llvm(const ProgramSpec& spec, SourceLines* source_lines) {
   const UOpRef& lin = spec.lowered;
   if (!lin || lin->op != Ops::LINEAR) throw Error("render_llvm: ProgramSpec.lowered is not a LINEAR");
   Emitter e(spec);
+  for (auto& up : lin->src)
+    for (auto& x : up->src) e.uses[resolve(x.get())]++;
   std::vector<const UOp*> params;
   int acc_no = 0, store_no = 0;
   for (auto& up : lin->src) {
