@@ -134,8 +134,12 @@ struct Table {
   size_t size = 0;
 
   size_t home(size_t h) const { return static_cast<size_t>((h * 0x9E3779B97F4A7C15ull) >> 32) & (slots.size() - 1); }
-  // the live node with this key, or nullptr
-  UOpRef find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const;
+  // A weak reference to the node with this key (expired: none, or one whose deleter is waiting for the lock). Only a
+  // weak reference is taken under the table's lock: a strong one dropped there could be a node's last, and its
+  // deleter takes the lock (a deadlock seen with BEAM's parallel compiles). make() turns it strong after the lock.
+  // (weak_ptr<UOp>, the type enable_shared_from_this keeps: libstdc++ converts a weak_ptr<UOp> to weak_ptr<const UOp>
+  // through a temporary strong reference, which is such a drop)
+  std::weak_ptr<UOp> find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const;
   void insert(size_t h, const UOp* node) {
     if (2 * (size + 1) > slots.size()) grow();
     const size_t mask = slots.size() - 1;
@@ -207,12 +211,14 @@ bool same_key(const UOp& u, Ops op, DType dt, const UOps& src, const Arg& arg, i
   return arg_equal(u.arg, arg);
 }
 
-UOpRef Table::find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const {
+std::weak_ptr<UOp> Table::find(size_t h, Ops op, DType dt, const UOps& src, const Arg& arg, int64_t tag) const {
   const size_t mask = slots.size() - 1;
   for (size_t i = home(h); slots[i].node; i = (i + 1) & mask)
-    if (slots[i].hash == h && same_key(*slots[i].node, op, dt, src, arg, tag))
-      if (UOpRef sp = slots[i].node->weak_from_this().lock()) return sp;
-  return nullptr;
+    if (slots[i].hash == h && same_key(*slots[i].node, op, dt, src, arg, tag)) {
+      std::weak_ptr<UOp> w = const_cast<UOp*>(slots[i].node)->weak_from_this();
+      if (!w.expired()) return w;
+    }
+  return {};
 }
 
 Shape broadcast_shapes(const UOps& src) {
@@ -435,8 +441,12 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
   const size_t h = uop_key_hash(op, dtype, std::span<const size_t>(sh, src.size()), arg, tag);
   auto& t = table();
   {
-    std::lock_guard lk(t.mu);
-    if (UOpRef sp = t.find(h, op, dtype, src, arg, tag)) return sp;
+    std::weak_ptr<UOp> w;
+    {
+      std::lock_guard lk(t.mu);
+      w = t.find(h, op, dtype, src, arg, tag);
+    }
+    if (UOpRef sp = w.lock()) return sp;  // (none, or one that died meanwhile: a new one)
   }
   auto* raw = new UOp();
   raw->op = op;
@@ -488,11 +498,20 @@ UOpRef UOp::make(Ops op, DType dtype, UOps src, Arg arg, int64_t tag) {
     }
     release_node(p);
   });
-  std::lock_guard lk(t.mu);
-  // another thread may have created the same node meanwhile: prefer the existing one
-  if (UOpRef ex = t.find(h, raw->op, raw->dtype, raw->src, raw->arg, raw->tag)) return ex;
-  t.insert(h, raw);
-  return sp;
+  // another thread may have created the same node meanwhile: prefer the existing one. The new node is then dropped
+  // after the table's lock is released: its deleter takes that lock (dropping it under the lock deadlocked)
+  for (;;) {
+    std::weak_ptr<UOp> w;
+    {
+      std::lock_guard lk(t.mu);
+      w = t.find(h, raw->op, raw->dtype, raw->src, raw->arg, raw->tag);
+      if (w.expired()) {
+        t.insert(h, raw);
+        return sp;
+      }
+    }
+    if (UOpRef existing = w.lock()) return existing;  // (sp, never inserted, is dropped here, outside the lock)
+  }
 }
 
 UOpRef UOp::replace_src(UOps new_src) const {

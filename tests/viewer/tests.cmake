@@ -37,3 +37,8 @@ target_link_libraries(test_compare PRIVATE ts_vulkan)  # the window compares wit
 # The Timeline pane over real runs: spans equal to the trace's calls and contexts at their recorded times, graph spans
 # holding their kernels, the memory lane's peak, clicks and the shared selection, zoom and pan, older traces, its speed.
 ts_add_window_test(test_timeline ${CMAKE_CURRENT_LIST_DIR}/test_timeline.cpp)
+# The Access pane's model: what each kernel reads for an output element, read off its optimized AST, against the
+# elements a hand calculation names (matmul, a padded conv2d, softmax's three kernels) under NOOPT, default opts and
+# BEAM=2 on CPU.
+ts_add_cli_test(test_access SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_access.cpp LIBS tinyscope_viewer TIMEOUT 600)
+target_include_directories(test_access PRIVATE ${CMAKE_SOURCE_DIR})

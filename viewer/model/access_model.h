@@ -1,0 +1,62 @@
+#pragma once
+// What a kernel reads and writes, read off its optimized AST (the graph the opts made, before the expander turns
+// UPCAST and UNROLL ranges into lanes): its loops (RANGEs, each with its axis type and size) and, for each INDEX of a
+// buffer, the element it addresses as a function of the loops' values, evaluated here without running anything. For
+// a point of the loop nest (a value per range) it gives the element of each access (or that a gate keeps it off: a
+// padded read); for an output element, the points that store it and everything they read (the reduce and the lanes
+// included). The Access pane draws it.
+#include <QHash>
+#include <QList>
+#include <QSet>
+#include <QString>
+
+namespace tsv {
+
+class Session;
+
+class AccessModel {
+ public:
+  struct Range {
+    int uop = -1, id = 0;
+    QString type;  // "GLOBAL", "LOCAL", "REDUCE", "UPCAST", "UNROLL", "THREAD", "WEAK", ...
+    qint64 size = 1;
+  };
+  struct Access {
+    int index_uop = -1;
+    int slot = -1;      // the buffer's PARAM slot (-1: a local or register array)
+    QString buffer;     // "buf0 (out)", "buf1", ...
+    bool write = false;
+    qint64 size = 0;    // the buffer's elements (from the call's arguments, else the largest index + 1)
+  };
+  // the kernel context's optimized AST (false with *error when the trace lacks it or it has an op the evaluator does not
+  // know); `call` (optional) gives the buffers' sizes
+  bool load(const Session& s, int kernel_context, int call = -1, QString* error = nullptr);
+  const QList<Range>& ranges() const { return ranges_; }
+  const QList<Access>& accesses() const { return accesses_; }
+  // the element each access addresses at a point (one value per range, in ranges() order); -1 where its gate is off
+  QList<qint64> at(const QList<qint64>& point) const;
+  // every point of the loop nest (fine for the sizes a teaching example has: at most `limit` points, else none)
+  QList<QList<qint64>> points(qint64 limit = 4'000'000) const;
+  // output element `element` of the written buffer `slot`: the elements of each buffer the points that store it read
+  // (slot -> elements), and those points' count
+  QHash<int, QSet<qint64>> reads_of_output(int slot, qint64 element, int* points = nullptr) const;
+  // the elements of each buffer read and written (slot -> elements, writes under -1 - slot) as the ranges not fixed in
+  // `fixed` (range position -> value) take all their values
+  QHash<int, QSet<qint64>> footprint(const QHash<int, qint64>& fixed) const;
+
+ private:
+  // the accesses' index and gate expressions compiled: integer ops over constants and the ranges, operands first
+  struct Node {
+    int op = 0;
+    int a = -1, b = -1, c = -1;  // operand nodes
+    qint64 value = 0;            // a constant's value, a range's position
+  };
+  QList<Node> nodes_;
+  QList<Range> ranges_;
+  QHash<int, int> range_pos_;  // RANGE uop -> its position in ranges_
+  QList<Access> accesses_;
+  QList<int> gates_;           // per access: its gate's uop (-1: none)
+  QList<int> exprs_;           // per access: its index expression's uop
+};
+
+}  // namespace tsv
