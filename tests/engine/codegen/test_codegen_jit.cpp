@@ -11,6 +11,8 @@
 #include "engine/renderer/llvm_renderer.h"
 #include "engine/runtime/interp/interp_device.h"
 #include "engine/codegen/to_program.h"
+#include "engine/codegen/opt.h"
+#include "engine/device/search.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 #include "engine/runtime/program_runner.h"
 #include "tests/engine/codegen/kernels.h"
@@ -327,6 +329,49 @@ class TestCodegenJit : public QObject {
     ProgramSpec tr = to_program(k::row_sum(512, 1024), clang_renderer(), cpu_opt_target(), {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}});
     QCOMPARE(count(tr, Ops::TRANSPOSED_ACC), 1);
     QCOMPARE(line_op(tr, "tacc0 = tacc0+tcol0"), Ops::TRANSPOSED_ACC);
+  }
+
+  // Every candidate BEAM's first two rounds build for small kernels (a matmul 16x24 @ 24x8, a row sum) with 8 CPU
+  // threads, compiled as C and run on buffers with canaries past their ends: each writes only inside its output, and
+  // computes what the interpreter computes
+  void beam_candidates_write_only_their_outputs() {
+    codegen_options()["NUM_CPU_THREADS"] = "8";
+    for (const UOpRef& ast : {k::matmul(16, 24, 8), k::row_sum(64, 256)}) {
+      const OptTarget t = cpu_opt_target();
+      auto init = make_buffers(ast);
+      const auto want = run(to_program(ast, interp_renderer()), nullptr, init, {});
+      std::vector<Scheduler> round{opt_scheduler(ast, t)}, all;
+      for (int r = 0; r < 2; ++r) {
+        std::vector<Scheduler> next;
+        for (const Scheduler& s : round)
+          for (Scheduler& a : kernel_actions(s, 256, 1024)) next.push_back(std::move(a));
+        all.insert(all.end(), next.begin(), next.end());
+        if (next.size() > 40) next.erase(next.begin() + 40, next.end());
+        round = std::move(next);
+      }
+      QVERIFY(all.size() > 20);
+      constexpr size_t kCanary = 256;  // bytes past each buffer
+      for (const Scheduler& s : all) {
+        ProgramSpec p;
+        try {
+          p = to_program(ast, clang_renderer(), t, s.applied_opts);
+        } catch (const std::exception&) {
+          continue;  // (an opt list the scheduler refuses whole)
+        }
+        auto bufs = init;
+        for (auto& b : bufs) b.resize(b.size() + kCanary, 0xA5);
+        std::vector<void*> ptrs;
+        for (auto& b : bufs) ptrs.push_back(b.data());
+        void* fn = cpu::compile(cpu::SourceKind::C, p.src, entry_symbol(p));
+        run_program(p, reinterpret_cast<KernelEntry>(fn), ptrs, {});
+        for (size_t i = 0; i < bufs.size(); ++i)
+          for (size_t k = bufs[i].size() - kCanary; k < bufs[i].size(); ++k)
+            QVERIFY2(bufs[i][k] == 0xA5, qPrintable(QString("%1: buffer %2 written past its end\n%3").arg(p.name.c_str()).arg(i).arg(p.src.c_str())));
+        bufs[0].resize(bufs[0].size() - kCanary);
+        QVERIFY2(close(bufs[0], want[0], dtypes::float32), qPrintable(QString("%1\n%2").arg(p.name.c_str(), p.src.c_str())));
+      }
+    }
+    codegen_options()["NUM_CPU_THREADS"] = "8";
   }
 
   void variable_kernel_is_r_n() {
