@@ -32,6 +32,7 @@
 #include "app/gui/limits_measure.h"
 #include "app/gui/main_window.h"
 #include "viewer/model/glossary.h"
+#include "viewer/panes/access_pane.h"
 #include "app/gui/run_controller.h"
 #include "app/gui/tour.h"
 #include "engine/trace/chrome_trace.h"
@@ -231,6 +232,9 @@ void MainWindow::build_docks() {
        Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("schedule")},
       // the buffer viewer: the values the script read back, a tab beside the timings
       {QStringLiteral("values"), tr("Values"), [this] { return values_ = new tsv::ValuesPane(selection_, this); },
+       Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
+      // what the selected kernel reads and writes, point by point of its loops: a tab beside the timings
+      {QStringLiteral("access"), tr("Access"), [this] { return new tsv::AccessPane(selection_, this); },
        Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
       // the roofline of the run's device: a tab beside the timings
       {QStringLiteral("roofline"), tr("Roofline"), [this] { return roofline_ = new tsv::RooflinePane(selection_, this); },
