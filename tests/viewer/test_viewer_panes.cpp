@@ -1,5 +1,8 @@
 // The panes that follow the selection: contexts, schedule, source (script lines, assembly), values (read-back values,
 // snapshots) and the rewrite stepper over real traces recorded with --trace matches.
+#include <QSlider>
+
+#include "viewer/panes/access_pane.h"
 #include "viewer_test_util.h"
 
 namespace {
@@ -44,6 +47,42 @@ class TestViewerPanes : public QObject {
  private slots:
   void initTestCase() {
     ts_test::own_settings(QStringLiteral("test_viewer_panes"));
+  }
+
+  // the Access pane follows the selected kernel: a slider per loop of its optimized AST, the point moved by them and by
+  // Play's step (the innermost loop first, carrying into the outer ones); nothing for a copy
+  void access_pane_follows_the_kernel() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(softmax_trace(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::AccessPane pane(&sel);
+    int kernel = -1, copy = -1;
+    for (int i = 0; i < s.calls().size(); ++i) {
+      if (s.calls()[i].kind == "kernel" && kernel < 0) kernel = i;
+      if (s.calls()[i].kind == "copy" && copy < 0) copy = i;
+    }
+    QVERIFY(kernel >= 0);
+    sel.select_call(kernel);
+    QVERIFY2(pane.title().startsWith(s.calls()[kernel].name), qPrintable(pane.title()));
+    const int n = int(pane.model().ranges().size());
+    QVERIFY(n >= 1);
+    QCOMPARE(pane.findChildren<QSlider*>().size(), n);
+    QCOMPARE(pane.point(), QList<qint64>(n, 0));
+    pane.step();
+    QList<qint64> one(n, 0);
+    one.back() = pane.model().ranges().back().size > 1 ? 1 : 0;
+    if (pane.model().ranges().back().size == 1 && n > 1) one[n - 2] = 1;
+    QCOMPARE(pane.point(), one);
+    pane.findChildren<QSlider*>().front()->setValue(int(pane.model().ranges().front().size - 1));
+    QCOMPARE(pane.point().front(), pane.model().ranges().front().size - 1);
+    pane.resize(600, 400);
+    QImage img(pane.size(), QImage::Format_ARGB32);
+    pane.render(&img);  // (draws the grids: the point's reads and writes)
+    if (copy >= 0) {
+      sel.select_call(copy);
+      QVERIFY(pane.model().ranges().isEmpty());
+    }
   }
 
   void panes_follow_the_selection() {
