@@ -223,11 +223,15 @@ class TestTensorCore : public QObject {
   void khr_cooperative_matrices() {
     for (DType in : {dtypes::float16, dtypes::bfloat16})
       for (bool transposed : {false, true})
-        for (bool half_out : {true, false}) {
+        for (bool half_out : {true, false})
+          for (const char* vec8 : {"1", "0"}) {  // (TC_VEC8=0: 4-element loads, the u16vec4 / f16vec4 arrays)
+          codegen_options()["TC_VEC8"] = vec8;
           OptTarget t = tc_target();
           t.tensor_cores = {{16, 16, 16, in, dtypes::float32, 32, true}, {16, 8, 16, in, dtypes::float32, 32, true}};
           ProgramSpec p = program(half_matmul(256, 128, 256, transposed, half_out, in), t);
+          codegen_options().erase("TC_VEC8");
           QVERIFY2(has_tc(p), p.src.c_str());
+          QVERIFY2((std::string(vec8) == "1") == (p.src.find("uvec4 a8[]") != std::string::npos), p.src.c_str());
           const std::string marker = std::string(vk::kKhrCoopmatMarker) + (in == dtypes::bfloat16 ? " bf16\n" : "\n");
           QVERIFY2(p.src.rfind(marker, 0) == 0, p.src.c_str());
           vk::Compiler c;
@@ -247,7 +251,7 @@ class TestTensorCore : public QObject {
           QCOMPARE(b.local_size, a.local_size);
           QCOMPARE(b.bindings.size(), a.bindings.size());
           QCOMPARE(b.shared_memory_bytes, a.shared_memory_bytes);
-        }
+          }
     // without the KHR shapes a bf16 matmul takes no tensor core (the NV extension has no bf16)
     QVERIFY(!has_tc(program(half_matmul(256, 128, 256, false, true, dtypes::bfloat16), tc_target())));
     // a shader the rewrite cannot express is an error naming the kernel
