@@ -62,9 +62,6 @@ class TestAccess : public QObject {
     e.insert("DEV", "CPU");
     e.insert("XDG_CACHE_HOME", dir.filePath("cache"));  // (BEAM searches afresh)
     if (!env.isEmpty()) e.insert(env.section('=', 0, 0), env.section('=', 1));
-    // (BEAM with 8 CPU threads on a 2-core machine: a candidate of the vector-accumulator scheme was seen to corrupt
-    // memory now and then; the opts searched here are those of the machine's own threads)
-    if (env.startsWith("BEAM")) e.insert("NUM_CPU_THREADS", "2");
     const Result r = run_process(tinyscope_bin(), {"run", py, "--json", trace}, e, {}, 300000);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     tsv::Session s;
