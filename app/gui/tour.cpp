@@ -126,13 +126,6 @@ QString Tour::pane_of(int i) const {
   return lesson_.steps[i].pane.isEmpty() ? pane_for(lesson_.steps[i].id) : lesson_.steps[i].pane;
 }
 
-int Tour::last_kernel_call() const {
-  const auto& calls = w_->session()->calls();
-  for (qsizetype i = calls.size(); i-- > 0;)
-    if (calls[i].kind == "kernel") return int(i);
-  return -1;
-}
-
 int Tour::first_kernel_call() const {
   const auto& calls = w_->session()->calls();
   for (qsizetype i = 0; i < calls.size(); ++i)
@@ -278,8 +271,8 @@ void Tour::show_step() {
     if (schedule_ctx >= 0) w_->selection()->select_context(schedule_ctx);
   } else if (st.id == "jit-replay" && replayed >= 0) {
     w_->selection()->select_call(replayed);
-  } else if (!st.pane.isEmpty() && last_kernel_call() >= 0) {  // a lesson's step: its answers are of the last kernel
-    w_->selection()->select_call(last_kernel_call());
+  } else if (const int last = tsv::last_kernel_call(s); !st.pane.isEmpty() && last >= 0) {  // a lesson's step: its answers are of the last kernel
+    w_->selection()->select_call(last);
   } else if (kernel >= 0) {
     w_->selection()->select_call(kernel);
   }

@@ -54,7 +54,6 @@ class Tour : public QWidget {
   int first_kernel_call() const;
   // the schedule the tour follows: the one that ran the first kernel (else the first schedule), or -1
   int focus_schedule() const;
-  int last_kernel_call() const;
   QString fill(QString text) const;  // the {placeholders} of the lesson's text, from the run on screen
   void show_step();                  // the current step as far as it is revealed
   MainWindow* w_;

@@ -141,11 +141,11 @@ bool AccessModel::load(const Session& s, int kernel_context, int call, QString* 
   bool unsized = false;
   for (const Access& a : accesses_) unsized = unsized || a.size <= 0;
   if (unsized)
-    for (const auto& p : points()) {
+    for_each_point([&](const QList<qint64>& p) {
       const QList<qint64> e = at(p);
       for (int k = 0; k < accesses_.size(); ++k)
         if (accesses_[k].size <= e[k]) accesses_[k].size = e[k] + 1;
-    }
+    });
   return true;
 }
 
@@ -163,48 +163,45 @@ QList<qint64> AccessModel::at(const QList<qint64>& point) const {
   return out;
 }
 
-QList<QList<qint64>> AccessModel::points(qint64 limit) const {
+void AccessModel::for_each_point(const std::function<void(const QList<qint64>&)>& f, qint64 limit) const {
   qint64 total = 1;
   for (const Range& r : ranges_) total *= std::max<qint64>(r.size, 1);
-  if (total > limit) return {};
-  QList<QList<qint64>> out;
+  if (total > limit) return;
   QList<qint64> p(ranges_.size(), 0);
   for (qint64 i = 0; i < total; ++i) {
-    out << p;
+    f(p);
     for (int d = int(ranges_.size()) - 1; d >= 0; --d) {
       if (++p[d] < ranges_[d].size) break;
       p[d] = 0;
     }
   }
-  return out;
 }
 
 QHash<int, QSet<qint64>> AccessModel::reads_of_output(int slot, qint64 element, int* npoints) const {
   QHash<int, QSet<qint64>> out;
   int n = 0;
-  for (const auto& p : points()) {
+  for_each_point([&](const QList<qint64>& p) {
     const QList<qint64> e = at(p);
     bool stores = false;
     for (int k = 0; k < accesses_.size(); ++k) stores = stores || (accesses_[k].write && accesses_[k].slot == slot && e[k] == element);
-    if (!stores) continue;
+    if (!stores) return;
     ++n;
     for (int k = 0; k < accesses_.size(); ++k)
       if (!accesses_[k].write && e[k] >= 0) out[accesses_[k].slot].insert(e[k]);
-  }
+  });
   if (npoints) *npoints = n;
   return out;
 }
 
 QHash<int, QSet<qint64>> AccessModel::footprint(const QHash<int, qint64>& fixed) const {
   QHash<int, QSet<qint64>> out;
-  for (const auto& p : points()) {
-    bool match = true;
-    for (auto it = fixed.begin(); it != fixed.end() && match; ++it) match = p.value(it.key()) == it.value();
-    if (!match) continue;
+  for_each_point([&](const QList<qint64>& p) {
+    for (auto it = fixed.begin(); it != fixed.end(); ++it)
+      if (p.value(it.key()) != it.value()) return;
     const QList<qint64> e = at(p);
     for (int k = 0; k < accesses_.size(); ++k)
       if (e[k] >= 0) out[accesses_[k].write ? -1 - accesses_[k].slot : accesses_[k].slot].insert(e[k]);
-  }
+  });
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <QList>
 #include <QSet>
 #include <QString>
+#include <functional>
 
 namespace tsv {
 
@@ -35,8 +36,9 @@ class AccessModel {
   const QList<Access>& accesses() const { return accesses_; }
   // the element each access addresses at a point (one value per range, in ranges() order); -1 where its gate is off
   QList<qint64> at(const QList<qint64>& point) const;
-  // every point of the loop nest (fine for the sizes a teaching example has: at most `limit` points, else none)
-  QList<QList<qint64>> points(qint64 limit = 4'000'000) const;
+  // every point of the loop nest in order, the last range fastest (fine for the sizes a teaching example has: nothing
+  // when the nest has more than `limit` points)
+  void for_each_point(const std::function<void(const QList<qint64>&)>& f, qint64 limit = 4'000'000) const;
   // output element `element` of the written buffer `slot`: the elements of each buffer the points that store it read
   // (slot -> elements), and those points' count
   QHash<int, QSet<qint64>> reads_of_output(int slot, qint64 element, int* points = nullptr) const;
@@ -55,8 +57,8 @@ class AccessModel {
   QList<Range> ranges_;
   QHash<int, int> range_pos_;  // RANGE uop -> its position in ranges_
   QList<Access> accesses_;
-  QList<int> gates_;           // per access: its gate's uop (-1: none)
-  QList<int> exprs_;           // per access: its index expression's uop
+  QList<int> gates_;           // per access: its gate's node (-1: none)
+  QList<int> exprs_;           // per access: its index expression's node
 };
 
 }  // namespace tsv

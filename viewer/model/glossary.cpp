@@ -2,6 +2,8 @@
 
 #include <QRegularExpression>
 
+#include "viewer/model/ansi.h"
+
 namespace tsv {
 
 namespace {
@@ -136,12 +138,16 @@ const QList<GlossaryEntry>& glossary() {
   return sorted;
 }
 
+QString opt_op(const QString& opt) {
+  static const QRegularExpression kOp(QStringLiteral("OptOps\\.([A-Z_]+)"));
+  const auto m = kOp.match(opt);
+  return m.hasMatch() ? m.captured(1) : opt;
+}
+
 const GlossaryEntry* glossary_lookup(const QString& word) {
-  QString w = word.trimmed();
-  static const QRegularExpression kOptOp(QStringLiteral("OptOps\\.([A-Z_]+)")), kShift(QStringLiteral("^shift \\(.*\\) -?\\d+ ([a-z_]+)$")),
-      kAnsi(QStringLiteral("\\x1b\\[[0-9;]*m"));
-  w.remove(kAnsi);
-  if (const auto m = kOptOp.match(w); m.hasMatch()) w = m.captured(1);
+  static const QRegularExpression kShift(QStringLiteral("^shift \\(.*\\) -?\\d+ ([a-z_]+)$"));
+  QString w = strip_ansi(word).trimmed();
+  if (const QString op = opt_op(w); op != w) w = op;
   else if (const auto s = kShift.match(w); s.hasMatch()) w = s.captured(1).toUpper();  // an opt's pass: its opt
   else if (w.startsWith(QStringLiteral("Ops."))) w = w.mid(4);
   else if (w.startsWith(QStringLiteral("*** "))) w = w.mid(4);

@@ -19,6 +19,8 @@ const QList<GlossaryEntry>& glossary();
 const GlossaryEntry* glossary_lookup(const QString& word);
 // "UPCAST (opt): ... — lesson 6" (plain text, for a tooltip); empty for a word the glossary lacks
 QString glossary_text(const QString& word);
+// an applied opt's op: "Opt(op=OptOps.UPCAST, axis=0, arg=4)" -> "UPCAST" (the text itself when it names none)
+QString opt_op(const QString& opt);
 // the whole glossary as an HTML table (Help > Glossary)
 QString glossary_html();
 

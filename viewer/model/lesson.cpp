@@ -3,6 +3,8 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include "viewer/model/ansi.h"
+#include "viewer/model/glossary.h"
 #include "viewer/model/session.h"
 
 namespace tsv {
@@ -85,14 +87,13 @@ Lesson parse_lesson(const QString& text, QString* error) {
   return err.isEmpty() ? l : Lesson{};
 }
 
-namespace {
-
-// the last kernel call, and the last one whose kernel AST reduces (-1: none)
 int last_kernel_call(const Session& s) {
   for (qsizetype i = s.calls().size(); i-- > 0;)
     if (s.calls()[i].kind == "kernel") return int(i);
   return -1;
 }
+
+namespace {
 
 const Program* program_of(const Session& s, int call) {
   if (call < 0) return nullptr;
@@ -131,11 +132,6 @@ qint64 reduce_size(const Session& s, int ast) {
   return any ? n : 0;
 }
 
-QString opt_op(const QString& opt) {  // "Opt(op=OptOps.UPCAST, axis=0, arg=4)" -> "UPCAST"
-  static const QRegularExpression kOp(QStringLiteral("OptOps\\.([A-Z_]+)"));
-  const auto m = kOp.match(opt);
-  return m.hasMatch() ? m.captured(1) : opt;
-}
 
 LessonAnswer count(qint64 n) { return {true, QString::number(n), {}}; }
 LessonAnswer none(const QString& why) { return {false, {}, why}; }
@@ -209,8 +205,7 @@ bool answer_accepts(const LessonAnswer& a, const QString& given) {
   bool n1 = false, n2 = false;
   const qint64 want = a.value.toLongLong(&n1), got = g.toLongLong(&n2);
   if (n1) return n2 && want == got;
-  static const QRegularExpression kAnsi(QStringLiteral("\\x1b\\[[0-9;]*m"));
-  g.remove(kAnsi);
+  g = strip_ansi(g);
   if (g.startsWith(QStringLiteral("OptOps."), Qt::CaseInsensitive)) g = g.mid(7);
   return g.compare(a.value, Qt::CaseInsensitive) == 0;
 }

@@ -44,6 +44,8 @@ struct LessonAnswer {
   QString value, why;
 };
 LessonAnswer lesson_answer(const Session& s, const QString& kind);
+// the run's last kernel call (what the answers about "the last kernel" read), -1: none
+int last_kernel_call(const Session& s);
 
 // whether the learner's answer is the run's: numbers by value, names case-insensitively (a kernel's name with or
 // without its colours; an opt by its op, "UPCAST" or "OptOps.UPCAST")

@@ -540,12 +540,8 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
 void GraphPane::show_legend() {
   legend_->setVisible(metric_ != Metric::Call && !metric_scale_.isEmpty());
   QString swatches;  // the ramp, light to dark
-  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0}) {
-    QString ignored;
-    Q_UNUSED(ignored);
-    const QColor c = metric_ramp(t);
-    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(c.name());
-  }
+  for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
+    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(metric_ramp(t).name());
   legend_->setText(swatches + QStringLiteral("&nbsp;") + metric_scale_.toHtmlEscaped());
 }
 
@@ -573,13 +569,7 @@ void GraphPane::set_metric(Metric m) {
 QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale) {
   const auto& all = s.calls();
   // a call's time as the Timings pane shows it: the median of its warm runs after the first where it ran several times
-  auto seconds = [](const Call& c) {
-    if (c.times.size() < 2) return c.seconds;
-    QList<double> warm = c.times.mid(1);
-    std::sort(warm.begin(), warm.end());
-    const qsizetype n = warm.size();
-    return n % 2 ? warm[n / 2] : (warm[n / 2 - 1] + warm[n / 2]) / 2;
-  };
+  const auto seconds = &TimingsModel::headline_of;
   double total = 0;
   for (const Call& c : all) total += seconds(c);
   const MeasuredLimits& lim = s.limits();
