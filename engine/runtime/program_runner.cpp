@@ -1,9 +1,11 @@
 #include "engine/runtime/program_runner.h"
 
 #include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "engine/runtime/interp/interpreter.h"
+#include "engine/runtime/interp/provenance.h"
 #include "engine/runtime/thread_pool.h"
 #include "engine/uop/buffer.h"
 #include "engine/uop/error.h"
@@ -16,6 +18,19 @@ void run_program(const ProgramSpec& spec, KernelEntry entry, std::span<void*> bu
   if (vars.size() < spec.vars.size())
     throw Error("run_program " + spec.name + ": needs " + std::to_string(spec.vars.size()) + " variable values, got " + std::to_string(vars.size()));
   int threads = std::max(1, spec.threads);
+  if (!entry && recording_provenance()) {  // (interp/provenance.h: asked once per launch)
+    Provenance launch;
+    launch.kernel = spec.name;
+    std::mutex mu;
+    cpu_thread_pool().parallel_for(threads, [&](int core) {
+      Provenance mine;
+      interpret_core(spec, bufs, vars, core, &mine);
+      std::lock_guard lk(mu);
+      launch.merge(std::move(mine));
+    });
+    keep_provenance(std::move(launch));
+    return;
+  }
   if (!entry) {
     cpu_thread_pool().parallel_for(threads, [&](int core) { interpret_core(spec, bufs, vars, core); });
     return;

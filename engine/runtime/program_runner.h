@@ -13,7 +13,8 @@ namespace ts {
 using KernelEntry = void (*)(void**, const long long*, int);
 
 // Runs a program over its buffers (indexed by slot) and Variable values (in spec.vars order): core_id
-// 0..threads-1 on the persistent thread pool, or through the interpreter when entry is null.
+// 0..threads-1 on the persistent thread pool, or through the interpreter when entry is null (which records what each
+// stored value was computed from while record_provenance is on: interp/provenance.h).
 void run_program(const ProgramSpec& spec, KernelEntry entry, std::span<void*> bufs, std::span<const int64_t> vars);
 
 

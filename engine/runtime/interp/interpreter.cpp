@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <limits>
 #include <unordered_map>
@@ -299,7 +300,23 @@ void check_access(const ProgramSpec& spec, const Val& a, bool store) {
               std::to_string(a.i) + "], outside its " + std::to_string(pa.size) + " elements");
 }
 
-// what one lane sees: its buffers, Variables, thread / work-group / lane ids and its work-group's LOCAL memory
+// what a value was computed from, while provenance is recorded (provenance.h): buffer elements, sorted, each once
+using Deps = std::vector<ElementRef>;
+
+// into |= from (scratch: reused storage)
+void unite(Deps& into, const Deps& from, Deps& scratch) {
+  if (from.empty()) return;
+  if (into.empty()) {
+    into = from;
+    return;
+  }
+  scratch.clear();
+  std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(scratch));
+  into.swap(scratch);
+}
+
+// what one lane sees: its buffers, Variables, thread / work-group / lane ids and its work-group's LOCAL memory; while
+// provenance is recorded, where stores record it and what each LOCAL element holds
 struct Env {
   const ProgramSpec& spec;
   const Program& p;
@@ -308,13 +325,24 @@ struct Env {
   int core_id = 0;
   std::array<int64_t, 3> gid{}, lid{}, lsize{1, 1, 1};
   std::vector<std::vector<char>>* local_mem = nullptr;  // per LOCAL BUFFER instruction (index into p.local_buffers)
+  Provenance* provenance = nullptr;
+  std::vector<std::vector<Deps>>* local_deps = nullptr;  // per LOCAL BUFFER instruction, per element
 };
 
 struct Lane {
   std::vector<Val> v;
+  std::vector<Deps> d;  // per instruction, what its value was computed from (only while provenance is recorded)
+  Deps scratch;
   int pc = 0;
   std::array<int64_t, 3> lid{};
 };
+
+// which LOCAL BUFFER instruction (index into p.local_buffers) a LOCAL access addresses
+size_t local_slot(const Program& p, const UOp* buf) {
+  for (size_t k = 0; k < p.local_buffers.size(); ++k)
+    if (p.ins[p.local_buffers[k]] == buf) return k;
+  throw Error("interpret: a LOCAL access to memory that is no LOCAL BUFFER");
+}
 
 int64_t special_value(const Env& e, const Lane& lane, const UOp& u) {
   const std::string& name = u.as<std::string>();
@@ -326,7 +354,59 @@ int64_t special_value(const Env& e, const Lane& lane, const UOp& u) {
   throw Error("interpret: kernel " + e.spec.name + " has SPECIAL " + name + ", not a launch dim");
 }
 
-// runs `lane` from its pc until it reaches a BARRIER (returns true, pc on the barrier) or the end (false)
+// provenance of instruction pc, which just ran (provenance.h): what its value depends on, what a STORE records
+void track(const Env& e, Lane& lane, int pc) {
+  const Program& p = e.p;
+  const UOp& u = *p.ins[pc];
+  const auto& s = p.src[pc];
+  std::vector<Deps>& d = lane.d;
+  switch (u.op) {
+    case Ops::CONST: case Ops::PARAM: case Ops::BUFFER: case Ops::SPECIAL: case Ops::RANGE: case Ops::END: case Ops::BARRIER:
+      break;
+    case Ops::DEFINE_ACC: d[pc] = d[s[0]]; break;
+    case Ops::INDEX:  // the address: what the index and the gate depend on
+      d[pc].clear();
+      for (size_t k = 1; k < s.size(); ++k) unite(d[pc], d[s[k]], lane.scratch);
+      break;
+    case Ops::LOAD: {
+      d[pc] = d[s[0]];
+      if (p.ins[s[0]]->op == Ops::DEFINE_ACC) break;
+      const Val& a = lane.v[s[0]];
+      if (!a.gate) break;  // nothing loaded
+      if (a.buf->op == Ops::BUFFER) {
+        unite(d[pc], (*e.local_deps)[local_slot(p, a.buf)][static_cast<size_t>(a.i)], lane.scratch);
+      } else {
+        const Deps one{ElementRef{static_cast<int>(a.buf->as<ParamArg>().slot), a.i}};
+        unite(d[pc], one, lane.scratch);
+      }
+      break;
+    }
+    case Ops::STORE: {
+      if (p.ins[s[0]]->op == Ops::DEFINE_ACC) {
+        d[s[0]] = d[s[1]];
+        break;
+      }
+      const Val& a = lane.v[s[0]];
+      if (!a.gate) break;
+      if (a.buf->op == Ops::BUFFER) {
+        (*e.local_deps)[local_slot(p, a.buf)][static_cast<size_t>(a.i)] = d[s[1]];
+        break;
+      }
+      Deps& into = e.provenance->stores[ElementRef{static_cast<int>(a.buf->as<ParamArg>().slot), a.i}];
+      unite(into, d[s[1]], lane.scratch);
+      break;
+    }
+    default:  // ALU ops, CAST, BITCAST
+      d[pc].clear();
+      for (int k : s) unite(d[pc], d[k], lane.scratch);
+      break;
+  }
+}
+
+// runs `lane` from its pc until it reaches a BARRIER (returns true, pc on the barrier) or the end (false). P: each
+// value also carries what it was computed from (lane.d), and each STORE records it (provenance.h); without P that
+// bookkeeping is compiled out.
+template <bool P>
 bool run_lane(const Env& e, Lane& lane) {
   const Program& p = e.p;
   const ProgramSpec& spec = e.spec;
@@ -337,6 +417,7 @@ bool run_lane(const Env& e, Lane& lane) {
   };
   const int n = static_cast<int>(p.ins.size());
   for (int pc = lane.pc; pc < n; ++pc) {
+    [[maybe_unused]] const int at = pc;  // (RANGE and END move pc)
     const UOp& u = *p.ins[pc];
     const auto& s = p.src[pc];
     switch (u.op) {
@@ -419,6 +500,7 @@ bool run_lane(const Env& e, Lane& lane) {
         v[pc] = alu_val(u, &need(s[0]), s.size() > 1 ? &need(s[1]) : nullptr, s.size() > 2 ? &need(s[2]) : nullptr);
         break;
     }
+    if constexpr (P) track(e, lane, at);
   }
   lane.pc = n;
   return false;
@@ -430,8 +512,12 @@ std::string dims_str(const std::array<int64_t, 3>& d) {
 
 // one work-group: every lane runs until it reaches a barrier; when all lanes of the group wait at the same barrier
 // they all continue past it. A lane that ends while others wait (or lanes at different barriers) is an error.
+template <bool P>
 void run_group(Env& e, std::vector<Lane>& lanes) {
   for (auto& mem : *e.local_mem) std::fill(mem.begin(), mem.end(), 0);
+  if constexpr (P)
+    for (auto& elements : *e.local_deps)
+      for (Deps& x : elements) x.clear();
   const size_t nins = e.p.ins.size();
   const int64_t lx = e.lsize[0], ly = e.lsize[1];
   for (size_t l = 0; l < lanes.size(); ++l) {
@@ -444,21 +530,25 @@ void run_group(Env& e, std::vector<Lane>& lanes) {
     // no barrier: each lane runs to the end on its own (one register file reused)
     Lane one;
     one.v.resize(nins);
+    if constexpr (P) one.d.resize(nins);
     for (auto& lane : lanes) {
       one.pc = 0;
       one.lid = lane.lid;
-      run_lane(e, one);
+      run_lane<P>(e, one);
     }
     return;
   }
-  for (auto& lane : lanes) lane.v.assign(nins, Val{});
+  for (auto& lane : lanes) {
+    lane.v.assign(nins, Val{});
+    if constexpr (P) lane.d.assign(nins, Deps{});
+  }
   std::vector<char> done(lanes.size(), 0);
   for (;;) {
     int barrier_pc = -1;
     size_t waiting = 0, finished = 0, first_finished = 0, first_waiting = 0;
     for (size_t l = 0; l < lanes.size(); ++l) {
       if (done[l]) { ++finished; continue; }
-      if (run_lane(e, lanes[l])) {
+      if (run_lane<P>(e, lanes[l])) {
         if (waiting++ == 0) { barrier_pc = lanes[l].pc; first_waiting = l; }
         if (lanes[l].pc != barrier_pc)
           throw Error("interpret: barrier divergence in kernel " + e.spec.name + ": in work-group " + dims_str(e.gid) + " lane " +
@@ -478,7 +568,8 @@ void run_group(Env& e, std::vector<Lane>& lanes) {
   }
 }
 
-void run_grid(const ProgramSpec& spec, const Program& p, std::span<void*> bufs, std::span<const int64_t> vars) {
+template <bool P>
+void run_grid(const ProgramSpec& spec, const Program& p, std::span<void*> bufs, std::span<const int64_t> vars, Provenance* provenance) {
   LaunchDims d = launch_dims(spec, vars);
   std::array<int64_t, 3> lsize = d.local_size.value_or(std::array<int64_t, 3>{1, 1, 1});
   int64_t lanes_n = 1, groups = 1;
@@ -490,40 +581,57 @@ void run_grid(const ProgramSpec& spec, const Program& p, std::span<void*> bufs, 
   }
   if (lanes_n > (1 << 20)) throw Error("interpret: kernel " + spec.name + " has " + std::to_string(lanes_n) + " lanes per work-group");
   std::vector<std::vector<char>> local_mem;
+  std::vector<std::vector<Deps>> local_deps;
   for (int k : p.local_buffers) {
     const UOp& b = *p.ins[k];
     local_mem.emplace_back(static_cast<size_t>(b.as<ParamArg>().size * b.dtype->itemsize()));
+    if constexpr (P) local_deps.emplace_back(static_cast<size_t>(b.as<ParamArg>().size));
   }
   Env e{spec, p, bufs, vars};
   e.lsize = lsize;
   e.local_mem = &local_mem;
+  e.provenance = provenance;
+  e.local_deps = &local_deps;
   std::vector<Lane> lanes(static_cast<size_t>(lanes_n));
   for (int64_t g = 0; g < groups; ++g) {
     e.gid = {g % d.global_size[0], (g / d.global_size[0]) % d.global_size[1], g / (d.global_size[0] * d.global_size[1])};
-    run_group(e, lanes);
+    run_group<P>(e, lanes);
   }
 }
 
-}  // namespace
-
-void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id) {
-  if (!spec.lowered || spec.lowered->op != Ops::LINEAR) throw Error("interpret: ProgramSpec.lowered is not a LINEAR");
-  Program p = prepare(spec.lowered);
+template <bool P>
+void run_core(const ProgramSpec& spec, const Program& p, std::span<void*> bufs, std::span<const int64_t> vars, int core_id,
+              Provenance* provenance) {
   if (p.gpu) {
     // a GPU program has no core_id: its whole grid of work-groups runs here
     if (core_id != 0) return;
-    run_grid(spec, p, bufs, vars);
+    run_grid<P>(spec, p, bufs, vars, provenance);
     return;
   }
   Env e{spec, p, bufs, vars};
   e.core_id = core_id;
+  e.provenance = provenance;
   Lane lane;
   lane.v.resize(p.ins.size());
-  run_lane(e, lane);
+  if constexpr (P) lane.d.resize(p.ins.size());
+  run_lane<P>(e, lane);
 }
 
-void interpret(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars) {
-  for (int c = 0; c < std::max(1, spec.threads); ++c) interpret_core(spec, bufs, vars, c);
+}  // namespace
+
+void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id, Provenance* provenance) {
+  if (!spec.lowered || spec.lowered->op != Ops::LINEAR) throw Error("interpret: ProgramSpec.lowered is not a LINEAR");
+  Program p = prepare(spec.lowered);
+  if (provenance) {
+    if (provenance->kernel.empty()) provenance->kernel = spec.name;
+    run_core<true>(spec, p, bufs, vars, core_id, provenance);
+  } else {
+    run_core<false>(spec, p, bufs, vars, core_id, nullptr);
+  }
+}
+
+void interpret(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, Provenance* provenance) {
+  for (int c = 0; c < std::max(1, spec.threads); ++c) interpret_core(spec, bufs, vars, c, provenance);
 }
 
 }  // namespace ts

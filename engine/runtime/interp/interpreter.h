@@ -5,6 +5,7 @@
 #include <span>
 
 #include "engine/codegen/program.h"
+#include "engine/runtime/interp/provenance.h"
 
 namespace ts {
 
@@ -16,9 +17,11 @@ namespace ts {
 // same barrier they all continue. A lane that finishes while others wait, or lanes waiting at different barriers,
 // is an Error "barrier divergence in kernel NAME ...".
 
-// runs the program for every core_id in [0, spec.threads); bufs indexed by buffer slot, vars as spec.vars
-void interpret(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars);
+// runs the program for every core_id in [0, spec.threads); bufs indexed by buffer slot, vars as spec.vars. With
+// `provenance`, what each stored value was computed from is added to it (provenance.h says how values carry it).
+void interpret(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, Provenance* provenance = nullptr);
 // one core_id only (a GPU program runs its whole grid for core_id 0, nothing for others)
-void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id);
+void interpret_core(const ProgramSpec& spec, std::span<void*> bufs, std::span<const int64_t> vars, int core_id,
+                    Provenance* provenance = nullptr);
 
 }  // namespace ts
