@@ -42,3 +42,8 @@ ts_add_window_test(test_timeline ${CMAKE_CURRENT_LIST_DIR}/test_timeline.cpp)
 # BEAM=2 on CPU.
 ts_add_cli_test(test_access SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_access.cpp LIBS tinyscope_viewer TIMEOUT 600)
 target_include_directories(test_access PRIVATE ${CMAKE_SOURCE_DIR})
+# The access model against the interpreter: what each output element reads, read off the optimized AST, equals what the
+# interpreter's stored value was computed from (its provenance), for the examples' matmul, conv2d with and without
+# padding and softmax on INTERP under NOOPT, default opts and BEAM=2 and on INTERP:GPU, in one process with the engine.
+ts_add_test(test_access_interp SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_access_interp.cpp LIBS tinyscope_viewer tinyscope_engine TIMEOUT 120)
+target_include_directories(test_access_interp PRIVATE ${CMAKE_SOURCE_DIR})
