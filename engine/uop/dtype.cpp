@@ -15,27 +15,27 @@
 namespace ts {
 
 namespace {
-const DTypeInfo kVoid{-1, 0, "void", "void", '\0', DKind::Void};
-const DTypeInfo kBool{0, 1, "bool", "bool", '?', DKind::Bool};
-const DTypeInfo kInt8{1, 8, "signed char", "signed char", 'b', DKind::Signed};
-const DTypeInfo kUInt8{2, 8, "unsigned char", "unsigned char", 'B', DKind::Unsigned};
-const DTypeInfo kInt16{3, 16, "short", "short", 'h', DKind::Signed};
-const DTypeInfo kUInt16{4, 16, "unsigned short", "unsigned short", 'H', DKind::Unsigned};
-const DTypeInfo kInt32{5, 32, "int", "int", 'i', DKind::Signed};
-const DTypeInfo kUInt32{6, 32, "unsigned int", "unsigned int", 'I', DKind::Unsigned};
-const DTypeInfo kInt64{7, 64, "long", "long", 'q', DKind::Signed};
-const DTypeInfo kUInt64{8, 64, "unsigned long", "unsigned long", 'Q', DKind::Unsigned};
+const DTypeInfo kVoid{-1, 0, "void", "void", '\0', DKind::Void, 1};
+const DTypeInfo kBool{0, 1, "bool", "bool", '?', DKind::Bool, 2};
+const DTypeInfo kInt8{1, 8, "signed char", "signed char", 'b', DKind::Signed, 3};
+const DTypeInfo kUInt8{2, 8, "unsigned char", "unsigned char", 'B', DKind::Unsigned, 4};
+const DTypeInfo kInt16{3, 16, "short", "short", 'h', DKind::Signed, 5};
+const DTypeInfo kUInt16{4, 16, "unsigned short", "unsigned short", 'H', DKind::Unsigned, 6};
+const DTypeInfo kInt32{5, 32, "int", "int", 'i', DKind::Signed, 7};
+const DTypeInfo kUInt32{6, 32, "unsigned int", "unsigned int", 'I', DKind::Unsigned, 8};
+const DTypeInfo kInt64{7, 64, "long", "long", 'q', DKind::Signed, 9};
+const DTypeInfo kUInt64{8, 64, "unsigned long", "unsigned long", 'Q', DKind::Unsigned, 10};
 // priorities as the reference's (they order the promotion lattice: the least upper bound is the lowest common one)
-const DTypeInfo kFp8e4m3{10, 8, "float8_e4m3", "unsigned char", '\0', DKind::Float};
-const DTypeInfo kFp8e5m2{11, 8, "float8_e5m2", "unsigned char", '\0', DKind::Float};
-const DTypeInfo kFp8e4m3fnuz{10, 8, "float8_e4m3fnuz", "unsigned char", '\0', DKind::Float};
-const DTypeInfo kFp8e5m2fnuz{11, 8, "float8_e5m2fnuz", "unsigned char", '\0', DKind::Float};
-const DTypeInfo kHalf{12, 16, "half", "_Float16", 'e', DKind::Float};
-const DTypeInfo kBF16{13, 16, "__bf16", "__bf16", '\0', DKind::Float};
-const DTypeInfo kFloat{14, 32, "float", "float", 'f', DKind::Float};
-const DTypeInfo kDouble{15, 64, "double", "double", 'd', DKind::Float};
-const DTypeInfo kWeakInt{0, 800, "weakint", "long", 'q', DKind::WeakInt};
-const DTypeInfo kWeakFloat{9, 800, "weakfloat", "double", 'd', DKind::WeakFloat};
+const DTypeInfo kFp8e4m3{10, 8, "float8_e4m3", "unsigned char", '\0', DKind::Float, 11};
+const DTypeInfo kFp8e5m2{11, 8, "float8_e5m2", "unsigned char", '\0', DKind::Float, 12};
+const DTypeInfo kFp8e4m3fnuz{10, 8, "float8_e4m3fnuz", "unsigned char", '\0', DKind::Float, 13};
+const DTypeInfo kFp8e5m2fnuz{11, 8, "float8_e5m2fnuz", "unsigned char", '\0', DKind::Float, 14};
+const DTypeInfo kHalf{12, 16, "half", "_Float16", 'e', DKind::Float, 15};
+const DTypeInfo kBF16{13, 16, "__bf16", "__bf16", '\0', DKind::Float, 16};
+const DTypeInfo kFloat{14, 32, "float", "float", 'f', DKind::Float, 17};
+const DTypeInfo kDouble{15, 64, "double", "double", 'd', DKind::Float, 18};
+const DTypeInfo kWeakInt{0, 800, "weakint", "long", 'q', DKind::WeakInt, 19};
+const DTypeInfo kWeakFloat{9, 800, "weakfloat", "double", 'd', DKind::WeakFloat, 20};
 }  // namespace
 
 namespace dtypes {

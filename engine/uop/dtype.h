@@ -15,6 +15,7 @@ struct DTypeInfo {
   const char* cname;  // C spelling in rendered kernels
   char fmt;           // python struct format char ('\0' if none)
   DKind kind;
+  int id = 0;  // its own number, the same in every process (a UOp's hash, hence a kernel's program key, uses it)
   int itemsize() const { return (bitsize + 7) / 8; }
 };
 using DType = const DTypeInfo*;

@@ -426,7 +426,7 @@ size_t live_uop_count() {
 }
 
 size_t uop_key_hash(Ops op, DType dtype, std::span<const size_t> src_hashes, const Arg& arg, int64_t tag) {
-  size_t h = mix(static_cast<size_t>(op) * 31 + 7, reinterpret_cast<size_t>(dtype));
+  size_t h = mix(static_cast<size_t>(op) * 31 + 7, dtype ? static_cast<size_t>(dtype->id) : 0);
   for (size_t s : src_hashes) h = mix(h, s);
   h = mix(h, arg_hash(arg));
   return mix(h, static_cast<size_t>(tag));
