@@ -35,9 +35,9 @@ class CpuDevice final : public Device {
     e->entry = reinterpret_cast<KernelEntry>(compiler_hook()(spec.lang, spec.src, entry_symbol(spec)));
     return e;
   }
-  // (the JIT compiles on any thread, cpu_jit.h; kernels compiled on workers while the next ones were lowered corrupted
-  // memory now and then with 8 CPU threads on 2 cores: off until that race is found)
-  bool concurrent_loads() const override { return false; }
+  // kernels compile on a worker while the next ones are lowered (the JIT compiles one at a time, cpu_jit.cpp's
+  // compile_mutex; its loads run on any thread)
+  bool concurrent_loads() const override { return true; }
   double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
     return run_host(spec, static_cast<HostEntry&>(exe).entry, bufs, vars);
   }
