@@ -422,6 +422,11 @@ int cmd_serve() {
         const auto& names = ts::codegen_option_names();
         for (const auto& [k, v] : req["env"].items()) {
           if (std::find(names.begin(), names.end(), k) == names.end()) throw std::runtime_error("\"env\": " + k + " is no codegen variable");
+          if (k == "KERNEL_OPTS" && v.is_string() && v.get<std::string>().size() <= 4096) {
+            ts::parse_kernel_opts(v.get<std::string>());  // (a malformed one is the request's error)
+            env.emplace_back(k, v.get<std::string>());
+            continue;
+          }
           if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 32 ||
               v.get<std::string>().find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.:-") != std::string::npos)
             throw std::runtime_error("\"env\": " + k + " must be a short word or number, not " + v.dump());

@@ -174,8 +174,11 @@ void kernel_detail(const tsv::Session& s, int ctx, bool uops, bool program, cons
   if (program) {
     if (!c.has_program) out.put({{"context", ctx}, {"program", QJsonValue()}}, QStringLiteral("%1 is not a kernel's context").arg(c.plain_name));
     else
-      out.put({{"context", ctx}, {"name", c.program.name}, {"lang", c.program.lang}, {"src", c.program.src}},
-               QStringLiteral("%1 [%2]\n%3").arg(c.program.name, c.program.lang, c.program.src));
+      // (the key names the kernel for KERNEL_OPTS)
+      out.put({{"context", ctx}, {"name", c.program.name}, {"lang", c.program.lang}, {"program_key", c.program.program_key},
+               {"applied_opts", QJsonArray::fromStringList(c.program.applied_opts)}, {"src", c.program.src}},
+              QStringLiteral("%1 [%2] program key %3, opts: %4\n%5").arg(c.program.name, c.program.lang, c.program.program_key,
+                                                                      c.program.applied_opts.isEmpty() ? QStringLiteral("none") : c.program.applied_opts.join(", "), c.program.src));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
@@ -330,8 +331,9 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
     run_queued = true;
     QTimer::singleShot(100, &w, next_run);
   };
-  // --whatif A=1,A=,...: once the runs settled, each what-if step in turn (a run compared with the one before)
-  const QStringList whatifs = o.whatif.isEmpty() ? QStringList() : o.whatif.split(QLatin1Char(','));
+  // --whatif A=1,A=,...: once the runs settled, each what-if step in turn (a run compared with the one before); a comma
+  // starts a step only before NAME= (KERNEL_OPTS's values hold commas)
+  const QStringList whatifs = o.whatif.isEmpty() ? QStringList() : o.whatif.split(QRegularExpression(QStringLiteral(",(?=[A-Z_]+=)")));
   int whatif_next = 0;
   auto whatif_step = [&w, &whatifs, &whatif_next, &run_queued] {
     if (whatif_next >= whatifs.size()) return false;

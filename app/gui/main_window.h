@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "viewer/panes/code_editor.h"
 
@@ -22,6 +24,10 @@ class QAction;
 class QLabel;
 class QTableView;
 class QCheckBox;
+
+namespace ts {
+struct Opt;
+}
 
 namespace tsv {
 class Session;
@@ -138,13 +144,21 @@ class MainWindow : public QMainWindow {
   bool play_lesson(const QString& path, QString* error = nullptr);
   // play_lesson less the run: the lesson loaded, its script opened, its first step shown after the next run
   bool prepare_lesson(const QString& path, QString* error = nullptr);
-  // Run > What if (main_window_whatif.cpp): the script run again with these codegen variables and BEAM, the new run
-  // compared with the one on screen (kept in the What-if history); false when a run is in progress
-  bool set_whatif(const QMap<QString, QString>& env, int beam);
-  // "NAME=VALUE" (an empty VALUE unsets it) for a codegen variable the engine reads; false with *error otherwise
+  // Run > What if (main_window_whatif.cpp): the script run again with these codegen variables and BEAM (on `device`
+  // when one is named), the new run compared with the one on screen (kept in the What-if history); false when a run is
+  // in progress
+  bool set_whatif(const QMap<QString, QString>& env, int beam, const QString& device = {});
+  // "NAME=VALUE" (an empty VALUE unsets it) for a codegen variable the engine reads, or DEV=DEVICE; false with *error
+  // otherwise
   bool set_whatif_variable(const QString& assignment, QString* error = nullptr);
   // the codegen variables and BEAM of the runs ("default" when none), as the history and the Compare dock name them
   QString whatif_label() const;
+  // the device and the label: "CPU · NOOPT=1" (the history's and the Compare dock's names of a step)
+  QString whatif_full_label() const;
+  // the selected kernel's program key, name and opts (false: no kernel selected); the script run again with this
+  // kernel's opts set by hand (nullopt: its own again), the new run beside the one before
+  bool selected_kernel_opts(QString* key, QString* name, std::vector<ts::Opt>* opts) const;
+  bool set_whatif_kernel_opts(const QString& key, const std::optional<std::vector<ts::Opt>>& opts);
   // the runs of the what-if sequence before the one on screen: {label, trace file}
   const QList<QPair<QString, QString>>& whatif_history() const { return whatif_history_; }
   Tour* tour() const { return tour_; }
@@ -222,6 +236,7 @@ class MainWindow : public QMainWindow {
   void build_status_bar();
   void build_whatif_menu(QMenu* run_menu);
   void whatif_compare();
+  void fill_whatif_opts_menu(QMenu* m);
   void restore_settings();
   QWidget* build_compare_dock();
   void build_compare_controls();

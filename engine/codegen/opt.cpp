@@ -23,6 +23,35 @@ std::string Opt::str() const {
   return "Opt(op=OptOps." + std::string(opt_op_name(op)) + ", axis=" + std::to_string(axis) + ", arg=" + std::to_string(arg) + ")";
 }
 
+std::optional<OptOps> opt_op_named(const std::string& name) {
+  static const std::map<std::string, OptOps> names = {
+      {"TC", OptOps::TC},         {"UPCAST", OptOps::UPCAST}, {"UNROLL", OptOps::UNROLL},     {"LOCAL", OptOps::LOCAL},
+      {"THREAD", OptOps::THREAD}, {"GROUP", OptOps::GROUP},   {"GROUPTOP", OptOps::GROUPTOP}, {"NOLOCALS", OptOps::NOLOCALS},
+      {"PADTO", OptOps::PADTO},   {"SWAP", OptOps::SWAP}};
+  auto it = names.find(name);
+  return it == names.end() ? std::nullopt : std::optional<OptOps>(it->second);
+}
+
+std::optional<Opt> opt_from_str(const std::string& text) {
+  const std::string head = "Opt(op=OptOps.";
+  if (text.rfind(head, 0) != 0) return std::nullopt;
+  const size_t comma = text.find(',', head.size());
+  if (comma == std::string::npos) return std::nullopt;
+  std::optional<OptOps> op = opt_op_named(text.substr(head.size(), comma - head.size()));
+  if (!op) return std::nullopt;
+  Opt o{*op};
+  if (*op == OptOps::NOLOCALS) return text == o.str() ? std::optional<Opt>(o) : std::nullopt;
+  long long axis = 0, arg = 0;
+  char tail[8] = {};
+  const std::string rest = text.substr(comma);
+  const int n = *op == OptOps::TC ? std::sscanf(rest.c_str(), ", axis=%lld, arg=(%lld, 0, 1)%7s", &axis, &arg, tail)
+                                  : std::sscanf(rest.c_str(), ", axis=%lld, arg=%lld%7s", &axis, &arg, tail);
+  if (n != 3) return std::nullopt;
+  o.axis = static_cast<int>(axis);
+  o.arg = arg;
+  return o.str() == text ? std::optional<Opt>(o) : std::nullopt;  // (what str() writes, nothing else)
+}
+
 std::map<std::string, std::string>& codegen_options() {
   static std::map<std::string, std::string> o;
   return o;
@@ -32,7 +61,8 @@ const std::vector<std::string>& codegen_option_names() {
   static const std::vector<std::string> names{"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW",
                                               "MV_ROWS_PER_THREAD", "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX",
                                               "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT", "TC_STAGE", "TC_VEC8", "TC_KHR",
-                                              "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC"};
+                                              "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC",
+                                              "KERNEL_OPTS"};
   return names;
 }
 

@@ -27,6 +27,10 @@ struct Opt {
   // "Opt(op=OptOps.UPCAST, axis=0, arg=4)", as the reference's repr (NOLOCALS has neither: "axis=None, arg=None")
   std::string str() const;
 };
+// an opt's op by its name ("UPCAST"), or nullopt
+std::optional<OptOps> opt_op_named(const std::string& name);
+// an Opt from its str() (the trace's applied_opts), or nullopt
+std::optional<Opt> opt_from_str(const std::string& text);
 
 // an opt that does not apply to this kernel (the reference's KernelOptError)
 struct KernelOptError : Error {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -325,10 +326,6 @@ std::string format_opts(const std::vector<Opt>& opts) {
 }
 
 std::vector<Opt> parse_opts(const std::string& text) {
-  static const std::map<std::string, OptOps> names = {
-      {"TC", OptOps::TC},         {"UPCAST", OptOps::UPCAST}, {"UNROLL", OptOps::UNROLL},     {"LOCAL", OptOps::LOCAL},
-      {"THREAD", OptOps::THREAD}, {"GROUP", OptOps::GROUP},   {"GROUPTOP", OptOps::GROUPTOP}, {"NOLOCALS", OptOps::NOLOCALS},
-      {"PADTO", OptOps::PADTO},   {"SWAP", OptOps::SWAP}};
   std::vector<Opt> out;
   std::istringstream in(text);
   std::string line;
@@ -337,11 +334,68 @@ std::vector<Opt> parse_opts(const std::string& text) {
     std::istringstream ls(line);
     std::string op;
     Opt o{};
-    if (!(ls >> op >> o.axis >> o.arg) || !names.count(op)) throw Error("not an opt: '" + line + "'");
-    o.op = names.at(op);
+    std::optional<OptOps> named;
+    if (!(ls >> op >> o.axis >> o.arg) || !(named = opt_op_named(op))) throw Error("not an opt: '" + line + "'");
+    o.op = *named;
     out.push_back(o);
   }
   return out;
+}
+
+std::map<std::string, std::vector<Opt>> parse_kernel_opts(const std::string& text) {
+  std::map<std::string, std::vector<Opt>> out;
+  auto split = [](const std::string& s, char sep) {
+    std::vector<std::string> parts;
+    size_t b = 0;
+    for (size_t e; (e = s.find(sep, b)) != std::string::npos; b = e + 1) parts.push_back(s.substr(b, e - b));
+    parts.push_back(s.substr(b));
+    return parts;
+  };
+  if (text.empty()) return out;
+  for (const std::string& kernel : split(text, '|')) {
+    const size_t colon = kernel.find(':');
+    const std::string key = kernel.substr(0, colon);
+    if (colon == std::string::npos || key.size() != 16 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw Error("KERNEL_OPTS: '" + kernel + "' is not KEY:OPTS (KEY a kernel's program key, 16 hex digits)");
+    std::vector<Opt>& opts = out[key];
+    const std::string list = kernel.substr(colon + 1);
+    if (list.empty()) continue;
+    for (const std::string& one : split(list, ';')) {
+      const std::vector<std::string> f = split(one, ',');
+      Opt o{};
+      std::optional<OptOps> named = f.size() == 3 ? opt_op_named(f[0]) : std::nullopt;
+      char* end = nullptr;
+      if (named) {
+        o.axis = static_cast<int>(std::strtol(f[1].c_str(), &end, 10));
+        if (f[1].empty() || *end) named.reset();
+        o.arg = std::strtoll(f[2].c_str(), &end, 10);
+        if (f[2].empty() || *end) named.reset();
+      }
+      if (!named) throw Error("KERNEL_OPTS: '" + one + "' (kernel " + key + ") is not an opt (OP,AXIS,ARG, e.g. UPCAST,0,4)");
+      o.op = *named;
+      opts.push_back(o);
+    }
+  }
+  return out;
+}
+
+std::string format_kernel_opts(const std::map<std::string, std::vector<Opt>>& opts) {
+  std::string out;
+  for (const auto& [key, list] : opts) {
+    if (!out.empty()) out += "|";
+    out += key + ":";
+    for (size_t i = 0; i < list.size(); ++i)
+      out += (i ? ";" : "") + std::string(opt_op_name(list[i].op)) + "," + std::to_string(list[i].axis) + "," + std::to_string(list[i].arg);
+  }
+  return out;
+}
+
+std::optional<std::vector<Opt>> kernel_opts_override(const std::string& program_key) {
+  auto it = codegen_options().find("KERNEL_OPTS");
+  if (it == codegen_options().end() || it->second.empty()) return std::nullopt;
+  const auto all = parse_kernel_opts(it->second);
+  auto k = all.find(program_key);
+  return k == all.end() ? std::nullopt : std::optional<std::vector<Opt>>(k->second);
 }
 
 namespace {

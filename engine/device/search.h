@@ -18,6 +18,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,5 +82,13 @@ BeamResult beam_search(const UOpRef& kernel_ast, Device& dev, const BeamConfig& 
 // "UPCAST 0 4" per line, and back (an Error names a line that is not an opt)
 std::string format_opts(const std::vector<Opt>& opts);
 std::vector<Opt> parse_opts(const std::string& text);
+
+// KERNEL_OPTS: opts set by hand for some kernels, each named by its program key (the kernel AST's hash as 16 hex
+// digits, the trace's program_key): "KEY:OP,AXIS,ARG;OP,AXIS,ARG|KEY:..." ("KEY:" alone: no opts). Such a kernel gets
+// exactly these opts (neither the hand-coded heuristics nor BEAM), applied in order. An Error names a malformed part.
+std::map<std::string, std::vector<Opt>> parse_kernel_opts(const std::string& text);
+std::string format_kernel_opts(const std::map<std::string, std::vector<Opt>>& opts);
+// the opts KERNEL_OPTS (codegen_options()) sets for the kernel with this program key, if any
+std::optional<std::vector<Opt>> kernel_opts_override(const std::string& program_key);
 
 }  // namespace ts

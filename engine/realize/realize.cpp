@@ -139,7 +139,15 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJob
   int context = -1;  // the kernel's trace context, while its compile runs in the background
   {
     trace::ContextScope scope(trace::ContextKind::Kernel, "");
-    if (realize_config().beam >= 1) {
+    if (std::optional<std::vector<Opt>> set = kernel_opts_override(c->key)) {
+      // opts set by hand (KERNEL_OPTS): exactly these, in order; one that does not apply is the run's error
+      try {
+        c->spec = to_program(ast, dev.renderer(), dev.opt_target(), *set);
+      } catch (const KernelOptError& e) {
+        throw KernelOptError("KERNEL_OPTS for kernel " + c->key + ": " + e.what());
+      }
+      c->spec.opts_source = set->empty() ? "none (KERNEL_OPTS)" : "set by KERNEL_OPTS";
+    } else if (realize_config().beam >= 1) {
       const BeamResult r = search_opts(ast, dev);
       c->spec = to_program(ast, dev.renderer(), dev.opt_target(), r.opts);
       if (realize_config().beam_lines) print_beam_line(r.final, c->spec);

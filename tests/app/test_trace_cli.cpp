@@ -157,6 +157,8 @@ class TestTraceCli : public QObject {
     // --program: the source as the trace has it
     const Result p = trace({vulkan ? vk_ : cpu_, "-c", QString::number(ctx), "--program", "--json"});
     QCOMPARE(objects(p)[0]["src"].toString(), contexts[ctx].toObject()["program"].toObject()["src"].toString());
+    QCOMPARE(objects(p)[0]["program_key"].toString(), contexts[ctx].toObject()["program"].toObject()["program_key"].toString());
+    QCOMPARE(objects(p)[0]["program_key"].toString().size(), 16);
   }
 
   // -t: calls by name, their total and count, shares summing to 100%; --calls: every call in order

@@ -4,6 +4,7 @@
 #include <QProgressBar>
 #include <QScreen>
 
+#include "engine/codegen/opt.h"
 #include "viewer/panes/timeline_pane.h"
 #include "viewer_test_util.h"
 
@@ -468,7 +469,8 @@ class TestViewerWindow : public QObject {
 
   // Run > What if: a toggle runs the script again with its codegen variable and shows the new run beside the one
   // before (the matmul's kernel under NOOPT is r_64_64_64, the default opts' r_8_16_2_4_4_16_4); the run before is in
-  // the history; toggling it off compares with the NOOPT run; an unknown variable is refused, naming it
+  // the history; toggling it off compares with the NOOPT run; an unknown variable is refused, naming it; the selected
+  // kernel without its last opt, then with its own again; the device
   void whatif_toggles_compare_with_the_run_before() {
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     w.controller()->set_program(tinyscope_bin());
@@ -496,7 +498,7 @@ class TestViewerWindow : public QObject {
     QCOMPARE(w.first_label(), QStringLiteral("CPU · NOOPT=1"));
     QCOMPARE(w.second_label(), QStringLiteral("CPU · default"));
     QCOMPARE(w.whatif_history().size(), 1);
-    QCOMPARE(w.whatif_history()[0].first, QStringLiteral("default"));
+    QCOMPARE(w.whatif_history()[0].first, QStringLiteral("CPU · default"));
     // the same values either way (the Compare dock pairs the outputs)
     QCOMPARE(w.session()->outputs().size(), w.compare_session()->outputs().size());
     QCOMPARE(w.session()->outputs()[0].f, w.compare_session()->outputs()[0].f);
@@ -509,6 +511,42 @@ class TestViewerWindow : public QObject {
     QString err;
     QVERIFY(!w.set_whatif_variable("COLOUR=1", &err));
     QVERIFY2(err.contains("COLOUR is no codegen variable"), qPrintable(err));
+    // one opt of the selected kernel: without its last opt, the kernel is another (its name says so), its values the same
+    QString key, name;
+    std::vector<ts::Opt> opts;
+    QVERIFY(!w.selected_kernel_opts(&key, &name, &opts) || !key.isEmpty());
+    int kernel_call = -1;
+    for (int i = 0; i < w.session()->calls().size() && kernel_call < 0; ++i)
+      if (w.session()->calls()[i].kind == "kernel") kernel_call = i;
+    w.selection()->select_call(kernel_call);
+    QVERIFY(w.selected_kernel_opts(&key, &name, &opts));
+    QCOMPARE(name, QStringLiteral("r_8_16_2_4_4_16_4"));
+    QVERIFY2(opts.size() >= 2, qPrintable(QString::number(opts.size())));
+    std::vector<ts::Opt> fewer(opts.begin(), opts.end() - 1);
+    QVERIFY(w.set_whatif_kernel_opts(key, fewer));
+    QVERIFY(done.count() == 4 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    const QStringList now = kernel_names(*w.session());
+    QCOMPARE(now.size(), 1);
+    QVERIFY2(now[0] != "r_8_16_2_4_4_16_4" && now[0].startsWith("r_"), qPrintable(now[0]));
+    QCOMPARE(kernel_names(*w.compare_session()), QStringList{"r_8_16_2_4_4_16_4"});
+    QVERIFY2(w.whatif_label().startsWith("opts of " + key.left(6) + ": "), qPrintable(w.whatif_label()));
+    QCOMPARE(w.session()->outputs()[0].f, w.compare_session()->outputs()[0].f);
+    // and back to its own opts
+    QVERIFY(w.set_whatif_kernel_opts(key, std::nullopt));
+    QVERIFY(done.count() == 5 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    QCOMPARE(kernel_names(*w.session()), QStringList{"r_8_16_2_4_4_16_4"});
+    QCOMPARE(w.whatif_label(), QStringLiteral("default"));
+    // the device: the same script on the interpreter, beside the CPU's run, the same values
+    QVERIFY(!w.set_whatif_variable("DEV=NOPE", &err));
+    QVERIFY2(err.contains("NOPE"), qPrintable(err));
+    QVERIFY(w.set_whatif_variable("DEV=INTERP", &err));
+    QVERIFY(done.count() == 6 || done.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.settled(), 20000);
+    QCOMPARE(w.first_label(), QStringLiteral("INTERP · default"));
+    QCOMPARE(w.second_label(), QStringLiteral("CPU · default"));
+    QCOMPARE(w.session()->outputs()[0].f, w.compare_session()->outputs()[0].f);
   }
 
   void stop_kills_a_running_script() {

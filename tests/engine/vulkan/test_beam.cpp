@@ -1,7 +1,11 @@
 // BEAM search (engine/device/search.h): the action space counted by hand, SWAP, the opts' text form, and a search on
 // lavapipe whose program gives the default program's results bit for bit, with other opts, a name that follows
 // them, and its answer read back from the disk cache; then BEAM=2 through `tinyscope run` against a run without it.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -174,6 +178,94 @@ class TestBeam : public QObject {
     } catch (const Error& e) {
       QVERIFY2(std::strstr(e.what(), "WIDEN 0 2"), e.what());
     }
+  }
+
+  // KERNEL_OPTS's text: kernels by program key, their opts in order; Opt::str() read back for every op
+  void kernel_opts_text() {
+    const std::string text = "0123456789abcdef:UPCAST,1,4;LOCAL,0,16|fedcba9876543210:";
+    const auto all = parse_kernel_opts(text);
+    QCOMPARE(all.size(), size_t{2});
+    QCOMPARE(QString::fromStdString(format_opts(all.at("0123456789abcdef"))), QString("UPCAST 1 4\nLOCAL 0 16\n"));
+    QVERIFY(all.at("fedcba9876543210").empty());
+    QCOMPARE(QString::fromStdString(format_kernel_opts(all)), QString::fromStdString(text));
+    QVERIFY(parse_kernel_opts("").empty());
+    for (const char* bad : {"0123456789abcdef", "0123:UPCAST,0,4", "0123456789abcdef:UPCAST,0", "0123456789abcdef:WIDEN,0,2",
+                            "0123456789abcdef:UPCAST,x,4", "0123456789ABCDEF:UPCAST,0,4"}) {
+      try {
+        parse_kernel_opts(bad);
+        QFAIL(qPrintable(QString("accepted: ") + bad));
+      } catch (const Error& e) {
+        QVERIFY2(std::strstr(e.what(), "KERNEL_OPTS"), e.what());
+      }
+    }
+    for (const Opt& o : {Opt{OptOps::TC, 0, 2}, Opt{OptOps::UPCAST, 1, 4}, Opt{OptOps::UNROLL, 0, 0}, Opt{OptOps::LOCAL, 2, 8},
+                         Opt{OptOps::THREAD, 0, 8}, Opt{OptOps::GROUP, 1, 16}, Opt{OptOps::GROUPTOP, 0, 256}, Opt{OptOps::NOLOCALS, 0, 0},
+                         Opt{OptOps::PADTO, 1, 32}, Opt{OptOps::SWAP, 0, 2}}) {
+      const std::optional<Opt> back = opt_from_str(o.str());
+      QVERIFY2(back && back->str() == o.str(), o.str().c_str());
+    }
+    QVERIFY(!opt_from_str("Opt(op=OptOps.UPCAST, axis=0, arg=4) "));
+    QVERIFY(!opt_from_str("Opt(op=OptOps.WIDEN, axis=0, arg=4)"));
+    QVERIFY(!opt_from_str("UPCAST 0 4"));
+  }
+
+  // KERNEL_OPTS through `tinyscope run`: the matmul kernel, named by the program key its trace gives, gets exactly the
+  // opts set (its name follows them; none: the NOOPT name), computes the same values, and an opt that does not apply is
+  // the run's error naming the kernel; the other kernels keep their own opts
+  void kernel_opts_through_the_cli() {
+    QFile f(tmp_.filePath("kopts.py"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("from tinygrad import Tensor\n"
+            "a = Tensor([[float((i * 64 + k) % 7 - 3) for k in range(64)] for i in range(32)]).realize()\n"
+            "b = Tensor([[float((k * 16 + j) % 5 - 2) for j in range(16)] for k in range(64)]).realize()\n"
+            "print((a @ b).tolist())\n");
+    f.close();
+    auto run_cli = [&](const QString& kernel_opts, QString* err, const QString& json = {}) {
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("DEV", "CPU");
+      env.insert("DEBUG", "2");
+      env.insert("XDG_CACHE_HOME", tmp_.filePath("kopts-cache"));
+      if (!kernel_opts.isEmpty()) env.insert("KERNEL_OPTS", kernel_opts);
+      p.setProcessEnvironment(env);
+      QStringList args{"run"};
+      if (!json.isEmpty()) args << "--json" << json;
+      p.start(ts_test::tinyscope_bin(), args << f.fileName());
+      if (!p.waitForFinished(120000)) return QString("timeout");
+      *err = QString::fromUtf8(p.readAllStandardError());
+      const QString out = QString::fromUtf8(p.readAllStandardOutput()).remove(QRegularExpression("\x1b\\[[0-9;]*m"));  // (DEBUG=2's colours)
+      return p.exitCode() == 0 ? out : "exit " + QString::number(p.exitCode()) + ": " + *err + out;
+    };
+    // the matmul's program key and default opts, from the trace
+    QString err;
+    const QString json = tmp_.filePath("kopts.json");
+    const QString plain = run_cli({}, &err, json);
+    QVERIFY2(plain.contains("[["), qPrintable(plain));
+    QFile jf(json);
+    QVERIFY(jf.open(QIODevice::ReadOnly));
+    QString key, name;
+    QStringList dflt;
+    for (const QJsonValue c : QJsonDocument::fromJson(jf.readAll()).object().value("contexts").toArray()) {
+      const QJsonObject p = c.toObject().value("program").toObject();
+      if (!p.value("name").toString().startsWith("r_")) continue;
+      key = p.value("program_key").toString();
+      name = p.value("name").toString();
+      for (const QJsonValue o : p.value("applied_opts").toArray()) dflt << o.toString();
+    }
+    QVERIFY2(key.size() == 16 && !dflt.isEmpty(), qPrintable(key + " " + dflt.join(", ")));
+    // the printed values are the last line: the output, without the DEBUG=2 lines
+    auto values = [](const QString& out) { return out.trimmed().split('\n').last(); };
+    const QString set = run_cli(key + ":UPCAST,0,4;UNROLL,0,4", &err);
+    QCOMPARE(values(set), values(plain));
+    QVERIFY2(set.contains(QRegularExpression("r_8_16_4_16_4\\b")) && !set.contains(name + " "), qPrintable(set));
+    const QString none = run_cli(key + ":", &err);
+    QCOMPARE(values(none), values(plain));
+    QVERIFY2(none.contains(QRegularExpression("r_32_16_64\\b")), qPrintable(none));
+    // UPCAST by 7 does not divide 32
+    const QString bad = run_cli(key + ":UPCAST,0,7", &err);
+    QVERIFY2(bad.startsWith("exit ") && bad.contains("KERNEL_OPTS for kernel " + key), qPrintable(bad));
+    const QString malformed = run_cli(key + ":UPCAST", &err);
+    QVERIFY2(malformed.startsWith("exit ") && malformed.contains("KERNEL_OPTS"), qPrintable(malformed));
   }
 
   // NOOPT=1 makes the default 1,048,576 work-groups of one lane each, which LOCAL and UPCAST beat by 2-4x on lavapipe,
