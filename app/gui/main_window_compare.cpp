@@ -29,6 +29,7 @@
 #include "viewer/model/session.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_diff.h"
 #include "viewer/panes/timings_pane.h"
@@ -299,6 +300,8 @@ bool MainWindow::save_compare(const QString& path, QString* error) {
 
 void MainWindow::clear_compare(const QString& why) {
   compare_loaded_ = false;
+  for (auto* g : {tensor_graph_, calls_graph_})
+    if (g) g->set_ratio_source({}, {});
   save_compare_act_->setEnabled(false);
   first_label_.clear();
   compare_from_trace_.clear();
@@ -354,6 +357,16 @@ void MainWindow::show_loaded_compare() {
   save_compare_act_->setEnabled(true);
   compare_model_->set_devices(first_label(), second_label());
   values_->set_compare(compare_session_, second_label());
+  // the graphs' ratio colours: a call's warm time here over its pair's in the compared run
+  for (auto* g : {tensor_graph_, calls_graph_})
+    if (g) g->set_ratio_source(
+        [this](int call) {
+          const int theirs = compare_model_->pairing().b_of_a(call);
+          if (call < 0 || call >= session_->calls().size() || theirs < 0 || theirs >= compare_session_->calls().size()) return qQNaN();
+          const double mine = tsv::TimingsModel::headline_of(session_->calls()[call]), other = tsv::TimingsModel::headline_of(compare_session_->calls()[theirs]);
+          return mine > 0 && other > 0 ? mine / other : qQNaN();
+        },
+        second_label());
   compare_dock_->setWindowTitle(tr("Compare: %1").arg(second_label()));
   compare_table_->resizeColumnsToContents();  // (the headers name the two sides)
   if (auto* tabs = compare_dock_->findChild<QTabWidget*>(QStringLiteral("compare_tabs")); tabs && tabs->count() >= 5) {

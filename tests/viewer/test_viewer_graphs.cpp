@@ -109,6 +109,16 @@ class TestViewerGraphs : public QObject {
     const QList<QColor> r = tsv::GraphPane::metric_fills(s, calls, M::Roofline, &scale);
     for (const QColor& c : r) QCOMPARE(c, QColor(0xe6, 0xe6, 0xe6));
     QVERIFY2(scale.contains("no measured limits"), qPrintable(scale));
+    // the ratio to a compared run: faster here blue, slower red, equal near white, no pair grey; without a comparison
+    // every node grey and the scale says so
+    const tsv::GraphPane::RatioFn ratio = [](int call) { return QList<double>{0.25, 4.0, 1.0, qQNaN()}[call]; };
+    const QList<QColor> q = tsv::GraphPane::metric_fills(s, calls, M::Ratio, &scale, ratio, "CPU · default");
+    QVERIFY2(q[0].blueF() > q[0].redF() + 0.3 && q[1].redF() > q[1].blueF() + 0.3, qPrintable(q[0].name() + " " + q[1].name()));
+    QVERIFY2(q[2].lightnessF() > 0.9 && std::fabs(q[2].redF() - q[2].blueF()) < 0.05, qPrintable(q[2].name()));
+    QCOMPARE(q[3], QColor(0xe6, 0xe6, 0xe6));
+    QVERIFY2(scale.contains("CPU · default") && scale.contains("4x faster"), qPrintable(scale));
+    for (const QColor& c : tsv::GraphPane::metric_fills(s, calls, M::Ratio, &scale)) QCOMPARE(c, QColor(0xe6, 0xe6, 0xe6));
+    QVERIFY2(scale.contains("no comparison"), qPrintable(scale));
     // the ramp's ends
     QCOMPARE(tsv::GraphPane::metric_ramp(0), QColor(0xff, 0xf5, 0xd6));
     QCOMPARE(tsv::GraphPane::metric_ramp(1), QColor(0xa5, 0x0f, 0x15));

@@ -532,6 +532,15 @@ class TestViewerWindow : public QObject {
     QCOMPARE(kernel_names(*w.compare_session()), QStringList{"r_8_16_2_4_4_16_4"});
     QVERIFY2(w.whatif_label().startsWith("opts of " + key.left(6) + ": "), qPrintable(w.whatif_label()));
     QCOMPARE(w.session()->outputs()[0].f, w.compare_session()->outputs()[0].f);
+    // the kernel graph coloured by the ratio of its calls' times to the run before's
+    auto* kg_dock = w.findChild<QDockWidget*>("kernel_graph");
+    auto* kg = kg_dock ? kg_dock->findChild<tsv::GraphPane*>() : nullptr;
+    QVERIFY(kg);
+    kg->set_metric(tsv::GraphPane::Metric::Ratio);
+    QTRY_VERIFY_WITH_TIMEOUT(!kg->busy(), 20000);
+    auto* scale = kg->findChild<QLabel*>("graph_metric_scale");
+    QVERIFY2(scale && scale->text().contains("CPU · default"), qPrintable(scale ? scale->text() : QString("no scale")));
+    kg->set_metric(tsv::GraphPane::Metric::Call);
     // and back to its own opts
     QVERIFY(w.set_whatif_kernel_opts(key, std::nullopt));
     QVERIFY(done.count() == 5 || done.wait(60000));

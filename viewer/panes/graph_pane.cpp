@@ -90,11 +90,11 @@ GraphPane::GraphPane(Kind kind, SelectionModel* selection, QWidget* parent)
   if (kind_ != Kind::KernelAst) {  // colour by: each call, or a metric of it
     auto* colour = new QComboBox(this);
     colour->setObjectName(QStringLiteral("graph_metric"));
-    colour->addItems({tr("call"), tr("time"), tr("share"), tr("FLOPs"), tr("bytes"), tr("roofline")});
+    colour->addItems({tr("call"), tr("time"), tr("share"), tr("FLOPs"), tr("bytes"), tr("roofline"), tr("ratio")});
     colour->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     colour->setToolTip(tr("Colour the nodes by the call computing them, or by a metric of that call on a scale from light to dark red: "
-                          "its time (the warm median), its share of the run's time, its FLOPs, its bytes, or how far it is from "
-                          "the device's measured roofline"));
+                          "its time (the warm median), its share of the run's time, its FLOPs, its bytes, how far it is from "
+                          "the device's measured roofline, or its time over the compared run's (blue: faster here, red: slower)"));
     connect(colour, &QComboBox::currentIndexChanged, this, [this](int i) { set_metric(static_cast<Metric>(i)); });
     bar->addWidget(colour);
   }
@@ -317,7 +317,7 @@ void GraphPane::on_selection(const Selection& sel) {
     c = &s.contexts()[sc];
     if (c->tensor_graph.isEmpty()) return show_notice(tr("%1 has no tensor graph").arg(c->plain_name));
     split_ = kernel_split(s, sc);
-    if (metric_ != Metric::Call) split_.fill = metric_fills(s, split_.calls, metric_, &metric_scale_);
+    if (metric_ != Metric::Call) split_.fill = metric_fills(s, split_.calls, metric_, &metric_scale_, ratio_, ratio_other_);
     QSet<int> lit;
     if (const int item = split_.calls.indexOf(sel.call); sel.call >= 0 && item >= 0)
       for (auto it = split_.items_of.constBegin(); it != split_.items_of.constEnd(); ++it)
@@ -480,7 +480,7 @@ void GraphPane::show_kernel_graph(const Selection& sel) {
   QList<int> calls;
   GraphInput g = build_kernel_graph(s, sc, &calls);
   if (metric_ != Metric::Call) {  // each call's node on the metric's scale
-    const QList<QColor> fills = metric_fills(s, calls, metric_, &metric_scale_);
+    const QList<QColor> fills = metric_fills(s, calls, metric_, &metric_scale_, ratio_, ratio_other_);
     for (auto& n : g.nodes)
       if (n.id >= 0 && n.id < fills.size()) n.fill = fills[n.id];
   }
@@ -539,10 +539,29 @@ void GraphPane::show_roots(const QList<int>& roots, const QString& title) {
 
 void GraphPane::show_legend() {
   legend_->setVisible(metric_ != Metric::Call && !metric_scale_.isEmpty());
-  QString swatches;  // the ramp, light to dark
+  QString swatches;  // the ramp, light to dark (the ratio's: faster to slower)
   for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
-    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(metric_ramp(t).name());
+    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>")
+                    .arg((metric_ == Metric::Ratio ? ratio_ramp(2 * t - 1) : metric_ramp(t)).name());
   legend_->setText(swatches + QStringLiteral("&nbsp;") + metric_scale_.toHtmlEscaped());
+}
+
+QColor GraphPane::ratio_ramp(double t) {  // blue (-1) -> near white (0) -> red (1)
+  const QColor lo(0x21, 0x66, 0xac), mid(0xf7, 0xf7, 0xf7), hi(0xb2, 0x18, 0x2b);
+  t = std::clamp(t, -1.0, 1.0);
+  const QColor& end = t < 0 ? lo : hi;
+  const double f = std::fabs(t);
+  return QColor::fromRgbF(mid.redF() + (end.redF() - mid.redF()) * f, mid.greenF() + (end.greenF() - mid.greenF()) * f,
+                          mid.blueF() + (end.blueF() - mid.blueF()) * f);
+}
+
+void GraphPane::set_ratio_source(RatioFn ratio, const QString& other) {
+  ratio_ = std::move(ratio);
+  ratio_other_ = other;
+  if (metric_ != Metric::Ratio) return;
+  full_key_.clear();  // drawn again with the new fills
+  kernel_graph_of_ = -1;
+  on_selection(selection_->current());
 }
 
 QColor GraphPane::metric_ramp(double t) {  // light yellow -> orange -> dark red
@@ -566,7 +585,25 @@ void GraphPane::set_metric(Metric m) {
   on_selection(selection_->current());
 }
 
-QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale) {
+QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale, const RatioFn& ratio,
+                                      const QString& other) {
+  if (m == Metric::Ratio) {
+    // log2 of each ratio, the scale symmetric about 1x (at least 1.25x either way, so noise stays pale)
+    QList<double> v;
+    double span = std::log2(1.25);
+    for (int c : calls) {
+      const double r = ratio && c >= 0 ? ratio(c) : qQNaN();
+      v << (r > 0 && std::isfinite(r) ? std::log2(r) : qQNaN());
+      if (!qIsNaN(v.back())) span = std::max(span, std::fabs(v.back()));
+    }
+    QList<QColor> out;
+    for (double x : v) out << (qIsNaN(x) ? QColor(0xe6, 0xe6, 0xe6) : ratio_ramp(x / span));
+    if (scale)
+      *scale = !ratio ? tr("colour: time over a compared run's — no comparison (Compare with…, or Run > What if)")
+                      : tr("colour: time here over %1's, %2x faster (blue) to %3x slower (red), log scale; grey: no pair")
+                            .arg(other, QString::number(std::exp2(span), 'g', 3), QString::number(std::exp2(span), 'g', 3));
+    return out;
+  }
   const auto& all = s.calls();
   // a call's time as the Timings pane shows it: the median of its warm runs after the first where it ran several times
   const auto seconds = &TimingsModel::headline_of;

@@ -1,5 +1,6 @@
 #pragma once
 #include <climits>
+#include <functional>
 #include <QHash>
 #include <QSet>
 #include <QWidget>
@@ -127,14 +128,22 @@ class GraphPane : public QWidget {
 
   // ---- colour by a metric (the tensor graph's nodes and the kernel graph's calls): each call's colour on a scale from
   // light (least) to dark red (most); Call: each call its own colour (the default)
-  enum class Metric { Call, Time, Share, Flops, Bytes, Roofline };
+  // Ratio: this run's time over a compared run's for the same computation (ratio_source), on a scale diverging from
+  // 1x: blue where this run is faster, red where it is slower
+  enum class Metric { Call, Time, Share, Flops, Bytes, Roofline, Ratio };
   void set_metric(Metric m);
   Metric metric() const { return metric_; }
+  // what Ratio reads: for a call of this pane's session, its time over the paired call's in the compared run (NaN: no
+  // pair), and that run's name; an empty function: no comparison (Ratio greys every node and says why)
+  using RatioFn = std::function<double(int call)>;
+  void set_ratio_source(RatioFn ratio, const QString& other);
   // the fills of `calls` (indexes into the session's calls; -1: none, grey) under the metric, and the scale's words
   // ("time: 0.05 µs (light) to 0.9 µs (dark)"); time, FLOPs and bytes on a log scale, share and the roofline linear.
   // Roofline: how far each call is from the device's measured roof (dark: far), grey without measured limits.
-  static QList<QColor> metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale);
+  static QList<QColor> metric_fills(const Session& s, const QList<int>& calls, Metric m, QString* scale, const RatioFn& ratio = {},
+                                    const QString& other = {});
   static QColor metric_ramp(double t);  // the scale's colour at t in [0, 1]
+  static QColor ratio_ramp(double t);   // the ratio's colour at t in [-1, 1] (log2 of the ratio over the scale's span)
 
  signals:
   void layout_done();
@@ -186,6 +195,8 @@ class GraphPane : public QWidget {
   int splice_node_ = 0;      // the collapsed cluster's node being opened
   QString title_text_;
   Metric metric_ = Metric::Call;
+  RatioFn ratio_;
+  QString ratio_other_;
   QString metric_scale_;  // the scale's words, in the legend under the bar
   QLabel* legend_ = nullptr;
   void show_legend();
