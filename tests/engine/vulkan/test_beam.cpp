@@ -66,6 +66,13 @@ class TestBeam : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
+  // a script in the test's directory (empty when it cannot be written)
+  QString write_script(const QString& name, const char* text) {
+    QFile f(tmp_.filePath(name));
+    if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0) return {};
+    return f.fileName();
+  }
+
  private slots:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
@@ -213,13 +220,11 @@ class TestBeam : public QObject {
   // opts set (its name follows them; none: the NOOPT name), computes the same values, and an opt that does not apply is
   // the run's error naming the kernel; the other kernels keep their own opts
   void kernel_opts_through_the_cli() {
-    QFile f(tmp_.filePath("kopts.py"));
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor\n"
-            "a = Tensor([[float((i * 64 + k) % 7 - 3) for k in range(64)] for i in range(32)]).realize()\n"
-            "b = Tensor([[float((k * 16 + j) % 5 - 2) for j in range(16)] for k in range(64)]).realize()\n"
-            "print((a @ b).tolist())\n");
-    f.close();
+    const QString script = write_script("kopts.py", "from tinygrad import Tensor\n"
+                                                    "a = Tensor([[float((i * 64 + k) % 7 - 3) for k in range(64)] for i in range(32)]).realize()\n"
+                                                    "b = Tensor([[float((k * 16 + j) % 5 - 2) for j in range(16)] for k in range(64)]).realize()\n"
+                                                    "print((a @ b).tolist())\n");
+    QVERIFY(!script.isEmpty());
     auto run_cli = [&](const QString& kernel_opts, QString* err, const QString& json = {}) {
       QProcess p;
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -230,7 +235,7 @@ class TestBeam : public QObject {
       p.setProcessEnvironment(env);
       QStringList args{"run"};
       if (!json.isEmpty()) args << "--json" << json;
-      p.start(ts_test::tinyscope_bin(), args << f.fileName());
+      p.start(ts_test::tinyscope_bin(), args << script);
       if (!p.waitForFinished(120000)) return QString("timeout");
       *err = QString::fromUtf8(p.readAllStandardError());
       const QString out = QString::fromUtf8(p.readAllStandardOutput()).remove(QRegularExpression("\x1b\\[[0-9;]*m"));  // (DEBUG=2's colours)
@@ -346,13 +351,11 @@ class TestBeam : public QObject {
   // BEAM=2 through the command line, on VULKAN and on CPU: the script prints the same values as without BEAM, and
   // each searched kernel gets its line on stderr
   void beam_through_the_cli() {
-    QFile f(tmp_.filePath("beam.py"));
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor\n"
-            "x = Tensor([[float((i * 7 + j) % 13) - 6 for j in range(48)] for i in range(32)])\n"
-            "print(x.sum(axis=1).tolist())\n"
-            "print((x * 2 + 1).max(axis=0).tolist())\n");
-    f.close();
+    const QString script = write_script("beam.py", "from tinygrad import Tensor\n"
+                                                   "x = Tensor([[float((i * 7 + j) % 13) - 6 for j in range(48)] for i in range(32)])\n"
+                                                   "print(x.sum(axis=1).tolist())\n"
+                                                   "print((x * 2 + 1).max(axis=0).tolist())\n");
+    QVERIFY(!script.isEmpty());
     auto run_cli = [&](bool beam, QString* err, const QString& dev = "VULKAN") {
       QProcess p;
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -361,7 +364,7 @@ class TestBeam : public QObject {
       env.insert("XDG_CACHE_HOME", tmp_.filePath("cli-cache"));
       if (beam) env.insert("BEAM", "2");
       p.setProcessEnvironment(env);
-      p.start(ts_test::tinyscope_bin(), {"run", f.fileName()});
+      p.start(ts_test::tinyscope_bin(), {"run", script});
       // a sanitized build runs the searches several times slower
       if (!p.waitForFinished(qEnvironmentVariableIsSet("TS_SANITIZED") ? 900000 : 120000)) return QString("timeout");
       *err = QString::fromUtf8(p.readAllStandardError());
