@@ -35,6 +35,34 @@ t = Tensor([[1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 1.0, 1.0], [-1.0, 0.0, 1.0, 100.0]]
 print(t.softmax(axis=-1).tolist())
 )";
 
+// runs `script` (kMatmul, ...) with `env` (NAME=VALUE, or "") into *s
+bool run_script(const char* script, const QString& env, tsv::Session* s, QString* err) {
+  QTemporaryDir dir;
+  const QString py = dir.filePath("script.py"), trace = dir.filePath("t.json");
+  QFile f(py);
+  if (!f.open(QIODevice::WriteOnly)) return false;
+  f.write(script);
+  f.close();
+  QProcessEnvironment e;
+  e.insert("DEV", "CPU");
+  e.insert("XDG_CACHE_HOME", dir.filePath("cache"));  // (BEAM searches afresh)
+  if (!env.isEmpty()) e.insert(env.section('=', 0, 0), env.section('=', 1));
+  const Result r = run_process(tinyscope_bin(), {"run", py, "--json", trace}, e, {}, 300000);
+  if (r.code != 0) {
+    *err = r.err;
+    return false;
+  }
+  return s->load(trace, err);
+}
+
+// the first kernel call of a session, its model loaded
+bool first_kernel(const tsv::Session& s, tsv::AccessModel* m, QString* err) {
+  for (int i = 0; i < s.calls().size(); ++i)
+    if (s.calls()[i].kind == "kernel") return m->load(s, s.kernel_context(s.calls()[i].program_key), i, err);
+  *err = "no kernel";
+  return false;
+}
+
 }  // namespace
 
 class TestAccess : public QObject {
@@ -129,6 +157,50 @@ class TestAccess : public QObject {
       }
     }
     QVERIFY(checked > 0);
+  }
+
+  // the padded conv's gated reads by hand: at every point of its loop nest, the output element written names (co, y,
+  // x) and the weight read (co, ci, dy, dx); the input read is gated off exactly where (y + dy - 1, x + dx - 1) lies
+  // outside the 8x8 image, and elsewhere its index, gate on or not, is (ci, y + dy - 1, x + dx - 1). Per output
+  // channel and input channel 9 * 64 points, (7 + 8 + 7)^2 of them inside: 4 * 2 * 92 = 736 gated off.
+  void padded_reads_are_gated_off_data() {
+    QTest::addColumn<QString>("env");
+    QTest::newRow("NOOPT") << "NOOPT=1";
+    QTest::newRow("default") << "";
+  }
+  void padded_reads_are_gated_off() {
+    QFETCH(QString, env);
+    tsv::Session s;
+    tsv::AccessModel m;
+    QString err;
+    QVERIFY2(run_script(kConv, env, &s, &err), qPrintable(err));
+    QVERIFY2(first_kernel(s, &m, &err), qPrintable(err));
+    int out = -1, weight = -1, input = -1;
+    for (int k = 0; k < m.accesses().size(); ++k) {
+      const auto& a = m.accesses()[k];
+      if (a.write && a.size == 256) out = k;
+      else if (!a.write && a.size == 72) weight = k;
+      else if (!a.write && a.size == 128) input = k;
+    }
+    QVERIFY(out >= 0 && weight >= 0 && input >= 0);
+    int points = 0, gated = 0, wrong = 0;
+    bool first_gated = false;
+    m.for_each_point([&](const QList<qint64>& p) {
+      QList<bool> on;
+      const QList<qint64> u = m.ungated_at(p, &on), e = m.at(p);
+      const qint64 co = u[out] / 64, y = u[out] / 8 % 8, x = u[out] % 8;
+      const qint64 ci = u[weight] / 9 % 2, dy = u[weight] / 3 % 3, dx = u[weight] % 3;
+      const qint64 yy = y + dy - 1, xx = x + dx - 1;
+      const bool inside = yy >= 0 && yy < 8 && xx >= 0 && xx < 8;
+      if (u[weight] / 18 != co || on[input] != inside || (e[input] < 0) == inside || (inside && u[input] != (ci * 8 + yy) * 8 + xx)) ++wrong;
+      if (!on[out] || !on[weight]) ++wrong;  // (only the input is padded)
+      if (points++ == 0) first_gated = !inside;
+      gated += !inside;
+    });
+    QCOMPARE(wrong, 0);
+    QCOMPARE(points, 4 * 2 * 9 * 64);
+    QCOMPARE(gated, 736);
+    if (env == "NOOPT=1") QVERIFY(first_gated);  // (the first point, the top-left corner, reads padding)
   }
 };
 

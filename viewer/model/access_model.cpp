@@ -149,7 +149,7 @@ bool AccessModel::load(const Session& s, int kernel_context, int call, QString* 
   return true;
 }
 
-QList<qint64> AccessModel::at(const QList<qint64>& point) const {
+QList<qint64> AccessModel::eval(const QList<qint64>& point) const {
   QList<qint64> v(nodes_.size());
   for (int i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
@@ -158,8 +158,24 @@ QList<qint64> AccessModel::at(const QList<qint64>& point) const {
     else if (op == Op::Range) v[i] = point.value(int(n.value));
     else v[i] = apply(op, n.a >= 0 ? v[n.a] : 0, n.b >= 0 ? v[n.b] : 0, n.c >= 0 ? v[n.c] : 0);
   }
+  return v;
+}
+
+QList<qint64> AccessModel::at(const QList<qint64>& point) const {
+  const QList<qint64> v = eval(point);
   QList<qint64> out;
   for (int k = 0; k < accesses_.size(); ++k) out << (gates_[k] >= 0 && !v[gates_[k]] ? -1 : v[exprs_[k]]);
+  return out;
+}
+
+QList<qint64> AccessModel::ungated_at(const QList<qint64>& point, QList<bool>* on) const {
+  const QList<qint64> v = eval(point);
+  QList<qint64> out;
+  if (on) on->clear();
+  for (int k = 0; k < accesses_.size(); ++k) {
+    out << v[exprs_[k]];
+    if (on) *on << (gates_[k] < 0 || v[gates_[k]] != 0);
+  }
   return out;
 }
 
@@ -202,6 +218,36 @@ QHash<int, QSet<qint64>> AccessModel::footprint(const QHash<int, qint64>& fixed)
     for (int k = 0; k < accesses_.size(); ++k)
       if (e[k] >= 0) out[accesses_[k].write ? -1 - accesses_[k].slot : accesses_[k].slot].insert(e[k]);
   });
+  return out;
+}
+
+QString AccessModel::group_kind() const {
+  bool global = false;
+  for (const Range& r : ranges_) {
+    if (r.type == QStringLiteral("THREAD")) return QStringLiteral("thread");
+    global = global || r.type == QStringLiteral("GLOBAL");
+  }
+  return global ? QStringLiteral("work-group") : QString();
+}
+
+QList<int> AccessModel::group_ranges() const {
+  const QString kind = group_kind();
+  QList<int> out;
+  for (int d = 0; d < ranges_.size(); ++d)
+    if ((kind == QStringLiteral("thread") && ranges_[d].type == QStringLiteral("THREAD")) ||
+        (kind == QStringLiteral("work-group") && ranges_[d].type == QStringLiteral("GLOBAL")))
+      out << d;
+  return out;
+}
+
+QHash<int, QSet<qint64>> AccessModel::group_writes(const QList<qint64>& point) const {
+  const QList<int> group = group_ranges();
+  QHash<int, QSet<qint64>> out;
+  if (group.isEmpty()) return out;
+  QHash<int, qint64> fixed;
+  for (int d : group) fixed[d] = point.value(d);
+  for (auto [slot, els] : footprint(fixed).asKeyValueRange())
+    if (slot < 0) out[-1 - slot] = els;
   return out;
 }
 

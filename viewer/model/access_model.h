@@ -36,6 +36,9 @@ class AccessModel {
   const QList<Access>& accesses() const { return accesses_; }
   // the element each access addresses at a point (one value per range, in ranges() order); -1 where its gate is off
   QList<qint64> at(const QList<qint64>& point) const;
+  // the element each access's index names at a point whatever its gate says (a padded read's would-be element, which
+  // may lie outside the buffer), and in *on (optional) whether its gate lets it through (true where it has none)
+  QList<qint64> ungated_at(const QList<qint64>& point, QList<bool>* on = nullptr) const;
   // every point of the loop nest in order, the last range fastest (fine for the sizes a teaching example has: nothing
   // when the nest has more than `limit` points)
   void for_each_point(const std::function<void(const QList<qint64>&)>& f, qint64 limit = 4'000'000) const;
@@ -45,6 +48,14 @@ class AccessModel {
   // the elements of each buffer read and written (slot -> elements, writes under -1 - slot) as the ranges not fixed in
   // `fixed` (range position -> value) take all their values
   QHash<int, QSet<qint64>> footprint(const QHash<int, qint64>& fixed) const;
+  // what one thread or one work-group runs: on a CPU, a THREAD range's value is a core's chunk (every other loop runs
+  // in it); on a GPU, the GLOBAL ranges' values are a work-group's id (its LOCAL, GROUP_REDUCE, reduce and lane loops
+  // run in it). "thread", "work-group", or "" when the kernel has neither (one thread runs it all).
+  QString group_kind() const;
+  // the positions of the ranges that name the thread or work-group (empty when group_kind() is "")
+  QList<int> group_ranges() const;
+  // the elements of each written buffer (slot -> elements) that the thread or work-group of `point` writes
+  QHash<int, QSet<qint64>> group_writes(const QList<qint64>& point) const;
 
  private:
   // the accesses' index and gate expressions compiled: integer ops over constants and the ranges, operands first
@@ -53,6 +64,7 @@ class AccessModel {
     int a = -1, b = -1, c = -1;  // operand nodes
     qint64 value = 0;            // a constant's value, a range's position
   };
+  QList<qint64> eval(const QList<qint64>& point) const;  // every node's value at a point
   QList<Node> nodes_;
   QList<Range> ranges_;
   QHash<int, int> range_pos_;  // RANGE uop -> its position in ranges_

@@ -1,5 +1,6 @@
 #include "viewer/panes/access_pane.h"
 
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -17,10 +18,11 @@ namespace tsv {
 AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(parent), selection_(selection) {
   title_ = new QLabel(tr("Select a kernel to see what it reads and writes"), this);
   title_->setWordWrap(true);
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   play_ = new QToolButton(this);
   play_->setText(tr("Play"));
   play_->setCheckable(true);
-  play_->setToolTip(tr("Walk the innermost loop, one iteration at a time"));
+  play_->setToolTip(tr("Walk the innermost loop that is not a lane, one iteration at a time"));
   timer_ = new QTimer(this);
   timer_->setInterval(350);
   connect(timer_, &QTimer::timeout, this, &AccessPane::step);
@@ -29,9 +31,10 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
   top->addWidget(title_, 1);
   top->addWidget(play_);
   sliders_ = new QWidget(this);
-  slider_lay_ = new QVBoxLayout(sliders_);
+  slider_lay_ = new QGridLayout(sliders_);
   slider_lay_->setContentsMargins(0, 0, 0, 0);
-  slider_lay_->setSpacing(1);
+  slider_lay_->setHorizontalSpacing(12);
+  slider_lay_->setVerticalSpacing(0);
   auto* lay = new QVBoxLayout(this);
   lay->setContentsMargins(4, 2, 4, 2);
   lay->addLayout(top);
@@ -56,8 +59,7 @@ void AccessPane::on_selection(const Selection& s) {
     update();
     return;
   }
-  title_->setText(tr("%1: what each point of its loops reads (blue) and writes (red); light blue: the whole reduce of the output written")
-                      .arg(ses.contexts()[ctx].plain_name));
+  title_->setText(tr("%1: what one point of its loops reads and writes").arg(ses.contexts()[ctx].plain_name));
   point_ = QList<qint64>(model_.ranges().size(), 0);
   rebuild_sliders();
   update();
@@ -65,18 +67,20 @@ void AccessPane::on_selection(const Selection& s) {
 
 void AccessPane::rebuild_sliders() {
   qDeleteAll(sliders_->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly));
-  slider_list_.clear();
+  slider_list_.clear(), slider_rows_.clear();
+  slider_cols_ = 0;
+  reduce_key_.clear();
   for (int i = 0; i < model_.ranges().size(); ++i) {
     const AccessModel::Range& r = model_.ranges()[i];
     auto* row = new QWidget(sliders_);
     auto* h = new QHBoxLayout(row);
     h->setContentsMargins(0, 0, 0, 0);
     auto* name = new QLabel(QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower()), row);
-    name->setMinimumWidth(110);
+    name->setFixedWidth(name->fontMetrics().horizontalAdvance(QStringLiteral("r00 group_reduce")));
     auto* s = new QSlider(Qt::Horizontal, row);
     s->setRange(0, int(std::max<qint64>(r.size - 1, 0)));
     auto* value = new QLabel(QStringLiteral("0 / %1").arg(r.size), row);
-    value->setMinimumWidth(70);
+    value->setFixedWidth(value->fontMetrics().horizontalAdvance(QStringLiteral("000 / 000")));
     connect(s, &QSlider::valueChanged, this, [this, i, value, n = r.size](int v) {
       value->setText(QStringLiteral("%1 / %2").arg(v).arg(n));
       if (i < point_.size() && point_[i] != v) {
@@ -87,9 +91,32 @@ void AccessPane::rebuild_sliders() {
     h->addWidget(name);
     h->addWidget(s, 1);
     h->addWidget(value);
-    slider_lay_->addWidget(row);
+    slider_rows_ << row;
     slider_list_ << s;
   }
+  place_sliders();
+}
+
+// a slider row takes about 260 pixels: as many columns as fit, filled down first
+void AccessPane::place_sliders() {
+  const int n = int(slider_rows_.size());
+  const int cols = std::clamp(width() / 260, 1, std::max(1, n));
+  if (cols == slider_cols_ || n == 0) return;
+  slider_cols_ = cols;
+  const int per_col = (n + cols - 1) / cols;
+  for (QWidget* row : slider_rows_) slider_lay_->removeWidget(row);
+  for (int i = 0; i < n; ++i) slider_lay_->addWidget(slider_rows_[i], i % per_col, i / per_col);
+  for (int c = 0; c < 4; ++c) slider_lay_->setColumnStretch(c, c < cols ? 1 : 0);
+}
+
+void AccessPane::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  place_sliders();
+}
+
+bool AccessPane::is_lane(int d) const {
+  const QString& t = model_.ranges()[d].type;
+  return t == QStringLiteral("UPCAST") || t == QStringLiteral("UNROLL");
 }
 
 void AccessPane::set_point(const QList<qint64>& p) {
@@ -106,71 +133,144 @@ void AccessPane::step() {
   if (point_.isEmpty()) return;
   QList<qint64> p = point_;
   for (int d = int(p.size()) - 1; d >= 0; --d) {
+    if (is_lane(d)) continue;
     if (++p[d] < model_.ranges()[d].size) break;
     p[d] = 0;
   }
   set_point(p);
 }
 
+AccessPane::Lanes AccessPane::lanes() const {
+  Lanes out;
+  const auto& ranges = model_.ranges();
+  if (point_.size() != ranges.size()) return out;
+  std::function<void(int, QList<qint64>&)> walk = [&](int d, QList<qint64>& p) {
+    if (d == ranges.size()) {
+      QList<bool> on;
+      const QList<qint64> e = model_.ungated_at(p, &on);
+      for (int k = 0; k < model_.accesses().size(); ++k) {
+        const auto& a = model_.accesses()[k];
+        if (!on[k]) {
+          ++out.gated[a.slot];
+          if (e[k] >= 0 && e[k] < a.size) out.padded[a.slot].insert(e[k]);
+        } else {
+          (a.write ? out.writes : out.reads)[a.slot].insert(e[k]);
+        }
+      }
+      return;
+    }
+    if (is_lane(d)) {
+      const qint64 keep = p[d];
+      for (qint64 v = 0; v < ranges[d].size; ++v) p[d] = v, walk(d + 1, p);
+      p[d] = keep;
+    } else {
+      walk(d + 1, p);
+    }
+  };
+  QList<qint64> p = point_;
+  walk(0, p);
+  return out;
+}
+
+namespace {
+const QColor kIdle(0xf4, 0xf4, 0xf4), kReduce(0xc6, 0xdb, 0xef), kRead(0x21, 0x66, 0xac), kWrite(0xd6, 0x27, 0x28), kPad(0x6a, 0x3d, 0x9a);
+
+// a legend entry: a swatch (hatched for the padding) and its words; the x after it
+int legend(QPainter& g, int x, int y, const QColor& c, const QString& text, bool hatched, const QColor& ink) {
+  const QRect sw(x, y - 9, 10, 10);
+  if (hatched) g.fillRect(sw, kIdle), g.fillRect(sw, QBrush(kPad, Qt::BDiagPattern));
+  else g.fillRect(sw, c);
+  g.setPen(ink);
+  g.drawText(x + 14, y, text);
+  return x + 14 + g.fontMetrics().horizontalAdvance(text) + 12;
+}
+}  // namespace
+
 void AccessPane::paintEvent(QPaintEvent*) {
   if (point_.isEmpty()) return;
   QPainter g(this);
   g.setRenderHint(QPainter::Antialiasing, false);
-  // this point with every lane (UPCAST, UNROLL values) at once, and the reduce of the outputs it writes
+  // this point with every lane (UPCAST, UNROLL values) at once, and the reduce of the outputs it writes (cached: the
+  // whole nest is walked for it)
   const auto& ranges = model_.ranges();
-  QHash<int, QSet<qint64>> now, writes, reduce;
-  QHash<int, bool> gated;
-  std::function<void(int, QList<qint64>&)> lanes = [&](int d, QList<qint64>& p) {
-    if (d == ranges.size()) {
-      const QList<qint64> e = model_.at(p);
-      for (int k = 0; k < model_.accesses().size(); ++k) {
-        const auto& a = model_.accesses()[k];
-        if (e[k] < 0) gated[a.slot] = true;
-        else (a.write ? writes : now)[a.slot].insert(e[k]);
-      }
-      return;
-    }
-    if (ranges[d].type == QStringLiteral("UPCAST") || ranges[d].type == QStringLiteral("UNROLL")) {
-      const qint64 keep = p[d];
-      for (qint64 v = 0; v < ranges[d].size; ++v) p[d] = v, lanes(d + 1, p);
-      p[d] = keep;
-    } else {
-      lanes(d + 1, p);
-    }
-  };
-  QList<qint64> p = point_;
-  lanes(0, p);
-  QHash<int, qint64> fixed;
-  for (int d = 0; d < ranges.size(); ++d)
-    if (ranges[d].type != QStringLiteral("REDUCE") && ranges[d].type != QStringLiteral("UNROLL") && ranges[d].type != QStringLiteral("UPCAST"))
-      fixed[d] = point_[d];
-  for (auto [slot, els] : model_.footprint(fixed).asKeyValueRange())
-    if (slot >= 0) reduce[slot] = els;
-  // the buffers, side by side, each a grid of near-square shape
+  const Lanes now = lanes();
+  QList<qint64> key;
+  for (int d = 0; d < ranges.size(); ++d) key << (ranges[d].type == QStringLiteral("REDUCE") || is_lane(d) ? -1 : point_[d]);
+  if (key != reduce_key_) {
+    QHash<int, qint64> fixed;
+    for (int d = 0; d < ranges.size(); ++d)
+      if (key[d] >= 0) fixed[d] = key[d];
+    reduce_cache_.clear();
+    for (auto [slot, els] : model_.footprint(fixed).asKeyValueRange())
+      if (slot >= 0) reduce_cache_[slot] = els;
+    reduce_key_ = key;
+  }
+  const QColor ink = palette().color(QPalette::Text);
+  const int fh = g.fontMetrics().height();
+  // the legend
+  int y = sliders_->geometry().bottom() + 4 + fh;
+  int x = 8;
+  x = legend(g, x, y, kRead, tr("read"), false, ink);
+  x = legend(g, x, y, kWrite, tr("written"), false, ink);
+  x = legend(g, x, y, kReduce, tr("the output's whole reduce"), false, ink);
+  legend(g, x, y, kPad, tr("padding (gate off)"), true, ink);
+  // the buffers, side by side, each a grid row-major, one cell size for all: the largest whose grids fit the width,
+  // each as tall as the space below (a buffer's columns: its size over the rows that fit)
   QList<QPair<int, qint64>> bufs;  // slot, size
   for (const auto& a : model_.accesses())
     if (std::none_of(bufs.begin(), bufs.end(), [&](const auto& b) { return b.first == a.slot; })) bufs << qMakePair(a.slot, a.size);
   std::sort(bufs.begin(), bufs.end());
-  const int top = sliders_->geometry().bottom() + 8, margin = 8;
-  const int avail_w = width() - margin * (int(bufs.size()) + 1), avail_h = height() - top - 24;
-  if (bufs.isEmpty() || avail_w <= 0 || avail_h <= 20) return;
-  int x = margin;
-  for (const auto& [slot, size] : bufs) {
-    const int cols = int(std::max<qint64>(1, std::min<qint64>(size, qint64(std::ceil(std::sqrt(double(size)))))));
-    const int rows = int((size + cols - 1) / cols);
-    const int w = avail_w / int(bufs.size());
-    const double cell = std::max(1.0, std::min(double(w) / cols, double(avail_h) / rows));
-    g.setPen(palette().color(QPalette::Text));
-    g.drawText(x, top + 12, QStringLiteral("buf%1 (%2)%3").arg(slot).arg(size).arg(gated.value(slot) ? tr(", a gated read") : QString()));
-    for (qint64 i = 0; i < size; ++i) {
-      QColor c(0xf4, 0xf4, 0xf4);
-      if (reduce.value(slot).contains(i)) c = QColor(0xc6, 0xdb, 0xef);
-      if (now.value(slot).contains(i)) c = QColor(0x21, 0x66, 0xac);
-      if (writes.value(slot).contains(i)) c = QColor(0xd6, 0x27, 0x28);
-      const QRectF r(x + (i % cols) * cell, top + 18 + (i / cols) * cell, std::max(1.0, cell - (cell > 4 ? 1 : 0)), std::max(1.0, cell - (cell > 4 ? 1 : 0)));
-      g.fillRect(r, c);
+  const int top = y + 6, margin = 10, label_w = g.fontMetrics().horizontalAdvance(QStringLiteral("buf0 (0000)"));
+  const int avail_h = height() - top - 2 * fh - 8;  // (the name above, the padding line below)
+  if (bufs.isEmpty() || avail_h <= 8) return;
+  auto cols_at = [&](qint64 size, double cell) {
+    const qint64 rows = std::max<qint64>(1, qint64(avail_h / cell));
+    return std::max<qint64>(1, (size + rows - 1) / rows);
+  };
+  auto width_at = [&](double cell) {
+    double w = margin;
+    for (const auto& b : bufs) w += std::max<double>(label_w, cols_at(b.second, cell) * cell) + margin;
+    return w;
+  };
+  double cell = 1;
+  for (double c = std::min(48.0, double(avail_h)); c >= 1; c -= c > 8 ? 1 : 0.5)
+    if (width_at(c) <= width()) {
+      cell = c;
+      break;
     }
+  x = margin;
+  QStringList padding;
+  for (const auto& [slot, size] : bufs) {
+    const int cols = int(cols_at(size, cell));
+    const int w = int(std::max<double>(label_w, cols * cell));
+    const double gap = cell > 4 ? 1 : 0;
+    g.setPen(ink);
+    const QString name = slot >= 0 ? QStringLiteral("buf%1").arg(slot) : tr("local");
+    // a gated-off read reads nothing: its buffer's name in the padding's colour with the count (and the line under
+    // the grids), hatched where its index points inside the buffer
+    QString label = QStringLiteral("%1 (%2)").arg(name).arg(size);
+    if (const int n = now.gated.value(slot)) {
+      label += tr(" · %1 padded").arg(n);
+      g.setPen(kPad);
+      padding << tr("%1: %n lane(s) read nothing", nullptr, n).arg(name);
+    }
+    g.drawText(QRect(x, top, w, fh), Qt::AlignLeft | Qt::AlignVCenter, g.fontMetrics().elidedText(label, Qt::ElideRight, w));
+    const int gy = top + fh + 2;
+    auto rect = [&](qint64 i) { return QRectF(x + (i % cols) * cell, gy + (i / cols) * cell, std::max(1.0, cell - gap), std::max(1.0, cell - gap)); };
+    for (qint64 i = 0; i < size; ++i) {
+      QColor c = kIdle;
+      if (reduce_cache_.value(slot).contains(i)) c = kReduce;
+      if (now.reads.value(slot).contains(i)) c = kRead;
+      if (now.writes.value(slot).contains(i)) c = kWrite;
+      g.fillRect(rect(i), c);
+    }
+    for (qint64 i : now.padded.value(slot)) g.fillRect(rect(i), QBrush(kPad, cell >= 6 ? Qt::BDiagPattern : Qt::Dense4Pattern));
     x += w + margin;
+  }
+  if (!padding.isEmpty()) {
+    g.setPen(kPad);
+    g.drawText(QRect(margin, height() - fh - 2, width() - 2 * margin, fh), Qt::AlignLeft | Qt::AlignVCenter,
+               g.fontMetrics().elidedText(tr("Padding (a gate off at this point): %1").arg(padding.join(QStringLiteral("; "))), Qt::ElideRight, width() - 2 * margin));
   }
 }
 

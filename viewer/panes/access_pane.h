@@ -2,7 +2,9 @@
 // The Access pane: what the selected kernel reads and writes (viewer/model/access_model.h), without running it. A
 // slider per loop of its optimized AST (its axis type and size); each buffer drawn as a grid, the elements the point
 // reads in blue and writes in red, with every value of its UPCAST and UNROLL loops at once (the lanes one thread
-// computes), and in a lighter blue what the whole reduce reads for the output written; Play walks the innermost loop.
+// computes), and in a lighter blue what the whole reduce reads for the output written; a read whose gate is off at the
+// point (padding) hatched at the element its index would have named, and counted under its buffer. Play walks the
+// innermost loop that is not a lane (the lanes are drawn at once).
 #include <QList>
 #include <QWidget>
 
@@ -13,6 +15,7 @@ class QLabel;
 class QSlider;
 class QTimer;
 class QToolButton;
+class QGridLayout;
 class QVBoxLayout;
 
 namespace tsv {
@@ -25,25 +28,38 @@ class AccessPane : public QWidget {
   // the point shown (a value per range of model().ranges())
   const QList<qint64>& point() const { return point_; }
   void set_point(const QList<qint64>& p);
-  void step();  // the innermost loop one on (carrying into the outer ones)
+  void step();  // the innermost loop that is not a lane one on (carrying into the outer ones)
   QString title() const;
+  // what the point's lanes do, per buffer slot (what the grids draw)
+  struct Lanes {
+    QHash<int, QSet<qint64>> reads, writes;
+    QHash<int, QSet<qint64>> padded;  // the elements gated-off reads would have named (inside the buffer)
+    QHash<int, int> gated;            // the gated-off reads (lanes that read nothing)
+  };
+  Lanes lanes() const;
 
  protected:
   void paintEvent(QPaintEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
 
  private:
   void on_selection(const Selection& s);
   void rebuild_sliders();
+  void place_sliders();  // the sliders in as many columns as the width takes
+  bool is_lane(int d) const;
   SelectionModel* selection_;
   AccessModel model_;
   QList<qint64> point_;
   QLabel* title_;
   QWidget* sliders_;
-  QVBoxLayout* slider_lay_;
+  QGridLayout* slider_lay_;
   QList<QSlider*> slider_list_;
+  QList<QWidget*> slider_rows_;
+  int slider_cols_ = 0;
+  QList<qint64> reduce_key_;                  // the point whose reduce footprint is cached
+  QHash<int, QSet<qint64>> reduce_cache_;
   QToolButton* play_;
   QTimer* timer_;
-  int canvas_top_ = 0;  // where the grids start (below the sliders)
 };
 
 }  // namespace tsv
