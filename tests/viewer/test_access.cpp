@@ -63,6 +63,13 @@ bool first_kernel(const tsv::Session& s, tsv::AccessModel* m, QString* err) {
   return false;
 }
 
+// resources/examples/matmul.py: 64x64 @ 64x64, on a CPU two threads (NUM_CPU_THREADS=2), on a GPU work-groups
+const char* kMatmul64 = R"(from tinygrad import Tensor
+a = Tensor([[float((i * 64 + j) % 7 - 3) for j in range(64)] for i in range(64)]).realize()
+b = Tensor([[float((i * 64 + j) % 5 - 2) for j in range(64)] for i in range(64)]).realize()
+print((a @ b).realize().tolist()[0][:2])
+)";
+
 }  // namespace
 
 class TestAccess : public QObject {
@@ -201,6 +208,57 @@ class TestAccess : public QObject {
     QCOMPARE(points, 4 * 2 * 9 * 64);
     QCOMPARE(gated, 736);
     if (env == "NOOPT=1") QVERIFY(first_gated);  // (the first point, the top-left corner, reads padding)
+  }
+
+  // what one thread or work-group writes, by hand. On a CPU with two threads the heuristics split the matmul's first
+  // output axis by THREAD 2: thread t writes rows 32t to 32t + 31, every column. On INTERP:GPU a work-group (one value
+  // of each GLOBAL range) writes a block of rows x columns, its LOCAL and UPCAST sizes' product in all, and the
+  // work-groups together write each element once.
+  void threads_and_work_groups_write_blocks() {
+    for (const QString env : {"NUM_CPU_THREADS=2", "DEV=INTERP:GPU"}) {
+      tsv::Session s;
+      tsv::AccessModel m;
+      QString err;
+      QVERIFY2(run_script(kMatmul64, env, &s, &err), qPrintable(err));
+      QVERIFY2(first_kernel(s, &m, &err), qPrintable(err));
+      const bool cpu = env.startsWith("NUM");
+      QCOMPARE(m.group_kind(), cpu ? QString("thread") : QString("work-group"));
+      const QList<int> group = m.group_ranges();
+      QVERIFY(!group.isEmpty());
+      int out = -1;
+      for (const auto& a : m.accesses())
+        if (a.write) out = a.slot;
+      qint64 per_group = 1, groups = 1;
+      for (int d = 0; d < m.ranges().size(); ++d) {
+        const auto& r = m.ranges()[d];
+        if (group.contains(d)) groups *= r.size;
+        else if (r.type == "LOCAL" || r.type == "UPCAST") per_group *= r.size;
+      }
+      if (cpu) QCOMPARE(groups, 2);
+      // each group's point: its ranges' values, every other range 0
+      QSet<qint64> all;
+      qint64 seen = 0;
+      for (qint64 g = 0; g < groups; ++g) {
+        QList<qint64> p(m.ranges().size(), 0);
+        qint64 rest = g;
+        for (int i = int(group.size()) - 1; i >= 0; --i) p[group[i]] = rest % m.ranges()[group[i]].size, rest /= m.ranges()[group[i]].size;
+        const QSet<qint64> w = m.group_writes(p).value(out);
+        QSet<qint64> rows, cols;
+        for (qint64 e : w) rows.insert(e / 64), cols.insert(e % 64);
+        QCOMPARE(qint64(rows.size() * cols.size()), qint64(w.size()));  // a block
+        if (cpu) {
+          QSet<qint64> want;
+          for (qint64 e = 2048 * g; e < 2048 * (g + 1); ++e) want.insert(e);
+          QVERIFY2(w == want, qPrintable(QString("thread %1 writes %2 elements, not rows %3 to %4").arg(g).arg(w.size()).arg(32 * g).arg(32 * g + 31)));
+        } else {
+          QCOMPARE(qint64(w.size()), per_group);
+        }
+        seen += w.size();
+        all += w;
+      }
+      QCOMPARE(seen, qint64(64 * 64));  // (no element written by two)
+      QCOMPARE(qint64(all.size()), qint64(64 * 64));
+    }
   }
 };
 

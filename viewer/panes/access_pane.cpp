@@ -70,6 +70,7 @@ void AccessPane::rebuild_sliders() {
   slider_list_.clear(), slider_rows_.clear();
   slider_cols_ = 0;
   reduce_key_.clear();
+  group_key_ = {-1};  // (no thread or work-group has it: computed afresh)
   for (int i = 0; i < model_.ranges().size(); ++i) {
     const AccessModel::Range& r = model_.ranges()[i];
     auto* row = new QWidget(sliders_);
@@ -173,7 +174,8 @@ AccessPane::Lanes AccessPane::lanes() const {
 }
 
 namespace {
-const QColor kIdle(0xf4, 0xf4, 0xf4), kReduce(0xc6, 0xdb, 0xef), kRead(0x21, 0x66, 0xac), kWrite(0xd6, 0x27, 0x28), kPad(0x6a, 0x3d, 0x9a);
+const QColor kIdle(0xf4, 0xf4, 0xf4), kReduce(0xc6, 0xdb, 0xef), kRead(0x21, 0x66, 0xac), kWrite(0xd6, 0x27, 0x28), kPad(0x6a, 0x3d, 0x9a),
+             kGroup(0xe6, 0x55, 0x0d);
 
 // a legend entry: a swatch (hatched for the padding) and its words; the x after it
 int legend(QPainter& g, int x, int y, const QColor& c, const QString& text, bool hatched, const QColor& ink) {
@@ -205,6 +207,14 @@ void AccessPane::paintEvent(QPaintEvent*) {
       if (slot >= 0) reduce_cache_[slot] = els;
     reduce_key_ = key;
   }
+  // what the point's thread or work-group writes (cached by its ranges' values)
+  QList<qint64> gkey;
+  for (int d : model_.group_ranges()) gkey << point_[d];
+  if (gkey != group_key_) {
+    group_cache_ = model_.group_writes(point_);
+    group_key_ = gkey;
+  }
+  const QString kind = model_.group_kind();
   const QColor ink = palette().color(QPalette::Text);
   const int fh = g.fontMetrics().height();
   // the legend
@@ -213,7 +223,16 @@ void AccessPane::paintEvent(QPaintEvent*) {
   x = legend(g, x, y, kRead, tr("read"), false, ink);
   x = legend(g, x, y, kWrite, tr("written"), false, ink);
   x = legend(g, x, y, kReduce, tr("the output's whole reduce"), false, ink);
-  legend(g, x, y, kPad, tr("padding (gate off)"), true, ink);
+  x = legend(g, x, y, kPad, tr("padding (gate off)"), true, ink);
+  if (!kind.isEmpty()) {
+    QString id;
+    for (int d : model_.group_ranges()) id += QStringLiteral("%1%2").arg(id.isEmpty() ? "" : ",").arg(point_[d]);
+    const QString text = kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id);
+    g.setPen(QPen(kGroup, 2));
+    g.drawRect(x + 1, y - 8, 8, 8);
+    g.setPen(ink);
+    g.drawText(x + 14, y, text);
+  }
   // the buffers, side by side, each a grid row-major, one cell size for all: the largest whose grids fit the width,
   // each as tall as the space below (a buffer's columns: its size over the rows that fit)
   QList<QPair<int, qint64>> bufs;  // slot, size
@@ -265,6 +284,19 @@ void AccessPane::paintEvent(QPaintEvent*) {
       g.fillRect(rect(i), c);
     }
     for (qint64 i : now.padded.value(slot)) g.fillRect(rect(i), QBrush(kPad, cell >= 6 ? Qt::BDiagPattern : Qt::Dense4Pattern));
+    // the thread's or work-group's writes outlined: each cell's sides that border a cell outside them
+    if (const QSet<qint64> own = group_cache_.value(slot); !own.isEmpty()) {
+      g.setPen(QPen(kGroup, cell >= 6 ? 2 : 1));
+      const qint64 rows = (size + cols - 1) / cols;
+      for (qint64 i : own) {
+        const qint64 r = i / cols, c = i % cols;
+        const double x0 = x + c * cell, y0 = gy + r * cell, x1 = x0 + cell - gap, y1 = y0 + cell - gap;
+        if (c == 0 || !own.contains(i - 1)) g.drawLine(QPointF(x0, y0), QPointF(x0, y1));
+        if (c == cols - 1 || i + 1 >= size || !own.contains(i + 1)) g.drawLine(QPointF(x1, y0), QPointF(x1, y1));
+        if (r == 0 || !own.contains(i - cols)) g.drawLine(QPointF(x0, y0), QPointF(x1, y0));
+        if (r == rows - 1 || !own.contains(i + cols)) g.drawLine(QPointF(x0, y1), QPointF(x1, y1));
+      }
+    }
     x += w + margin;
   }
   if (!padding.isEmpty()) {

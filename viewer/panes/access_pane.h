@@ -4,7 +4,8 @@
 // reads in blue and writes in red, with every value of its UPCAST and UNROLL loops at once (the lanes one thread
 // computes), and in a lighter blue what the whole reduce reads for the output written; a read whose gate is off at the
 // point (padding) hatched at the element its index would have named, and counted under its buffer. Play walks the
-// innermost loop that is not a lane (the lanes are drawn at once).
+// innermost loop that is not a lane (the lanes are drawn at once). What the point's whole thread (CPU: its THREAD
+// range's value) or work-group (GPU: its GLOBAL ranges' values) writes is outlined.
 #include <QList>
 #include <QWidget>
 
@@ -58,6 +59,8 @@ class AccessPane : public QWidget {
   int slider_cols_ = 0;
   QList<qint64> reduce_key_;                  // the point whose reduce footprint is cached
   QHash<int, QSet<qint64>> reduce_cache_;
+  QList<qint64> group_key_;                   // the thread's or work-group's range values whose writes are cached
+  QHash<int, QSet<qint64>> group_cache_;
   QToolButton* play_;
   QTimer* timer_;
 };
