@@ -62,7 +62,8 @@ constexpr const char* kUsage =
     "                      --lesson N plays lesson N (Help > Lessons; or a lesson file): runs its script, then\n"
     "                      asks its first question;\n"
     "                      --pane NAME puts that dock in front (roofline, values, timings, ...);\n"
-    "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done\n"
+    "                      --screenshot writes the window to a PNG once the runs and the graph layouts are done;\n"
+    "                      --export-access DIR writes the Access pane's frames as Play steps (a PNG each), then exits\n"
     "  SCRIPT.py --run     without a display (no DISPLAY/WAYLAND_DISPLAY, or QT_QPA_PLATFORM=offscreen):\n"
     "                      same as `run SCRIPT.py` with DEBUG=2 (one line per executed kernel/copy)\n"
     "  TRACE.json          without a display: checks the trace (its error and exit 1 if it is corrupt), else exit 2\n"
@@ -536,7 +537,8 @@ int main(int argc, char** argv) {
   if (cmd == "trace") return cmd_trace({args.begin() + 1, args.end()});
   if (cmd == "lesson") return cmd_lesson({args.begin() + 1, args.end()});
   bool gui_flag = false;
-  for (const auto& a : args) gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=");
+  for (const auto& a : args)
+    gui_flag = gui_flag || a == "--screenshot" || a.starts_with("--screenshot=") || a == "--export-access" || a.starts_with("--export-access=");
   const bool is_json = ends_with(cmd, ".json"), is_py = ends_with(cmd, ".py");
   if (is_json || cmd == "--dev" || cmd == "--screenshot" || cmd == "--lesson" || (is_py && gui_flag) || (is_py && tsgui::display_available())) {
     if (gui_flag || tsgui::display_available()) return tsgui::main(argc, argv);

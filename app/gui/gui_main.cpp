@@ -16,6 +16,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/tour.h"
+#include "viewer/panes/access_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "app/gui/run_controller.h"
 #include "viewer/graph/graph_layout.h"
@@ -58,7 +59,7 @@ QString examples_dir() {
 
 // the window's command line: `tinyscope [SCRIPT.py | TRACE.json] [flags]` (README: the window's flags)
 struct Options {
-  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson, whatif, colour;
+  QString file, dev, shot, compare, select, tour, compare_trace, pane, lesson, whatif, colour, export_access;
   bool run = false, measure = false, snapshots = false, extended = false, large_text = false;
   bool dev_from_env = false;  // the device is DEV's, not --dev's
   int runs = 1, step = 0, beam = -1;
@@ -90,7 +91,7 @@ int parse_options(int argc, char** argv, Options* o) {
   for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
   QCommandLineParser parser;
   parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsOptions);
-  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson", "whatif", "colour"};
+  const QStringList valued = {"dev", "screenshot", "compare", "compare-trace", "select", "tour", "pane", "step", "beam", "runs", "lesson", "whatif", "colour", "export-access"};
   const QStringList flags = {"run", "measure", "snapshots", "extended", "large-text"};
   for (const QString& name : valued) parser.addOption(QCommandLineOption(name, {}, QStringLiteral("value")));
   for (const QString& name : flags) parser.addOption(QCommandLineOption(name));
@@ -118,6 +119,7 @@ int parse_options(int argc, char** argv, Options* o) {
   o->lesson = parser.value("lesson");
   o->whatif = parser.value("whatif");
   o->colour = parser.value("colour");
+  o->export_access = parser.value("export-access");
   if (!o->lesson.isEmpty()) {  // --lesson N: the lesson's script is the file, and it runs
     if (!o->file.isEmpty()) {
       std::fprintf(stderr, "tinyscope: --lesson runs the lesson's own script, not %s\n", qPrintable(o->file));
@@ -260,16 +262,18 @@ bool open_file(MainWindow& w, const Options& o, int* exit_code) {
       return false;
     }
   }
-  // --pane NAME: that dock in front (a tab such as Roofline or Values), by its title or its name
-  if (!o.pane.isEmpty()) {
+  // --pane NAME: that dock in front (a tab such as Roofline or Values), by its title or its name; --export-access
+  // raises the Access pane (it draws the frames)
+  if (!o.pane.isEmpty() || !o.export_access.isEmpty()) {
+    const QString pane = o.pane.isEmpty() ? QStringLiteral("access") : o.pane;
     QDockWidget* dock = nullptr;
     QStringList names;
     for (auto* d : w.findChildren<QDockWidget*>()) {
       names << d->objectName();
-      if (d->objectName().compare(o.pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(o.pane, Qt::CaseInsensitive) == 0) dock = d;
+      if (d->objectName().compare(pane, Qt::CaseInsensitive) == 0 || d->windowTitle().compare(pane, Qt::CaseInsensitive) == 0) dock = d;
     }
     if (!dock) {
-      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(o.pane), qPrintable(names.join(", ")));
+      std::fprintf(stderr, "tinyscope: --pane %s: no such pane (%s)\n", qPrintable(pane), qPrintable(names.join(", ")));
       return false;
     }
     dock->show();
@@ -298,11 +302,11 @@ bool show_step(MainWindow& w, int step) {
   return stepper->busy();
 }
 
-// the window shown, then the runs (--run, --runs N), --step and --screenshot as it settles; the event loop's code, or
-// exit_code when it is 0
+// the window shown, then the runs (--run, --runs N), --step, and --screenshot and --export-access as it settles; the
+// event loop's code, or exit_code when it is 0
 int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_code) {
-  const bool screenshot = !o.shot.isEmpty();
-  const QString shot = o.shot;
+  const bool screenshot = !o.shot.isEmpty() || !o.export_access.isEmpty();
+  const QString shot = o.shot, frames = o.export_access;
   const int runs = o.runs, step = o.step;
   const bool run = o.run;
   w.show();  // the first show lays the docks out (settled() waits for it), as for every launch
@@ -354,19 +358,31 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
       auto* stepper = w.findChild<tsv::StepperPane*>();
       return w.settled() && !(stepper && stepper->busy());
     };
-    auto take = [&w, shot, &clock, exit_code, ready] {
+    auto take = [&w, shot, frames, &clock, exit_code, ready] {
       static bool done = false;
       if (done) return;
       done = true;
       auto shoot = std::make_shared<std::function<void(int)>>();
-      *shoot = [&w, shot, &clock, exit_code, ready, shoot](int tries) {
+      *shoot = [&w, shot, frames, &clock, exit_code, ready, shoot](int tries) {
         if (!ready() && tries < 6000) {  // (a long run's trace can take a while to read: up to 10 minutes)
           QTimer::singleShot(100, &w, [shoot, tries] { (*shoot)(tries + 1); });
           return;
         }
+        // --export-access DIR: the Access pane's frames as Play steps its loop (before the screenshot: the point stays)
+        bool exported = true;
+        if (!frames.isEmpty()) {
+          QString message;
+          auto* access = w.findChild<tsv::AccessPane*>();
+          exported = access && access->export_frames(frames, -1, &message);
+          std::fprintf(stderr, "tinyscope: --export-access %s: %s\n", qPrintable(frames), access ? qPrintable(message) : "no Access pane");
+          if (shot.isEmpty()) {
+            QCoreApplication::exit(exported ? exit_code : 1);
+            return;
+          }
+        }
         const qint64 gap = w.longest_stall_ms();  // before the grab, which is no part of the run
         QImage img = w.grab().toImage();
-        bool ok = img.save(shot);
+        bool ok = img.save(shot) && exported;
         std::fprintf(stderr,
                      "tinyscope: screenshot %s %s after %.1f s, %d calls on %s (UI thread: longest event-loop gap "
                      "%lld ms, longest graph parse+draw %.2f ms)\n",
@@ -411,8 +427,8 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
 int main(int argc, char** argv) {
   Options o;
   if (const int bad = parse_options(argc, argv, &o)) return bad;
-  // a screenshot needs no display: render offscreen when there is none
-  const bool screenshot = !o.shot.isEmpty();
+  // a screenshot (or --export-access's frames) needs no display: render offscreen when there is none
+  const bool screenshot = !o.shot.isEmpty() || !o.export_access.isEmpty();
   if (screenshot && !display_available() && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("tinyscope"));

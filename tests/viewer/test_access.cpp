@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <QDir>
+#include <QImage>
 #include <QFile>
 #include <QTemporaryDir>
 #include <functional>
@@ -259,6 +260,29 @@ class TestAccess : public QObject {
       QCOMPARE(seen, qint64(64 * 64));  // (no element written by two)
       QCOMPARE(qint64(all.size()), qint64(64 * 64));
     }
+  }
+
+  // --export-access DIR: the window opens the trace, writes the Access pane's frames (the first kernel, the loop Play
+  // walks: one PNG per value) and exits
+  void export_access_flag_writes_frames() {
+    QTemporaryDir dir;
+    const QString py = dir.filePath("conv.py"), trace = dir.filePath("t.json"), out = dir.filePath("frames");
+    QFile f(py);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(kConv);
+    f.close();
+    QProcessEnvironment e;
+    e.insert("DEV", "CPU");
+    e.insert("XDG_CACHE_HOME", dir.filePath("cache"));
+    Result r = run_process(tinyscope_bin(), {"run", py, "--json", trace}, e, {}, 120000);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    e.insert("QT_QPA_PLATFORM", "offscreen");
+    e.insert("XDG_CONFIG_HOME", dir.filePath("config"));
+    r = run_process(tinyscope_bin(), {trace, "--export-access", out}, e, {}, 120000);
+    QVERIFY2(r.code == 0, why(r).constData());
+    const QStringList frames = QDir(out).entryList({"access_*.png"}, QDir::Files, QDir::Name);
+    QVERIFY2(frames.size() > 1 && r.err.contains(QString("--export-access %1: %2 frame").arg(out).arg(frames.size())), qPrintable(r.err));
+    QVERIFY(QImage(QDir(out).filePath(frames[0])) != QImage(QDir(out).filePath(frames[1])));
   }
 };
 

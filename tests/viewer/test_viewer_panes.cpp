@@ -1,6 +1,8 @@
 // The panes that follow the selection: contexts, schedule, source (script lines, assembly), values (read-back values,
 // snapshots) and the rewrite stepper over real traces recorded with --trace matches.
+#include <QDir>
 #include <QSlider>
+#include <QTemporaryDir>
 
 #include "viewer/panes/access_pane.h"
 #include "viewer_test_util.h"
@@ -89,6 +91,42 @@ class TestViewerPanes : public QObject {
       sel.select_call(copy);
       QVERIFY(pane.model().ranges().isEmpty());
     }
+  }
+
+  // Export's PNG frames: one per value of the loop Play walks, each different from the one before (the point moved);
+  // the cap writes the first frames only and says so; the pane's own point stays
+  void access_pane_exports_frames() {
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(softmax_trace(), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::AccessPane pane(&sel);
+    for (int i = 0; i < s.calls().size(); ++i)
+      if (s.calls()[i].kind == "kernel") {
+        sel.select_call(i);
+        break;
+      }
+    const int loop = pane.play_loop();
+    QVERIFY(loop >= 0);
+    const qint64 n = pane.model().ranges()[loop].size;
+    const QList<qint64> before = pane.point();
+    QTemporaryDir dir;
+    QString message;
+    QVERIFY2(pane.export_frames(dir.filePath("all"), -1, &message, 200, QSize(640, 400)), qPrintable(message));
+    const QStringList files = QDir(dir.filePath("all")).entryList({"access_*.png"}, QDir::Files, QDir::Name);
+    QCOMPARE(qint64(files.size()), n);
+    QImage last;
+    for (const QString& f : files) {
+      const QImage img(QDir(dir.filePath("all")).filePath(f));
+      QCOMPARE(img.size(), QSize(640, 400));
+      QVERIFY2(img != last, qPrintable(f + " is the frame before it"));
+      last = img;
+    }
+    QCOMPARE(pane.point(), before);
+    QVERIFY2(n > 2, "the cap needs a loop of more than two values");
+    QVERIFY(pane.export_frames(dir.filePath("two"), -1, &message, 2, QSize(640, 400)));
+    QCOMPARE(QDir(dir.filePath("two")).entryList({"access_*.png"}, QDir::Files).size(), 2);
+    QVERIFY2(message.contains("only the first 2"), qPrintable(message));
   }
 
   void panes_follow_the_selection() {

@@ -1,8 +1,12 @@
 #include "viewer/panes/access_pane.h"
 
+#include <QDir>
+#include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
 #include <QPainter>
 #include <QSlider>
 #include <QTimer>
@@ -27,9 +31,27 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
   timer_->setInterval(350);
   connect(timer_, &QTimer::timeout, this, &AccessPane::step);
   connect(play_, &QToolButton::toggled, this, [this](bool on) { on ? timer_->start() : timer_->stop(); });
+  // Export: the frames of the loop Play walks, or of any loop the menu names (built when it opens: the loops change
+  // with the kernel)
+  export_ = new QToolButton(this);
+  export_->setText(tr("Export"));
+  export_->setToolTip(tr("Write the pane as Play steps it, a PNG per iteration, for slides"));
+  export_->setPopupMode(QToolButton::MenuButtonPopup);
+  auto* menu = new QMenu(export_);
+  export_->setMenu(menu);
+  connect(export_, &QToolButton::clicked, this, [this] { export_dialog(-1); });
+  connect(menu, &QMenu::aboutToShow, this, [this, menu] {
+    menu->clear();
+    for (int d = 0; d < model_.ranges().size(); ++d) {
+      const AccessModel::Range& r = model_.ranges()[d];
+      QAction* a = menu->addAction(tr("PNG frames of r%1 %2 (%3)...").arg(r.id).arg(r.type.toLower()).arg(r.size), this, [this, d] { export_dialog(d); });
+      a->setEnabled(r.size > 1);
+    }
+  });
   auto* top = new QHBoxLayout;
   top->addWidget(title_, 1);
   top->addWidget(play_);
+  top->addWidget(export_);
   sliders_ = new QWidget(this);
   slider_lay_ = new QGridLayout(sliders_);
   slider_lay_->setContentsMargins(0, 0, 0, 0);
@@ -67,7 +89,7 @@ void AccessPane::on_selection(const Selection& s) {
 
 void AccessPane::rebuild_sliders() {
   qDeleteAll(sliders_->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly));
-  slider_list_.clear(), slider_rows_.clear();
+  slider_list_.clear(), slider_rows_.clear(), value_list_.clear();
   slider_cols_ = 0;
   reduce_key_.clear();
   group_key_ = {-1};  // (no thread or work-group has it: computed afresh)
@@ -94,6 +116,7 @@ void AccessPane::rebuild_sliders() {
     h->addWidget(value);
     slider_rows_ << row;
     slider_list_ << s;
+    value_list_ << value;
   }
   place_sliders();
 }
@@ -126,6 +149,7 @@ void AccessPane::set_point(const QList<qint64>& p) {
   for (int i = 0; i < slider_list_.size(); ++i) {
     const QSignalBlocker b(slider_list_[i]);
     slider_list_[i]->setValue(int(p[i]));
+    value_list_[i]->setText(QStringLiteral("%1 / %2").arg(p[i]).arg(model_.ranges()[i].size));
   }
   update();
 }
@@ -139,6 +163,60 @@ void AccessPane::step() {
     p[d] = 0;
   }
   set_point(p);
+}
+
+int AccessPane::play_loop() const {
+  for (int d = int(model_.ranges().size()) - 1; d >= 0; --d)
+    if (!is_lane(d) && model_.ranges()[d].size > 1) return d;
+  return -1;
+}
+
+bool AccessPane::export_frames(const QString& dir, int loop, QString* message, int limit, QSize size) {
+  if (loop < 0) loop = play_loop();
+  if (point_.isEmpty() || loop < 0 || loop >= model_.ranges().size()) {
+    *message = point_.isEmpty() ? tr("no kernel selected") : tr("no loop of more than one value to walk");
+    return false;
+  }
+  if (!QDir().mkpath(dir)) {
+    *message = tr("cannot make the folder %1").arg(dir);
+    return false;
+  }
+  const AccessModel::Range& r = model_.ranges()[loop];
+  const qint64 n = std::min<qint64>(r.size, limit);
+  const int digits = std::max(3, int(QString::number(n - 1).size()));
+  // the copy: this kernel and point, its own sliders at the frames' size
+  AccessPane copy(selection_);
+  copy.setPalette(palette());
+  copy.setFont(font());
+  copy.model_ = model_;
+  copy.point_ = point_;
+  copy.title_->setText(title_->text());
+  copy.resize(size);
+  copy.rebuild_sliders();
+  copy.set_point(point_);
+  if (copy.layout()) copy.layout()->activate();
+  QList<qint64> p = point_;
+  for (qint64 v = 0; v < n; ++v) {
+    p[loop] = v;
+    copy.set_point(p);
+    const QString file = QDir(dir).filePath(QStringLiteral("access_%1.png").arg(v, digits, 10, QLatin1Char('0')));
+    if (!copy.grab().save(file)) {
+      *message = tr("cannot write %1").arg(file);
+      return false;
+    }
+  }
+  *message = tr("%n frame(s) of r%1 %2 written to %3", nullptr, int(n)).arg(r.id).arg(r.type.toLower(), dir);
+  if (n < r.size) *message += tr(" (it has %1 values: only the first %2, the most one export writes)").arg(r.size).arg(limit);
+  return true;
+}
+
+void AccessPane::export_dialog(int loop) {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the frames into"));
+  if (dir.isEmpty()) return;
+  QString message;
+  const bool ok = export_frames(dir, loop, &message);
+  if (ok) QMessageBox::information(this, tr("Export"), message);
+  else QMessageBox::warning(this, tr("Export"), message);
 }
 
 AccessPane::Lanes AccessPane::lanes() const {

@@ -38,6 +38,13 @@ class AccessPane : public QWidget {
     QHash<int, int> gated;            // the gated-off reads (lanes that read nothing)
   };
   Lanes lanes() const;
+  // the loop Play walks: the innermost that is not a lane and has more than one value (-1: none)
+  int play_loop() const;
+  // slides: the pane as Play steps it, one PNG per value of loop `loop` (-1: play_loop()) from 0, the other loops at
+  // the point shown, into dir/access_000.png, ...; at most `limit` frames, each `size` (drawn by a copy of the pane
+  // off screen: the docked one may be small). The point shown stays. False with *message the reason when nothing was
+  // written, else *message says how many (and that the cap cut them).
+  bool export_frames(const QString& dir, int loop, QString* message, int limit = 200, QSize size = QSize(1280, 720));
 
  protected:
   void paintEvent(QPaintEvent* e) override;
@@ -55,13 +62,16 @@ class AccessPane : public QWidget {
   QWidget* sliders_;
   QGridLayout* slider_lay_;
   QList<QSlider*> slider_list_;
+  QList<QLabel*> value_list_;  // each slider's "value / size"
   QList<QWidget*> slider_rows_;
   int slider_cols_ = 0;
   QList<qint64> reduce_key_;                  // the point whose reduce footprint is cached
   QHash<int, QSet<qint64>> reduce_cache_;
   QList<qint64> group_key_;                   // the thread's or work-group's range values whose writes are cached
   QHash<int, QSet<qint64>> group_cache_;
+  void export_dialog(int loop);  // asks for a folder, then export_frames
   QToolButton* play_;
+  QToolButton* export_;
   QTimer* timer_;
 };
 
