@@ -372,7 +372,8 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
         bool exported = true;
         if (!frames.isEmpty()) {
           QString message;
-          auto* access = w.findChild<tsv::AccessPane*>();
+          auto* panes = w.findChild<tsv::AccessPanes*>();
+          tsv::AccessPane* access = panes ? panes->first() : nullptr;
           exported = access && access->export_frames(frames, -1, &message);
           std::fprintf(stderr, "tinyscope: --export-access %s: %s\n", qPrintable(frames), access ? qPrintable(message) : "no Access pane");
           if (shot.isEmpty()) {

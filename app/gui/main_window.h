@@ -40,6 +40,7 @@ class GraphPane;
 class CompareModel;
 class OutputCompareModel;
 class ValuesPane;
+class AccessPanes;
 class SourceDiff;
 class RooflinePane;
 }  // namespace tsv
@@ -299,6 +300,7 @@ class MainWindow : public QMainWindow {
   tsv::OutputCompareModel* output_model_ = nullptr;
   QPlainTextEdit* compare_console_ = nullptr;
   tsv::ValuesPane* values_ = nullptr;
+  tsv::AccessPanes* access_ = nullptr;  // the Access dock's (and, beside it, the compared run's kernel)
   tsv::RooflinePane* roofline_ = nullptr;
   LimitsMeasure* limits_measure_ = nullptr;
   Tour* tour_ = nullptr;

@@ -234,7 +234,7 @@ void MainWindow::build_docks() {
       {QStringLiteral("values"), tr("Values"), [this] { return values_ = new tsv::ValuesPane(selection_, this); },
        Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
       // what the selected kernel reads and writes, point by point of its loops: a tab beside the timings
-      {QStringLiteral("access"), tr("Access"), [this] { return new tsv::AccessPane(selection_, this); },
+      {QStringLiteral("access"), tr("Access"), [this] { return access_ = new tsv::AccessPanes(selection_, this); },
        Qt::BottomDockWidgetArea, Place::TabWith, QStringLiteral("timings")},
       // the roofline of the run's device: a tab beside the timings
       {QStringLiteral("roofline"), tr("Roofline"), [this] { return roofline_ = new tsv::RooflinePane(selection_, this); },

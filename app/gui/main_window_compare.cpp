@@ -29,6 +29,7 @@
 #include "viewer/model/session.h"
 #include "viewer/model/selection_model.h"
 #include "viewer/model/timings_model.h"
+#include "viewer/panes/access_pane.h"
 #include "viewer/panes/graph_pane.h"
 #include "viewer/panes/schedule_pane.h"
 #include "viewer/panes/source_diff.h"
@@ -171,6 +172,7 @@ void MainWindow::build_compare_controls() {
     if (i != 0 || !compare_from_trace_.isEmpty()) return;  // (a comparison with a saved trace stays)
     compare_dock_->hide();
     values_->set_compare(nullptr, {});
+    if (access_) access_->set_compare(nullptr, {}, {});
   });
   connect(compare_controller_, &RunController::finished, this, &MainWindow::on_compare_finished);
   connect(compare_controller_, &RunController::progress, this, [this] {
@@ -307,6 +309,7 @@ void MainWindow::clear_compare(const QString& why) {
   compare_from_trace_.clear();
   if (!compare_session_->raw().isEmpty() || !compare_session_->calls().isEmpty()) compare_session_->clear();
   values_->set_compare(nullptr, {});
+  if (access_) access_->set_compare(nullptr, {}, {});
   compare_console_->clear();
   divergence_label_->hide();
   update_compare_sources();
@@ -357,6 +360,7 @@ void MainWindow::show_loaded_compare() {
   save_compare_act_->setEnabled(true);
   compare_model_->set_devices(first_label(), second_label());
   values_->set_compare(compare_session_, second_label());
+  if (access_) access_->set_compare(compare_selection_, first_label(), second_label());
   // the graphs' ratio colours: a call's warm time here over its pair's in the compared run
   for (auto* g : {tensor_graph_, calls_graph_})
     if (g) g->set_ratio_source(
@@ -386,6 +390,9 @@ void MainWindow::show_loaded_compare() {
     show_dock(compare_dock_, height() * 22 / 100);  // (within the screen: a tab where it has no room below)
     if (auto* split = compare_dock_->findChild<QSplitter*>()) split->setSizes({1000, 1000});
   }
+  // the Access pane in view shows the two kernels side by side: its row tall enough for their grids
+  if (auto* access = findChild<QDockWidget*>(QStringLiteral("access")); access && access_ && access_->isVisible() && !access->isFloating())
+    resizeDocks({access}, {std::max(access->height(), height() * 30 / 100)}, Qt::Vertical);
   update_compare_summary();
   update_compare_sources();
   if (const int theirs = compare_model_->pairing().b_of_a(selection_->current().call); theirs >= 0) compare_selection_->select_call(theirs);

@@ -1,5 +1,6 @@
 // The panes that follow the selection: contexts, schedule, source (script lines, assembly), values (read-back values,
 // snapshots) and the rewrite stepper over real traces recorded with --trace matches.
+#include <QCheckBox>
 #include <QDir>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -127,6 +128,64 @@ class TestViewerPanes : public QObject {
     QVERIFY(pane.export_frames(dir.filePath("two"), -1, &message, 2, QSize(640, 400)));
     QCOMPARE(QDir(dir.filePath("two")).entryList({"access_*.png"}, QDir::Files).size(), 2);
     QVERIFY2(message.contains("only the first 2"), qPrintable(message));
+  }
+
+  // side by side: the matmul under NOOPT beside it under the default opts; wherever the first side's point is, the
+  // second side's stores the same output element (each its own loops), and what the two read for it is the same; the
+  // toggle and the end of the comparison take the second side away
+  void access_panes_side_by_side() {
+    auto record = [this](const QString& name, const QString& noopt) {
+      const QString out = dir_.filePath(name);
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("DEV", "CPU");
+      env.insert("NOOPT", noopt);
+      p.setProcessEnvironment(env);
+      p.start(tinyscope_bin(), {"run", source_dir() + "/resources/examples/matmul.py", "--json", out});
+      return p.waitForFinished(90000) && p.exitCode() == 0 ? out : QString();
+    };
+    tsv::Session a, b;
+    QString err;
+    QVERIFY2(a.load(record("mm_noopt.json", "1"), &err), qPrintable(err));
+    QVERIFY2(b.load(record("mm_default.json", "0"), &err), qPrintable(err));
+    tsv::SelectionModel sa(&a), sb(&b);
+    tsv::AccessPanes panes(&sa);
+    panes.resize(1200, 500);
+    auto kernel = [](const tsv::Session& s) {
+      for (int i = 0; i < s.calls().size(); ++i)
+        if (s.calls()[i].kind == "kernel") return i;
+      return -1;
+    };
+    sb.select_call(kernel(b));
+    panes.set_compare(&sb, "NOOPT=1", "default");
+    QVERIFY(panes.second());
+    QVERIFY(panes.side_by_side());
+    sa.select_call(kernel(a));
+    tsv::AccessPane* one = panes.first();
+    tsv::AccessPane* two = panes.second();
+    QVERIFY(one->title().startsWith("NOOPT=1 · "));
+    QVERIFY(two->title().startsWith("default · "));
+    QVERIFY(one->model().ranges().size() != two->model().ranges().size() || one->model().ranges()[0].size != two->model().ranges()[0].size);
+    // points of the first side: its first loop at a few values, the others at their ends
+    const int n = int(one->model().ranges().size());
+    int checked = 0;
+    for (qint64 v : {qint64(0), qint64(1), one->model().ranges()[0].size - 1}) {
+      QList<qint64> p(n, 0);
+      p[0] = v;
+      for (int d = 1; d < n; ++d) p[d] = one->model().ranges()[d].size - 1;
+      one->set_point(p);
+      const auto mine = one->written(), theirs = two->written();
+      QVERIFY(mine.first >= 0);
+      QCOMPARE(theirs, mine);
+      QCOMPARE(one->model().reads_of_output(mine.first, mine.second), two->model().reads_of_output(theirs.first, theirs.second));
+      ++checked;
+    }
+    QCOMPARE(checked, 3);
+    panes.findChild<QCheckBox*>()->setChecked(false);
+    QVERIFY(!panes.side_by_side());
+    panes.set_compare(nullptr, {}, {});
+    QVERIFY(!panes.second());
+    QVERIFY(one->title().startsWith(a.calls()[kernel(a)].name));
   }
 
   void panes_follow_the_selection() {

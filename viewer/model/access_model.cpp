@@ -209,6 +209,17 @@ QHash<int, QSet<qint64>> AccessModel::reads_of_output(int slot, qint64 element, 
   return out;
 }
 
+QList<qint64> AccessModel::first_point_writing(int slot, qint64 element) const {
+  QList<qint64> found;
+  for_each_point([&](const QList<qint64>& p) {
+    if (!found.isEmpty()) return;
+    const QList<qint64> e = at(p);
+    for (int k = 0; k < accesses_.size(); ++k)
+      if (accesses_[k].write && accesses_[k].slot == slot && e[k] == element) found = p;
+  });
+  return found;
+}
+
 QHash<int, QSet<qint64>> AccessModel::footprint(const QHash<int, qint64>& fixed) const {
   QHash<int, QSet<qint64>> out;
   for_each_point([&](const QList<qint64>& p) {

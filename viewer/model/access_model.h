@@ -45,6 +45,8 @@ class AccessModel {
   // output element `element` of the written buffer `slot`: the elements of each buffer the points that store it read
   // (slot -> elements), and those points' count
   QHash<int, QSet<qint64>> reads_of_output(int slot, qint64 element, int* points = nullptr) const;
+  // the first point, in the nest's order, that stores output element `element` of buffer `slot` (empty: none)
+  QList<qint64> first_point_writing(int slot, qint64 element) const;
   // the elements of each buffer read and written (slot -> elements, writes under -1 - slot) as the ranges not fixed in
   // `fixed` (range position -> value) take all their values
   QHash<int, QSet<qint64>> footprint(const QHash<int, qint64>& fixed) const;

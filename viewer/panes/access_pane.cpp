@@ -1,5 +1,6 @@
 #include "viewer/panes/access_pane.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -9,6 +10,7 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QSlider>
+#include <QSplitter>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -21,7 +23,7 @@ namespace tsv {
 
 AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(parent), selection_(selection) {
   title_ = new QLabel(tr("Select a kernel to see what it reads and writes"), this);
-  title_->setWordWrap(true);
+  title_->setWordWrap(false);  // (one line, clipped: the height is for the grids; the tooltip holds it whole)
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   play_ = new QToolButton(this);
   play_->setText(tr("Play"));
@@ -48,7 +50,7 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
       a->setEnabled(r.size > 1);
     }
   });
-  auto* top = new QHBoxLayout;
+  auto* top = header_ = new QHBoxLayout;
   top->addWidget(title_, 1);
   top->addWidget(play_);
   top->addWidget(export_);
@@ -63,9 +65,36 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
   lay->addWidget(sliders_);
   lay->addStretch(1);
   connect(selection_, &SelectionModel::changed, this, &AccessPane::on_selection);
+  if (selection_->current().call >= 0 || selection_->current().context >= 0) on_selection(selection_->current());
 }
 
 QString AccessPane::title() const { return title_->text(); }
+
+void AccessPane::set_title(const QString& text) {
+  title_->setText(text);
+  title_->setToolTip(text);
+}
+
+void AccessPane::set_label(const QString& label) {
+  label_ = label;
+  if (!kernel_title_.isEmpty()) set_title(label_.isEmpty() ? kernel_title_ : QStringLiteral("%1 · %2").arg(label_, kernel_title_));
+}
+
+void AccessPane::set_focus(int slot, qint64 element) {
+  if (slot == focus_slot_ && element == focus_element_) return;
+  focus_slot_ = slot, focus_element_ = element;
+  update();
+}
+
+QPair<int, qint64> AccessPane::written() const {
+  if (point_.size() != model_.ranges().size() || point_.isEmpty()) return {-1, -1};
+  const QList<qint64> e = model_.at(point_);
+  for (int k = 0; k < model_.accesses().size(); ++k)
+    if (model_.accesses()[k].write && model_.accesses()[k].slot >= 0 && e[k] >= 0) return {model_.accesses()[k].slot, e[k]};
+  return {-1, -1};
+}
+
+void AccessPane::add_to_header(QWidget* w) { header_->insertWidget(1, w); }
 
 void AccessPane::on_selection(const Selection& s) {
   const Session& ses = *selection_->session();
@@ -74,17 +103,21 @@ void AccessPane::on_selection(const Selection& s) {
   else call = -1;
   QString err;
   if (ctx < 0 || !model_.load(ses, ctx, call, &err)) {
-    title_->setText(ctx < 0 ? tr("Select a kernel to see what it reads and writes") : err);
+    kernel_title_.clear();
+    set_title(ctx < 0 ? tr("Select a kernel to see what it reads and writes") : err);
     model_ = AccessModel();
     point_.clear();
     rebuild_sliders();
     update();
+    emit loaded();
     return;
   }
-  title_->setText(tr("%1: what one point of its loops reads and writes").arg(ses.contexts()[ctx].plain_name));
+  kernel_title_ = tr("%1: what one point of its loops reads and writes").arg(ses.contexts()[ctx].plain_name);
+  set_label(label_);
   point_ = QList<qint64>(model_.ranges().size(), 0);
   rebuild_sliders();
   update();
+  emit loaded();
 }
 
 void AccessPane::rebuild_sliders() {
@@ -93,22 +126,31 @@ void AccessPane::rebuild_sliders() {
   slider_cols_ = 0;
   reduce_key_.clear();
   group_key_ = {-1};  // (no thread or work-group has it: computed afresh)
+  // the names and values as wide as this kernel's longest, the slider the rest (at least 60 pixels)
+  const QFontMetrics fm = fontMetrics();
+  int name_w = 0, value_w = 0;
+  for (const AccessModel::Range& r : model_.ranges()) {
+    name_w = std::max(name_w, fm.horizontalAdvance(QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower())) + 6);
+    value_w = std::max(value_w, fm.horizontalAdvance(QStringLiteral("%1 / %1").arg(r.size)) + 6);
+  }
+  slider_row_w_ = name_w + value_w + 60 + 12;
   for (int i = 0; i < model_.ranges().size(); ++i) {
     const AccessModel::Range& r = model_.ranges()[i];
     auto* row = new QWidget(sliders_);
     auto* h = new QHBoxLayout(row);
     h->setContentsMargins(0, 0, 0, 0);
     auto* name = new QLabel(QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower()), row);
-    name->setFixedWidth(name->fontMetrics().horizontalAdvance(QStringLiteral("r00 group_reduce")));
+    name->setFixedWidth(name_w);
     auto* s = new QSlider(Qt::Horizontal, row);
     s->setRange(0, int(std::max<qint64>(r.size - 1, 0)));
     auto* value = new QLabel(QStringLiteral("0 / %1").arg(r.size), row);
-    value->setFixedWidth(value->fontMetrics().horizontalAdvance(QStringLiteral("000 / 000")));
+    value->setFixedWidth(value_w);
     connect(s, &QSlider::valueChanged, this, [this, i, value, n = r.size](int v) {
       value->setText(QStringLiteral("%1 / %2").arg(v).arg(n));
       if (i < point_.size() && point_[i] != v) {
         point_[i] = v;
         update();
+        emit point_changed();
       }
     });
     h->addWidget(name);
@@ -121,10 +163,10 @@ void AccessPane::rebuild_sliders() {
   place_sliders();
 }
 
-// a slider row takes about 260 pixels: as many columns as fit, filled down first
+// as many columns of slider rows as fit, filled down first
 void AccessPane::place_sliders() {
   const int n = int(slider_rows_.size());
-  const int cols = std::clamp(width() / 260, 1, std::max(1, n));
+  const int cols = std::clamp(width() / std::max(1, slider_row_w_), 1, std::max(1, n));
   if (cols == slider_cols_ || n == 0) return;
   slider_cols_ = cols;
   const int per_col = (n + cols - 1) / cols;
@@ -152,6 +194,7 @@ void AccessPane::set_point(const QList<qint64>& p) {
     value_list_[i]->setText(QStringLiteral("%1 / %2").arg(p[i]).arg(model_.ranges()[i].size));
   }
   update();
+  emit point_changed();
 }
 
 void AccessPane::step() {
@@ -312,7 +355,7 @@ void AccessPane::paintEvent(QPaintEvent*) {
     g.drawText(x + 14, y, text);
   }
   // the buffers, side by side, each a grid row-major, one cell size for all: the largest whose grids fit the width,
-  // each as tall as the space below (a buffer's columns: its size over the rows that fit)
+  // each as tall as the space below
   QList<QPair<int, qint64>> bufs;  // slot, size
   for (const auto& a : model_.accesses())
     if (std::none_of(bufs.begin(), bufs.end(), [&](const auto& b) { return b.first == a.slot; })) bufs << qMakePair(a.slot, a.size);
@@ -320,9 +363,14 @@ void AccessPane::paintEvent(QPaintEvent*) {
   const int top = y + 6, margin = 10, label_w = g.fontMetrics().horizontalAdvance(QStringLiteral("buf0 (0000)"));
   const int avail_h = height() - top - 2 * fh - 8;  // (the name above, the padding line below)
   if (bufs.isEmpty() || avail_h <= 8) return;
+  // a buffer's columns at a cell size: its size over the rows that fit, or the next divisor of its size up to twice
+  // that (a full rectangle: a row of a matrix stays in one grid row, its patterns line up)
   auto cols_at = [&](qint64 size, double cell) {
     const qint64 rows = std::max<qint64>(1, qint64(avail_h / cell));
-    return std::max<qint64>(1, (size + rows - 1) / rows);
+    const qint64 least = std::max<qint64>(1, (size + rows - 1) / rows);
+    for (qint64 d = least; d <= 2 * least && d <= size; ++d)
+      if (size % d == 0) return d;
+    return least;
   };
   auto width_at = [&](double cell) {
     double w = margin;
@@ -375,6 +423,12 @@ void AccessPane::paintEvent(QPaintEvent*) {
         if (r == rows - 1 || !own.contains(i + cols)) g.drawLine(QPointF(x0, y1), QPointF(x1, y1));
       }
     }
+    // the output element both sides of a comparison show, framed
+    if (slot == focus_slot_ && focus_element_ >= 0 && focus_element_ < size) {
+      g.setPen(QPen(ink, 2));
+      g.setBrush(Qt::NoBrush);
+      g.drawRect(rect(focus_element_).adjusted(-1, -1, 1, 1));
+    }
     x += w + margin;
   }
   if (!padding.isEmpty()) {
@@ -382,6 +436,68 @@ void AccessPane::paintEvent(QPaintEvent*) {
     g.drawText(QRect(margin, height() - fh - 2, width() - 2 * margin, fh), Qt::AlignLeft | Qt::AlignVCenter,
                g.fontMetrics().elidedText(tr("Padding (a gate off at this point): %1").arg(padding.join(QStringLiteral("; "))), Qt::ElideRight, width() - 2 * margin));
   }
+}
+
+AccessPanes::AccessPanes(SelectionModel* selection, QWidget* parent) : QWidget(parent) {
+  auto* lay = new QHBoxLayout(this);
+  lay->setContentsMargins(0, 0, 0, 0);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->setChildrenCollapsible(false);
+  lay->addWidget(split);
+  first_ = new AccessPane(selection, split);
+  split->addWidget(first_);
+  beside_ = new QCheckBox(tr("Beside"), first_);
+  beside_->setToolTip(tr("The paired kernel of the compared run beside this one, at the point that stores the same output element"));
+  beside_->setChecked(true);
+  beside_->hide();
+  first_->add_to_header(beside_);
+  connect(beside_, &QCheckBox::toggled, this, [this](bool on) {
+    if (second_) second_->setVisible(on);
+    sync();
+  });
+  connect(first_, &AccessPane::point_changed, this, &AccessPanes::sync);
+  connect(first_, &AccessPane::loaded, this, &AccessPanes::sync);
+}
+
+bool AccessPanes::side_by_side() const { return second_ && second_->isVisibleTo(this); }
+
+void AccessPanes::set_compare(SelectionModel* other, const QString& label_a, const QString& label_b) {
+  if (other != other_) {
+    delete second_;
+    second_ = nullptr;
+    other_ = other;
+    if (other_) {
+      second_ = new AccessPane(other_, findChild<QSplitter*>());
+      findChild<QSplitter*>()->addWidget(second_);
+      second_->setVisible(beside_->isChecked());
+      connect(second_, &AccessPane::loaded, this, &AccessPanes::sync);
+    }
+  }
+  beside_->setVisible(other_ != nullptr);
+  beside_->setText(other_ ? tr("Beside: %1").arg(label_b) : tr("Beside"));
+  first_->set_label(other_ ? label_a : QString());
+  if (second_) second_->set_label(label_b);
+  sync();
+}
+
+void AccessPanes::sync() {
+  if (!side_by_side()) {
+    first_->set_focus(-1, -1);
+    return;
+  }
+  const auto [slot, element] = first_->written();
+  first_->set_focus(slot, element);
+  if (slot < 0) return second_->set_focus(-1, -1);
+  // the same buffer slot where the other kernel writes it, else its (first) written buffer
+  int other_slot = -1;
+  for (const auto& a : second_->model().accesses())
+    if (a.write && a.slot >= 0 && (other_slot < 0 || a.slot == slot)) other_slot = a.slot;
+  const QList<qint64> p = other_slot >= 0 ? second_->model().first_point_writing(other_slot, element) : QList<qint64>();
+  if (!p.isEmpty() && p != second_->point()) {
+    const QSignalBlocker b(second_);
+    second_->set_point(p);
+  }
+  second_->set_focus(other_slot, p.isEmpty() ? -1 : element);
 }
 
 }  // namespace tsv

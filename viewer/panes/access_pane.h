@@ -16,7 +16,9 @@ class QLabel;
 class QSlider;
 class QTimer;
 class QToolButton;
+class QCheckBox;
 class QGridLayout;
+class QHBoxLayout;
 class QVBoxLayout;
 
 namespace tsv {
@@ -31,6 +33,15 @@ class AccessPane : public QWidget {
   void set_point(const QList<qint64>& p);
   void step();  // the innermost loop that is not a lane one on (carrying into the outer ones)
   QString title() const;
+  // the run's name before the kernel's in the title (a side of a comparison: "NOOPT=1"); "" for none
+  void set_label(const QString& label);
+  // an output element framed in black (the one both sides of a comparison show); slot -1: none
+  void set_focus(int slot, qint64 element);
+  // the element of the written buffer the point stores (its lanes at their sliders' values): {slot, element}, or
+  // {-1, -1} where it stores none
+  QPair<int, qint64> written() const;
+  // a widget at the end of the title's row
+  void add_to_header(QWidget* w);
   // what the point's lanes do, per buffer slot (what the grids draw)
   struct Lanes {
     QHash<int, QSet<qint64>> reads, writes;
@@ -46,6 +57,10 @@ class AccessPane : public QWidget {
   // written, else *message says how many (and that the cap cut them).
   bool export_frames(const QString& dir, int loop, QString* message, int limit = 200, QSize size = QSize(1280, 720));
 
+ signals:
+  void loaded();         // another kernel (or none) in the pane
+  void point_changed();  // the point moved (a slider, Play, set_point)
+
  protected:
   void paintEvent(QPaintEvent* e) override;
   void resizeEvent(QResizeEvent* e) override;
@@ -54,6 +69,7 @@ class AccessPane : public QWidget {
   void on_selection(const Selection& s);
   void rebuild_sliders();
   void place_sliders();  // the sliders in as many columns as the width takes
+  void set_title(const QString& text);
   bool is_lane(int d) const;
   SelectionModel* selection_;
   AccessModel model_;
@@ -65,6 +81,7 @@ class AccessPane : public QWidget {
   QList<QLabel*> value_list_;  // each slider's "value / size"
   QList<QWidget*> slider_rows_;
   int slider_cols_ = 0;
+  int slider_row_w_ = 200;  // a slider row's least width (its name, the slider, its value)
   QList<qint64> reduce_key_;                  // the point whose reduce footprint is cached
   QHash<int, QSet<qint64>> reduce_cache_;
   QList<qint64> group_key_;                   // the thread's or work-group's range values whose writes are cached
@@ -72,7 +89,33 @@ class AccessPane : public QWidget {
   void export_dialog(int loop);  // asks for a folder, then export_frames
   QToolButton* play_;
   QToolButton* export_;
+  QHBoxLayout* header_;
+  QString label_, kernel_title_;
+  int focus_slot_ = -1;
+  qint64 focus_element_ = -1;
   QTimer* timer_;
+};
+
+// The Access pane of a run and, while the Compare dock holds a second run (a What-if step, Compare with), the one of
+// the paired kernel there beside it: each side its own loops and sliders, the second side kept at the first point of
+// its nest that stores the output element the first side's point stores (both framed), so the two nests' ways to one
+// element show together (NOOPT beside the default opts, say).
+class AccessPanes : public QWidget {
+  Q_OBJECT
+ public:
+  AccessPanes(SelectionModel* selection, QWidget* parent = nullptr);
+  AccessPane* first() const { return first_; }
+  AccessPane* second() const { return second_; }  // null until a comparison
+  // the second run (its selection follows the first's through the pairing; null: none) and the two runs' names
+  void set_compare(SelectionModel* other, const QString& label_a, const QString& label_b);
+  bool side_by_side() const;
+
+ private:
+  void sync();  // the second side to the first's output element
+  AccessPane* first_;
+  AccessPane* second_ = nullptr;
+  SelectionModel* other_ = nullptr;
+  QCheckBox* beside_;
 };
 
 }  // namespace tsv
