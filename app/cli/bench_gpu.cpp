@@ -199,7 +199,7 @@ void GpuBench::engine_rows() {
     }
     return std::string("ok");
   };
-  // (bf16 where the device has bf16 tensor cores: TC_KHR=1 on a device with VK_KHR_shader_bfloat16)
+  // (bf16 where the device has bf16 tensor cores: VK_KHR_cooperative_matrix with VK_KHR_shader_bfloat16)
   std::vector<ts::DType> dts{ts::dtypes::float32, ts::dtypes::float16};
   for (const auto& tc : ts::get_device(dev).opt_target().tensor_cores)
     if (tc.dtype_in == ts::dtypes::bfloat16 && dts.size() < 3) dts.push_back(ts::dtypes::bfloat16);

@@ -216,7 +216,7 @@ class TestTensorCore : public QObject {
     QVERIFY_THROWS_EXCEPTION(KernelOptError, u.apply_opt({OptOps::TC, 0, -1}));
   }
 
-  // KHR cooperative matrices (TensorCore::khr: a device's VK_KHR_cooperative_matrix shapes under TC_KHR=1): the
+  // KHR cooperative matrices (TensorCore::khr: a device's VK_KHR_cooperative_matrix shapes, unless TC_KHR=0): the
   // kernel's GLSL is the NV one with the marker that asks the compiler for the KHR rewrite; its binary has the
   // structure khr_structure checks, for fp16 and bf16 (16x16x16 and 16x8x16, half or float out, B transposed).
   // lavapipe has no cooperative matrices: what the binaries compute is checked on a device that has them
