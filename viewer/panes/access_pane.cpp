@@ -47,7 +47,7 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
     for (int d = 0; d < model_.ranges().size(); ++d) {
       const AccessModel::Range& r = model_.ranges()[d];
       QAction* a = menu->addAction(tr("PNG frames of r%1 %2 (%3)...").arg(r.id).arg(r.type.toLower()).arg(r.size), this, [this, d] { export_dialog(d); });
-      a->setEnabled(r.size > 1);
+      a->setEnabled(r.size > 1 && !is_lane(d));  // (a lane's values are drawn at once: its frames would not differ)
     }
   });
   auto* top = header_ = new QHBoxLayout;
@@ -59,7 +59,7 @@ AccessPane::AccessPane(SelectionModel* selection, QWidget* parent) : QWidget(par
   slider_lay_->setContentsMargins(0, 0, 0, 0);
   slider_lay_->setHorizontalSpacing(12);
   slider_lay_->setVerticalSpacing(0);
-  auto* lay = new QVBoxLayout(this);
+  auto* lay = body_ = new QVBoxLayout(this);
   lay->setContentsMargins(4, 2, 4, 2);
   lay->addLayout(top);
   lay->addWidget(sliders_);
@@ -123,56 +123,88 @@ void AccessPane::on_selection(const Selection& s) {
 void AccessPane::rebuild_sliders() {
   qDeleteAll(sliders_->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly));
   slider_list_.clear(), slider_rows_.clear(), value_list_.clear();
+  lanes_label_ = nullptr;
   slider_cols_ = 0;
   reduce_key_.clear();
   group_key_ = {-1};  // (no thread or work-group has it: computed afresh)
-  // the names and values as wide as this kernel's longest, the slider the rest (at least 60 pixels)
+  // each slider's name and value ("r0 reduce 3/64") as wide as this kernel's longest, the slider the rest (at least
+  // 40 pixels)
   const QFontMetrics fm = fontMetrics();
-  int name_w = 0, value_w = 0;
-  for (const AccessModel::Range& r : model_.ranges()) {
-    name_w = std::max(name_w, fm.horizontalAdvance(QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower())) + 6);
-    value_w = std::max(value_w, fm.horizontalAdvance(QStringLiteral("%1 / %1").arg(r.size)) + 6);
-  }
-  slider_row_w_ = name_w + value_w + 60 + 12;
+  int name_w = 0;
+  for (const AccessModel::Range& r : model_.ranges())
+    name_w = std::max(name_w, fm.horizontalAdvance(QStringLiteral("r%1 %2 %3/%3").arg(r.id).arg(r.type.toLower()).arg(r.size)) + 6);
+  slider_row_w_ = name_w + 40 + 20;  // (and the spacing)
+  // the lanes (UPCAST, UNROLL) have no slider: every value of theirs is drawn at once; one line names them
+  QStringList lanes;
   for (int i = 0; i < model_.ranges().size(); ++i) {
     const AccessModel::Range& r = model_.ranges()[i];
+    if (is_lane(i)) {
+      lanes << QStringLiteral("r%1 %2 %3").arg(r.id).arg(r.type.toLower()).arg(r.size);
+      slider_list_ << nullptr;
+      value_list_ << nullptr;
+      continue;
+    }
     auto* row = new QWidget(sliders_);
     auto* h = new QHBoxLayout(row);
     h->setContentsMargins(0, 0, 0, 0);
-    auto* name = new QLabel(QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower()), row);
-    name->setFixedWidth(name_w);
+    const QString name = QStringLiteral("r%1 %2").arg(r.id).arg(r.type.toLower());
+    auto* value = new QLabel(QStringLiteral("%1 0/%2").arg(name).arg(r.size), row);
+    value->setFixedWidth(name_w);
     auto* s = new QSlider(Qt::Horizontal, row);
     s->setRange(0, int(std::max<qint64>(r.size - 1, 0)));
-    auto* value = new QLabel(QStringLiteral("0 / %1").arg(r.size), row);
-    value->setFixedWidth(value_w);
-    connect(s, &QSlider::valueChanged, this, [this, i, value, n = r.size](int v) {
-      value->setText(QStringLiteral("%1 / %2").arg(v).arg(n));
+    s->setMinimumWidth(40);
+    connect(s, &QSlider::valueChanged, this, [this, i, value, name, n = r.size](int v) {
+      value->setText(QStringLiteral("%1 %2/%3").arg(name).arg(v).arg(n));
       if (i < point_.size() && point_[i] != v) {
         point_[i] = v;
         update();
         emit point_changed();
       }
     });
-    h->addWidget(name);
-    h->addWidget(s, 1);
     h->addWidget(value);
+    h->addWidget(s, 1);
     slider_rows_ << row;
     slider_list_ << s;
     value_list_ << value;
   }
+  if (!lanes.isEmpty()) {
+    lanes_label_ = new QLabel(tr("lanes, all drawn at once: %1").arg(lanes.join(QStringLiteral(" · "))), sliders_);
+    lanes_label_->setToolTip(tr("UPCAST and UNROLL loops, the values one thread computes together: %1").arg(lanes.join(QStringLiteral(" · "))));
+    lanes_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    lanes_label_->setWordWrap(side_sliders_);
+  }
   place_sliders();
 }
 
-// as many columns of slider rows as fit, filled down first
+// as many columns of slider rows as fit, filled down first, the lanes' line under them; where that leaves the grids
+// too little height and the pane is wide, one column on the left, the grids beside it
 void AccessPane::place_sliders() {
   const int n = int(slider_rows_.size());
-  const int cols = std::clamp(width() / std::max(1, slider_row_w_), 1, std::max(1, n));
-  if (cols == slider_cols_ || n == 0) return;
+  int cols = std::clamp(width() / std::max(1, slider_row_w_), 1, std::max(1, n));
+  const int row_h = fontMetrics().height() + 2, header_h = title_->sizeHint().height() + 8;
+  const int rows = (n + cols - 1) / cols + (lanes_label_ ? 1 : 0);
+  const bool side = height() - header_h - rows * row_h < 100 && width() >= slider_row_w_ + 160;
+  if (side) cols = 1;
+  if (side != side_sliders_) {
+    side_sliders_ = side;
+    if (side) sliders_->setFixedWidth(slider_row_w_);
+    else sliders_->setMinimumWidth(0), sliders_->setMaximumWidth(QWIDGETSIZE_MAX);
+    if (lanes_label_) lanes_label_->setWordWrap(side);
+    body_->setAlignment(sliders_, side ? Qt::AlignLeft : Qt::Alignment());
+    slider_cols_ = 0;  // (placed again)
+  } else if (side) {
+    sliders_->setFixedWidth(slider_row_w_);
+  }
+  // (a wrapped line's height: the grid layout asks for one line's)
+  if (lanes_label_) lanes_label_->setMinimumHeight(side ? lanes_label_->heightForWidth(slider_row_w_) : 0);
+  if (cols == slider_cols_) return;
+  const int before = slider_cols_;
   slider_cols_ = cols;
   const int per_col = (n + cols - 1) / cols;
   for (QWidget* row : slider_rows_) slider_lay_->removeWidget(row);
   for (int i = 0; i < n; ++i) slider_lay_->addWidget(slider_rows_[i], i % per_col, i / per_col);
-  for (int c = 0; c < 4; ++c) slider_lay_->setColumnStretch(c, c < cols ? 1 : 0);
+  if (lanes_label_) slider_lay_->removeWidget(lanes_label_), slider_lay_->addWidget(lanes_label_, per_col, 0, 1, cols);
+  for (int c = 0; c < std::max(before, cols); ++c) slider_lay_->setColumnStretch(c, c < cols ? 1 : 0);
 }
 
 void AccessPane::resizeEvent(QResizeEvent* e) {
@@ -189,9 +221,11 @@ void AccessPane::set_point(const QList<qint64>& p) {
   if (p.size() != point_.size()) return;
   point_ = p;
   for (int i = 0; i < slider_list_.size(); ++i) {
+    if (!slider_list_[i]) continue;  // (a lane)
     const QSignalBlocker b(slider_list_[i]);
     slider_list_[i]->setValue(int(p[i]));
-    value_list_[i]->setText(QStringLiteral("%1 / %2").arg(p[i]).arg(model_.ranges()[i].size));
+    const AccessModel::Range& r = model_.ranges()[i];
+    value_list_[i]->setText(QStringLiteral("r%1 %2 %3/%4").arg(r.id).arg(r.type.toLower()).arg(p[i]).arg(r.size));
   }
   update();
   emit point_changed();
@@ -298,14 +332,19 @@ namespace {
 const QColor kIdle(0xf4, 0xf4, 0xf4), kReduce(0xc6, 0xdb, 0xef), kRead(0x21, 0x66, 0xac), kWrite(0xd6, 0x27, 0x28), kPad(0x6a, 0x3d, 0x9a),
              kGroup(0xe6, 0x55, 0x0d);
 
-// a legend entry: a swatch (hatched for the padding) and its words; the x after it
-int legend(QPainter& g, int x, int y, const QColor& c, const QString& text, bool hatched, const QColor& ink) {
-  const QRect sw(x, y - 9, 10, 10);
-  if (hatched) g.fillRect(sw, kIdle), g.fillRect(sw, QBrush(kPad, Qt::BDiagPattern));
+// a legend entry at (*x, *y), on the next line from `left` where it would pass `right`: a swatch (hatched for the
+// padding, an outline for the thread's writes) and its words; *x moves past it
+enum class Swatch { Fill, Hatch, Outline };
+void legend(QPainter& g, int left, int right, int* x, int* y, const QColor& c, const QString& text, Swatch kind, const QColor& ink) {
+  const int w = 14 + g.fontMetrics().horizontalAdvance(text);
+  if (*x > left && *x + w > right) *x = left, *y += g.fontMetrics().height();
+  const QRect sw(*x, *y - 9, 10, 10);
+  if (kind == Swatch::Hatch) g.fillRect(sw, kIdle), g.fillRect(sw, QBrush(kPad, Qt::BDiagPattern));
+  else if (kind == Swatch::Outline) g.setPen(QPen(c, 2)), g.setBrush(Qt::NoBrush), g.drawRect(sw.adjusted(1, 1, -1, -1));
   else g.fillRect(sw, c);
   g.setPen(ink);
-  g.drawText(x + 14, y, text);
-  return x + 14 + g.fontMetrics().horizontalAdvance(text) + 12;
+  g.drawText(*x + 14, *y, text);
+  *x += w + 12;
 }
 }  // namespace
 
@@ -338,22 +377,27 @@ void AccessPane::paintEvent(QPaintEvent*) {
   const QString kind = model_.group_kind();
   const QColor ink = palette().color(QPalette::Text);
   const int fh = g.fontMetrics().height();
-  // the legend
-  int y = sliders_->geometry().bottom() + 4 + fh;
-  int x = 8;
-  x = legend(g, x, y, kRead, tr("read"), false, ink);
-  x = legend(g, x, y, kWrite, tr("written"), false, ink);
-  x = legend(g, x, y, kReduce, tr("the output's whole reduce"), false, ink);
-  x = legend(g, x, y, kPad, tr("padding (gate off)"), true, ink);
-  if (!kind.isEmpty()) {
-    QString id;
-    for (int d : model_.group_ranges()) id += QStringLiteral("%1%2").arg(id.isEmpty() ? "" : ",").arg(point_[d]);
-    const QString text = kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id);
-    g.setPen(QPen(kGroup, 2));
-    g.drawRect(x + 1, y - 8, 8, 8);
-    g.setPen(ink);
-    g.drawText(x + 14, y, text);
-  }
+  // the canvas: below the sliders, or right of them where they stand in a column (a short, wide pane)
+  const QRect sl = sliders_->geometry();
+  const QRect canvas = side_sliders_ ? QRect(QPoint(sl.right() + 8, sl.top()), QPoint(width() - 1, height() - 1))
+                                     : QRect(QPoint(0, sl.bottom() + 4), QPoint(width() - 1, height() - 1));
+  // the legend, in short words where the long ones take more than a line
+  const int left = canvas.left() + 8, right = canvas.right() - 4;
+  QString id;
+  for (int d : model_.group_ranges()) id += QStringLiteral("%1%2").arg(id.isEmpty() ? "" : ",").arg(point_[d]);
+  const QStringList long_words = {tr("read"), tr("written"), tr("the output's whole reduce"), tr("padding (gate off)"),
+                                  kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id)};
+  const QStringList short_words = {tr("read"), tr("written"), tr("reduce"), tr("padding"),
+                                   kind == QStringLiteral("thread") ? tr("thread %1").arg(id) : tr("group %1").arg(id)};
+  int long_w = 0;
+  for (int i = 0; i < (kind.isEmpty() ? 4 : 5); ++i) long_w += 26 + g.fontMetrics().horizontalAdvance(long_words[i]);
+  const QStringList& words = long_w <= right - left ? long_words : short_words;
+  int y = canvas.top() + fh, x = left;
+  legend(g, left, right, &x, &y, kRead, words[0], Swatch::Fill, ink);
+  legend(g, left, right, &x, &y, kWrite, words[1], Swatch::Fill, ink);
+  legend(g, left, right, &x, &y, kReduce, words[2], Swatch::Fill, ink);
+  legend(g, left, right, &x, &y, kPad, words[3], Swatch::Hatch, ink);
+  if (!kind.isEmpty()) legend(g, left, right, &x, &y, kGroup, words[4], Swatch::Outline, ink);
   // the buffers, side by side, each a grid row-major, one cell size for all: the largest whose grids fit the width,
   // each as tall as the space below
   QList<QPair<int, qint64>> bufs;  // slot, size
@@ -361,7 +405,7 @@ void AccessPane::paintEvent(QPaintEvent*) {
     if (std::none_of(bufs.begin(), bufs.end(), [&](const auto& b) { return b.first == a.slot; })) bufs << qMakePair(a.slot, a.size);
   std::sort(bufs.begin(), bufs.end());
   const int top = y + 6, margin = 10, label_w = g.fontMetrics().horizontalAdvance(QStringLiteral("buf0 (0000)"));
-  const int avail_h = height() - top - 2 * fh - 8;  // (the name above, the padding line below)
+  const int avail_h = canvas.bottom() - top - 2 * fh - 6;  // (the name above, the padding line below)
   if (bufs.isEmpty() || avail_h <= 8) return;
   // a buffer's columns at a cell size: its size over the rows that fit, or the next divisor of its size up to twice
   // that (a full rectangle: a row of a matrix stays in one grid row, its patterns line up)
@@ -377,13 +421,13 @@ void AccessPane::paintEvent(QPaintEvent*) {
     for (const auto& b : bufs) w += std::max<double>(label_w, cols_at(b.second, cell) * cell) + margin;
     return w;
   };
-  double cell = 1;
-  for (double c = std::min(48.0, double(avail_h)); c >= 1; c -= c > 8 ? 1 : 0.5)
-    if (width_at(c) <= width()) {
+  double cell = 0.25;  // (below a pixel an element shares its pixel with its neighbours: the pattern still shows)
+  for (double c = std::min(48.0, double(avail_h)); c >= 0.25; c -= c > 8 ? 1 : c > 1 ? 0.5 : 0.25)
+    if (width_at(c) <= canvas.width()) {
       cell = c;
       break;
     }
-  x = margin;
+  x = canvas.left() + margin;
   QStringList padding;
   for (const auto& [slot, size] : bufs) {
     const int cols = int(cols_at(size, cell));
@@ -433,8 +477,8 @@ void AccessPane::paintEvent(QPaintEvent*) {
   }
   if (!padding.isEmpty()) {
     g.setPen(kPad);
-    g.drawText(QRect(margin, height() - fh - 2, width() - 2 * margin, fh), Qt::AlignLeft | Qt::AlignVCenter,
-               g.fontMetrics().elidedText(tr("Padding (a gate off at this point): %1").arg(padding.join(QStringLiteral("; "))), Qt::ElideRight, width() - 2 * margin));
+    g.drawText(QRect(canvas.left() + margin, canvas.bottom() - fh - 1, canvas.width() - 2 * margin, fh), Qt::AlignLeft | Qt::AlignVCenter,
+               g.fontMetrics().elidedText(tr("Padding (a gate off at this point): %1").arg(padding.join(QStringLiteral("; "))), Qt::ElideRight, canvas.width() - 2 * margin));
   }
 }
 

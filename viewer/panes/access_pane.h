@@ -1,11 +1,11 @@
 #pragma once
 // The Access pane: what the selected kernel reads and writes (viewer/model/access_model.h), without running it. A
-// slider per loop of its optimized AST (its axis type and size); each buffer drawn as a grid, the elements the point
-// reads in blue and writes in red, with every value of its UPCAST and UNROLL loops at once (the lanes one thread
-// computes), and in a lighter blue what the whole reduce reads for the output written; a read whose gate is off at the
-// point (padding) hatched at the element its index would have named, and counted under its buffer. Play walks the
-// innermost loop that is not a lane (the lanes are drawn at once). What the point's whole thread (CPU: its THREAD
-// range's value) or work-group (GPU: its GLOBAL ranges' values) writes is outlined.
+// slider per loop of its optimized AST (its axis type and size) but the lanes; each buffer drawn as a grid, the
+// elements the point reads in blue and writes in red, with every value of its UPCAST and UNROLL loops at once (the
+// lanes one thread computes, named on one line), and in a lighter blue what the whole reduce reads for the output
+// written; a read whose gate is off at the point (padding) hatched at the element its index would have named, and
+// counted under its buffer. Play walks the innermost loop that is not a lane. What the point's whole thread (CPU: its
+// THREAD range's value) or work-group (GPU: its GLOBAL ranges' values) writes is outlined.
 #include <QList>
 #include <QWidget>
 
@@ -78,10 +78,13 @@ class AccessPane : public QWidget {
   QWidget* sliders_;
   QGridLayout* slider_lay_;
   QList<QSlider*> slider_list_;
-  QList<QLabel*> value_list_;  // each slider's "value / size"
+  QList<QLabel*> value_list_;  // each slider's "r0 reduce 3/64" (per range: null for a lane, which has no slider)
+  QLabel* lanes_label_ = nullptr;  // the lanes named
   QList<QWidget*> slider_rows_;
   int slider_cols_ = 0;
   int slider_row_w_ = 200;  // a slider row's least width (its name, the slider, its value)
+  bool side_sliders_ = false;  // the sliders a column on the left, the grids beside them (a short, wide pane)
+  QVBoxLayout* body_;
   QList<qint64> reduce_key_;                  // the point whose reduce footprint is cached
   QHash<int, QSet<qint64>> reduce_cache_;
   QList<qint64> group_key_;                   // the thread's or work-group's range values whose writes are cached
