@@ -214,7 +214,7 @@ class TestAccess : public QObject {
   // what one thread or work-group writes, by hand. On a CPU with two threads the heuristics split the matmul's first
   // output axis by THREAD 2: thread t writes rows 32t to 32t + 31, every column. On INTERP:GPU a work-group (one value
   // of each GLOBAL range) writes a block of rows x columns, its LOCAL and UPCAST sizes' product in all, and the
-  // work-groups together write each element once.
+  // work-groups together write each element once. A GPU kernel with no GLOBAL range is one work-group.
   void threads_and_work_groups_write_blocks() {
     for (const QString env : {"NUM_CPU_THREADS=2", "DEV=INTERP:GPU"}) {
       tsv::Session s;
@@ -260,6 +260,18 @@ class TestAccess : public QObject {
       QCOMPARE(seen, qint64(64 * 64));  // (no element written by two)
       QCOMPARE(qint64(all.size()), qint64(64 * 64));
     }
+    // softmax's max on INTERP:GPU: LOCAL ranges and no GLOBAL one, one work-group, which writes all three rows' maxima
+    tsv::Session s;
+    tsv::AccessModel m;
+    QString err;
+    QVERIFY2(run_script(kSoftmax, "DEV=INTERP:GPU", &s, &err), qPrintable(err));
+    QVERIFY2(first_kernel(s, &m, &err), qPrintable(err));
+    QCOMPARE(m.group_kind(), QString("work-group"));
+    QVERIFY(m.group_ranges().isEmpty());
+    int out = -1;
+    for (const auto& a : m.accesses())
+      if (a.write) out = a.slot;
+    QCOMPARE(m.group_writes(QList<qint64>(m.ranges().size(), 0)).value(out), (QSet<qint64>{0, 1, 2}));
   }
 
   // --export-access DIR: the window opens the trace, writes the Access pane's frames (the first kernel, the loop Play

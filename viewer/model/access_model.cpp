@@ -227,18 +227,18 @@ QHash<int, QSet<qint64>> AccessModel::footprint(const QHash<int, qint64>& fixed)
       if (p.value(it.key()) != it.value()) return;
     const QList<qint64> e = at(p);
     for (int k = 0; k < accesses_.size(); ++k)
-      if (e[k] >= 0) out[accesses_[k].write ? -1 - accesses_[k].slot : accesses_[k].slot].insert(e[k]);
+      if (e[k] >= 0 && accesses_[k].slot >= 0) out[accesses_[k].write ? -1 - accesses_[k].slot : accesses_[k].slot].insert(e[k]);
   });
   return out;
 }
 
 QString AccessModel::group_kind() const {
-  bool global = false;
+  bool gpu = false;
   for (const Range& r : ranges_) {
     if (r.type == QStringLiteral("THREAD")) return QStringLiteral("thread");
-    global = global || r.type == QStringLiteral("GLOBAL");
+    gpu = gpu || r.type == QStringLiteral("GLOBAL") || r.type == QStringLiteral("LOCAL") || r.type == QStringLiteral("GROUP_REDUCE");
   }
-  return global ? QStringLiteral("work-group") : QString();
+  return gpu ? QStringLiteral("work-group") : QString();
 }
 
 QList<int> AccessModel::group_ranges() const {
@@ -254,7 +254,7 @@ QList<int> AccessModel::group_ranges() const {
 QHash<int, QSet<qint64>> AccessModel::group_writes(const QList<qint64>& point) const {
   const QList<int> group = group_ranges();
   QHash<int, QSet<qint64>> out;
-  if (group.isEmpty()) return out;
+  if (group_kind().isEmpty()) return out;  // (a GPU kernel of one work-group has no GLOBAL range: it writes everything)
   QHash<int, qint64> fixed;
   for (int d : group) fixed[d] = point.value(d);
   for (auto [slot, els] : footprint(fixed).asKeyValueRange())

@@ -48,11 +48,13 @@ class AccessModel {
   // the first point, in the nest's order, that stores output element `element` of buffer `slot` (empty: none)
   QList<qint64> first_point_writing(int slot, qint64 element) const;
   // the elements of each buffer read and written (slot -> elements, writes under -1 - slot) as the ranges not fixed in
-  // `fixed` (range position -> value) take all their values
+  // `fixed` (range position -> value) take all their values; local and register arrays (slot -1) left out (their
+  // keys would be those of buf0's writes and reads)
   QHash<int, QSet<qint64>> footprint(const QHash<int, qint64>& fixed) const;
   // what one thread or one work-group runs: on a CPU, a THREAD range's value is a core's chunk (every other loop runs
   // in it); on a GPU, the GLOBAL ranges' values are a work-group's id (its LOCAL, GROUP_REDUCE, reduce and lane loops
-  // run in it). "thread", "work-group", or "" when the kernel has neither (one thread runs it all).
+  // run in it; a kernel with LOCAL ranges and no GLOBAL one is one work-group). "thread", "work-group", or "" when the
+  // kernel has neither (one thread runs it all).
   QString group_kind() const;
   // the positions of the ranges that name the thread or work-group (empty when group_kind() is "")
   QList<int> group_ranges() const;

@@ -385,6 +385,7 @@ void AccessPane::paintEvent(QPaintEvent*) {
   const int left = canvas.left() + 8, right = canvas.right() - 4;
   QString id;
   for (int d : model_.group_ranges()) id += QStringLiteral("%1%2").arg(id.isEmpty() ? "" : ",").arg(point_[d]);
+  if (id.isEmpty()) id = QStringLiteral("0");  // (the only one)
   const QStringList long_words = {tr("read"), tr("written"), tr("the output's whole reduce"), tr("padding (gate off)"),
                                   kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id)};
   const QStringList short_words = {tr("read"), tr("written"), tr("reduce"), tr("padding"),
