@@ -180,6 +180,7 @@ class TestViewerPanes : public QObject {
       const auto mine = one->written(), theirs = two->written();
       QVERIFY(mine.first >= 0);
       QCOMPARE(theirs, mine);
+      QCOMPARE(two->point(), two->model().first_point_writing(theirs.first, theirs.second));  // (the first that does)
       QCOMPARE(one->model().reads_of_output(mine.first, mine.second), two->model().reads_of_output(theirs.first, theirs.second));
       ++checked;
     }

@@ -515,7 +515,10 @@ void AccessPanes::set_compare(SelectionModel* other, const QString& label_a, con
       second_ = new AccessPane(other_, findChild<QSplitter*>());
       findChild<QSplitter*>()->addWidget(second_);
       second_->setVisible(beside_->isChecked());
-      connect(second_, &AccessPane::loaded, this, &AccessPanes::sync);
+      connect(second_, &AccessPane::loaded, this, [this] {
+        writers_slot_ = -2, writers_.clear();
+        sync();
+      });
     }
   }
   beside_->setVisible(other_ != nullptr);
@@ -535,9 +538,19 @@ void AccessPanes::sync() {
   if (slot < 0) return second_->set_focus(-1, -1);
   // the same buffer slot where the other kernel writes it, else its (first) written buffer
   int other_slot = -1;
-  for (const auto& a : second_->model().accesses())
+  const AccessModel& m = second_->model();
+  for (const auto& a : m.accesses())
     if (a.write && a.slot >= 0 && (other_slot < 0 || a.slot == slot)) other_slot = a.slot;
-  const QList<qint64> p = other_slot >= 0 ? second_->model().first_point_writing(other_slot, element) : QList<qint64>();
+  if (other_slot != writers_slot_) {
+    writers_slot_ = other_slot, writers_.clear();
+    if (other_slot >= 0)
+      m.for_each_point([&](const QList<qint64>& p) {
+        const QList<qint64> e = m.at(p);
+        for (int k = 0; k < m.accesses().size(); ++k)
+          if (m.accesses()[k].write && m.accesses()[k].slot == other_slot && e[k] >= 0 && !writers_.contains(e[k])) writers_.insert(e[k], p);
+      });
+  }
+  const QList<qint64> p = writers_.value(element);
   if (!p.isEmpty() && p != second_->point()) {
     const QSignalBlocker b(second_);
     second_->set_point(p);

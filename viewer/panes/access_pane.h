@@ -115,6 +115,10 @@ class AccessPanes : public QWidget {
 
  private:
   void sync();  // the second side to the first's output element
+  // the second side's written buffer and, per element of it, the first point that stores it (built once per kernel:
+  // a walk of the whole nest)
+  int writers_slot_ = -2;
+  QHash<qint64, QList<qint64>> writers_;
   AccessPane* first_;
   AccessPane* second_ = nullptr;
   SelectionModel* other_ = nullptr;
