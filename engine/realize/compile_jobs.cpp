@@ -1,6 +1,5 @@
 #include "engine/realize/compile_jobs.h"
 
-#include <algorithm>
 #include <deque>
 #include <thread>
 
@@ -27,11 +26,9 @@ class Workers {
   }
 
  private:
-  Workers() {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < std::min(cores, 8u); ++i)
-      std::thread([this] { run_with_big_stack([this] { loop(); }, kStackBytes); }).detach();
-  }
+  // one worker: the CPU JIT compiles one kernel at a time (cpu_jit.cpp's compile_mutex), so more would only wait on
+  // it, and the trace's compile spans (begun when a worker takes the job) would count that wait
+  Workers() { std::thread([this] { run_with_big_stack([this] { loop(); }, kStackBytes); }).detach(); }
   void loop() {
     for (;;) {
       std::function<void()> job;
