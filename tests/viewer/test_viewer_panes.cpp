@@ -2,6 +2,7 @@
 // snapshots) and the rewrite stepper over real traces recorded with --trace matches.
 #include <QCheckBox>
 #include <QDir>
+#include <QFile>
 #include <QSlider>
 #include <QTemporaryDir>
 
@@ -190,6 +191,99 @@ class TestViewerPanes : public QObject {
     panes.set_compare(nullptr, {}, {});
     QVERIFY(!panes.second());
     QVERIFY(one->title().startsWith(a.calls()[kernel(a)].name));
+  }
+
+  // each buffer in the shape of the tensor it holds, its recorded values its cells' base: a 16x24 @ 24x8 matmul's
+  // buffers are 16x8 (written), 16x24 and 24x8 grids; with --snapshots each grid holds the values a hand calculation
+  // gives (the output after the kernel, the inputs as their copies wrote them), the largest value's cell the heat map's
+  // high end and the smallest's its low end (faint); without snapshots the plain cells. A conv2d's 1x2x8x8 image is two
+  // 8x8 slices, its 4x2x3x3 weights eight 3x3 ones, its one-element output no shape.
+  void access_pane_tensor_shapes_and_values() {
+    const QString py = dir_.filePath("mm_16_24_8.py");
+    {
+      QFile f(py);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("from tinygrad import Tensor\n"
+              "a = Tensor([[float((i * 24 + k) % 7 - 3) for k in range(24)] for i in range(16)]).realize()\n"
+              "b = Tensor([[float((k * 8 + j) % 5 - 2) for j in range(8)] for k in range(24)]).realize()\n"
+              "print((a @ b).tolist()[0][:2])\n");
+    }
+    auto record = [this](const QString& script, const QString& name, bool snapshots) {
+      const QString out = dir_.filePath(name);
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("DEV", "CPU");
+      p.setProcessEnvironment(env);
+      QStringList args{"run", script, "--json", out};
+      if (snapshots) args << "--snapshots";
+      p.start(tinyscope_bin(), args);
+      return p.waitForFinished(90000) && p.exitCode() == 0 ? out : QString();
+    };
+    auto kernel = [](const tsv::Session& s) {
+      for (int i = 0; i < s.calls().size(); ++i)
+        if (s.calls()[i].kind == "kernel") return i;
+      return -1;
+    };
+    // the hand calculation: a, b and a @ b, row-major
+    QVector<double> a(16 * 24), b(24 * 8), c(16 * 8, 0.0);
+    for (int i = 0; i < 16; ++i)
+      for (int k = 0; k < 24; ++k) a[i * 24 + k] = (i * 24 + k) % 7 - 3;
+    for (int k = 0; k < 24; ++k)
+      for (int j = 0; j < 8; ++j) b[k * 8 + j] = (k * 8 + j) % 5 - 2;
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 24; ++k) c[i * 8 + j] += a[i * 24 + k] * b[k * 8 + j];
+    const QColor plain(0xf4, 0xf4, 0xf4), high(0xd7, 0x19, 0x1c), low(0x2c, 0x7b, 0xb6);
+    for (const bool snapshots : {true, false}) {
+      tsv::Session s;
+      QString err;
+      QVERIFY2(s.load(record(py, snapshots ? "mm_shapes_snap.json" : "mm_shapes.json", snapshots), &err), qPrintable(err));
+      tsv::SelectionModel sel(&s);
+      tsv::AccessPane pane(&sel);
+      pane.resize(1000, 500);
+      sel.select_call(kernel(s));
+      QCOMPARE(pane.grids().size(), 3);
+      const struct {
+        int slot;
+        qint64 rows, cols;
+        const QVector<double>* values;
+      } want[] = {{0, 16, 8, &c}, {1, 16, 24, &a}, {2, 24, 8, &b}};
+      for (const auto& w : want) {
+        const tsv::AccessPane::Grid* g = pane.grid(w.slot);
+        QVERIFY(g);
+        QCOMPARE(g->shape, (QList<qint64>{w.rows, w.cols}));
+        QCOMPARE(g->rows, w.rows);
+        QCOMPARE(g->cols, w.cols);
+        QCOMPARE(g->slices, qint64(1));
+        if (!snapshots) {
+          QVERIFY(g->values.isEmpty());
+          QCOMPARE(pane.base_color(w.slot, 0), plain);
+          continue;
+        }
+        QCOMPARE(g->values, *w.values);
+        const qint64 hi = std::max_element(w.values->begin(), w.values->end()) - w.values->begin();
+        const qint64 lo = std::min_element(w.values->begin(), w.values->end()) - w.values->begin();
+        QCOMPARE(pane.base_color(w.slot, hi), tsv::AccessPane::faint(high));
+        QCOMPARE(pane.base_color(w.slot, lo), tsv::AccessPane::faint(low));
+        QVERIFY(pane.base_color(w.slot, hi) != plain);
+      }
+      QImage img(pane.size(), QImage::Format_ARGB32);
+      pane.render(&img);  // (draws the grids in their shapes)
+    }
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(record(source_dir() + "/resources/examples/conv2d.py", "conv_shapes.json", true), &err), qPrintable(err));
+    tsv::SelectionModel sel(&s);
+    tsv::AccessPane pane(&sel);
+    sel.select_call(kernel(s));
+    QCOMPARE(pane.grids().size(), 3);
+    QVERIFY(pane.grid(0)->shape.isEmpty());  // (one element: drawn as today)
+    QCOMPARE(pane.grid(1)->shape, (QList<qint64>{2, 8, 8}));
+    QCOMPARE(pane.grid(1)->slices, qint64(2));
+    QCOMPARE(pane.grid(2)->shape, (QList<qint64>{4, 2, 3, 3}));
+    QCOMPARE(pane.grid(2)->slices, qint64(8));
+    QCOMPARE(pane.grid(2)->rows, qint64(3));
+    QVERIFY(!pane.grid(1)->values.isEmpty());
   }
 
   void panes_follow_the_selection() {

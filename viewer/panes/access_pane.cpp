@@ -9,15 +9,18 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
+#include <QSet>
 #include <QSlider>
 #include <QSplitter>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include "viewer/model/session.h"
+#include "viewer/panes/values_pane.h"
 
 namespace tsv {
 
@@ -106,6 +109,8 @@ void AccessPane::on_selection(const Selection& s) {
     kernel_title_.clear();
     set_title(ctx < 0 ? tr("Select a kernel to see what it reads and writes") : err);
     model_ = AccessModel();
+    grids_.clear();
+    setToolTip(QString());
     point_.clear();
     rebuild_sliders();
     update();
@@ -114,10 +119,150 @@ void AccessPane::on_selection(const Selection& s) {
   }
   kernel_title_ = tr("%1: what one point of its loops reads and writes").arg(ses.contexts()[ctx].plain_name);
   set_label(label_);
+  // (a kernel context without a call: its first call's buffers)
+  if (call < 0 && ses.contexts()[ctx].has_program)
+    if (const QList<int> cs = ses.calls_of(ses.contexts()[ctx].program.program_key); !cs.isEmpty()) call = cs.front();
+  build_grids(call);
+  // how each grid is laid out and what its colours are, said once
+  QStringList tips;
+  for (const Grid& gr : grids_) {
+    QStringList dims;
+    for (qint64 d : gr.shape) dims << QString::number(d);
+    const QString shape = dims.join(QLatin1Char('x'));
+    QString t = tr("buf%1: %2 elements row by row (no tensor shape in the trace)").arg(gr.slot).arg(gr.size);
+    if (gr.slices == 1 && !gr.shape.isEmpty()) t = tr("buf%1: a %2 tensor, rows down and its last axis across").arg(gr.slot).arg(shape);
+    else if (!gr.shape.isEmpty())
+      t = tr("buf%1: a %2 tensor, %3 slices of its last two axes (%4 rows, %5 across) side by side in index order")
+              .arg(gr.slot)
+              .arg(shape)
+              .arg(gr.slices)
+              .arg(gr.rows)
+              .arg(gr.cols);
+    if (!gr.values.isEmpty()) t += tr("; base colour its values %1 (faint heat map: blue %2, white middle, red %3)").arg(gr.values_from).arg(gr.lo).arg(gr.hi);
+    tips << t;
+  }
+  setToolTip(tips.join(QLatin1Char('\n')));
   point_ = QList<qint64>(model_.ranges().size(), 0);
   rebuild_sliders();
   update();
   emit loaded();
+}
+
+namespace {
+// a call's LINEAR item: the BUFFER uops it passes, in argument order (empty where the trace does not tell)
+QList<int> bufs_of(const Session& s, int call) {
+  if (call < 0 || call >= s.calls().size()) return {};
+  const int ctx = s.schedule_context(s.calls()[call].schedule_index);
+  if (ctx < 0) return {};
+  const int item = int(s.calls_of_schedule(ctx).indexOf(call));
+  const auto& linear = s.contexts()[ctx].linear;
+  return item >= 0 && item < linear.size() ? linear[item].bufs : QList<int>{};
+}
+qint64 elements(const QList<qint64>& shape) {
+  qint64 n = 1;
+  for (qint64 d : shape) n *= d;
+  return n;
+}
+// the shape of the tensor BUFFER uop `buf` (`size` elements) holds: the node its call computes (its first buffer), else
+// the first view (a RESHAPE) of the buffer, or of the node a call computed into it (a copy's COPY), among the call's
+// tensor nodes, then in the whole trace
+QList<qint64> tensor_shape(const Session& s, int call, int buf, qint64 size, bool written) {
+  if (call < 0) return {};
+  const int ctx = s.schedule_context(s.calls()[call].schedule_index);
+  const int item = ctx < 0 ? -1 : int(s.calls_of_schedule(ctx).indexOf(call));
+  const LinearItem* it = item >= 0 && item < s.contexts()[ctx].linear.size() ? &s.contexts()[ctx].linear[item] : nullptr;
+  if (written && it && !it->bufs.isEmpty() && it->bufs.front() == buf)
+    if (const Uop* u = s.uop(it->computes); u && u->shape.size() >= 2 && elements(u->shape) == size) return u->shape;
+  QSet<int> names{buf};  // the uops that stand for the buffer's value
+  for (const Context& c : s.contexts())
+    for (const LinearItem& li : c.linear)
+      if (!li.bufs.isEmpty() && li.bufs.front() == buf && li.computes >= 0) names.insert(li.computes);
+  auto view = [&](int id) -> QList<qint64> {
+    const Uop* u = s.uop(id);
+    if (!u || u->op != QStringLiteral("RESHAPE") || u->src.isEmpty() || !names.contains(u->src.front()) || elements(u->shape) != size) return {};
+    return u->shape;
+  };
+  if (it)
+    for (int m : it->members)
+      if (QList<qint64> sh = view(m); !sh.isEmpty()) return sh;
+  QList<int> ids = s.uops().keys();
+  std::sort(ids.begin(), ids.end());
+  for (int id : ids)
+    if (QList<qint64> sh = view(id); !sh.isEmpty()) return sh;
+  return {};
+}
+}  // namespace
+
+void AccessPane::build_grids(int call) {
+  grids_.clear();
+  const Session& s = *selection_->session();
+  const QList<int> bufs = bufs_of(s, call);
+  QList<int> buf_slots;
+  for (const auto& a : model_.accesses())
+    if (!buf_slots.contains(a.slot)) buf_slots << a.slot;
+  std::sort(buf_slots.begin(), buf_slots.end());
+  for (int slot : buf_slots) {
+    Grid g;
+    g.slot = slot;
+    bool written = false;
+    for (const auto& a : model_.accesses())
+      if (a.slot == slot) g.size = std::max(g.size, a.size), written |= a.write;
+    const int buf = slot >= 0 && slot < bufs.size() ? bufs[slot] : -1;
+    // the shape: its axes of 1 dropped (a batch of one, a keepdim axis); two axes or more laid out as a grid
+    if (buf >= 0) {
+      for (qint64 d : tensor_shape(s, call, buf, g.size, written))
+        if (d != 1) g.shape << d;
+      if (g.shape.size() >= 2) {
+        g.cols = g.shape.back();
+        g.rows = g.shape[g.shape.size() - 2];
+        g.slices = g.size / (g.rows * g.cols);
+      } else {
+        g.shape.clear();
+      }
+    }
+    // the values: what this call wrote into it, else the last snapshot of it before this call
+    if (buf >= 0) {
+      const Output* o = nullptr;
+      for (int c = call; c >= 0 && !o; --c) {
+        if (c < call && !s.calls()[c].writes.isEmpty() && !s.calls()[c].writes.contains(buf)) continue;
+        const QList<int> snaps = s.snapshots_of(c);
+        if (snaps.isEmpty()) continue;
+        const QList<int> cb = c == call ? bufs : bufs_of(s, c);
+        for (int k : snaps)
+          if (const Output& x = s.snapshots()[k]; x.arg >= 0 && x.arg < cb.size() && cb[x.arg] == buf && x.count == g.size && x.stored() > 0) {
+            o = &x;
+            g.values_from = c == call ? tr("after this call") : tr("after call %1 (%2)").arg(c + 1).arg(s.calls()[c].display_name());
+          }
+      }
+      if (o) {
+        g.values.resize(o->stored());
+        g.lo = INFINITY, g.hi = -INFINITY;
+        for (qint64 k = 0; k < o->stored(); ++k) {
+          g.values[k] = o->value(k);
+          if (std::isfinite(g.values[k])) g.lo = std::min(g.lo, g.values[k]), g.hi = std::max(g.hi, g.values[k]);
+        }
+      }
+    }
+    grids_ << g;
+  }
+}
+
+const AccessPane::Grid* AccessPane::grid(int slot) const {
+  for (const Grid& g : grids_)
+    if (g.slot == slot) return &g;
+  return nullptr;
+}
+
+QColor AccessPane::faint(const QColor& c) {
+  // 45% of the heat map's colour over the plain cell's (0xf4 grey): the read and write marks stay the strongest
+  auto f = [](int v) { return int(std::lround(0xf4 + (v - 0xf4) * 0.45)); };
+  return QColor(f(c.red()), f(c.green()), f(c.blue()));
+}
+
+QColor AccessPane::base_color(int slot, qint64 element) const {
+  const Grid* g = grid(slot);
+  if (!g || element < 0 || element >= g->values.size()) return QColor(0xf4, 0xf4, 0xf4);
+  return faint(heat_map_color(g->values[element], g->lo, g->hi));
 }
 
 void AccessPane::rebuild_sliders() {
@@ -266,6 +411,7 @@ bool AccessPane::export_frames(const QString& dir, int loop, QString* message, i
   copy.setPalette(palette());
   copy.setFont(font());
   copy.model_ = model_;
+  copy.grids_ = grids_;
   copy.point_ = point_;
   copy.title_->setText(title_->text());
   copy.resize(size);
@@ -333,14 +479,18 @@ const QColor kIdle(0xf4, 0xf4, 0xf4), kReduce(0xc6, 0xdb, 0xef), kRead(0x21, 0x6
              kGroup(0xe6, 0x55, 0x0d);
 
 // a legend entry at (*x, *y), on the next line from `left` where it would pass `right`: a swatch (hatched for the
-// padding, an outline for the thread's writes) and its words; *x moves past it
-enum class Swatch { Fill, Hatch, Outline };
+// padding, an outline for the thread's writes, dotted for the reduce over values, the faint heat map's low, middle and
+// high for the values) and its words; *x moves past it
+enum class Swatch { Fill, Hatch, Outline, Dots, Heat };
 void legend(QPainter& g, int left, int right, int* x, int* y, const QColor& c, const QString& text, Swatch kind, const QColor& ink) {
   const int w = 14 + g.fontMetrics().horizontalAdvance(text);
   if (*x > left && *x + w > right) *x = left, *y += g.fontMetrics().height();
   const QRect sw(*x, *y - 9, 10, 10);
   if (kind == Swatch::Hatch) g.fillRect(sw, kIdle), g.fillRect(sw, QBrush(kPad, Qt::BDiagPattern));
   else if (kind == Swatch::Outline) g.setPen(QPen(c, 2)), g.setBrush(Qt::NoBrush), g.drawRect(sw.adjusted(1, 1, -1, -1));
+  else if (kind == Swatch::Dots) g.fillRect(sw, AccessPane::faint(heat_map_color(0.5, 0, 1))), g.fillRect(sw, QBrush(c, Qt::Dense5Pattern));
+  else if (kind == Swatch::Heat)
+    for (int k = 0; k < 3; ++k) g.fillRect(QRect(sw.x(), sw.y() + k * 10 / 3, 10, k == 2 ? 4 : 3), AccessPane::faint(heat_map_color(2 - k, 0, 2)));
   else g.fillRect(sw, c);
   g.setPen(ink);
   g.drawText(*x + 14, *y, text);
@@ -386,59 +536,98 @@ void AccessPane::paintEvent(QPaintEvent*) {
   QString id;
   for (int d : model_.group_ranges()) id += QStringLiteral("%1%2").arg(id.isEmpty() ? "" : ",").arg(point_[d]);
   if (id.isEmpty()) id = QStringLiteral("0");  // (the only one)
+  // with recorded values the cells' base is their heat map, the reduce dotted over it
+  const bool values = std::any_of(grids_.begin(), grids_.end(), [](const Grid& gr) { return !gr.values.isEmpty(); });
   const QStringList long_words = {tr("read"), tr("written"), tr("the output's whole reduce"), tr("padding (gate off)"),
-                                  kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id)};
+                                  kind == QStringLiteral("thread") ? tr("thread %1's writes").arg(id) : tr("work-group (%1)'s writes").arg(id),
+                                  tr("base: the values' heat map (low, high)")};
   const QStringList short_words = {tr("read"), tr("written"), tr("reduce"), tr("padding"),
-                                   kind == QStringLiteral("thread") ? tr("thread %1").arg(id) : tr("group %1").arg(id)};
+                                   kind == QStringLiteral("thread") ? tr("thread %1").arg(id) : tr("group %1").arg(id), tr("values")};
   int long_w = 0;
-  for (int i = 0; i < (kind.isEmpty() ? 4 : 5); ++i) long_w += 26 + g.fontMetrics().horizontalAdvance(long_words[i]);
+  for (int i = 0; i < 6; ++i)
+    if ((i != 4 || !kind.isEmpty()) && (i != 5 || values)) long_w += 26 + g.fontMetrics().horizontalAdvance(long_words[i]);
   const QStringList& words = long_w <= right - left ? long_words : short_words;
   int y = canvas.top() + fh, x = left;
   legend(g, left, right, &x, &y, kRead, words[0], Swatch::Fill, ink);
   legend(g, left, right, &x, &y, kWrite, words[1], Swatch::Fill, ink);
-  legend(g, left, right, &x, &y, kReduce, words[2], Swatch::Fill, ink);
+  legend(g, left, right, &x, &y, values ? kRead : kReduce, words[2], values ? Swatch::Dots : Swatch::Fill, ink);
   legend(g, left, right, &x, &y, kPad, words[3], Swatch::Hatch, ink);
   if (!kind.isEmpty()) legend(g, left, right, &x, &y, kGroup, words[4], Swatch::Outline, ink);
-  // the buffers, side by side, each a grid row-major, one cell size for all: the largest whose grids fit the width,
-  // each as tall as the space below
-  QList<QPair<int, qint64>> bufs;  // slot, size
-  for (const auto& a : model_.accesses())
-    if (std::none_of(bufs.begin(), bufs.end(), [&](const auto& b) { return b.first == a.slot; })) bufs << qMakePair(a.slot, a.size);
-  std::sort(bufs.begin(), bufs.end());
+  if (values) legend(g, left, right, &x, &y, kIdle, words[5], Swatch::Heat, ink);
+  // the buffers, side by side, one cell size for all: the largest whose grids fit the width and the height below.
+  // A buffer whose tensor's shape is known is laid out in it: its last two axes a 2-D slice (rows down, the last axis
+  // across), one slice per index of the axes before them, the slices side by side (wrapping to another band of them
+  // where the height has room) with a gap between; the others row-major at a width that fits
   const int top = y + 6, margin = 10, label_w = g.fontMetrics().horizontalAdvance(QStringLiteral("buf0 (0000)"));
   const int avail_h = canvas.bottom() - top - 2 * fh - 6;  // (the name above, the padding line below)
-  if (bufs.isEmpty() || avail_h <= 8) return;
-  // a buffer's columns at a cell size: its size over the rows that fit, or the next divisor of its size up to twice
-  // that (a full rectangle: a row of a matrix stays in one grid row, its patterns line up)
-  auto cols_at = [&](qint64 size, double cell) {
+  if (grids_.isEmpty() || avail_h <= 8) return;
+  const double min_cell = 0.25;  // (below a pixel an element shares its pixel with its neighbours: the pattern still shows)
+  const double sgap = 4;         // between slices
+  QList<bool> shaped;
+  for (const Grid& gr : grids_) shaped << (gr.cols > 0 && gr.rows * min_cell <= avail_h);
+  // a grid at a cell size: a slice's rows and columns, the slices, how many side by side
+  struct Place {
+    qint64 rows = 1, cols = 1, slices = 1, across = 1;
+    double cell = 1, gap = 0;
+    qint64 bands() const { return (slices + across - 1) / across; }
+    double width() const { return across * cols * cell + (across - 1) * gap; }
+    double height() const { return bands() * rows * cell + (bands() - 1) * gap; }
+  };
+  auto place_at = [&](int k, double cell) {
+    const Grid& gr = grids_[k];
+    Place pl;
+    pl.cell = cell;
+    if (shaped[k]) {
+      pl.rows = gr.rows, pl.cols = gr.cols, pl.slices = std::max<qint64>(1, gr.size / (gr.rows * gr.cols)), pl.gap = sgap;
+      const qint64 bands = std::max<qint64>(1, qint64((avail_h + sgap) / (gr.rows * cell + sgap)));
+      pl.across = (pl.slices + bands - 1) / bands;
+      return pl;
+    }
+    // its size over the rows that fit, or the next divisor of its size up to twice that (a full rectangle: a row of a
+    // matrix stays in one grid row, its patterns line up)
     const qint64 rows = std::max<qint64>(1, qint64(avail_h / cell));
-    const qint64 least = std::max<qint64>(1, (size + rows - 1) / rows);
-    for (qint64 d = least; d <= 2 * least && d <= size; ++d)
-      if (size % d == 0) return d;
-    return least;
+    const qint64 least = std::max<qint64>(1, (gr.size + rows - 1) / rows);
+    pl.cols = least;
+    for (qint64 d = least; d <= 2 * least && d <= gr.size; ++d)
+      if (gr.size % d == 0) {
+        pl.cols = d;
+        break;
+      }
+    pl.rows = (gr.size + pl.cols - 1) / pl.cols;
+    return pl;
   };
-  auto width_at = [&](double cell) {
+  auto fits_at = [&](double cell) {
     double w = margin;
-    for (const auto& b : bufs) w += std::max<double>(label_w, cols_at(b.second, cell) * cell) + margin;
-    return w;
+    for (int k = 0; k < grids_.size(); ++k) {
+      const Place pl = place_at(k, cell);
+      w += std::max<double>(label_w, pl.width()) + margin;
+      if (pl.height() > avail_h + 0.01) return false;
+    }
+    return w <= canvas.width();
   };
-  double cell = 0.25;  // (below a pixel an element shares its pixel with its neighbours: the pattern still shows)
-  for (double c = std::min(48.0, double(avail_h)); c >= 0.25; c -= c > 8 ? 1 : c > 1 ? 0.5 : 0.25)
-    if (width_at(c) <= canvas.width()) {
+  double cell = min_cell;
+  for (double c = std::min(48.0, double(avail_h)); c >= min_cell; c -= c > 8 ? 1 : c > 1 ? 0.5 : 0.25)
+    if (fits_at(c)) {
       cell = c;
       break;
     }
   x = canvas.left() + margin;
   QStringList padding;
-  for (const auto& [slot, size] : bufs) {
-    const int cols = int(cols_at(size, cell));
-    const int w = int(std::max<double>(label_w, cols * cell));
+  for (int k = 0; k < grids_.size(); ++k) {
+    const Grid& gr = grids_[k];
+    const int slot = gr.slot;
+    const qint64 size = gr.size;
+    const Place pl = place_at(k, cell);
+    const qint64 rows = pl.rows, cols = pl.cols;
+    const int w = int(std::max<double>(label_w, pl.width()));
     const double gap = cell > 4 ? 1 : 0;
     g.setPen(ink);
     const QString name = slot >= 0 ? QStringLiteral("buf%1").arg(slot) : tr("local");
     // a gated-off read reads nothing: its buffer's name in the padding's colour with the count (and the line under
     // the grids), hatched where its index points inside the buffer
-    QString label = QStringLiteral("%1 (%2)").arg(name).arg(size);
+    QStringList dims;
+    for (qint64 d : gr.shape) dims << QString::number(d);
+    QString label = QStringLiteral("%1 (%2)").arg(name, shaped[k] ? dims.join(QLatin1Char('x')) : QString::number(size));
     if (const int n = now.gated.value(slot)) {
       label += tr(" · %1 padded").arg(n);
       g.setPen(kPad);
@@ -446,26 +635,36 @@ void AccessPane::paintEvent(QPaintEvent*) {
     }
     g.drawText(QRect(x, top, w, fh), Qt::AlignLeft | Qt::AlignVCenter, g.fontMetrics().elidedText(label, Qt::ElideRight, w));
     const int gy = top + fh + 2;
-    auto rect = [&](qint64 i) { return QRectF(x + (i % cols) * cell, gy + (i / cols) * cell, std::max(1.0, cell - gap), std::max(1.0, cell - gap)); };
+    // an element's slice, and its row and column in it; a cell's top left
+    const qint64 per_slice = rows * cols;
+    auto cell_at = [&](qint64 i) {
+      const qint64 sl = i / per_slice, r = i % per_slice / cols, c = i % cols;
+      return QPointF(x + (sl % pl.across) * (cols * cell + pl.gap) + c * cell, gy + (sl / pl.across) * (rows * cell + pl.gap) + r * cell);
+    };
+    auto rect = [&](qint64 i) { return QRectF(cell_at(i), QSizeF(std::max(1.0, cell - gap), std::max(1.0, cell - gap))); };
+    const QSet<qint64>& reduce = reduce_cache_.value(slot);
     for (qint64 i = 0; i < size; ++i) {
-      QColor c = kIdle;
-      if (reduce_cache_.value(slot).contains(i)) c = kReduce;
+      const bool over = !gr.values.isEmpty();  // (the reduce dotted over the values' colour)
+      QColor c = over ? base_color(slot, i) : kIdle;
+      if (!over && reduce.contains(i)) c = kReduce;
       if (now.reads.value(slot).contains(i)) c = kRead;
       if (now.writes.value(slot).contains(i)) c = kWrite;
       g.fillRect(rect(i), c);
+      if (over && c != kRead && c != kWrite && reduce.contains(i)) g.fillRect(rect(i), QBrush(kRead, Qt::Dense6Pattern));
     }
     for (qint64 i : now.padded.value(slot)) g.fillRect(rect(i), QBrush(kPad, cell >= 6 ? Qt::BDiagPattern : Qt::Dense4Pattern));
-    // the thread's or work-group's writes outlined: each cell's sides that border a cell outside them
+    // the thread's or work-group's writes outlined: each cell's sides that border a cell outside them (or its slice's
+    // edge)
     if (const QSet<qint64> own = group_cache_.value(slot); !own.isEmpty()) {
       g.setPen(QPen(kGroup, cell >= 6 ? 2 : 1));
-      const qint64 rows = (size + cols - 1) / cols;
       for (qint64 i : own) {
-        const qint64 r = i / cols, c = i % cols;
-        const double x0 = x + c * cell, y0 = gy + r * cell, x1 = x0 + cell - gap, y1 = y0 + cell - gap;
+        const qint64 r = i % per_slice / cols, c = i % cols;
+        const QPointF p0 = cell_at(i);
+        const double x0 = p0.x(), y0 = p0.y(), x1 = x0 + cell - gap, y1 = y0 + cell - gap;
         if (c == 0 || !own.contains(i - 1)) g.drawLine(QPointF(x0, y0), QPointF(x0, y1));
         if (c == cols - 1 || i + 1 >= size || !own.contains(i + 1)) g.drawLine(QPointF(x1, y0), QPointF(x1, y1));
         if (r == 0 || !own.contains(i - cols)) g.drawLine(QPointF(x0, y0), QPointF(x1, y0));
-        if (r == rows - 1 || !own.contains(i + cols)) g.drawLine(QPointF(x0, y1), QPointF(x1, y1));
+        if (r == rows - 1 || i + cols >= size || !own.contains(i + cols)) g.drawLine(QPointF(x0, y1), QPointF(x1, y1));
       }
     }
     // the output element both sides of a comparison show, framed

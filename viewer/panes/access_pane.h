@@ -5,8 +5,13 @@
 // lanes one thread computes, named on one line), and in a lighter blue what the whole reduce reads for the output
 // written; a read whose gate is off at the point (padding) hatched at the element its index would have named, and
 // counted under its buffer. Play walks the innermost loop that is not a lane. What the point's whole thread (CPU: its
-// THREAD range's value) or work-group (GPU: its GLOBAL ranges' values) writes is outlined.
+// THREAD range's value) or work-group (GPU: its GLOBAL ranges' values) writes is outlined. A buffer whose tensor's
+// shape the trace tells is laid out in it (a matrix rows down, its last axis across; more axes: a slice of the last
+// two per index of the others, side by side), else row by row at a width that fits; where the run recorded its values
+// (--snapshots), each cell's base is the Values pane's heat map of them, faint, the reduce dotted over it.
+#include <QColor>
 #include <QList>
+#include <QVector>
 #include <QWidget>
 
 #include "viewer/model/access_model.h"
@@ -40,6 +45,25 @@ class AccessPane : public QWidget {
   // the element of the written buffer the point stores (its lanes at their sliders' values): {slot, element}, or
   // {-1, -1} where it stores none
   QPair<int, qint64> written() const;
+  // how a buffer of the kernel is drawn: the shape of the tensor it holds (its axes of 1 left out; empty where the
+  // trace tells none, or it has fewer than two axes longer than 1), its last two axes' sizes (a 2-D slice's rows and
+  // columns; 0, 0: row by row at the width that fits) and the slices (the other axes' product: side by side), and its
+  // values where the run recorded them (the call's own snapshot for what it writes, else the last snapshot of the
+  // buffer before the call), their finite range the heat map's ends
+  struct Grid {
+    int slot = -1;
+    qint64 size = 0;
+    QList<qint64> shape;
+    qint64 rows = 0, cols = 0, slices = 1;
+    QVector<double> values;  // the first stored elements (none: no snapshot)
+    double lo = 0, hi = 0;
+    QString values_from;  // "after this call", "after call 3 (copy ...)"
+  };
+  const QList<Grid>& grids() const { return grids_; }
+  const Grid* grid(int slot) const;
+  // a cell's colour under the read and write marks: the faint heat map colour of its value, or the plain cell's
+  QColor base_color(int slot, qint64 element) const;
+  static QColor faint(const QColor& c);  // a heat map colour at the strength the cells use
   // a widget at the end of the title's row
   void add_to_header(QWidget* w);
   // what the point's lanes do, per buffer slot (what the grids draw)
@@ -70,9 +94,11 @@ class AccessPane : public QWidget {
   void rebuild_sliders();
   void place_sliders();  // the sliders in as many columns as the width takes
   void set_title(const QString& text);
+  void build_grids(int call);  // grids_ for the loaded kernel, its buffers as `call` (-1: none) passed them
   bool is_lane(int d) const;
   SelectionModel* selection_;
   AccessModel model_;
+  QList<Grid> grids_;
   QList<qint64> point_;
   QLabel* title_;
   QWidget* sliders_;

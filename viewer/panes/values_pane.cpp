@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "viewer/model/output_compare.h"
@@ -92,28 +93,25 @@ QVariant ValuesModel::headerData(int section, Qt::Orientation o, int role) const
   return t.mid(1, t.size() - 2);
 }
 
+QColor heat_map_color(double v, double lo, double hi) {
+  static const QColor low(0x2c, 0x7b, 0xb6), mid(0xf7, 0xf7, 0xf7), high(0xd7, 0x19, 0x1c);
+  auto mix = [](const QColor& a, const QColor& b, double t) {
+    return QColor(int(a.red() + (b.red() - a.red()) * t), int(a.green() + (b.green() - a.green()) * t), int(a.blue() + (b.blue() - a.blue()) * t));
+  };
+  if (std::isnan(v)) return QColor(0xff, 0x00, 0xff);
+  if (std::isinf(v)) return v > 0 ? high : low;
+  const double t = hi > lo ? std::clamp((v - lo) / (hi - lo), 0.0, 1.0) : 0.5;
+  return t < 0.5 ? mix(low, mid, t * 2) : mix(mid, high, (t - 0.5) * 2);
+}
+
 QImage heat_map_image(const QVector<double>& values, qint64 rows, qint64 columns) {
   if (rows <= 0 || columns <= 0 || rows * columns > values.size() || rows > 4096 || columns > 4096) return {};
   double lo = INFINITY, hi = -INFINITY;
   for (qint64 k = 0; k < rows * columns; ++k)
     if (std::isfinite(values[k])) lo = std::min(lo, values[k]), hi = std::max(hi, values[k]);
   QImage img(int(columns), int(rows), QImage::Format_RGB32);
-  const QColor low(0x2c, 0x7b, 0xb6), mid(0xf7, 0xf7, 0xf7), high(0xd7, 0x19, 0x1c);
-  auto mix = [](const QColor& a, const QColor& b, double t) {
-    return qRgb(int(a.red() + (b.red() - a.red()) * t), int(a.green() + (b.green() - a.green()) * t), int(a.blue() + (b.blue() - a.blue()) * t));
-  };
   for (qint64 r = 0; r < rows; ++r)
-    for (qint64 c = 0; c < columns; ++c) {
-      const double v = values[r * columns + c];
-      QRgb px;
-      if (std::isnan(v)) px = qRgb(0xff, 0x00, 0xff);
-      else if (std::isinf(v)) px = v > 0 ? high.rgb() : low.rgb();
-      else {
-        const double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-        px = t < 0.5 ? mix(low, mid, t * 2) : mix(mid, high, (t - 0.5) * 2);
-      }
-      img.setPixel(int(c), int(r), px);
-    }
+    for (qint64 c = 0; c < columns; ++c) img.setPixel(int(c), int(r), heat_map_color(values[r * columns + c], lo, hi).rgb());
   return img;
 }
 

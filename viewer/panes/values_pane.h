@@ -74,5 +74,7 @@ class ValuesModel : public QAbstractTableModel {
 
 // a heat map of a rows x columns block of values (row-major): blue (low) through white to red (high); NaN magenta
 QImage heat_map_image(const QVector<double>& values, qint64 rows, qint64 columns);
+// the heat map's colour of one value where the finite values run from lo to hi
+QColor heat_map_color(double v, double lo, double hi);
 
 }  // namespace tsv
