@@ -88,21 +88,9 @@ class TestAccess : public QObject {
   void reads_match_the_formula() {
     QFETCH(QString, script);
     QFETCH(QString, env);
-    QTemporaryDir dir;
-    const QString py = dir.filePath(script + ".py"), trace = dir.filePath("t.json");
-    QFile f(py);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(script == "matmul" ? kMatmul : script == "conv2d" ? kConv : kSoftmax);
-    f.close();
-    QProcessEnvironment e;
-    e.insert("DEV", "CPU");
-    e.insert("XDG_CACHE_HOME", dir.filePath("cache"));  // (BEAM searches afresh)
-    if (!env.isEmpty()) e.insert(env.section('=', 0, 0), env.section('=', 1));
-    const Result r = run_process(tinyscope_bin(), {"run", py, "--json", trace}, e, {}, 300000);
-    QVERIFY2(r.code == 0, qPrintable(r.err));
     tsv::Session s;
     QString err;
-    QVERIFY2(s.load(trace, &err), qPrintable(err));
+    QVERIFY2(run_script(script == "matmul" ? kMatmul : script == "conv2d" ? kConv : kSoftmax, env, &s, &err), qPrintable(err));
     // the kernels, in the order they ran, with their oracles
     QList<Oracle> oracles;
     if (script == "matmul") {
