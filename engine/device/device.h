@@ -64,8 +64,8 @@ class Device {
   // runtime: compile a rendered program, then run it over buffers (by slot) and Variable values (spec.vars order);
   // launch returns the kernel's own time in seconds
   virtual std::shared_ptr<Executable> load(const ProgramSpec& spec) = 0;
-  // whether load may run on another thread (the CPU's JIT): a schedule's kernels then compile on a worker thread while
-  // the next ones are lowered
+  // whether load may run on other threads, several at once (the CPU's JIT): a schedule's kernels then compile on
+  // worker threads while the next ones are lowered
   virtual bool concurrent_loads() const { return false; }
   virtual double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) = 0;
   // A device that records launches into one command buffer (the seed's graph exec): between begin_batch and

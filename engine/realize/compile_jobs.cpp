@@ -1,5 +1,6 @@
 #include "engine/realize/compile_jobs.h"
 
+#include <algorithm>
 #include <deque>
 #include <thread>
 
@@ -26,9 +27,13 @@ class Workers {
   }
 
  private:
-  // one worker: the CPU JIT compiles one kernel at a time (cpu_jit.cpp's compile_mutex), so more would only wait on
-  // it, and the trace's compile spans (begun when a worker takes the job) would count that wait
-  Workers() { std::thread([this] { run_with_big_stack([this] { loop(); }, kStackBytes); }).detach(); }
+  // one per core, at most 8 (the CPU JIT runs one front end at a time, cpu_jit.cpp's frontend_mutex: a compile span in
+  // the trace may hold a wait for it)
+  Workers() {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < std::min(cores, 8u); ++i)
+      std::thread([this] { run_with_big_stack([this] { loop(); }, kStackBytes); }).detach();
+  }
   void loop() {
     for (;;) {
       std::function<void()> job;

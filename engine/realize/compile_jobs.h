@@ -1,8 +1,7 @@
 #pragma once
-// One schedule's kernel compiles on a worker thread: the calling thread lowers the next kernel while earlier ones
-// compile (clang and LLVM take most of a cold run's time). The worker is the process's, started at first use, on a
-// big stack as the engine's thread (LLVM's passes recurse over a kernel's code); one, because the CPU JIT compiles
-// one kernel at a time.
+// One schedule's kernel compiles on worker threads: the calling thread lowers the next kernel while earlier ones
+// compile (clang and LLVM take most of a cold run's time). The workers are the process's, started at first use, one
+// per core (at most 8), each on a big stack as the engine's thread (LLVM's passes recurse over a kernel's code).
 #include <condition_variable>
 #include <cstddef>
 #include <exception>

@@ -35,8 +35,8 @@ class CpuDevice final : public Device {
     e->entry = reinterpret_cast<KernelEntry>(compiler_hook()(spec.lang, spec.src, entry_symbol(spec)));
     return e;
   }
-  // kernels compile on a worker while the next ones are lowered (the JIT compiles one at a time, cpu_jit.cpp's
-  // compile_mutex; its loads run on any thread)
+  // kernels compile on workers while the next ones are lowered (the JIT's front ends run one at a time, cpu_jit.cpp's
+  // frontend_mutex; code generation and loads on any thread at once)
   bool concurrent_loads() const override { return true; }
   double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
     return run_host(spec, static_cast<HostEntry&>(exe).entry, bufs, vars);

@@ -68,11 +68,12 @@ llvm::TargetMachine& thread_target_machine(llvm::orc::JITTargetMachineBuilder& j
   return *tm;
 }
 
-// One compile at a time (compile_object, assembly): C compiled on several threads at once corrupted the heap now and
-// then (4 threads compiling 5 kernels each, two such processes on 2 cores: 8 of 240 runs aborted in malloc; none of 240
-// with this lock; still 1-2 of 160-240 with only clang's frontend or only the code generator serialized). Loading
-// objects into the JIT stays concurrent.
-std::mutex& compile_mutex() {
+// One front end at a time (compile_module: clang, or the IR parser, and the IR pipeline; assembly whole): C compiled on
+// several threads at once corrupted the heap now and then (4 threads compiling 5 kernels each, two such processes on
+// 2 cores: 8 of 240 runs aborted in malloc). With compile_module serialized: none of 720; with only clang's
+// ExecuteAction serialized: 2 of 160 (so the compiler instance's making or unmaking is part of it); with only the code
+// generator serialized: 1 of 240. The code generator and loading objects into the JIT stay concurrent.
+std::mutex& frontend_mutex() {
   static std::mutex m;
   return m;
 }
@@ -340,9 +341,12 @@ std::string object_code(Jit& j, llvm::Module& m) {
 
 std::string compile_object(SourceKind kind, const std::string& source) {
   Jit& j = jit();
-  std::lock_guard serial(compile_mutex());
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, ctx);
+  std::unique_ptr<llvm::Module> m;
+  {
+    std::lock_guard serial(frontend_mutex());
+    m = compile_module(j, kind, source, ctx);
+  }
   const llvm::DataLayout& dl = j.lljit->getDataLayout();
   if (m->getDataLayout().isDefault()) m->setDataLayout(dl);
   if (m->getDataLayout() != dl)
@@ -395,7 +399,7 @@ std::string object_key() {
 
 std::string assembly(SourceKind kind, const std::string& source) {
   Jit& j = jit();
-  std::lock_guard serial(compile_mutex());
+  std::lock_guard serial(frontend_mutex());
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = compile_module(j, kind, source, ctx);
   auto tm = make_target_machine(j);
