@@ -110,6 +110,15 @@ QList<int> Session::calls_of_schedule(int schedule_context) const {
   return out;
 }
 
+const LinearItem* Session::linear_item(int call) const {
+  if (call < 0 || call >= calls_.size()) return nullptr;
+  const int ctx = schedule_context(calls_[call].schedule_index);
+  if (ctx < 0) return nullptr;
+  const int item = int(calls_of_schedule(ctx).indexOf(call));
+  const auto& linear = contexts_[ctx].linear;
+  return item >= 0 && item < linear.size() ? &linear[item] : nullptr;
+}
+
 QPair<QString, int> Session::script_line_of(int context) const {
   if (context < 0 || context >= contexts_.size()) return {};
   static const QRegularExpression kWhere(QStringLiteral(" · ([^ ]+):(\\d+)$"));

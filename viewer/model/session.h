@@ -11,6 +11,13 @@
 namespace tsv {
 
 // A trace file's data (schema: engine/trace/trace.h, read here with QJsonDocument only).
+// the elements of a shape (1 for a scalar's)
+inline qint64 element_count(const QList<qint64>& shape) {
+  qint64 n = 1;
+  for (qint64 d : shape) n *= d;
+  return n;
+}
+
 struct Uop {
   QString op, dtype, arg, device;
   QList<int> src;
@@ -190,6 +197,8 @@ class Session : public QObject {
   QList<int> calls_of(const QString& program_key) const;
   // the calls a schedule context ran, in order (one per item of its linear), or none
   QList<int> calls_of_schedule(int schedule_context) const;
+  // the LINEAR item a call ran (its place among its schedule's calls), or nullptr where the trace does not tell
+  const LinearItem* linear_item(int call) const;
   // the schedule contexts each line of the script `file` (a file name, "softmax.py") asked for, by line: a context
   // named "… · softmax.py:4" was realized by line 4
   QMap<int, QList<int>> schedules_by_line(const QString& file) const;

@@ -151,35 +151,24 @@ void AccessPane::on_selection(const Selection& s) {
 namespace {
 // a call's LINEAR item: the BUFFER uops it passes, in argument order (empty where the trace does not tell)
 QList<int> bufs_of(const Session& s, int call) {
-  if (call < 0 || call >= s.calls().size()) return {};
-  const int ctx = s.schedule_context(s.calls()[call].schedule_index);
-  if (ctx < 0) return {};
-  const int item = int(s.calls_of_schedule(ctx).indexOf(call));
-  const auto& linear = s.contexts()[ctx].linear;
-  return item >= 0 && item < linear.size() ? linear[item].bufs : QList<int>{};
-}
-qint64 elements(const QList<qint64>& shape) {
-  qint64 n = 1;
-  for (qint64 d : shape) n *= d;
-  return n;
+  const LinearItem* it = s.linear_item(call);
+  return it ? it->bufs : QList<int>{};
 }
 // the shape of the tensor BUFFER uop `buf` (`size` elements) holds: the node its call computes (its first buffer), else
 // the first view (a RESHAPE) of the buffer, or of the node a call computed into it (a copy's COPY), among the call's
 // tensor nodes, then in the whole trace
 QList<qint64> tensor_shape(const Session& s, int call, int buf, qint64 size, bool written) {
   if (call < 0) return {};
-  const int ctx = s.schedule_context(s.calls()[call].schedule_index);
-  const int item = ctx < 0 ? -1 : int(s.calls_of_schedule(ctx).indexOf(call));
-  const LinearItem* it = item >= 0 && item < s.contexts()[ctx].linear.size() ? &s.contexts()[ctx].linear[item] : nullptr;
+  const LinearItem* it = s.linear_item(call);
   if (written && it && !it->bufs.isEmpty() && it->bufs.front() == buf)
-    if (const Uop* u = s.uop(it->computes); u && u->shape.size() >= 2 && elements(u->shape) == size) return u->shape;
+    if (const Uop* u = s.uop(it->computes); u && u->shape.size() >= 2 && element_count(u->shape) == size) return u->shape;
   QSet<int> names{buf};  // the uops that stand for the buffer's value
   for (const Context& c : s.contexts())
     for (const LinearItem& li : c.linear)
       if (!li.bufs.isEmpty() && li.bufs.front() == buf && li.computes >= 0) names.insert(li.computes);
   auto view = [&](int id) -> QList<qint64> {
     const Uop* u = s.uop(id);
-    if (!u || u->op != QStringLiteral("RESHAPE") || u->src.isEmpty() || !names.contains(u->src.front()) || elements(u->shape) != size) return {};
+    if (!u || u->op != QStringLiteral("RESHAPE") || u->src.isEmpty() || !names.contains(u->src.front()) || element_count(u->shape) != size) return {};
     return u->shape;
   };
   if (it)

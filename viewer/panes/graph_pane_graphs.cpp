@@ -70,9 +70,7 @@ GraphInput GraphPane::build_graph(const Session& s, const QList<int>& roots, int
 
 namespace {
 QString buffer_text(const Uop& b) {
-  qint64 n = 1;
-  for (qint64 d : b.shape) n *= d;
-  return QStringLiteral("%1×%2").arg(n).arg(QString(b.dtype).remove(QStringLiteral("dtypes.")));
+  return QStringLiteral("%1×%2").arg(element_count(b.shape)).arg(QString(b.dtype).remove(QStringLiteral("dtypes.")));
 }
 }  // namespace
 

@@ -36,17 +36,10 @@ QVector<double> as_doubles(const Output& o) {
 // the shape of the tensor a call's output buffer holds, from the tensor graph (the node its LINEAR item computes),
 // when its elements are the buffer's; else the buffer's flat shape
 QList<qint64> snapshot_shape(const Session& s, const Output& o) {
-  if (o.arg != 0 || o.call < 0 || o.call >= s.calls().size()) return o.shape;
-  const int ctx = s.schedule_context(s.calls()[o.call].schedule_index);
-  if (ctx < 0) return o.shape;
-  const int item = int(s.calls_of_schedule(ctx).indexOf(o.call));
-  const auto& linear = s.contexts()[ctx].linear;
-  if (item < 0 || item >= linear.size()) return o.shape;
-  const Uop* u = s.uop(linear[item].computes);
+  const LinearItem* item = o.arg == 0 ? s.linear_item(o.call) : nullptr;
+  const Uop* u = item ? s.uop(item->computes) : nullptr;
   if (!u || u->shape.isEmpty()) return o.shape;
-  qint64 n = 1;
-  for (qint64 d : u->shape) n *= d;
-  return n == o.count ? u->shape : o.shape;
+  return element_count(u->shape) == o.count ? u->shape : o.shape;
 }
 
 }  // namespace
