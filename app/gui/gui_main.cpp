@@ -197,7 +197,7 @@ int configure(MainWindow& w, const Options& o) {
     w.set_initial_tour(stop);
   }
   if (!o.colour.isEmpty()) {  // --colour METRIC: the graphs' nodes coloured by a metric of their call
-    const QStringList names = {"call", "time", "share", "flops", "bytes", "roofline", "ratio"};
+    const QStringList& names = tsv::GraphPane::metric_keys();
     const int m = names.indexOf(o.colour.toLower());
     if (m < 0) {
       std::fprintf(stderr, "tinyscope: --colour needs one of %s, not '%s'\n", qPrintable(names.join(", ")), qPrintable(o.colour));

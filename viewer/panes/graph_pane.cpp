@@ -208,6 +208,11 @@ bool fail(QString* error, const QString& msg) {
   if (error) *error = msg;
   return false;
 }
+// the colour f of the way from x to y
+QColor mix(const QColor& x, const QColor& y, double f) {
+  return QColor::fromRgbF(x.redF() + (y.redF() - x.redF()) * f, x.greenF() + (y.greenF() - x.greenF()) * f, x.blueF() + (y.blueF() - x.blueF()) * f);
+}
+const QColor kNoMetric(0xe6, 0xe6, 0xe6);  // a node whose call has no figure for the metric
 }  // namespace
 
 bool GraphPane::export_svg(const QString& path, QString* error) const {
@@ -549,39 +554,39 @@ void GraphPane::show_legend() {
 QColor GraphPane::ratio_ramp(double t) {  // blue (-1) -> near white (0) -> red (1)
   const QColor lo(0x21, 0x66, 0xac), mid(0xf7, 0xf7, 0xf7), hi(0xb2, 0x18, 0x2b);
   t = std::clamp(t, -1.0, 1.0);
-  const QColor& end = t < 0 ? lo : hi;
-  const double f = std::fabs(t);
-  return QColor::fromRgbF(mid.redF() + (end.redF() - mid.redF()) * f, mid.greenF() + (end.greenF() - mid.greenF()) * f,
-                          mid.blueF() + (end.blueF() - mid.blueF()) * f);
+  return mix(mid, t < 0 ? lo : hi, std::fabs(t));
 }
 
 void GraphPane::set_ratio_source(RatioFn ratio, const QString& other) {
   ratio_ = std::move(ratio);
   ratio_other_ = other;
-  if (metric_ != Metric::Ratio) return;
-  full_key_.clear();  // drawn again with the new fills
-  kernel_graph_of_ = -1;
-  on_selection(selection_->current());
+  if (metric_ == Metric::Ratio) redraw_fills();
 }
 
 QColor GraphPane::metric_ramp(double t) {  // light yellow -> orange -> dark red
   const QColor a(0xff, 0xf5, 0xd6), b(0xf4, 0xa2, 0x4a), c(0xa5, 0x0f, 0x15);
-  auto mix = [](const QColor& x, const QColor& y, double f) {
-    return QColor::fromRgbF(x.redF() + (y.redF() - x.redF()) * f, x.greenF() + (y.greenF() - x.greenF()) * f, x.blueF() + (y.blueF() - x.blueF()) * f);
-  };
   t = std::clamp(t, 0.0, 1.0);
   return t < 0.5 ? mix(a, b, t * 2) : mix(b, c, (t - 0.5) * 2);
+}
+
+const QStringList& GraphPane::metric_keys() {
+  static const QStringList keys = {"call", "time", "share", "flops", "bytes", "roofline", "ratio"};
+  return keys;
 }
 
 void GraphPane::set_metric(Metric m) {
   if (m == metric_) return;
   metric_ = m;
-  full_key_.clear();  // drawn again with the new fills
-  kernel_graph_of_ = -1;
   if (auto* box = findChild<QComboBox*>(QStringLiteral("graph_metric")); box && box->currentIndex() != int(m)) {
     const QSignalBlocker block(box);
     box->setCurrentIndex(int(m));
   }
+  redraw_fills();
+}
+
+void GraphPane::redraw_fills() {
+  full_key_.clear();  // drawn again with the new fills
+  kernel_graph_of_ = -1;
   on_selection(selection_->current());
 }
 
@@ -597,11 +602,11 @@ QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls,
       if (!qIsNaN(v.back())) span = std::max(span, std::fabs(v.back()));
     }
     QList<QColor> out;
-    for (double x : v) out << (qIsNaN(x) ? QColor(0xe6, 0xe6, 0xe6) : ratio_ramp(x / span));
+    for (double x : v) out << (qIsNaN(x) ? kNoMetric : ratio_ramp(x / span));
     if (scale)
       *scale = !ratio ? tr("colour: time over a compared run's — no comparison (Compare with…, or Run > What if)")
-                      : tr("colour: time here over %1's, %2x faster (blue) to %3x slower (red), log scale; grey: no pair")
-                            .arg(other, QString::number(std::exp2(span), 'g', 3), QString::number(std::exp2(span), 'g', 3));
+                      : tr("colour: time here over %1's, %2x faster (blue) to %2x slower (red), log scale; grey: no pair")
+                            .arg(other, QString::number(std::exp2(span), 'g', 3));
     return out;
   }
   const auto& all = s.calls();
@@ -625,7 +630,9 @@ QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls,
         const double roof_s = std::max(c.estimates.ops / (lim.peak_gflops * 1e9), c.estimates.mem / (lim.bandwidth_gbs * 1e9));
         return 1.0 - std::min(1.0, roof_s / seconds(c));  // 0: on the roof, 1: far below it
       }
-      case Metric::Call: break;
+      case Metric::Call:
+      case Metric::Ratio:  // (returned above)
+        break;
     }
     return qQNaN();
   };
@@ -640,7 +647,7 @@ QList<QColor> GraphPane::metric_fills(const Session& s, const QList<int>& calls,
   }
   if (m == Metric::Share || m == Metric::Roofline) lo = 0, hi = m == Metric::Roofline ? 1 : std::max(hi, 1e-12);
   QList<QColor> out;
-  for (double x : v) out << (qIsNaN(x) ? QColor(0xe6, 0xe6, 0xe6) : metric_ramp(hi > lo ? (x - lo) / (hi - lo) : 1.0));
+  for (double x : v) out << (qIsNaN(x) ? kNoMetric : metric_ramp(hi > lo ? (x - lo) / (hi - lo) : 1.0));
   auto si = [](double x, const QString& unit) {  // 3 significant digits with an SI prefix
     const char* p[] = {"p", "n", "µ", "m", "", "k", "M", "G", "T"};
     int e = 4;

@@ -133,6 +133,8 @@ class GraphPane : public QWidget {
   enum class Metric { Call, Time, Share, Flops, Bytes, Roofline, Ratio };
   void set_metric(Metric m);
   Metric metric() const { return metric_; }
+  // each metric's name on the command line (--colour), in the enum's order: "call", "time", ... "ratio"
+  static const QStringList& metric_keys();
   // what Ratio reads: for a call of this pane's session, its time over the paired call's in the compared run (NaN: no
   // pair), and that run's name; an empty function: no comparison (Ratio greys every node and says why)
   using RatioFn = std::function<double(int call)>;
@@ -200,6 +202,8 @@ class GraphPane : public QWidget {
   QString metric_scale_;  // the scale's words, in the legend under the bar
   QLabel* legend_ = nullptr;
   void show_legend();
+  // the graph drawn again, its fills made anew (the metric or the compared run changed)
+  void redraw_fills();
   GraphInput full_;   // the whole graph
   GraphInput input_;  // what is drawn (collapsed or not)
   Clustering clusters_;
