@@ -1,13 +1,13 @@
 // Run > What if: one cause at a time. Each toggle (NOOPT, FP contraction, tensor cores, the CPU's schemes, BEAM, any
-// codegen variable, the device, one opt of the selected kernel) keeps the run on screen, runs the script again with the change, and shows the new run beside the
-// one before in the Compare dock (calls paired, kernel names and counts, sources diffed, timings, values). Every run of
-// the sequence is kept: the What-if history compares the run on screen with any earlier step.
+// codegen variable, the device, one opt of the selected kernel) keeps the run on screen, runs the script again with
+// the change, and shows the new run beside the one before in the Compare dock (calls paired, kernel names and counts,
+// sources diffed, timings, values). Every run of the sequence is kept: the What-if history compares the run on screen
+// with any earlier step.
 #include <QComboBox>
 #include <QDir>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
-#include <QRegularExpression>
 #include <QStatusBar>
 #include <QMenu>
 #include <QSpinBox>
@@ -206,20 +206,9 @@ bool MainWindow::set_whatif_variable(const QString& assignment, QString* error) 
     if (error) *error = tr("a run is in progress (stop it first)");
     return false;
   }
-  if (name == QLatin1String("KERNEL_OPTS")) {
-    // kernels' opts set by hand: its own syntax, checked by the engine's parser
-    try {
-      ts::parse_kernel_opts(value.toStdString());
-    } catch (const std::exception& e) {
-      if (error) *error = QString::fromStdString(e.what());
-      return false;
-    }
-  }
-  bool known = false;
-  for (const auto& s : ts::codegen_option_names()) known = known || name == QString::fromStdString(s);
-  static const QRegularExpression kValue(QStringLiteral("^[0-9A-Za-z_.:-]{0,32}$"));
-  if (!known || (name != QLatin1String("KERNEL_OPTS") && !kValue.match(value).hasMatch())) {
-    if (error) *error = known ? tr("%1: the value must be a short word or number").arg(name) : tr("%1 is no codegen variable").arg(name);
+  // (the serve request checks the same)
+  if (const std::string why = ts::codegen_option_problem(name.toStdString(), value.toStdString()); !why.empty()) {
+    if (error) *error = QString::fromStdString(why);
     return false;
   }
   QMap<QString, QString> env = controller_->codegen_env();
@@ -236,16 +225,14 @@ bool MainWindow::set_whatif(const QMap<QString, QString>& env, int beam, const Q
     status_->setText(tr("What if: a run is in progress (stop it first)"));
     return false;
   }
-  if (!device.isEmpty() && device != device_combo_->currentText()) {
-    QString err;
-    if (require_device(device, &err).isEmpty()) {
-      status_->setText(tr("What if: %1").arg(err));
-      return false;
-    }
-  }
-  // the run on screen is the step before: kept as a trace file of the sequence
+  // the run on screen is the step before: kept as a trace file of the sequence (named by its session's device, so
+  // before the device changes as after)
   QString before;
   const QString before_label = whatif_full_label();
+  if (QString err; !device.isEmpty() && !set_device(device, &err)) {
+    status_->setText(tr("What if: %1").arg(err));
+    return false;
+  }
   if (!session_->raw().isEmpty() && opened_trace_.isEmpty()) {
     if (!whatif_dir_) whatif_dir_ = std::make_unique<QTemporaryDir>();
     before = whatif_dir_->filePath(QStringLiteral("%1.json").arg(whatif_history_.size() + 1));
@@ -259,7 +246,6 @@ bool MainWindow::set_whatif(const QMap<QString, QString>& env, int beam, const Q
       whatif_history_box_->show();
     }
   }
-  if (!device.isEmpty()) set_device(device);
   controller_->set_codegen_env(env);
   controller_->set_beam(beam);
   {

@@ -398,6 +398,24 @@ std::optional<std::vector<Opt>> kernel_opts_override(const std::string& program_
   return k == all.end() ? std::nullopt : std::optional<std::vector<Opt>>(k->second);
 }
 
+std::string codegen_option_problem(const std::string& name, const std::string& value) {
+  const auto& names = codegen_option_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return name + " is no codegen variable";
+  if (value.empty()) return {};
+  if (name == "KERNEL_OPTS") {
+    if (value.size() > 4096) return "KERNEL_OPTS: more than 4096 characters";
+    try {
+      parse_kernel_opts(value);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return {};
+  }
+  if (value.size() > 32 || value.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.:-") != std::string::npos)
+    return name + ": the value must be a short word or number, not '" + value + "'";
+  return {};
+}
+
 namespace {
 
 // the progress a search reports, and the time since it started

@@ -90,5 +90,9 @@ std::map<std::string, std::vector<Opt>> parse_kernel_opts(const std::string& tex
 std::string format_kernel_opts(const std::map<std::string, std::vector<Opt>>& opts);
 // the opts KERNEL_OPTS (codegen_options()) sets for the kernel with this program key, if any
 std::optional<std::vector<Opt>> kernel_opts_override(const std::string& program_key);
+// why `value` cannot be codegen variable `name`'s (empty: it can; an empty value, which unsets it, always can): a name
+// the engine does not read, a KERNEL_OPTS that does not parse or is over 4096 characters, else a value that is not a
+// short word or number (at most 32 of 0-9 A-Z a-z _ . : -)
+std::string codegen_option_problem(const std::string& name, const std::string& value);
 
 }  // namespace ts
