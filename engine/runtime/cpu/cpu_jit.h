@@ -9,9 +9,9 @@ enum class SourceKind { C, LlvmIr };
 
 // Compiles `source` (C99 text, or LLVM IR text) and returns the address of the function `symbol` it defines:
 // load_object(compile_object(kind, source), symbol). Thread-safe (front ends run one at a time, see cpu_jit.cpp; code
-// generation and loads concurrently). Throws std::runtime_error whose what() holds the compiler's diagnostics on failure. The returned code
-// stays valid for the lifetime of the process (nothing is ever unloaded, nothing is cached here: install.cpp keeps
-// object code on disk).
+// generation and loads concurrently). Throws std::runtime_error whose what() holds the compiler's diagnostics on
+// failure. The returned code stays valid for the lifetime of the process (nothing is ever unloaded, nothing is cached
+// here: install.cpp keeps object code on disk).
 void* compile(SourceKind kind, const std::string& source, const std::string& symbol);
 
 // The object code (a relocatable ELF object) clang and LLVM make of `source` for this machine. Throws like compile().

@@ -226,20 +226,14 @@ class TestBeam : public QObject {
                                                     "print((a @ b).tolist())\n");
     QVERIFY(!script.isEmpty());
     auto run_cli = [&](const QString& kernel_opts, QString* err, const QString& json = {}) {
-      QProcess p;
-      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-      env.insert("DEV", "CPU");
-      env.insert("DEBUG", "2");
-      env.insert("XDG_CACHE_HOME", tmp_.filePath("kopts-cache"));
-      if (!kernel_opts.isEmpty()) env.insert("KERNEL_OPTS", kernel_opts);
-      p.setProcessEnvironment(env);
+      QMap<QString, QString> vars{{"DEV", "CPU"}, {"DEBUG", "2"}, {"XDG_CACHE_HOME", tmp_.filePath("kopts-cache")}};
+      if (!kernel_opts.isEmpty()) vars.insert("KERNEL_OPTS", kernel_opts);
       QStringList args{"run"};
       if (!json.isEmpty()) args << "--json" << json;
-      p.start(ts_test::tinyscope_bin(), args << script);
-      if (!p.waitForFinished(120000)) return QString("timeout");
-      *err = QString::fromUtf8(p.readAllStandardError());
-      const QString out = QString::fromUtf8(p.readAllStandardOutput()).remove(QRegularExpression("\x1b\\[[0-9;]*m"));  // (DEBUG=2's colours)
-      return p.exitCode() == 0 ? out : "exit " + QString::number(p.exitCode()) + ": " + *err + out;
+      const ts_test::Result r = ts_test::run_process(ts_test::tinyscope_bin(), args << script, ts_test::env_of(vars));
+      *err = r.err;
+      const QString out = QString(r.out).remove(QRegularExpression("\x1b\\[[0-9;]*m"));  // (DEBUG=2's colours)
+      return r.code == 0 ? out : "exit " + QString::number(r.code) + ": " + *err + out;
     };
     // the matmul's program key and default opts, from the trace
     QString err;
