@@ -5,6 +5,7 @@
 #include "app/cli/bench_run.h"
 #include "app/cli/limits_cache.h"
 
+#include <array>
 #include <cmath>
 #include <functional>
 
@@ -387,16 +388,17 @@ ChainFloor hand_chain(ts::vk::Context& ctx, int reps) {
 namespace {
 
 // One matmul shader on m x m operands (C at binding 0, A and B after it, m as the push constant, a work group per
-// 128 x 128 tile of C): C poisoned first, the runs timed, 97 entries checked against exact sums; the line printed.
+// tile_m x tile_n tile of C): C poisoned first, the runs timed, 97 entries checked against exact sums; the line printed.
 Limit time_matmul_shader(ts::vk::Context& ctx, const std::string& src, const std::string& nm, const std::string& label,
-                         const ts::vk::DeviceBuffer& C, const ts::vk::DeviceBuffer& A, const ts::vk::DeviceBuffer& B, int64_t m, int reps) {
+                         const ts::vk::DeviceBuffer& C, const ts::vk::DeviceBuffer& A, const ts::vk::DeviceBuffer& B, int64_t m, int reps,
+                         int64_t tile_m = 128, int64_t tile_n = 128) {
   auto prog = ctx.program(ctx.compile_glsl(src, nm), nm, 3, 4);
   ts::vk::PushConstants pc;
   pc.u32(static_cast<uint32_t>(m));
   std::vector<float> poison(m * m, -7.0f), mc(m * m);
   ctx.copy_in(C, poison.data(), 4 * m * m);
   auto batch = ctx.batch();
-  batch.dispatch(prog, {C, A, B}, pc.bytes(), {static_cast<uint32_t>(m / 128), static_cast<uint32_t>(m / 128), 1});
+  batch.dispatch(prog, {C, A, B}, pc.bytes(), {static_cast<uint32_t>(m / tile_n), static_cast<uint32_t>(m / tile_m), 1});
   auto secs = time_batch(batch, reps);
   ctx.copy_out(mc.data(), C, 4 * m * m);
   std::string check = "ok";
@@ -485,6 +487,41 @@ void main() {
   return s;
 }
 
+// A tensor-core fp16 matmul through workgroup-scope matrices (VK_NV_cooperative_matrix2): the work group of `wg`
+// invocations holds a bm x bn accumulator and multiplies bm x bk tiles of A by bk x bn tiles of B loaded straight from
+// the buffers, `unroll` K steps a loop trip; the compiler stages the loads through shared memory.
+std::string coopmat2_matmul_source(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t wg, uint32_t unroll) {
+  std::string s = std::string(ts::vk::kKhrCoopmatMarker) + R"(
+#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(set = 0, binding = 0) writeonly buffer C { float c[]; };
+layout(set = 0, binding = 1) readonly buffer A { float16_t a[]; };
+layout(set = 0, binding = 2) readonly buffer B { float16_t b[]; };
+layout(push_constant) uniform P { uint n; };
+)";
+  s += "layout(local_size_x = " + std::to_string(wg) + ") in;\nconst uint BM = " + std::to_string(bm) + ", BN = " + std::to_string(bn) +
+       ", BK = " + std::to_string(bk) + ", UNROLL = " + std::to_string(unroll) + ";\n";
+  s += R"(void main() {
+  const uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
+  fcoopmatNV<32, gl_ScopeWorkgroup, BM, BN> acc = fcoopmatNV<32, gl_ScopeWorkgroup, BM, BN>(0.0);
+  for (uint k0 = 0; k0 < n; k0 += BK * UNROLL) {
+    for (uint u = 0; u < UNROLL; ++u) {
+      fcoopmatNV<16, gl_ScopeWorkgroup, BM, BK> fa;
+      fcoopmatNV<16, gl_ScopeWorkgroup, BK, BN> fb;
+      coopMatLoadNV(fa, a, row0 * n + k0 + u * BK, n, false);
+      coopMatLoadNV(fb, b, (k0 + u * BK) * n + col0, n, false);
+      acc = coopMatMulAddNV(fa, fb, acc);
+    }
+  }
+  coopMatStoreNV(acc, c, row0 * n + col0, n, false);
+}
+)";
+  return s;
+}
+
 // the tensor-core limit: the coopmat matmul above for each fp16 x fp16 + fp32 subgroup shape that tiles 64 x 32 x 32
 // (the best is the limit), on fp16 copies of the fp32 operands (exact in fp16); nullopt when the device has none
 std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::vector<float>& ma, const std::vector<float>& mb, int reps) {
@@ -504,6 +541,27 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
     Limit l = time_matmul_shader(ctx, coopmat_matmul_source(c.m, c.n, c.k), nm, "matmul " + std::to_string(m) + " fp16", C, A, B, m, reps);
     if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
   }
+  // workgroup-scope matrices: a few tilings for each fp16 x fp16 + fp32 flexible shape (its granules and work group)
+  if (info.cooperative_matrix_workgroup)
+    for (const auto& c : info.cooperative_matrix_flexible_shapes) {
+      if (!(c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "workgroup"))
+        continue;
+      for (auto [bm, bn, bk, unroll] : {std::array<uint32_t, 4>{128, 128, 32, 1}, {128, 256, 32, 1}, {256, 128, 32, 1}, {128, 128, 64, 1},
+                                        {128, 256, 64, 1}, {128, 256, 32, 2}, {256, 256, 32, 1}, {64, 256, 32, 1}}) {
+        if (bm % c.m || bn % c.n || bk % c.k || m % bm || m % bn || m % (bk * unroll) ||
+            std::max(bm, bn) > info.cooperative_matrix_flexible_max_dimension)
+          continue;
+        const std::string nm = "matmul_coopmat2_" + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_u" +
+                               std::to_string(unroll) + "_wg" + std::to_string(c.workgroup_invocations);
+        try {
+          Limit l = time_matmul_shader(ctx, coopmat2_matmul_source(bm, bn, bk, c.workgroup_invocations, unroll), nm,
+                                       "matmul " + std::to_string(m) + " fp16", C, A, B, m, reps, bm, bn);
+          if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
+        } catch (const std::exception& e) {
+          std::printf("    %-38s failed: %s\n", nm.c_str(), e.what());
+        }
+      }
+    }
   return best;
 }
 

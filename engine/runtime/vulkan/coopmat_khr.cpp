@@ -3,7 +3,8 @@
 // the two SPIR-V extensions differ in five instructions and in one fact the NV one leaves out: a KHR matrix type says
 // its use (A, B or accumulator). The use of every NV matrix value is read off the program (the operand it is of a
 // multiply-add, carried through loads, stores, copies, selects, phis, conversions and arithmetic), and each NV type is
-// declared once per use it has.
+// declared once per use it has. A workgroup-scope matrix (GLSL's gl_ScopeWorkgroup, which glslang passes through)
+// makes the module declare SPV_NV_cooperative_matrix2 and SPIR-V 1.6, as that extension asks.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -31,7 +32,7 @@ enum : uint32_t {
   OpCooperativeMatrixMulAddKHR = 4459,
   CapabilityCooperativeMatrixNV = 5357, CapabilityCooperativeMatrixKHR = 6022, CapabilityBFloat16TypeKHR = 5116,
   CapabilityBFloat16CooperativeMatrixKHR = 5118, FPEncodingBFloat16KHR = 0,
-  UseA = 0, UseB = 1, UseAccumulator = 2, LayoutRowMajor = 0, LayoutColumnMajor = 1,
+  UseA = 0, UseB = 1, UseAccumulator = 2, LayoutRowMajor = 0, LayoutColumnMajor = 1, ScopeWorkgroup = 2, ScopeSubgroup = 3,
 };
 
 struct Inst {
@@ -87,9 +88,17 @@ SpirvBinary khr_cooperative_matrix(const SpirvBinary& nv, bool bf16, const std::
   std::unordered_map<uint32_t, uint32_t> pointee;  // pointer type -> NV matrix type
   std::unordered_map<uint32_t, uint32_t> type_of;  // value or variable id -> its type
   std::unordered_map<uint32_t, bool> bool_const;   // OpConstantTrue / False
+  std::unordered_map<uint32_t, uint32_t> uint_const;  // 32-bit unsigned OpConstant -> its value
   uint32_t uint_type = 0;
+  bool workgroup_scope = false;  // a matrix a whole work group holds (SPV_NV_cooperative_matrix2, SPIR-V 1.6)
   for (const Inst& x : insts) {
-    if (x.op == OpTypeCooperativeMatrixNV) nv_types.insert(x.w.at(0));
+    if (x.op == OpTypeCooperativeMatrixNV) {
+      nv_types.insert(x.w.at(0));
+      auto scope = uint_const.find(x.w.at(2));
+      if (scope == uint_const.end()) throw fail("a matrix type whose scope is not a constant");
+      if (scope->second == ScopeWorkgroup) workgroup_scope = true;
+      else if (scope->second != ScopeSubgroup) throw fail("a matrix type of scope " + std::to_string(scope->second) + " (only subgroup and workgroup)");
+    } else if (x.op == OpConstant && x.w.at(0) == uint_type && uint_type) uint_const[x.w.at(1)] = x.w.at(2);
     else if (x.op == OpTypePointer && nv_types.count(x.w.at(2))) pointee[x.w[0]] = x.w[2];
     else if (x.op == OpTypeInt && x.w.at(1) == 32 && x.w.at(2) == 0) uint_type = x.w[0];
     else if (x.op == OpConstantTrue || x.op == OpConstantFalse) bool_const[x.w.at(1)] = x.op == OpConstantTrue;
@@ -192,6 +201,7 @@ SpirvBinary khr_cooperative_matrix(const SpirvBinary& nv, bool bf16, const std::
       case OpExtension:
         if (word_string(x.w, 0) == "SPV_NV_cooperative_matrix") {
           out.push_back({OpExtension, string_words("SPV_KHR_cooperative_matrix")});
+          if (workgroup_scope) out.push_back({OpExtension, string_words("SPV_NV_cooperative_matrix2")});
           if (bf16) out.push_back({OpExtension, string_words("SPV_KHR_bfloat16")});
           continue;
         }
@@ -247,6 +257,7 @@ SpirvBinary khr_cooperative_matrix(const SpirvBinary& nv, bool bf16, const std::
   SpirvBinary r;
   r.words.assign(in.begin(), in.begin() + 5);
   r.words[3] = bound;
+  if (workgroup_scope) r.words[1] = std::max<uint32_t>(r.words[1], 0x00010600);  // SPV_NV_cooperative_matrix2 asks for SPIR-V 1.6
   for (const Inst& x : out) {
     r.words.push_back(static_cast<uint32_t>((x.w.size() + 1) << 16) | x.op);
     r.words.insert(r.words.end(), x.w.begin(), x.w.end());

@@ -61,6 +61,8 @@ InstanceFns load_instance_fns(VkInstance inst) {
 #undef TS_VK_LOAD
   f.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR =
       reinterpret_cast<PFN_GetCoopMatrixProperties>(gipa(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  f.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV = reinterpret_cast<PFN_GetCoopMatrixFlexibleProperties>(
+      gipa(inst, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
   return f;
 }
 
@@ -237,16 +239,20 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   Bfloat16Features bf16{kSTypeBfloat16Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
+  CoopMatrix2Features coop2{kSTypeCoop2Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE};
+  CoopMatrix2Properties coop2p{kSTypeCoop2Properties, nullptr, 0, 0, 0};
   const bool v11 = api >= VK_API_VERSION_1_1, v12 = api >= VK_API_VERSION_1_2;
   const bool coop_ext = v12 && has_extension(exts, kCoopMatrixExt) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
   const bool coop_nv_ext = v12 && has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
   const bool push_ext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   const bool bf16_ext = coop_ext && has_extension(exts, kBfloat16Ext);
+  const bool coop2_ext = coop_ext && has_extension(exts, kCoopMatrix2Ext) && F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV;
   if (v11) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
     if (push_ext) (v12 ? drv.pNext : m3.pNext) = &pushd;
     if (v12) (push_ext ? pushd.pNext : drv.pNext) = &fc;
+    if (v12 && coop2_ext) fc.pNext = &coop2p;
     p2.pNext = &sub;
     F.vkGetPhysicalDeviceProperties2(pd, &p2);
     if (v12) {
@@ -261,7 +267,11 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
         *tail = &coop_nv;
         tail = &coop_nv.pNext;
       }
-      if (bf16_ext) *tail = &bf16;
+      if (bf16_ext) {
+        *tail = &bf16;
+        tail = &bf16.pNext;
+      }
+      if (coop2_ext) *tail = &coop2;
     }
     F.vkGetPhysicalDeviceFeatures2(pd, &f2);
   } else {
@@ -374,6 +384,22 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     for (auto& c : props)
       d.cooperative_matrix_nv_shapes.push_back({c.MSize, c.NSize, c.KSize, component_type_name(c.AType), component_type_name(c.BType),
                                                 component_type_name(c.CType), component_type_name(c.DType), scope_name(c.scope), false});
+  }
+  if (d.cooperative_matrix && coop2_ext && coop2.cooperativeMatrixWorkgroupScope && coop2.cooperativeMatrixFlexibleDimensions) {
+    d.cooperative_matrix_workgroup = true;
+    d.cooperative_matrix_workgroup_max_size = coop2p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    d.cooperative_matrix_flexible_max_dimension = coop2p.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    d.cooperative_matrix_workgroup_reserved_shared = coop2p.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+    uint32_t n = 0;
+    F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(pd, &n, nullptr);
+    std::vector<CoopMatrixFlexibleProperties> props(n, CoopMatrixFlexibleProperties{kSTypeCoopFlexibleProperties, nullptr, 0, 0, 0, 0, 0, 0, 0, VK_FALSE, 0, 0});
+    if (n) F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(pd, &n, props.data());
+    props.resize(n);
+    for (auto& c : props)
+      d.cooperative_matrix_flexible_shapes.push_back({c.MGranularity, c.NGranularity, c.KGranularity, component_type_name(c.AType),
+                                                      component_type_name(c.BType), component_type_name(c.CType),
+                                                      component_type_name(c.ResultType), scope_name(c.scope),
+                                                      c.saturatingAccumulation == VK_TRUE, c.workgroupInvocations});
   }
   return d;
 }
@@ -514,13 +540,21 @@ std::string print_device_info(const DeviceInfo& d) {
                                                 {"storage16", d.storage_buffer_16bit},
                                                 {"cooperative_matrix", d.cooperative_matrix},
                                                 {"cooperative_matrix_nv", d.cooperative_matrix_nv},
-                                                {"bfloat16_cooperative_matrix", d.bfloat16_cooperative_matrix}};
+                                                {"bfloat16_cooperative_matrix", d.bfloat16_cooperative_matrix},
+                                                {"cooperative_matrix_workgroup", d.cooperative_matrix_workgroup}};
   for (auto& [n, on] : feats) o << " " << n << (on ? "+" : "-");
   o << "\n";
   for (auto [shapes, ext] : {std::pair{&d.cooperative_matrix_shapes, ""}, std::pair{&d.cooperative_matrix_nv_shapes, "NV "}})
     for (const auto& c : *shapes)
       o << "  coopmat " << ext << c.m << "x" << c.n << "x" << c.k << " A " << c.a_type << " B " << c.b_type << " C "
         << c.c_type << " -> " << c.result_type << " (" << c.scope << (c.saturating ? ", saturating" : "") << ")\n";
+  if (d.cooperative_matrix_workgroup)
+    o << "  coopmat2: work groups of up to " << d.cooperative_matrix_workgroup_max_size << ", dimensions up to "
+      << d.cooperative_matrix_flexible_max_dimension << ", " << d.cooperative_matrix_workgroup_reserved_shared << " bytes of shared memory reserved\n";
+  for (const auto& c : d.cooperative_matrix_flexible_shapes)
+    o << "  coopmat flexible " << c.m << "x" << c.n << "x" << c.k << " granules A " << c.a_type << " B " << c.b_type << " C " << c.c_type
+      << " -> " << c.result_type << " (" << c.scope << (c.workgroup_invocations ? ", " + std::to_string(c.workgroup_invocations) + " invocations" : std::string())
+      << (c.saturating ? ", saturating" : "") << ")\n";
   return o.str();
 }
 
@@ -545,6 +579,7 @@ void create_device(Context::Impl& I) {
   CoopMatrixFeatures coop{kSTypeCoopFeatures, nullptr, VK_FALSE, VK_FALSE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   Bfloat16Features bf16{kSTypeBfloat16Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
+  CoopMatrix2Features coop2{kSTypeCoop2Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE};
   f2.pNext = &f11;
   f11.pNext = &f12;
   f2.features.shaderInt64 = d.int64;
@@ -572,7 +607,14 @@ void create_device(Context::Impl& I) {
     bf16.shaderBFloat16Type = VK_TRUE;
     bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
     *tail = &bf16;
+    tail = &bf16.pNext;
     enable.push_back(kBfloat16Ext);
+  }
+  if (d.cooperative_matrix_workgroup) {  // workgroup-scope matrices of flexible sizes (SPV_NV_cooperative_matrix2)
+    coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+    coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    *tail = &coop2;
+    enable.push_back(kCoopMatrix2Ext);
   }
   if (has_extension(exts, "VK_KHR_portability_subset")) enable.push_back("VK_KHR_portability_subset");
   if (d.max_push_descriptors) enable.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);

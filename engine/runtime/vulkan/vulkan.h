@@ -47,6 +47,10 @@ struct CooperativeMatrixShape {
   std::string a_type, b_type, c_type, result_type;  // "float16", "bfloat16", "float32", "sint8", "uint32", ...
   std::string scope;                                // "subgroup", "workgroup", "device", "queue family"
   bool saturating = false;
+  // VK_NV_cooperative_matrix2's flexible dimensions: m, n and k are granularities (any multiple, up to
+  // DeviceInfo::cooperative_matrix_flexible_max_dimension) and a workgroup-scope matrix needs exactly this many
+  // invocations in the work group (0: a fixed shape, or subgroup scope)
+  uint32_t workgroup_invocations = 0;
 };
 
 struct DeviceInfo {
@@ -95,6 +99,13 @@ struct DeviceInfo {
   // VK_KHR_shader_bfloat16 with its bfloat16 type and cooperative-matrix features (bf16 KHR matrices)
   bool bfloat16_cooperative_matrix = false;
   std::vector<CooperativeMatrixShape> cooperative_matrix_nv_shapes;
+  // VK_NV_cooperative_matrix2 with its workgroup-scope and flexible-dimensions features: matrices a whole work group
+  // holds, the compiler staging their loads through shared memory (SPV_NV_cooperative_matrix2)
+  bool cooperative_matrix_workgroup = false;
+  std::vector<CooperativeMatrixShape> cooperative_matrix_flexible_shapes;
+  uint32_t cooperative_matrix_workgroup_max_size = 0;     // the most invocations of a work group using them
+  uint32_t cooperative_matrix_flexible_max_dimension = 0;  // the largest row or column count
+  uint32_t cooperative_matrix_workgroup_reserved_shared = 0;  // shared memory bytes the compiler keeps for its staging
 };
 
 // Every physical device the loader offers. No loader, no driver or no device: an empty list, and *reason (when

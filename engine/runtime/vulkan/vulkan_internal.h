@@ -49,6 +49,35 @@ struct Bfloat16Features {
   VkBool32 shaderBFloat16CooperativeMatrix;
 };
 using PFN_GetCoopMatrixProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatrixProperties*);
+// VK_NV_cooperative_matrix2 (newer than these headers too): workgroup-scope matrices of flexible sizes
+constexpr const char* kCoopMatrix2Ext = "VK_NV_cooperative_matrix2";
+constexpr VkStructureType kSTypeCoop2Features = static_cast<VkStructureType>(1000593000);
+constexpr VkStructureType kSTypeCoopFlexibleProperties = static_cast<VkStructureType>(1000593001);
+constexpr VkStructureType kSTypeCoop2Properties = static_cast<VkStructureType>(1000593002);
+struct CoopMatrix2Features {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrixWorkgroupScope, cooperativeMatrixFlexibleDimensions, cooperativeMatrixReductions,
+      cooperativeMatrixConversions, cooperativeMatrixPerElementOperations, cooperativeMatrixTensorAddressing,
+      cooperativeMatrixBlockLoads;
+};
+struct CoopMatrix2Properties {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+  uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+};
+struct CoopMatrixFlexibleProperties {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MGranularity, NGranularity, KGranularity;
+  uint32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  uint32_t scope;                            // VkScopeKHR
+  uint32_t workgroupInvocations;
+};
+using PFN_GetCoopMatrixFlexibleProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatrixFlexibleProperties*);
 
 // ---- entry points ------------------------------------------------------------------------------------------------
 #define TS_VK_GLOBAL(X) \
@@ -83,6 +112,7 @@ struct InstanceFns {
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
   PFN_GetCoopMatrixProperties vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR = nullptr;
+  PFN_GetCoopMatrixFlexibleProperties vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV = nullptr;
   PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = nullptr;
 };
 struct DeviceFns {

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -257,6 +258,69 @@ class TestTensorCore : public QObject {
     // a shader the rewrite cannot express is an error naming the kernel
     vk::Compiler c;
     QVERIFY_THROWS_EXCEPTION(Error, vk::khr_cooperative_matrix(c.compile_glsl("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n", "plain"), false, "plain"));
+  }
+
+  // Workgroup-scope matrices (VK_NV_cooperative_matrix2): glslang passes gl_ScopeWorkgroup and any size through the
+  // NV types; the rewrite keeps the scope, declares SPV_NV_cooperative_matrix2 and SPIR-V 1.6 (which that extension
+  // asks for), and refuses a scope neither subgroup nor workgroup
+  void workgroup_scope_matrices() {
+    auto source = [](const char* scope) {
+      return std::string(vk::kKhrCoopmatMarker) + R"(
+#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) writeonly buffer C { float c[]; };
+layout(set = 0, binding = 1) readonly buffer A { float16_t a[]; };
+layout(set = 0, binding = 2) readonly buffer B { float16_t b[]; };
+layout(push_constant) uniform P { uint n; };
+void main() {
+  fcoopmatNV<32, )" + std::string(scope) + R"(, 128, 256> acc = fcoopmatNV<32, )" + scope + R"(, 128, 256>(0.0);
+  for (uint k = 0; k < n; k += 32) {
+    fcoopmatNV<16, )" + scope + R"(, 128, 32> fa; coopMatLoadNV(fa, a, gl_WorkGroupID.y * 128 * n + k, n, false);
+    fcoopmatNV<16, )" + scope + R"(, 32, 256> fb; coopMatLoadNV(fb, b, k * n + gl_WorkGroupID.x * 256, n, false);
+    acc = coopMatMulAddNV(fa, fb, acc);
+  }
+  coopMatStoreNV(acc, c, gl_WorkGroupID.y * 128 * n + gl_WorkGroupID.x * 256, n, false);
+}
+)";
+    };
+    vk::Compiler c;
+    const std::string src = source("gl_ScopeWorkgroup");
+    const vk::SpirvBinary khr = c.compile_glsl(src, "wg"), nv = c.compile_glsl(src.substr(src.find('\n') + 1), "wg");
+    QVERIFY(vk::validate_spirv(nv).empty());
+    const std::string wrong = khr_structure(nv, khr, false);
+    QVERIFY2(wrong.empty(), wrong.c_str());
+    QCOMPARE(khr.words[1], 0x00010600u);
+    // every matrix type of scope Workgroup (2), the A 128 x 32, B 32 x 256 and accumulator 128 x 256 the source asked for
+    std::map<uint32_t, uint32_t> consts;
+    std::set<std::string> exts;
+    std::set<std::array<uint32_t, 3>> shapes;
+    for (size_t i = 5; i < khr.words.size(); i += khr.words[i] >> 16) {
+      const uint32_t op = khr.words[i] & 0xffff;
+      const uint32_t* w = &khr.words[i + 1];
+      if (op == 43) consts[w[1]] = w[2];
+      if (op == 10) exts.insert(reinterpret_cast<const char*>(w));
+      if (op == 4456) {
+        QCOMPARE(consts.at(w[2]), 2u);
+        shapes.insert({consts.at(w[3]), consts.at(w[4]), consts.at(w[5])});
+      }
+    }
+    QVERIFY(exts.count("SPV_NV_cooperative_matrix2"));
+    QCOMPARE(shapes, (std::set<std::array<uint32_t, 3>>{{128, 32, 0}, {32, 256, 1}, {128, 256, 2}}));
+    // a subgroup-scope kernel keeps SPIR-V 1.5 and declares no SPV_NV_cooperative_matrix2
+    const vk::SpirvBinary sub = c.compile_glsl(source("gl_ScopeSubgroup"), "sg");
+    QCOMPARE(sub.words[1], 0x00010500u);
+    QVERIFY(khr_structure(c.compile_glsl(source("gl_ScopeSubgroup").substr(src.find('\n') + 1), "sg"), sub, false).empty());
+    // device scope: refused, the kernel named
+    try {
+      c.compile_glsl(source("gl_ScopeDevice"), "dev_scope");
+      QFAIL("a device-scope matrix was rewritten");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("dev_scope") != std::string::npos && std::string(e.what()).find("scope 1") != std::string::npos, e.what());
+    }
   }
 
   // BEAM's actions on the matmul include TC; the fragment's 16 x 8 x 16 does not count against the upcast limit
