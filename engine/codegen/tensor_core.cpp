@@ -76,6 +76,55 @@ int64_t prod_sizes(const std::vector<TcRange>& rs) {
   return p;
 }
 
+// the ranges as one contiguous run of two buffers' indexes in one order: sorted by their coefficient in p, the first
+// steps by sp and each next by the one before times its size, and q steps in proportion. The steps (sp, sq), or
+// nullopt when they are no such run.
+std::optional<std::pair<int64_t, int64_t>> contiguous_run(std::vector<TcRange> rs, int64_t TcRange::*p, int64_t TcRange::*q) {
+  std::sort(rs.begin(), rs.end(), [&](const TcRange& x, const TcRange& y) { return x.*p < y.*p; });
+  const int64_t sp = rs.at(0).*p, sq = rs.at(0).*q;
+  int64_t place = 1;
+  for (auto& r : rs) {
+    if (r.*p != sp * place || r.*q != sq * place) return std::nullopt;
+    place *= r.size;
+  }
+  return std::make_pair(sp, sq);
+}
+
+// whether the layout's tile can be one workgroup-scope matrix of `tc` (TcLayout::workgroup_scope); sets its strides
+bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
+  const int64_t lanes = L.subgroups() * L.threads;
+  if (tc.wg_lanes.empty() || codegen_option("TC_WG", 1) == 0) return false;
+  if (std::find(tc.wg_lanes.begin(), tc.wg_lanes.end(), lanes) == tc.wg_lanes.end()) return false;
+  if (L.tile_m() % tc.wg_m || L.tile_n() % tc.wg_n || L.block_k() % tc.wg_k) return false;
+  if (std::max({L.tile_m(), L.tile_n(), L.block_k()}) > tc.wg_max) return false;
+  // the accumulator's 32-bit words per invocation
+  if (L.tile_m() * L.tile_n() * L.dtype_acc->itemsize() / 4 > 128 * lanes) return false;
+  std::vector<TcRange> rows{L.rm}, cols{L.rn}, ks{L.rk};
+  for (auto& l : L.locals) (l.cb == 0 ? rows : cols).push_back(l);
+  rows.insert(rows.end(), L.upcast_m.begin(), L.upcast_m.end());
+  cols.insert(cols.end(), L.upcast_n.begin(), L.upcast_n.end());
+  ks.insert(ks.end(), L.unrolls.begin(), L.unrolls.end());
+  auto m = contiguous_run(rows, &TcRange::ca, &TcRange::cc), n = contiguous_run(cols, &TcRange::cb, &TcRange::cc),
+       k = contiguous_run(ks, &TcRange::ca, &TcRange::cb);
+  if (!m || !n || !k) return false;
+  // a tile is row-major (its columns contiguous) or column-major; (row step, column step) of A, B and the output
+  auto layout = [](int64_t row_step, int64_t col_step, int64_t* stride, bool* col) {
+    if (col_step == 1) return *stride = row_step, *col = false, true;
+    if (row_step == 1) return *stride = col_step, *col = true, true;
+    return false;
+  };
+  if (!layout(m->first, k->first, &L.a_stride, &L.a_col) || !layout(k->second, n->first, &L.b_stride, &L.b_col) ||
+      !layout(m->second, n->second, &L.c_stride, &L.c_col))
+    return false;
+  // every tile's start and stride 16-byte aligned
+  const int64_t ein = 16 / L.dtype_in->itemsize(), eout = 16 / L.dtype_out->itemsize();
+  if (L.a_stride % ein || L.b_stride % ein || L.c_stride % eout || L.base_a % ein || L.base_b % ein || L.base_c % eout) return false;
+  for (auto* v : {&L.globals, &L.reduces})
+    for (auto& r : *v)
+      if (r.ca % ein || r.cb % ein || r.cc % eout) return false;
+  return L.workgroup_scope = true;
+}
+
 }  // namespace
 
 int64_t TcLayout::subgroups() const { return prod_sizes(locals); }
@@ -191,6 +240,7 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   const int64_t lanes = L.subgroups() * L.threads;
   if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
   if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+  if (choose_workgroup_scope(L, tc)) return L;
   const int64_t shared_limit = target.tc_shared_limit();
   if (L.shared_bytes() > shared_limit)
     refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
@@ -242,7 +292,8 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
                            L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
-                           (L.stage > 1 ? ", " + std::to_string(L.stage) + " staged at a time" : "");
+                           (L.workgroup_scope ? ", the tile one workgroup-scope matrix"
+                            : L.stage > 1 ? ", " + std::to_string(L.stage) + " staged at a time" : "");
   lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
   for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})

@@ -45,6 +45,13 @@ struct TcLayout {
   // multiply-adds in the same order (block by block). Chosen by tc_layout within the shared-memory and register
   // budgets; TC_STAGE=N asks for N.
   int64_t stage = 1;
+  // The work group's whole tile as one workgroup-scope matrix (TensorCore::wg_lanes; TC_WG=0 keeps subgroup scope):
+  // its A and B tiles loaded straight from the buffers (the compiler stages them through shared memory), one
+  // multiply-add a K block. Chosen when the tile's rows, columns and K block are each one contiguous run of the
+  // buffers (in one order for both), each 16-byte aligned, and the work group has a size the device lists.
+  bool workgroup_scope = false;
+  int64_t a_stride = 0, b_stride = 0, c_stride = 0;  // (workgroup scope) the tiles' row (column-major: column) strides
+  bool a_col = false, b_col = false, c_col = false;  // column-major tiles
   // derived sizes
   int64_t subgroups() const;
   int64_t tile_m() const;  // rows of the work group's tile: tm x its LOCAL and UPCAST ranges of A

@@ -113,10 +113,11 @@ struct DiskCache {
   DiskCache(const BeamConfig& c, const Device& dev, const UOpRef& ast) {
     if (c.cache_dir.empty()) return;
     // the codegen options set (NOOPT, TC_STAGE, GLSL_LANES_SWAP, ...) change what opts make of a kernel, so opts
-    // found under some are kept apart from those found under others; version 2: lanes ordered lidx1 first
+    // found under some are kept apart from those found under others; version 2: lanes ordered lidx1 first; 3:
+    // tensor-core tiles as workgroup-scope matrices where the device has them
     std::string options;
     for (auto& [k, v] : codegen_options()) options += " " + k + "=" + v;
-    key = "tinyscope beam 2\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\nspace: " +
+    key = "tinyscope beam 3\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\nspace: " +
           opt_space_name(c.space) + "\noptions:" + options + "\n" + render_graph(ast);
     char name[40];
     std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));

@@ -506,7 +506,51 @@ void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, in
 
 }  // namespace
 
+// A tensor-core kernel whose work-group tile is one workgroup-scope matrix (TcLayout::workgroup_scope): per K block
+// the A and B tiles loaded straight from the buffers and one multiply-add; the compiler stages the loads through
+// shared memory and splits the matrices among the work group's lanes.
+std::string render_glsl_tensor_core_workgroup(const ProgramSpec& spec, const TcLayout& L) {
+  const int64_t lanes = L.subgroups() * L.threads, bk = L.block_k();
+  auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+  const bool bf16 = L.dtype_in == dtypes::bfloat16;
+  auto mat = [&](DType t, int64_t rows, int64_t cols) {
+    return "fcoopmatNV<" + std::to_string(t->bitsize) + ", gl_ScopeWorkgroup, " + u(rows) + ", " + u(cols) + ">";
+  };
+  const std::string acc_t = mat(L.dtype_acc, L.tile_m(), L.tile_n()), out_t = mat(L.dtype_out, L.tile_m(), L.tile_n());
+  const std::string fa_t = mat(L.dtype_in, L.tile_m(), bk), fb_t = mat(L.dtype_in, bk, L.tile_n());
+  std::ostringstream o;
+  o << "// spirv: SPV_KHR_cooperative_matrix" << (bf16 ? " bf16" : "") << "\n";
+  o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
+       "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
+  if (bf16) o << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
+  o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
+  o << "layout(local_size_x = " << lanes << ") in;\n";
+  const std::string restrict = L.slot_a != L.slot_b ? "restrict " : "";
+  o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
+  o << "layout(std430, set = 0, binding = " << L.slot_a << ") " << restrict << "readonly buffer buf_a { " << glsl_type(L.dtype_in) << " a[]; };\n";
+  if (L.slot_b != L.slot_a)
+    o << "layout(std430, set = 0, binding = " << L.slot_b << ") " << restrict << "readonly buffer buf_b { " << glsl_type(L.dtype_in) << " b[]; };\n";
+  const std::string b = L.slot_b != L.slot_a ? "b" : "a";
+  auto coef = [](int64_t TcRange::*c) { return [c](const TcRange& r) { return r.*c; }; };
+  o << "void main() {\n  const uint wg = gl_WorkGroupID.x;\n";
+  o << "  // the tile's first element in A, B and the output\n";
+  o << "  const uint oa = " << L.base_a << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::ca)) << ";\n";
+  o << "  const uint ob = " << L.base_b << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cb)) << ";\n";
+  o << "  const uint oc = " << L.base_c << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cc)) << ";\n";
+  o << "  " << acc_t << " acc = " << acc_t << "(0.0);\n";
+  o << "  for (uint kn = 0u; kn < " << u(L.k_blocks()) << "; ++kn) {\n";
+  o << "    " << fa_t << " fa; coopMatLoadNV(fa, a, oa + " << digits_sum(L.reduces, "kn", coef(&TcRange::ca)) << ", " << u(L.a_stride) << ", "
+    << (L.a_col ? "true" : "false") << ");\n";
+  o << "    " << fb_t << " fb; coopMatLoadNV(fb, " << b << ", ob + " << digits_sum(L.reduces, "kn", coef(&TcRange::cb)) << ", " << u(L.b_stride)
+    << ", " << (L.b_col ? "true" : "false") << ");\n";
+  o << "    acc = coopMatMulAddNV(fa, fb, acc);\n  }\n";
+  o << "  coopMatStoreNV(" << (L.dtype_out == L.dtype_acc ? std::string("acc") : out_t + "(acc)") << ", c, oc, " << u(L.c_stride) << ", "
+    << (L.c_col ? "true" : "false") << ");\n}\n";
+  return o.str();
+}
+
 std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) {
+  if (L.workgroup_scope) return render_glsl_tensor_core_workgroup(spec, L);
   const int64_t S = L.subgroups(), lanes = S * L.threads;
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
   TcOperands ops = tc_operands(L);

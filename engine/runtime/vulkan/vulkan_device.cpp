@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -69,7 +70,18 @@ class VulkanDevice final : public Device {
           c.saturating)
         continue;
       DType in = c.a_type == "float16" ? dtypes::float16 : c.a_type == "bfloat16" && khr && info_.bfloat16_cooperative_matrix ? dtypes::bfloat16 : nullptr;
-      if (in) t.tensor_cores.push_back({c.m, c.n, c.k, in, dtypes::float32, info_.subgroup_size, khr});
+      if (!in) continue;
+      TensorCore tc{c.m, c.n, c.k, in, dtypes::float32, info_.subgroup_size, khr};
+      // the same types as workgroup-scope matrices (VK_NV_cooperative_matrix2): their granules and work-group sizes
+      for (const auto& f : info_.cooperative_matrix_flexible_shapes) {
+        if (!khr || f.scope != "workgroup" || f.a_type != c.a_type || f.b_type != c.a_type || f.c_type != "float32" ||
+            f.result_type != "float32" || f.saturating || !f.workgroup_invocations)
+          continue;
+        tc.wg_m = std::max<int64_t>(tc.wg_m, f.m), tc.wg_n = std::max<int64_t>(tc.wg_n, f.n), tc.wg_k = std::max<int64_t>(tc.wg_k, f.k);
+        tc.wg_max = info_.cooperative_matrix_flexible_max_dimension;
+        if (std::find(tc.wg_lanes.begin(), tc.wg_lanes.end(), f.workgroup_invocations) == tc.wg_lanes.end()) tc.wg_lanes.push_back(f.workgroup_invocations);
+      }
+      t.tensor_cores.push_back(tc);
     }
     return t;
   }

@@ -323,6 +323,50 @@ void main() {
     }
   }
 
+  // A device with workgroup-scope matrices of the KHR types (TensorCore::wg_lanes): the kernel of the same opts, name and
+  // launch renders its 64 x 256 tile as one workgroup-scope matrix, loaded straight from the buffers (row-major A, B
+  // row- or column-major, the output converted), through the KHR rewrite; a work group of a size the device does not
+  // list, a tile past its largest dimension, or TC_WG=0 keeps the subgroup-scope kernel
+  void workgroup_scope_kernels() {
+    for (DType in : {dtypes::float16, dtypes::bfloat16})
+      for (bool transposed : {false, true}) {
+        OptTarget t = tc_target();
+        t.tensor_cores = {{16, 16, 16, in, dtypes::float32, 32, true, 16, 16, 16, 256, {128, 256}}};
+        const UOpRef ast = half_matmul(256, 256, 256, transposed, true, in);
+        ProgramSpec p = program(ast, t);
+        QVERIFY2(has_tc(p), p.src.c_str());
+        QVERIFY2(p.src.find("the tile one workgroup-scope matrix") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find("fcoopmatNV<32, gl_ScopeWorkgroup, 64u, 256u> acc") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find("gl_ScopeSubgroup") == std::string::npos && p.src.find("shared") == std::string::npos, p.src.c_str());
+        // A's rows 256 apart; B's rows 256 apart, or (transposed) its columns
+        QVERIFY2(p.src.find("coopMatLoadNV(fa, a, oa + 16u * kn, 256u, false)") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find(transposed ? "coopMatLoadNV(fb, b, ob + 16u * kn, 256u, true)" : "coopMatLoadNV(fb, b, ob + 4096u * kn, 256u, false)") != std::string::npos,
+                 p.src.c_str());
+        QVERIFY2(p.src.find("coopMatStoreNV(fcoopmatNV<16, gl_ScopeWorkgroup, 64u, 256u>(acc), c, oc, 256u, false)") != std::string::npos, p.src.c_str());
+        vk::Compiler c;
+        const vk::SpirvBinary khr = c.compile_glsl(p.src, p.name), nv = c.compile_glsl(p.src.substr(p.src.find('\n') + 1), p.name);
+        QVERIFY(vk::validate_spirv(nv).empty());
+        const std::string wrong = khr_structure(nv, khr, in == dtypes::bfloat16);
+        QVERIFY2(wrong.empty(), (wrong + "\n" + p.src).c_str());
+        QCOMPARE(khr.words[1], 0x00010600u);
+        // the subgroup-scope kernel: the same opts and launch
+        t.tensor_cores[0].wg_lanes = {256};
+        ProgramSpec sub = program(ast, t);
+        QCOMPARE(sub.applied_opts, p.applied_opts);
+        QCOMPARE(sub.global_size, p.global_size);
+        QCOMPARE(sub.local_size, p.local_size);
+        QVERIFY(sub.src.find("gl_ScopeSubgroup") != std::string::npos && sub.src.find("gl_ScopeWorkgroup") == std::string::npos);
+        t.tensor_cores[0].wg_lanes = {128}, t.tensor_cores[0].wg_max = 64;
+        QVERIFY(program(ast, t).src.find("gl_ScopeSubgroup") != std::string::npos);
+        t.tensor_cores[0].wg_max = 256;
+        codegen_options()["TC_WG"] = "0";
+        ProgramSpec off = program(ast, t);
+        codegen_options().erase("TC_WG");
+        QVERIFY(off.src.find("gl_ScopeSubgroup") != std::string::npos);
+        QCOMPARE(off.applied_opts, p.applied_opts);
+      }
+  }
+
   // BEAM's actions on the matmul include TC; the fragment's 16 x 8 x 16 does not count against the upcast limit
   void beam_actions_take_tc() {
     const OptTarget t = tc_target();
