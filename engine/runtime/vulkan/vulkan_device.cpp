@@ -139,7 +139,15 @@ class VulkanDevice final : public Device {
   // the shapes the TC opt uses, in the order it tries them: "16x16x16 half -> float, ...", or "none"
   std::string tc_text() const {
     std::string out;
-    for (const auto& t : opt_target().tensor_cores) out += (out.empty() ? "" : ", ") + t.str();
+    for (const auto& t : opt_target().tensor_cores) {
+      out += (out.empty() ? "" : ", ") + t.str();
+      if (!t.wg_lanes.empty()) {  // and as workgroup-scope matrices
+        out += " (work-group tiles in multiples of " + std::to_string(t.wg_m) + "x" + std::to_string(t.wg_n) + "x" + std::to_string(t.wg_k) +
+               " up to " + std::to_string(t.wg_max) + ", work groups of";
+        for (int64_t l : t.wg_lanes) out += " " + std::to_string(l);
+        out += ")";
+      }
+    }
     return out.empty() ? "none (no fp16 x fp16 + fp32 subgroup shape of GL_NV_cooperative_matrix)" : out;
   }
   // "KHR: 3 shapes, NV: 2 shapes (16x8x16 float16 -> float32, ...)", or "no"

@@ -220,6 +220,35 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(back.substr(back.find("void main")), plain.substr(plain.find("void main")));
   }
 
+  // GLSL: a launch of few lanes (a row sum of 16384 x 256: 4096 lanes of 4 rows) writes its reduce loop's body 4 times
+  // a trip, copy j at 4r + j, the accumulators updated in the same order; the name and opts stay. Many lanes (a 2048 x
+  // 2048 matmul), a body that would pass 1024 nodes (the 64^3 matmul's 16 accumulators) or LOOP_UNROLL=0: the loop as
+  // the opts made it
+  void glsl_unrolled_reduce_loop() {
+    const UOpRef rs = k::row_sum(16384, 256);
+    const ProgramSpec p = to_program(rs, glsl_renderer(), gpu_opt_target());
+    codegen_options()["LOOP_UNROLL"] = "0";
+    const ProgramSpec plain = to_program(rs, glsl_renderer(), gpu_opt_target());
+    const std::string big_plain = glsl(k::matmul(2048, 2048, 64)), mm_plain = glsl(k::matmul(64, 64, 64));
+    codegen_options().erase("LOOP_UNROLL");
+    QCOMPARE(p.name, plain.name);
+    QCOMPARE(p.applied_opts, plain.applied_opts);
+    QVERIFY2(plain.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++)") != std::string::npos, plain.src.c_str());
+    QVERIFY2(p.src.find("for (int Ridx1 = 0; Ridx1 < 16; Ridx1++)") != std::string::npos, p.src.c_str());
+    QVERIFY2(p.src.find("(Ridx1*4)") != std::string::npos, p.src.c_str());
+    // four times the loads and accumulator updates of the plain loop's body
+    auto count = [](const std::string& s, const std::string& what) {
+      size_t n = 0;
+      for (size_t q = s.find(what); q != std::string::npos; q = s.find(what, q + 1)) ++n;
+      return n;
+    };
+    QCOMPARE(count(plain.src, "acc0 = (acc0"), size_t{1});
+    QCOMPARE(count(p.src, "acc0 = (acc0"), size_t{4});
+    QCOMPARE(count(p.src, "vec4 val"), 4 * count(plain.src, "vec4 val"));
+    QCOMPARE(glsl(k::matmul(2048, 2048, 64)), big_plain);
+    QCOMPARE(glsl(k::matmul(64, 64, 64)), mm_plain);
+  }
+
   // corpus-gpu 16: the 64^3 matmul
   void matmul_64() {
     ProgramSpec p = gpu(k::matmul(64, 64, 64));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/codegen/opt.h"
 #include "engine/device/device.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/install.h"
@@ -48,6 +49,13 @@ void same_as_interp(Tensor (*f)(), double rel, const char* what) {
 }
 
 // sin at every magnitude: lavapipe's GLSL sin gave -1.0 or 1.0 past a few thousand
+// n floats of many magnitudes (the order of their sum matters)
+std::vector<double> spread_values(int64_t n) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 7919) % 1000 - 500) * std::pow(2.0, static_cast<double>(i % 13) - 6));
+  return v;
+}
+
 Tensor sin_large() {
   return values({0.5, -3.0, 29.9, 30.0, 1000.5, 39800.0, 40000.0, 12345.678, 3e9, -3e9, 1e30, -1e30, 3.4e38, kInf, -kInf, NAN}, dtypes::float32).sin();
 }
@@ -115,6 +123,22 @@ class TestVulkanMath : public QObject {
     QCOMPARE(h.i, (std::vector<int64_t>{-2, -3, 7, 7, -2147483648ll, 7}));
   }
   void inf_minus_inf_is_nan() { same_as_interp(inf_products, 0, "inf products"); }
+  // reduce loops the GLSL renderer writes several times a trip (a launch of few lanes) add in the same order: the
+  // same bits as LOOP_UNROLL=0, and the interpreter's values within float rounding
+  void unrolled_reduce_loops_same_bits() {
+    for (Tensor (*f)() : {+[] { return values(spread_values(1 << 20), dtypes::float32).sum(); },
+                          +[] { return values(spread_values(1 << 18), dtypes::float32).reshape({64, 4096}).max(std::vector<int64_t>{1}); },
+                          +[] { return values(spread_values(1 << 16), dtypes::float32).reshape({256, 256}).mean(std::vector<int64_t>{0}); }}) {
+      const HostData unrolled = on("VULKAN", f);
+      codegen_options()["LOOP_UNROLL"] = "0";
+      const HostData plain = on("VULKAN", f);
+      codegen_options().erase("LOOP_UNROLL");
+      QCOMPARE(unrolled.f.size(), plain.f.size());
+      for (size_t k = 0; k < plain.f.size(); ++k) QCOMPARE(std::bit_cast<uint64_t>(unrolled.f[k]), std::bit_cast<uint64_t>(plain.f[k]));
+      const HostData want = on("INTERP", f);
+      for (size_t k = 0; k < want.f.size(); ++k) QVERIFY(std::fabs(unrolled.f[k] - want.f[k]) <= 1e-4 * std::max(1.0, std::fabs(want.f[k])));
+    }
+  }
   void float64_transcendentals() {
     same_as_interp(sin_f64, 4e-15, "sin float64");
     same_as_interp(exp2_f64, 4e-16, "exp2 float64");
