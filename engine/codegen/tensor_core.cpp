@@ -68,6 +68,8 @@ Affine affine_index(const UOpRef& index, const std::vector<TcRange>& rs, const c
 
 // the staging depth's limits: the k extent of a fill, and the 32-bit registers per lane for accumulators + prefetch
 constexpr int64_t kTcStagedKMax = 32;
+// the k extent of a workgroup-scope kernel's loads
+constexpr int64_t kTcWorkgroupK = 32;
 constexpr int64_t kTcRegisterBudget = 176;
 
 int64_t prod_sizes(const std::vector<TcRange>& rs) {
@@ -122,6 +124,19 @@ bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
   for (auto* v : {&L.globals, &L.reduces})
     for (auto& r : *v)
       if (r.ca % ein || r.cb % ein || r.cc % eout) return false;
+  // K blocks a load: when the K blocks continue the block's run (the whole K one run), `stage` of them are one
+  // tile_m x stage*block_k tile of A and one of B; as many as keep that at most kTcWorkgroupK deep (TC_STAGE=N: N)
+  std::vector<TcRange> all_k = ks;
+  all_k.insert(all_k.end(), L.reduces.begin(), L.reduces.end());
+  const int64_t want = codegen_option("TC_STAGE", 0);
+  if (!L.reduces.empty() && contiguous_run(all_k, &TcRange::ca, &TcRange::cb) == k) {
+    if (want > 0) {
+      if (L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
+      L.stage = want;
+    } else {
+      for (int64_t d = 2; L.k_blocks() % d == 0 && L.block_k() * d <= kTcWorkgroupK; d *= 2) L.stage = d;
+    }
+  }
   return L.workgroup_scope = true;
 }
 
@@ -292,8 +307,8 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
                            L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
-                           (L.workgroup_scope ? ", the tile one workgroup-scope matrix"
-                            : L.stage > 1 ? ", " + std::to_string(L.stage) + " staged at a time" : "");
+                           (L.stage > 1 ? ", " + std::to_string(L.stage) + (L.workgroup_scope ? " a load" : " staged at a time") : "") +
+                           (L.workgroup_scope ? ", the tile one workgroup-scope matrix" : "");
   lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
   for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})

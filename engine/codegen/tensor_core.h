@@ -43,7 +43,7 @@ struct TcLayout {
   std::vector<TcRange> reduces, unrolls;    // K blocks and the k fragments in one
   // K blocks staged in shared memory at a time (a divisor of k_blocks): one pair of barriers per `stage` blocks, the
   // multiply-adds in the same order (block by block). Chosen by tc_layout within the shared-memory and register
-  // budgets; TC_STAGE=N asks for N.
+  // budgets; TC_STAGE=N asks for N. (Workgroup scope: K blocks a load and multiply-add, where the whole K is one run.)
   int64_t stage = 1;
   // The work group's whole tile as one workgroup-scope matrix (TensorCore::wg_lanes; TC_WG=0 keeps subgroup scope):
   // its A and B tiles loaded straight from the buffers (the compiler stages them through shared memory), one

@@ -511,7 +511,7 @@ void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, in
 // the A and B tiles loaded straight from the buffers and one multiply-add; the compiler stages the loads through
 // shared memory and splits the matrices among the work group's lanes.
 std::string render_glsl_tensor_core_workgroup(const ProgramSpec& spec, const TcLayout& L) {
-  const int64_t lanes = L.subgroups() * L.threads, bk = L.block_k();
+  const int64_t lanes = L.subgroups() * L.threads, bk = L.staged_k();
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
   const bool bf16 = L.dtype_in == dtypes::bfloat16;
   auto mat = [&](DType t, int64_t rows, int64_t cols) {
@@ -539,10 +539,12 @@ std::string render_glsl_tensor_core_workgroup(const ProgramSpec& spec, const TcL
   o << "  const uint ob = " << L.base_b << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cb)) << ";\n";
   o << "  const uint oc = " << L.base_c << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cc)) << ";\n";
   o << "  " << acc_t << " acc = " << acc_t << "(0.0);\n";
-  o << "  for (uint kn = 0u; kn < " << u(L.k_blocks()) << "; ++kn) {\n";
-  o << "    " << fa_t << " fa; coopMatLoadNV(fa, a, oa + " << digits_sum(L.reduces, "kn", coef(&TcRange::ca)) << ", " << u(L.a_stride) << ", "
+  // (stage K blocks a trip: the whole K is one run, so trip kn starts stage * kn blocks in)
+  const std::string kn = L.stage > 1 ? "(" + u(L.stage) + " * kn)" : "kn";
+  o << "  for (uint kn = 0u; kn < " << u(L.k_blocks() / L.stage) << "; ++kn) {\n";
+  o << "    " << fa_t << " fa; coopMatLoadNV(fa, a, oa + " << digits_sum(L.reduces, kn, coef(&TcRange::ca)) << ", " << u(L.a_stride) << ", "
     << (L.a_col ? "true" : "false") << ");\n";
-  o << "    " << fb_t << " fb; coopMatLoadNV(fb, " << b << ", ob + " << digits_sum(L.reduces, "kn", coef(&TcRange::cb)) << ", " << u(L.b_stride)
+  o << "    " << fb_t << " fb; coopMatLoadNV(fb, " << b << ", ob + " << digits_sum(L.reduces, kn, coef(&TcRange::cb)) << ", " << u(L.b_stride)
     << ", " << (L.b_col ? "true" : "false") << ");\n";
   o << "    acc = coopMatMulAddNV(fa, fb, acc);\n  }\n";
   o << "  coopMatStoreNV(" << (L.dtype_out == L.dtype_acc ? std::string("acc") : out_t + "(acc)") << ", c, oc, " << u(L.c_stride) << ", "

@@ -338,9 +338,12 @@ void main() {
         QVERIFY2(p.src.find("the tile one workgroup-scope matrix") != std::string::npos, p.src.c_str());
         QVERIFY2(p.src.find("fcoopmatNV<32, gl_ScopeWorkgroup, 64u, 256u> acc") != std::string::npos, p.src.c_str());
         QVERIFY2(p.src.find("gl_ScopeSubgroup") == std::string::npos && p.src.find("shared") == std::string::npos, p.src.c_str());
-        // A's rows 256 apart; B's rows 256 apart, or (transposed) its columns
-        QVERIFY2(p.src.find("coopMatLoadNV(fa, a, oa + 16u * kn, 256u, false)") != std::string::npos, p.src.c_str());
-        QVERIFY2(p.src.find(transposed ? "coopMatLoadNV(fb, b, ob + 16u * kn, 256u, true)" : "coopMatLoadNV(fb, b, ob + 4096u * kn, 256u, false)") != std::string::npos,
+        // A's rows 256 apart; B's rows 256 apart, or (transposed) its columns; two K blocks of 16 a load (K one run)
+        QVERIFY2(p.src.find("K blocks of 16, 2 a load, the tile one workgroup-scope matrix") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find("for (uint kn = 0u; kn < 8u; ++kn)") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find("gl_ScopeWorkgroup, 64u, 32u> fa; coopMatLoadNV(fa, a, oa + 16u * (2u * kn), 256u, false)") != std::string::npos, p.src.c_str());
+        QVERIFY2(p.src.find(transposed ? "gl_ScopeWorkgroup, 32u, 256u> fb; coopMatLoadNV(fb, b, ob + 16u * (2u * kn), 256u, true)"
+                                       : "gl_ScopeWorkgroup, 32u, 256u> fb; coopMatLoadNV(fb, b, ob + 4096u * (2u * kn), 256u, false)") != std::string::npos,
                  p.src.c_str());
         QVERIFY2(p.src.find("coopMatStoreNV(fcoopmatNV<16, gl_ScopeWorkgroup, 64u, 256u>(acc), c, oc, 256u, false)") != std::string::npos, p.src.c_str());
         vk::Compiler c;
@@ -349,6 +352,12 @@ void main() {
         const std::string wrong = khr_structure(nv, khr, in == dtypes::bfloat16);
         QVERIFY2(wrong.empty(), (wrong + "\n" + p.src).c_str());
         QCOMPARE(khr.words[1], 0x00010600u);
+        // one K block a load (TC_STAGE=1)
+        codegen_options()["TC_STAGE"] = "1";
+        ProgramSpec one = program(ast, t);
+        codegen_options().erase("TC_STAGE");
+        QVERIFY2(one.src.find("for (uint kn = 0u; kn < 16u; ++kn)") != std::string::npos && one.src.find("16u * kn, 256u") != std::string::npos, one.src.c_str());
+        QVERIFY(khr_structure(c.compile_glsl(one.src.substr(one.src.find('\n') + 1), one.name), c.compile_glsl(one.src, one.name), in == dtypes::bfloat16).empty());
         // the subgroup-scope kernel: the same opts and launch
         t.tensor_cores[0].wg_lanes = {256};
         ProgramSpec sub = program(ast, t);
