@@ -95,7 +95,7 @@ std::optional<std::pair<int64_t, int64_t>> contiguous_run(std::vector<TcRange> r
 // whether the layout's tile can be one workgroup-scope matrix of `tc` (TcLayout::workgroup_scope); sets its strides
 bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
   const int64_t lanes = L.subgroups() * L.threads;
-  if (tc.wg_lanes.empty() || codegen_option("TC_WG", 1) == 0) return false;
+  if (!tc.khr || tc.wg_lanes.empty() || codegen_option("TC_WG", 1) == 0) return false;
   if (std::find(tc.wg_lanes.begin(), tc.wg_lanes.end(), lanes) == tc.wg_lanes.end()) return false;
   if (L.tile_m() % tc.wg_m || L.tile_n() % tc.wg_n || L.block_k() % tc.wg_k) return false;
   if (std::max({L.tile_m(), L.tile_n(), L.block_k()}) > tc.wg_max) return false;

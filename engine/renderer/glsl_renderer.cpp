@@ -507,27 +507,37 @@ void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, in
 
 }  // namespace
 
+// GLSL's type of a cooperative matrix of `t` at `scope` ("gl_ScopeSubgroup", "gl_ScopeWorkgroup")
+std::string coopmat_type(DType t, const char* scope, int64_t rows, int64_t cols) {
+  return "fcoopmatNV<" + std::to_string(t->bitsize) + ", " + scope + ", " + std::to_string(rows) + "u, " + std::to_string(cols) + "u>";
+}
+
+// a tensor-core shader's first lines: the KHR rewrite's marker line (vulkan.h kKhrCoopmatMarker), the version and
+// extensions, what the kernel is, its work-group size and the output's binding (restrict: read-only loads are cached
+// in L1 on NVIDIA unless A and B are one buffer, which `restrict` returns for their bindings)
+std::string tc_shader_head(std::ostringstream& o, const ProgramSpec& spec, const TcLayout& L, int64_t lanes) {
+  const bool bf16 = L.dtype_in == dtypes::bfloat16;
+  if (L.khr) o << "// spirv: SPV_KHR_cooperative_matrix" << (bf16 ? " bf16" : "") << "\n";
+  o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
+       "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
+  if (bf16) o << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
+  o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
+  o << "layout(local_size_x = " << lanes << ") in;\n";
+  o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
+  return L.slot_a != L.slot_b ? "restrict " : "";
+}
+
 // A tensor-core kernel whose work-group tile is one workgroup-scope matrix (TcLayout::workgroup_scope): per K block
 // the A and B tiles loaded straight from the buffers and one multiply-add; the compiler stages the loads through
 // shared memory and splits the matrices among the work group's lanes.
 std::string render_glsl_tensor_core_workgroup(const ProgramSpec& spec, const TcLayout& L) {
   const int64_t lanes = L.subgroups() * L.threads, bk = L.staged_k();
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
-  const bool bf16 = L.dtype_in == dtypes::bfloat16;
-  auto mat = [&](DType t, int64_t rows, int64_t cols) {
-    return "fcoopmatNV<" + std::to_string(t->bitsize) + ", gl_ScopeWorkgroup, " + u(rows) + ", " + u(cols) + ">";
-  };
-  const std::string acc_t = mat(L.dtype_acc, L.tile_m(), L.tile_n()), out_t = mat(L.dtype_out, L.tile_m(), L.tile_n());
-  const std::string fa_t = mat(L.dtype_in, L.tile_m(), bk), fb_t = mat(L.dtype_in, bk, L.tile_n());
+  const char* wg = "gl_ScopeWorkgroup";
+  const std::string acc_t = coopmat_type(L.dtype_acc, wg, L.tile_m(), L.tile_n()), out_t = coopmat_type(L.dtype_out, wg, L.tile_m(), L.tile_n());
+  const std::string fa_t = coopmat_type(L.dtype_in, wg, L.tile_m(), bk), fb_t = coopmat_type(L.dtype_in, wg, bk, L.tile_n());
   std::ostringstream o;
-  o << "// spirv: SPV_KHR_cooperative_matrix" << (bf16 ? " bf16" : "") << "\n";
-  o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
-       "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
-  if (bf16) o << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
-  o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
-  o << "layout(local_size_x = " << lanes << ") in;\n";
-  const std::string restrict = L.slot_a != L.slot_b ? "restrict " : "";
-  o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
+  const std::string restrict = tc_shader_head(o, spec, L, lanes);
   o << "layout(std430, set = 0, binding = " << L.slot_a << ") " << restrict << "readonly buffer buf_a { " << glsl_type(L.dtype_in) << " a[]; };\n";
   if (L.slot_b != L.slot_a)
     o << "layout(std430, set = 0, binding = " << L.slot_b << ") " << restrict << "readonly buffer buf_b { " << glsl_type(L.dtype_in) << " b[]; };\n";
@@ -567,21 +577,11 @@ std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) 
   auto elem_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : x.vec == 4 ? TV : T; };
   auto shared_t = [&](const Operand& x) { return x.vec == 8 ? std::string("uvec4") : T; };
   auto shift = [](const Operand& x) { return x.vec == 8 ? std::string(" >> 3u") : x.vec == 4 ? std::string(" >> 2u") : std::string(); };
-  // (the first line: the KHR rewrite the compiler is asked for, vulkan.h kKhrCoopmatMarker)
+  const char* sg = "gl_ScopeSubgroup";
+  const std::string acc_t = coopmat_type(L.dtype_acc, sg, L.tm, L.tn), fa_t = coopmat_type(L.dtype_in, sg, L.tm, L.tk);
+  const std::string fb_t = coopmat_type(L.dtype_in, sg, L.tk, L.tn), out_t = coopmat_type(L.dtype_out, sg, L.tm, L.tn);
   std::ostringstream o;
-  if (L.khr) o << "// spirv: SPV_KHR_cooperative_matrix" << (bf16 ? " bf16" : "") << "\n";
-  const std::string acc_t = "fcoopmatNV<" + std::to_string(L.dtype_acc->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
-  const std::string fa_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tk) + ">";
-  const std::string fb_t = "fcoopmatNV<" + std::to_string(L.dtype_in->bitsize) + ", gl_ScopeSubgroup, " + u(L.tk) + ", " + u(L.tn) + ">";
-  const std::string out_t = "fcoopmatNV<" + std::to_string(L.dtype_out->bitsize) + ", gl_ScopeSubgroup, " + u(L.tm) + ", " + u(L.tn) + ">";
-  o << "#version 450\n#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_memory_scope_semantics : require\n"
-       "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_EXT_shader_16bit_storage : require\n";
-  if (bf16) o << "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
-  o << "// " << spec.lowered->src.back()->as<std::string>() << "\n";
-  o << "layout(local_size_x = " << lanes << ") in;\n";
-  // restrict (read-only loads cached in L1 on NVIDIA) unless A and B are one buffer
-  const std::string restrict = L.slot_a != L.slot_b ? "restrict " : "";
-  o << "layout(std430, set = 0, binding = " << L.slot_c << ") restrict writeonly buffer buf_c { " << glsl_type(L.dtype_out) << " c[]; };\n";
+  const std::string restrict = tc_shader_head(o, spec, L, lanes);
   for (Operand* x : {&A, &B}) {
     const std::string nm = x->name + std::to_string(x->vec);
     o << "layout(std430, set = 0, binding = " << x->slot << ") " << restrict << "readonly buffer buf_" << nm << " { " << elem_t(*x) << " " << nm
