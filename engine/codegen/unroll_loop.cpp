@@ -66,9 +66,18 @@ UOpRef unroll(const UOpRef& linear, const UnrollCtx& ctx) {
     for (auto& s : x->src) d = d || depends(s.get());
     return dep[x] = d;
   };
+  // a body of arithmetic, buffer reads and accumulator updates only (no gate blocks, no other stores)
+  auto acc_store = [](const UOp& u) {
+    const UOp* t = u.src.at(0).get();
+    while (t->op == Ops::AFTER || t->op == Ops::GROUP) t = t->src[0].get();
+    return t->op == Ops::DEFINE_ACC;
+  };
   bool reads = false;
   for (int i = open + 1; i < close; ++i) {
     const UOp& u = *l[static_cast<size_t>(i)];
+    const bool plain = group::elementwise(u.op) || u.op == Ops::CONST || u.op == Ops::INDEX || u.op == Ops::LOAD || u.op == Ops::VLOAD ||
+                       u.op == Ops::GEP || (u.op == Ops::STORE && acc_store(u));
+    if (!plain) return nullptr;
     if ((u.op == Ops::LOAD || u.op == Ops::VLOAD) && !u.src.empty() && depends(&u) &&
         is_global_buffer(u.op == Ops::VLOAD ? u.src[0].get() : u.src[0]->op == Ops::INDEX ? u.src[0]->src[0].get() : u.src[0].get()))
       reads = true;
