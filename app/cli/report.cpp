@@ -729,7 +729,7 @@ void Page::compare_sources(const tsv::CompareModel& m, const QList<int>& rows) {
   for (int r : rows) {
     const tsv::Call& ca = *m.call_a(r);
     const tsv::Call& cb = *m.call_b(r);
-    const int xa = s().kernel_context(ca.program_key), xb = b.kernel_context(cb.program_key);
+    const int xa = s().kernel_context(ca), xb = b.kernel_context(cb);
     if (xa < 0 || xb < 0) continue;
     const tsv::Program &pa = s().contexts()[xa].program, &pb = b.contexts()[xb].program;
     const QStringList ka = tsv::statement_keys(s(), pa), kb = tsv::statement_keys(b, pb);

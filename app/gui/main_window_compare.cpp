@@ -412,7 +412,7 @@ void MainWindow::update_compare_sources() {
                                                  .arg(call + 1)
                                                  .arg(mine[call].name, second_label()));
   const tsv::Call& theirs = compare_session_->calls()[other];
-  const int ka = session_->kernel_context(mine[call].program_key), kb = compare_session_->kernel_context(theirs.program_key);
+  const int ka = session_->kernel_context(mine[call]), kb = compare_session_->kernel_context(theirs);
   if (ka < 0 || kb < 0) return compare_diff_->clear(tr("The trace has no source for call %1").arg(call + 1));
   const tsv::Program& pa = session_->contexts()[ka].program;
   const tsv::Program& pb = compare_session_->contexts()[kb].program;

@@ -190,7 +190,7 @@ QString Tour::fill(QString t) const {
   }
   if (const int k = first_kernel_call(); k >= 0) {
     first_call = s.calls()[k].display_name();
-    if (const int ctx = s.kernel_context(s.calls()[k].program_key); ctx >= 0) {
+    if (const int ctx = s.kernel_context(s.calls()[k]); ctx >= 0) {
       kernel = s.contexts()[ctx].program.name;
       lang = s.contexts()[ctx].program.lang;
       passes = int(s.contexts()[ctx].passes.size());

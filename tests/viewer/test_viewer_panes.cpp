@@ -286,6 +286,52 @@ class TestViewerPanes : public QObject {
     QVERIFY(!pane.grid(1)->values.isEmpty());
   }
 
+  // one AST compiled twice in a run (in a NOOPT scope, then with the default opts): two kernel contexts of one program
+  // key; each call selects the context that compiled what it ran, the source pane shows that program, and each
+  // context selects its own call
+  void one_key_two_programs() {
+    QTemporaryDir dir;
+    const QString script = dir.filePath("two_opts.py"), out = dir.filePath("two_opts.json");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("from tinygrad import Tensor, Context\n"
+            "a = Tensor.arange(64*64).reshape(64,64).float().contiguous().realize()\n"
+            "with Context(NOOPT=1):\n  x = (a*2).sum(1).numpy()\n"
+            "y = (a*2).sum(1).numpy()\n");
+    f.close();
+    const ts_test::Result r = ts_test::run_process(tinyscope_bin(), {"run", script, "--json", out, "--dev", "CPU"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    tsv::Session s;
+    tsv::SelectionModel sel(&s);
+    tsv::SourcePane source(&sel);
+    QVERIFY(s.load(out));
+    QList<int> kernels;
+    for (int i = 0; i < s.calls().size(); ++i)
+      if (!s.calls()[i].program_key.isEmpty()) kernels << i;
+    QCOMPARE(kernels.size(), 2);
+    const tsv::Call &plain = s.calls()[kernels[0]], &opted = s.calls()[kernels[1]];
+    QCOMPARE(plain.program_key, opted.program_key);
+    QVERIFY(plain.applied_opts.isEmpty());
+    QVERIFY(!opted.applied_opts.isEmpty());
+    const int a = s.kernel_context(plain), b = s.kernel_context(opted);
+    QVERIFY(a >= 0 && b >= 0 && a != b);
+    QCOMPARE(s.contexts()[a].program.name, plain.name);
+    QCOMPARE(s.contexts()[b].program.name, opted.name);
+    QVERIFY(plain.name != opted.name);
+    sel.select_call(kernels[1]);
+    QCOMPARE(sel.current().context, b);
+    QVERIFY2(source.text().contains(opted.name), qPrintable(source.text()));
+    QVERIFY(source.title().contains("UNROLL"));
+    sel.select_call(kernels[0]);
+    QCOMPARE(sel.current().context, a);
+    QVERIFY2(source.text().contains(plain.name), qPrintable(source.text()));
+    QVERIFY(source.title().contains("no opts"));
+    sel.select_context(b);
+    QCOMPARE(sel.current().call, kernels[1]);
+    sel.select_context(a);
+    QCOMPARE(sel.current().call, kernels[0]);
+  }
+
   void panes_follow_the_selection() {
     tsv::Session s;
     tsv::SelectionModel sel(&s);

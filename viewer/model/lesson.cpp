@@ -97,7 +97,7 @@ namespace {
 
 const Program* program_of(const Session& s, int call) {
   if (call < 0) return nullptr;
-  const int ctx = s.kernel_context(s.calls()[call].program_key);
+  const int ctx = s.kernel_context(s.calls()[call]);
   return ctx >= 0 && s.contexts()[ctx].has_program ? &s.contexts()[ctx].program : nullptr;
 }
 
@@ -193,7 +193,7 @@ LessonAnswer lesson_answer(const Session& s, const QString& kind) {
     return lp->applied_opts.isEmpty() ? none(QStringLiteral("no opt was applied to %1").arg(calls[last].name)) : LessonAnswer{true, opt_op(lp->applied_opts[0]), {}};
   if (kind == "lang_last") return {true, lp->lang.toUpper(), {}};
   if (kind == "passes_last") {
-    const int ctx = s.kernel_context(calls[last].program_key);
+    const int ctx = s.kernel_context(calls[last]);
     return count(s.contexts()[ctx].passes.size());
   }
   return none(QStringLiteral("unknown answer kind '%1'").arg(kind));

@@ -30,7 +30,7 @@ void SelectionModel::select_call(int call) {
   Selection s;
   s.call = call;
   s.program_key = calls[call].program_key;
-  s.context = session_->kernel_context(s.program_key);
+  s.context = session_->kernel_context(calls[call]);
   if (s.context < 0) s.context = session_->schedule_context(calls[call].schedule_index);
   set(s);
 }
@@ -50,8 +50,12 @@ void SelectionModel::select_context_quiet(int context, Selection* out) const {
   const auto& c = ctxs[context];
   if (c.has_program) {
     s.program_key = c.program.program_key;
-    auto calls = session_->calls_of(s.program_key);
-    if (!calls.isEmpty()) s.call = calls.front();
+    // its first call that ran this context's program (the same key under other opts is another context's)
+    for (int call : session_->calls_of(s.program_key))
+      if (session_->kernel_context(session_->calls()[call]) == context) {
+        s.call = call;
+        break;
+      }
   }
   *out = s;
 }

@@ -91,6 +91,11 @@ int Session::schedule_context(int schedule_index) const {
   return schedule_index >= 0 && schedule_index < schedules_.size() ? schedules_[schedule_index] : -1;
 }
 
+int Session::kernel_context(const Call& call) const {
+  if (call.program_key.isEmpty()) return -1;
+  return kernel_by_key_.value(call.program_key + '\n' + call.applied_opts.join('\n'), kernel_context(call.program_key));
+}
+
 QList<int> Session::calls_of(const QString& program_key) const {
   QList<int> out;
   if (program_key.isEmpty()) return out;
@@ -253,8 +258,11 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     // opened for a scope of its own (a "Gradient" one) has none and ran nothing
     if (c.is_schedule() && o.contains("linear")) schedules.push_back(contexts.size());
     else if (!c.is_schedule()) c.schedule = schedules.isEmpty() ? -1 : schedules.back();
-    if (c.has_program && !c.program.program_key.isEmpty() && !by_key.contains(c.program.program_key))
-      by_key.insert(c.program.program_key, contexts.size());
+    if (c.has_program && !c.program.program_key.isEmpty()) {
+      if (!by_key.contains(c.program.program_key)) by_key.insert(c.program.program_key, contexts.size());
+      const QString with_opts = c.program.program_key + '\n' + c.program.applied_opts.join('\n');
+      if (!by_key.contains(with_opts)) by_key.insert(with_opts, contexts.size());
+    }
     contexts.push_back(c);
   }
   for (const auto& cv : root[key::kCalls].toArray()) {
@@ -265,6 +273,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     c.colored_name = o["colored_name"].toString();
     c.device = o["device"].toString();
     c.program_key = o["program_key"].toString();
+    for (const auto& a : o["applied_opts"].toArray()) c.applied_opts.push_back(a.toString());
     c.counter = o["counter"].toInt();
     c.num_args = o["num_args"].toInt();
     c.schedule_index = o["schedule_index"].toInt();

@@ -75,6 +75,7 @@ struct Context {
 };
 struct Call {
   QString kind, name, colored_name, device, program_key;
+  QStringList applied_opts;  // the opts of the program it ran (a kernel)
   int counter = 0, num_args = 0, schedule_index = 0;
   QList<QPair<qint64, QString>> arg_sizes;
   QList<qint64> global_size;
@@ -190,8 +191,11 @@ class Session : public QObject {
   const RuleInfo* rule_info(const QString& name, const QString& loc) const;
   const Uop* uop(int id) const;
 
-  // the kernel context whose program has this key, or -1
+  // the kernel context whose program has this key (the first, where one run compiled it under several opts), or -1
   int kernel_context(const QString& program_key) const { return kernel_by_key_.value(program_key, -1); }
+  // the kernel context that compiled what the call ran: its key and opts (a NOOPT scope and the default compile one
+  // AST twice), else its key alone; -1 for copies and calls of traces without programs
+  int kernel_context(const Call& call) const;
   // the n-th schedule context (calls' schedule_index), or -1
   int schedule_context(int schedule_index) const;
   QList<int> calls_of(const QString& program_key) const;

@@ -102,7 +102,7 @@ void AccessPane::add_to_header(QWidget* w) { header_->insertWidget(1, w); }
 void AccessPane::on_selection(const Selection& s) {
   const Session& ses = *selection_->session();
   int ctx = s.context, call = s.call;
-  if (call >= 0 && call < ses.calls().size()) ctx = ses.kernel_context(ses.calls()[call].program_key);
+  if (call >= 0 && call < ses.calls().size()) ctx = ses.kernel_context(ses.calls()[call]);
   else call = -1;
   QString err;
   if (ctx < 0 || !model_.load(ses, ctx, call, &err)) {

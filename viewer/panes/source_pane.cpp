@@ -129,16 +129,16 @@ void SourcePane::set_assembly(const QString& key, const QString& text) {
 
 void SourcePane::show_text() {
   const Session& s = *selection_->session();
-  int ctx = s.kernel_context(program_key_);
-  if (ctx < 0 || program_key_ == shown_key_) return;
+  const int ctx = context_;
+  if (ctx < 0 || ctx >= s.contexts().size() || program_key_ == shown_key_) return;
   const Program& p = s.contexts()[ctx].program;
   shown_key_.clear();  // no line selection while the text is replaced
   if (asm_mode_) {
     highlighter_->set_language(QStringLiteral("asm"));
-    auto it = assembly_.constFind(p.program_key);
+    auto it = assembly_.constFind(program_key_);
     if (it == assembly_.constEnd()) {
       edit_->setPlainText(tr("; disassembling %1…").arg(s.contexts()[ctx].plain_name));
-      emit assembly_wanted(p.program_key, p.lang, p.src);
+      emit assembly_wanted(program_key_, p.lang, p.src);
       return;  // set_assembly() shows it
     }
     edit_->setPlainText(*it);
@@ -151,7 +151,7 @@ void SourcePane::show_text() {
     shown_ = displayed(p.src);
     edit_->setPlainText(shown_.text);
   }
-  shown_key_ = p.program_key;
+  shown_key_ = program_key_;
   QString opts = p.applied_opts.isEmpty() ? tr("no opts") : p.applied_opts.join(", ");
   // opts BEAM found say so first (the whole story is in the tooltip)
   if (p.opts_source.startsWith("BEAM")) opts = tr("opts from %1: %2").arg(p.opts_source.section(QRegularExpression("[:,]"), 0, 0), opts);
@@ -173,8 +173,11 @@ void SourcePane::set_dark(bool dark) { highlighter_->set_dark(dark); }
 
 void SourcePane::on_selection(const Selection& sel) {
   const Session& s = *selection_->session();
-  int ctx = s.kernel_context(sel.program_key);
-  program_key_ = ctx < 0 ? QString() : sel.program_key;
+  // the selected kernel context (a call's is the one that compiled what it ran), else the key's
+  const bool kernel = sel.context >= 0 && sel.context < s.contexts().size() && s.contexts()[sel.context].has_program;
+  const int ctx = kernel ? sel.context : s.kernel_context(sel.program_key);
+  context_ = ctx;
+  program_key_ = ctx < 0 ? QString() : s.contexts()[ctx].program.program_key + '\n' + s.contexts()[ctx].program.applied_opts.join('\n');
   if (ctx < 0) {
     shown_key_.clear();
     shown_ = {};

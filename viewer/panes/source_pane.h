@@ -55,7 +55,8 @@ class SourcePane : public QWidget {
   bool source_shown() const { return !asm_mode_ && !uops_mode_; }  // (lines are the selection's source lines)
   Shown shown_;         // the generated source as shown (cut when too long)
   QString shown_key_;   // the program whose text is shown ("" while none, or while the text is replaced)
-  QString program_key_; // the selected program
+  QString program_key_; // the selected program: its key and opts (one AST compiled under two opts is two programs)
+  int context_ = -1;    // the kernel context that compiled it
   bool asm_mode_ = false;
   bool uops_mode_ = false;
   QHash<QString, QString> assembly_;
