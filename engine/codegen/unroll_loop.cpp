@@ -15,7 +15,7 @@ namespace {
 
 struct UnrollCtx {
   bool done = false;
-  int64_t max_lanes = 0;
+  int64_t max_lanes = 0, max_times = 4;
 };
 
 bool is_global_buffer(const UOp* x) {
@@ -50,13 +50,10 @@ UOpRef unroll(const UOpRef& linear, const UnrollCtx& ctx) {
   if (R->as<RangeArg>().type != AxisType::REDUCE || R->src[0]->op != Ops::CONST) return nullptr;
   const int64_t trip = R->src[0]->const_int();
   int64_t times = 1;
-  for (int64_t u : {4, 2})
-    if (trip % u == 0 && trip / u >= 2) {
-      times = u;
-      break;
-    }
+  for (int64_t u = 2; u <= ctx.max_times && trip % u == 0 && trip / u >= 2; u *= 2) times = u;
   const int body = close - open - 1;
-  if (times == 1 || body * times > 1024) return nullptr;
+  while (times > 1 && body * times > 1024) times /= 2;
+  if (times == 1) return nullptr;
   // which nodes read the loop's index (memoized), and whether the body reads a buffer along it
   std::unordered_map<const UOp*, bool> dep;
   std::function<bool(const UOp*)> depends = [&](const UOp* x) -> bool {
@@ -135,7 +132,8 @@ UOpRef unroll(const UOpRef& linear, const UnrollCtx& ctx) {
 }  // namespace
 
 UOpRef unroll_reduce_loop(const UOpRef& linear, int64_t max_lanes) {
-  if (codegen_option("LOOP_UNROLL", 1) == 0) return linear;
+  const int64_t times = codegen_option("LOOP_UNROLL", 4);
+  if (times < 2) return linear;
   static const PatternMatcher pm({rule("the innermost reduce loop's body 2 or 4 times a trip", {Ops::LINEAR}, [](const UOpRef& x, UnrollCtx& ctx) -> UOpRef {
     if (ctx.done) return nullptr;
     ctx.done = true;
@@ -143,6 +141,7 @@ UOpRef unroll_reduce_loop(const UOpRef& linear, int64_t max_lanes) {
   })});
   UnrollCtx ctx;
   ctx.max_lanes = max_lanes;
+  ctx.max_times = times;
   return graph_rewrite(linear, pm, ctx, "unroll the reduce loop");
 }
 

@@ -221,15 +221,15 @@ class TestGpuCodegen : public QObject {
   }
 
   // GLSL: a launch of few lanes (a row sum of 16384 x 256: 4096 lanes of 4 rows) writes its reduce loop's body 4 times
-  // a trip, copy j at 4r + j, the accumulators updated in the same order; the name and opts stay. Many lanes (a 2048 x
-  // 2048 matmul), a body that would pass 1024 nodes (the 64^3 matmul's 16 accumulators) or LOOP_UNROLL=0: the loop as
-  // the opts made it
+  // a trip, copy j at 4r + j, the accumulators updated in the same order; the name and opts stay. A body that would
+  // pass 1024 nodes in 4 copies (the 64^3 matmul's 16 accumulators) is written twice; LOOP_UNROLL=8 writes the row sum's
+  // 8 times. Many lanes (a 2048 x 2048 matmul) or LOOP_UNROLL=0: the loop as the opts made it
   void glsl_unrolled_reduce_loop() {
     const UOpRef rs = k::row_sum(16384, 256);
     const ProgramSpec p = to_program(rs, glsl_renderer(), gpu_opt_target());
     codegen_options()["LOOP_UNROLL"] = "0";
     const ProgramSpec plain = to_program(rs, glsl_renderer(), gpu_opt_target());
-    const std::string big_plain = glsl(k::matmul(2048, 2048, 64)), mm_plain = glsl(k::matmul(64, 64, 64));
+    const std::string big_plain = glsl(k::matmul(2048, 64, 2048)), mm_plain = glsl(k::matmul(64, 64, 64));
     codegen_options().erase("LOOP_UNROLL");
     QCOMPARE(p.name, plain.name);
     QCOMPARE(p.applied_opts, plain.applied_opts);
@@ -245,8 +245,14 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(count(plain.src, "acc0 = (acc0"), size_t{1});
     QCOMPARE(count(p.src, "acc0 = (acc0"), size_t{4});
     QCOMPARE(count(p.src, "vec4 val"), 4 * count(plain.src, "vec4 val"));
-    QCOMPARE(glsl(k::matmul(2048, 2048, 64)), big_plain);
-    QCOMPARE(glsl(k::matmul(64, 64, 64)), mm_plain);
+    QCOMPARE(glsl(k::matmul(2048, 64, 2048)), big_plain);
+    QVERIFY2(mm_plain.find(" < 16; Ridx") != std::string::npos, mm_plain.c_str());
+    const std::string mm = glsl(k::matmul(64, 64, 64));
+    QVERIFY2(mm.find(" < 8; Ridx") != std::string::npos && mm.find("*2)") != std::string::npos, mm.c_str());
+    codegen_options()["LOOP_UNROLL"] = "8";
+    const std::string eight = glsl(rs);
+    codegen_options().erase("LOOP_UNROLL");
+    QVERIFY2(eight.find("Ridx1 < 8;") != std::string::npos && count(eight, "acc0 = (acc0") == 8, eight.c_str());
   }
 
   // corpus-gpu 16: the 64^3 matmul
