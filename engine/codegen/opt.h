@@ -51,7 +51,7 @@ struct TensorCore {
   // wg_m x wg_n x wg_k up to wg_max rows or columns, in work groups of exactly one of wg_lanes invocations (empty: it
   // has none). A kernel whose work-group tile fits is rendered with one such matrix (TcLayout::workgroup_scope).
   int64_t wg_m = 0, wg_n = 0, wg_k = 0, wg_max = 0;
-  std::vector<int64_t> wg_lanes;
+  std::vector<int64_t> wg_lanes{};
   std::string str() const;  // "16x8x16 half -> float"
 };
 

@@ -610,7 +610,7 @@ void create_device(Context::Impl& I) {
     tail = &bf16.pNext;
     enable.push_back(kBfloat16Ext);
   }
-  if (d.cooperative_matrix_workgroup) {  // workgroup-scope matrices of flexible sizes (SPV_NV_cooperative_matrix2)
+  if (d.cooperative_matrix_workgroup && I.options.workgroup_matrices) {  // workgroup-scope matrices (SPV_NV_cooperative_matrix2)
     coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
     coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
     *tail = &coop2;

@@ -213,6 +213,9 @@ struct OpenOptions {
   // a testing hook (TINYSCOPE_VK_FAULT=device_lost:N): the N-th batch waited for reports VK_ERROR_DEVICE_LOST once
   // the device is idle, as a real loss would, so the path to the user is tested on any device; 0: never
   int lose_device_at_wait = 0;
+  // VK_NV_cooperative_matrix2's workgroup scope and flexible dimensions enabled where the device has them (what
+  // workgroup-scope tensor-core kernels need: TC_WG=1)
+  bool workgroup_matrices = false;
   bool operator==(const OpenOptions&) const = default;
 };
 

@@ -45,7 +45,9 @@ class VulkanDevice final : public Device {
   }
   // logical > 0: another logical device of the same physical one (a Context of its own)
   VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options, int logical = 0)
-      : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical) {}
+      : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical),
+        // workgroup-scope tensor cores only with TC_WG=1 when the device opens: not yet run on a GPU that has them
+        workgroup_matrices_(info_.cooperative_matrix_workgroup && codegen_option("TC_WG", 0) > 0) {}
 
   std::string memory() const override { return name(); }
   const Renderer& renderer() const override { return glsl_renderer(); }
@@ -74,7 +76,7 @@ class VulkanDevice final : public Device {
       TensorCore tc{c.m, c.n, c.k, in, dtypes::float32, info_.subgroup_size, khr};
       // the same types as workgroup-scope matrices (VK_NV_cooperative_matrix2): their granules and work-group sizes
       for (const auto& f : info_.cooperative_matrix_flexible_shapes) {
-        if (!khr || f.scope != "workgroup" || f.a_type != c.a_type || f.b_type != c.a_type || f.c_type != "float32" ||
+        if (!workgroup_matrices_ || !khr || f.scope != "workgroup" || f.a_type != c.a_type || f.b_type != c.a_type || f.c_type != "float32" ||
             f.result_type != "float32" || f.saturating || !f.workgroup_invocations)
           continue;
         tc.wg_m = std::max<int64_t>(tc.wg_m, f.m), tc.wg_n = std::max<int64_t>(tc.wg_n, f.n), tc.wg_k = std::max<int64_t>(tc.wg_k, f.k);
@@ -428,6 +430,7 @@ class VulkanDevice final : public Device {
       o.cache_dir = options_.cache_dir;
       o.logical = logical_;
       o.lose_device_at_wait = options_.lose_device_at_wait;
+      o.workgroup_matrices = workgroup_matrices_;
       ctx_ = open_device(info_.index, o);
       std::lock_guard g(g_mu);
       g_opened.push_back(ctx_);
@@ -438,6 +441,7 @@ class VulkanDevice final : public Device {
   DeviceInfo info_;
   DeviceOptions options_;
   int logical_ = 0;
+  bool workgroup_matrices_ = false;  // VK_NV_cooperative_matrix2 enabled: its tensor-core tiles offered (TC_WG=1)
   std::mutex mu_;
   std::shared_ptr<Context> ctx_;
   std::map<size_t, std::vector<DeviceBuffer>> free_;  // freed buffers by size, for reuse
