@@ -541,8 +541,9 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
     Limit l = time_matmul_shader(ctx, coopmat_matmul_source(c.m, c.n, c.k), nm, "matmul " + std::to_string(m) + " fp16", C, A, B, m, reps);
     if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
   }
-  // workgroup-scope matrices: a few tilings for each fp16 x fp16 + fp32 flexible shape (its granules and work group)
-  if (info.cooperative_matrix_workgroup)
+  // workgroup-scope matrices (where the device was opened with them, TC_WG=1): a few tilings for each fp16 x fp16 +
+  // fp32 flexible shape (its granules and work group)
+  if (info.cooperative_matrix_workgroup && ctx.options().workgroup_matrices)
     for (const auto& c : info.cooperative_matrix_flexible_shapes) {
       if (!(c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "workgroup"))
         continue;
