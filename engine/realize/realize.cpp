@@ -1,6 +1,7 @@
 // run_linear: compile every kernel of a schedule (deduplicated by content), then execute the calls in order,
 // printing the reference's DEBUG lines and recording each call for the trace.
 #include "engine/realize/realize.h"
+#include "engine/runtime/compiler_hook.h"
 
 #include <algorithm>
 #include <chrono>
@@ -169,8 +170,9 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJob
       context = scope.defer_end();
     } else {
       const double c0 = stamp ? trace::clock_seconds() : 0;
+      compile_wait_seconds() = 0;
       c->exe = dev.load(c->spec);
-      if (stamp) scope.set_compile(c0, trace::clock_seconds());
+      if (stamp) scope.set_compile(c0 + compile_wait_seconds(), trace::clock_seconds());
     }
   }
   // (in flight until jobs->wait(); compile_all takes a program whose compile failed out again)
@@ -178,13 +180,14 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJob
   if (background)
     jobs->start(order, [c, &dev, context] {
       const double c0 = context >= 0 ? trace::clock_seconds() : 0;
+      compile_wait_seconds() = 0;
       try {
         c->exe = dev.load(c->spec);
       } catch (...) {
         trace::finish_compile(context, false, 0, 0);
         throw;
       }
-      trace::finish_compile(context, true, c0, context >= 0 ? trace::clock_seconds() : 0);
+      trace::finish_compile(context, true, c0 + compile_wait_seconds(), context >= 0 ? trace::clock_seconds() : 0);
     });
   return c;
 }

@@ -43,7 +43,7 @@ inline constexpr const char* kWrites = "writes";      // a call: the BUFFER uop 
 inline constexpr const char* kReads = "reads";        // destination) and reads (a kernel's inputs, a copy's source)
 inline constexpr const char* kBegin = "begin";        // a context: when its scope opened
 inline constexpr const char* kEnd = "end";            // a context: when it closed
-inline constexpr const char* kCompile = "compile";    // a kernel context: [begin, end] of compiling its program (host)
+inline constexpr const char* kCompile = "compile";    // a kernel context: [begin, end] of compiling its program (host; after any wait for a compiler another kernel held)
 }  // namespace stamp
 
 }  // namespace ts::trace

@@ -1,9 +1,11 @@
 // The CPU JIT. This is the only translation unit of the project that includes LLVM or clang headers
 // (each such TU costs ~30 s and ~0.8 GB to build). Never include Qt here (its `emit` macro breaks ORC).
 #include "engine/runtime/cpu/cpu_jit.h"
+#include "engine/runtime/compiler_hook.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -344,7 +346,9 @@ std::string compile_object(SourceKind kind, const std::string& source) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m;
   {
+    const auto asked = std::chrono::steady_clock::now();
     std::lock_guard serial(frontend_mutex());
+    compile_wait_seconds() += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
     m = compile_module(j, kind, source, ctx);
   }
   const llvm::DataLayout& dl = j.lljit->getDataLayout();

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/runtime/compiler_hook.h"
 #include "engine/runtime/cpu/cpu_jit.h"
 
 using ts::cpu::SourceKind;
@@ -274,6 +275,32 @@ void z(float* restrict a, _Float16* restrict h, const float* restrict f, int n) 
     for (auto& th : threads) th.join();
     for (const auto& e : errors) QVERIFY2(e.empty(), e.c_str());
     QCOMPARE(ok.load(), kThreads * kPerThread);
+  }
+
+  // C front ends run one at a time: each thread's compile_wait_seconds() counts its wait for another's (what the
+  // trace leaves out of a kernel's compile span). Four threads released together on fresh sources: some wait, and
+  // none waits longer than its whole compile took
+  void frontend_waits_are_counted() {
+    constexpr int kThreads = 4;
+    std::vector<double> wait(kThreads), took(kThreads);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([t, &wait, &took, &ready] {
+        std::string body;
+        for (int k = 0; k < 200; ++k) body += " * (y + " + std::to_string(t * 1000 + k) + ".5f)";
+        const std::string src = elementwise_kernel("E_wait", "x" + body);
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        ts::compile_wait_seconds() = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        ts::cpu::compile(SourceKind::C, src, "E_wait");
+        took[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        wait[t] = ts::compile_wait_seconds();
+      });
+    for (auto& th : threads) th.join();
+    QVERIFY(*std::max_element(wait.begin(), wait.end()) > 0);
+    for (int t = 0; t < kThreads; ++t) QVERIFY2(wait[t] >= 0 && wait[t] <= took[t], qPrintable(QString("thread %1: waited %2 s of %3 s").arg(t).arg(wait[t]).arg(took[t])));
   }
 
   void timing() {
