@@ -385,7 +385,7 @@ void Page::summary() {
   QSet<QString> programs;
   double total = 0;
   for (const tsv::Call& c : calls) {
-    if (c.kind == "kernel") ++kernels, programs.insert(c.program_key);
+    if (c.kind == "kernel") ++kernels, programs.insert(c.program_key + '\n' + c.applied_opts.join('\n'));
     else if (c.kind == "copy") ++copies;
     else ++others;
     max_times = std::max<int>(max_times, c.times.size());
@@ -547,11 +547,14 @@ void Page::sources() {
   h_ += "<section id=\"sources\"><h2>Sources</h2>";
   QSet<QString> seen;
   int n = 0;
-  for (const tsv::Context& c : s().contexts()) {
-    if (!c.has_program || c.program.src.isEmpty() || seen.contains(c.program.program_key)) continue;
-    seen.insert(c.program.program_key);
+  for (int ci = 0; ci < s().contexts().size(); ++ci) {
+    const tsv::Context& c = s().contexts()[ci];
+    // a program: its key and opts (one AST compiled under two opts is two programs)
+    const QString program = c.program.program_key + '\n' + c.program.applied_opts.join('\n');
+    if (!c.has_program || c.program.src.isEmpty() || seen.contains(program)) continue;
+    seen.insert(program);
     const tsv::Program& p = c.program;
-    const int ran = s().calls_of(p.program_key).size();
+    const int ran = s().calls_of_context(ci).size();
     QString meta = esc(p.lang.isEmpty() ? QStringLiteral("source") : p.lang);
     meta += " · opts: " + esc(p.applied_opts.isEmpty() ? QStringLiteral("none") : p.applied_opts.join(", "));
     if (!p.opts_source.isEmpty()) meta += " (" + esc(p.opts_source) + ")";

@@ -304,6 +304,7 @@ class TestViewerPanes : public QObject {
     tsv::Session s;
     tsv::SelectionModel sel(&s);
     tsv::SourcePane source(&sel);
+    tsv::SchedulePane schedule(&sel);
     QVERIFY(s.load(out));
     QList<int> kernels;
     for (int i = 0; i < s.calls().size(); ++i)
@@ -330,6 +331,13 @@ class TestViewerPanes : public QObject {
     QCOMPARE(sel.current().call, kernels[1]);
     sel.select_context(a);
     QCOMPARE(sel.current().call, kernels[0]);
+    QCOMPARE(s.calls_of_context(a), QList<int>{kernels[0]});
+    QCOMPARE(s.calls_of_context(b), QList<int>{kernels[1]});
+    // the schedule marks the calls of the selected program only
+    sel.select_call(kernels[1]);
+    QCoreApplication::processEvents();
+    QVERIFY(schedule.selectionModel()->isRowSelected(kernels[1], {}));
+    QVERIFY(!schedule.selectionModel()->isRowSelected(kernels[0], {}));
   }
 
   void panes_follow_the_selection() {

@@ -50,12 +50,8 @@ void SelectionModel::select_context_quiet(int context, Selection* out) const {
   const auto& c = ctxs[context];
   if (c.has_program) {
     s.program_key = c.program.program_key;
-    // its first call that ran this context's program (the same key under other opts is another context's)
-    for (int call : session_->calls_of(s.program_key))
-      if (session_->kernel_context(session_->calls()[call]) == context) {
-        s.call = call;
-        break;
-      }
+    // its first call (one that ran this context's program: the same key under other opts is another context's)
+    if (const QList<int> calls = session_->calls_of_context(context); !calls.isEmpty()) s.call = calls.front();
   }
   *out = s;
 }

@@ -96,6 +96,14 @@ int Session::kernel_context(const Call& call) const {
   return kernel_by_key_.value(call.program_key + '\n' + call.applied_opts.join('\n'), kernel_context(call.program_key));
 }
 
+QList<int> Session::calls_of_context(int context) const {
+  QList<int> out;
+  if (context < 0 || context >= contexts_.size() || !contexts_[context].has_program) return out;
+  for (int i : calls_of(contexts_[context].program.program_key))
+    if (kernel_context(calls_[i]) == context) out.push_back(i);
+  return out;
+}
+
 QList<int> Session::calls_of(const QString& program_key) const {
   QList<int> out;
   if (program_key.isEmpty()) return out;

@@ -199,6 +199,8 @@ class Session : public QObject {
   // the n-th schedule context (calls' schedule_index), or -1
   int schedule_context(int schedule_index) const;
   QList<int> calls_of(const QString& program_key) const;
+  // the calls that ran the program a kernel context compiled (kernel_context(call) is it), in order
+  QList<int> calls_of_context(int kernel_context) const;
   // the calls a schedule context ran, in order (one per item of its linear), or none
   QList<int> calls_of_schedule(int schedule_context) const;
   // the LINEAR item a call ran (its place among its schedule's calls), or nullptr where the trace does not tell

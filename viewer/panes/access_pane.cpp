@@ -121,7 +121,7 @@ void AccessPane::on_selection(const Selection& s) {
   set_label(label_);
   // (a kernel context without a call: its first call's buffers)
   if (call < 0 && ses.contexts()[ctx].has_program)
-    if (const QList<int> cs = ses.calls_of(ses.contexts()[ctx].program.program_key); !cs.isEmpty()) call = cs.front();
+    if (const QList<int> cs = ses.calls_of_context(ctx); !cs.isEmpty()) call = cs.front();
   build_grids(call);
   // how each grid is laid out and what its colours are, said once
   QStringList tips;
