@@ -137,7 +137,9 @@ class Bars : public QWidget {
     const Selection& s = sel_->current();
     const int h = col.h, y = h + r * h;
     const QColor text = palette().color(QPalette::Text);
-    const bool marked = r == s.call || (!s.program_key.isEmpty() && c.program_key == s.program_key);
+    // the selected call, and the other calls of its program (its key and opts: the kernel context that compiled it)
+    const bool marked = r == s.call || (!s.program_key.isEmpty() && c.program_key == s.program_key &&
+                                        sel_->session()->kernel_context(c) == s.context);
     if (marked) p.fillRect(QRect(0, y, width(), h), palette().color(QPalette::Highlight).lighter(r == s.call ? 100 : 130));
     // a call replayed by TinyJit: a magenta edge, as DEBUG=2 colours its header
     if (c.jit) p.fillRect(QRect(0, y + 2, 3, h - 4), QColor(0xc0, 0x3c, 0xc0));
