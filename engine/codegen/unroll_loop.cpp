@@ -1,4 +1,4 @@
-// GPU: unroll_reduce_loop, the body of a kernel's innermost reduce loop written 2 or 4 times a trip (see
+// GPU: unroll_reduce_loop, the body of a kernel's innermost reduce loop written several times a trip (see
 // engine/codegen/unroll_loop.h). No counterpart in the reference.
 #include "engine/codegen/unroll_loop.h"
 
@@ -134,7 +134,7 @@ UOpRef unroll(const UOpRef& linear, const UnrollCtx& ctx) {
 UOpRef unroll_reduce_loop(const UOpRef& linear, int64_t max_lanes) {
   const int64_t times = codegen_option("LOOP_UNROLL", 4);
   if (times < 2) return linear;
-  static const PatternMatcher pm({rule("the innermost reduce loop's body 2 or 4 times a trip", {Ops::LINEAR}, [](const UOpRef& x, UnrollCtx& ctx) -> UOpRef {
+  static const PatternMatcher pm({rule("the innermost reduce loop's body several times a trip", {Ops::LINEAR}, [](const UOpRef& x, UnrollCtx& ctx) -> UOpRef {
     if (ctx.done) return nullptr;
     ctx.done = true;
     return unroll(x, ctx);

@@ -505,8 +505,6 @@ void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, in
     }
 }
 
-}  // namespace
-
 // GLSL's type of a cooperative matrix of `t` at `scope` ("gl_ScopeSubgroup", "gl_ScopeWorkgroup")
 std::string coopmat_type(DType t, const char* scope, int64_t rows, int64_t cols) {
   return "fcoopmatNV<" + std::to_string(t->bitsize) + ", " + scope + ", " + std::to_string(rows) + "u, " + std::to_string(cols) + "u>";
@@ -561,6 +559,8 @@ std::string render_glsl_tensor_core_workgroup(const ProgramSpec& spec, const TcL
     << (L.c_col ? "true" : "false") << ");\n}\n";
   return o.str();
 }
+
+}  // namespace
 
 std::string render_glsl_tensor_core(const ProgramSpec& spec, const TcLayout& L) {
   if (L.workgroup_scope) return render_glsl_tensor_core_workgroup(spec, L);
