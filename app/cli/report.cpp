@@ -385,7 +385,7 @@ void Page::summary() {
   QSet<QString> programs;
   double total = 0;
   for (const tsv::Call& c : calls) {
-    if (c.kind == "kernel") ++kernels, programs.insert(c.program_key + '\n' + c.applied_opts.join('\n'));
+    if (c.kind == "kernel") ++kernels, programs.insert(tsv::program_id(c.program_key, c.applied_opts));
     else if (c.kind == "copy") ++copies;
     else ++others;
     max_times = std::max<int>(max_times, c.times.size());
@@ -550,7 +550,7 @@ void Page::sources() {
   for (int ci = 0; ci < s().contexts().size(); ++ci) {
     const tsv::Context& c = s().contexts()[ci];
     // a program: its key and opts (one AST compiled under two opts is two programs)
-    const QString program = c.program.program_key + '\n' + c.program.applied_opts.join('\n');
+    const QString program = tsv::program_id(c.program.program_key, c.program.applied_opts);
     if (!c.has_program || c.program.src.isEmpty() || seen.contains(program)) continue;
     seen.insert(program);
     const tsv::Program& p = c.program;

@@ -93,7 +93,7 @@ int Session::schedule_context(int schedule_index) const {
 
 int Session::kernel_context(const Call& call) const {
   if (call.program_key.isEmpty()) return -1;
-  return kernel_by_key_.value(call.program_key + '\n' + call.applied_opts.join('\n'), kernel_context(call.program_key));
+  return kernel_by_key_.value(program_id(call.program_key, call.applied_opts), kernel_context(call.program_key));
 }
 
 QList<int> Session::calls_of_context(int context) const {
@@ -268,7 +268,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
     else if (!c.is_schedule()) c.schedule = schedules.isEmpty() ? -1 : schedules.back();
     if (c.has_program && !c.program.program_key.isEmpty()) {
       if (!by_key.contains(c.program.program_key)) by_key.insert(c.program.program_key, contexts.size());
-      const QString with_opts = c.program.program_key + '\n' + c.program.applied_opts.join('\n');
+      const QString with_opts = program_id(c.program.program_key, c.program.applied_opts);
       if (!by_key.contains(with_opts)) by_key.insert(with_opts, contexts.size());
     }
     contexts.push_back(c);

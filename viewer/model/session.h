@@ -73,6 +73,12 @@ struct Context {
   bool is_schedule() const { return kind == "schedule"; }
   bool operator==(const Context&) const = default;
 };
+// A compiled program's identity in a trace: its key (the kernel AST's hash) and its opts; one AST compiled under two
+// opts (a NOOPT scope, then the default) is two programs of one key
+inline QString program_id(const QString& program_key, const QStringList& applied_opts) {
+  return program_key + QLatin1Char('\n') + applied_opts.join(QLatin1Char('\n'));
+}
+
 struct Call {
   QString kind, name, colored_name, device, program_key;
   QStringList applied_opts;  // the opts of the program it ran (a kernel)

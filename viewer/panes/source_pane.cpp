@@ -177,7 +177,7 @@ void SourcePane::on_selection(const Selection& sel) {
   const bool kernel = sel.context >= 0 && sel.context < s.contexts().size() && s.contexts()[sel.context].has_program;
   const int ctx = kernel ? sel.context : s.kernel_context(sel.program_key);
   context_ = ctx;
-  program_key_ = ctx < 0 ? QString() : s.contexts()[ctx].program.program_key + '\n' + s.contexts()[ctx].program.applied_opts.join('\n');
+  program_key_ = ctx < 0 ? QString() : program_id(s.contexts()[ctx].program.program_key, s.contexts()[ctx].program.applied_opts);
   if (ctx < 0) {
     shown_key_.clear();
     shown_ = {};
