@@ -92,6 +92,13 @@ std::optional<std::pair<int64_t, int64_t>> contiguous_run(std::vector<TcRange> r
   return std::make_pair(sp, sq);
 }
 
+// TC_STAGE=N: the K blocks asked for at a time (0: none asked), refused when N does not divide the layout's K blocks
+int64_t asked_stage(const TcLayout& L) {
+  const int64_t want = codegen_option("TC_STAGE", 0);
+  if (want > 0 && L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
+  return std::max<int64_t>(want, 0);
+}
+
 // whether the layout's tile can be one workgroup-scope matrix of `tc` (TcLayout::workgroup_scope); sets its strides
 bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
   const int64_t lanes = L.subgroups() * L.threads;
@@ -128,10 +135,8 @@ bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
   // tile_m x stage*block_k tile of A and one of B; as many as keep that at most kTcWorkgroupK deep (TC_STAGE=N: N)
   std::vector<TcRange> all_k = ks;
   all_k.insert(all_k.end(), L.reduces.begin(), L.reduces.end());
-  const int64_t want = codegen_option("TC_STAGE", 0);
   if (!L.reduces.empty() && contiguous_run(all_k, &TcRange::ca, &TcRange::cb) == k) {
-    if (want > 0) {
-      if (L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
+    if (const int64_t want = asked_stage(L)) {
       L.stage = want;
     } else {
       for (int64_t d = 2; L.k_blocks() % d == 0 && L.block_k() * d <= kTcWorkgroupK; d *= 2) L.stage = d;
@@ -264,9 +269,7 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   // the staging depth: K blocks per shared-memory fill. Deeper fills take half as many barriers per multiply-add, as
   // long as the tiles fit in shared memory and the registers that prefetch them stay within a budget beside the
   // accumulators (a lane holds tm x tn / threads of each in fp32)
-  const int64_t want = codegen_option("TC_STAGE", 0);
-  if (want > 0) {
-    if (L.k_blocks() % want) refuse("TC_STAGE=" + std::to_string(want) + " does not divide the " + std::to_string(L.k_blocks()) + " K blocks");
+  if (const int64_t want = asked_stage(L)) {
     L.stage = want;
     if (L.shared_bytes() > shared_limit) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
   } else {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/codegen/cpu/linear_edit.h"
 #include "engine/codegen/opt.h"
 #include "engine/uop/rewrite.h"
 
@@ -19,7 +20,7 @@ struct UnrollCtx {
 };
 
 bool is_global_buffer(const UOp* x) {
-  while (x->op == Ops::AFTER || x->op == Ops::GROUP) x = x->src[0].get();
+  x = cpu::resolve(x);
   return x->op == Ops::PARAM && x->as<ParamArg>().addrspace == AddrSpace::GLOBAL;
 }
 
@@ -64,11 +65,7 @@ UOpRef unroll(const UOpRef& linear, const UnrollCtx& ctx) {
     return dep[x] = d;
   };
   // a body of arithmetic, buffer reads and accumulator updates only (no gate blocks, no other stores)
-  auto acc_store = [](const UOp& u) {
-    const UOp* t = u.src.at(0).get();
-    while (t->op == Ops::AFTER || t->op == Ops::GROUP) t = t->src[0].get();
-    return t->op == Ops::DEFINE_ACC;
-  };
+  auto acc_store = [](const UOp& u) { return cpu::resolve(u.src.at(0).get())->op == Ops::DEFINE_ACC; };
   bool reads = false;
   for (int i = open + 1; i < close; ++i) {
     const UOp& u = *l[static_cast<size_t>(i)];

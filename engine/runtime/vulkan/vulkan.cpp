@@ -218,6 +218,17 @@ std::vector<VkExtensionProperties> device_extensions(const Instance& inst, VkPhy
   return exts;
 }
 
+// a device's list through the two-call idiom (the count, then the entries, each starting as `blank`: its sType set)
+template <class T, class Fn>
+std::vector<T> enumerate(Fn fn, VkPhysicalDevice pd, const T& blank) {
+  uint32_t n = 0;
+  fn(pd, &n, nullptr);
+  std::vector<T> out(n, blank);
+  if (n) fn(pd, &n, out.data());
+  out.resize(n);
+  return out;
+}
+
 DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   const InstanceFns& F = inst.fns;
   DeviceInfo d;
@@ -360,13 +371,8 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   }
   if (coop_ext && coop.cooperativeMatrix) {
     d.cooperative_matrix = true;
-    uint32_t n = 0;
-    F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, nullptr);
-    std::vector<CoopMatrixProperties> props(n, CoopMatrixProperties{kSTypeCoopProperties, nullptr, 0, 0, 0, 0, 0, 0,
-                                                                     0, VK_FALSE, 0});
-    if (n) F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, props.data());
-    props.resize(n);
-    for (auto& c : props)
+    for (auto& c : enumerate(F.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR, pd,
+                             CoopMatrixProperties{kSTypeCoopProperties, nullptr, 0, 0, 0, 0, 0, 0, 0, VK_FALSE, 0}))
       d.cooperative_matrix_shapes.push_back({c.MSize, c.NSize, c.KSize, component_type_name(c.AType),
                                              component_type_name(c.BType), component_type_name(c.CType),
                                              component_type_name(c.ResultType), scope_name(c.scope),
@@ -375,13 +381,9 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   d.bfloat16_cooperative_matrix = d.cooperative_matrix && bf16_ext && bf16.shaderBFloat16Type && bf16.shaderBFloat16CooperativeMatrix;
   if (coop_nv_ext && coop_nv.cooperativeMatrix) {
     d.cooperative_matrix_nv = true;
-    uint32_t n = 0;
-    F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, nullptr);
-    std::vector<VkCooperativeMatrixPropertiesNV> props(n, VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-    if (n) F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props.data());
-    props.resize(n);
     // VkComponentTypeNV and VkScopeNV have the KHR values
-    for (auto& c : props)
+    for (auto& c : enumerate(F.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV, pd,
+                             VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV}))
       d.cooperative_matrix_nv_shapes.push_back({c.MSize, c.NSize, c.KSize, component_type_name(c.AType), component_type_name(c.BType),
                                                 component_type_name(c.CType), component_type_name(c.DType), scope_name(c.scope), false});
   }
@@ -390,12 +392,8 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     d.cooperative_matrix_workgroup_max_size = coop2p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
     d.cooperative_matrix_flexible_max_dimension = coop2p.cooperativeMatrixFlexibleDimensionsMaxDimension;
     d.cooperative_matrix_workgroup_reserved_shared = coop2p.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
-    uint32_t n = 0;
-    F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(pd, &n, nullptr);
-    std::vector<CoopMatrixFlexibleProperties> props(n, CoopMatrixFlexibleProperties{kSTypeCoopFlexibleProperties, nullptr, 0, 0, 0, 0, 0, 0, 0, VK_FALSE, 0, 0});
-    if (n) F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(pd, &n, props.data());
-    props.resize(n);
-    for (auto& c : props)
+    for (auto& c : enumerate(F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV, pd,
+                             CoopMatrixFlexibleProperties{kSTypeCoopFlexibleProperties, nullptr, 0, 0, 0, 0, 0, 0, 0, VK_FALSE, 0, 0}))
       d.cooperative_matrix_flexible_shapes.push_back({c.MGranularity, c.NGranularity, c.KGranularity, component_type_name(c.AType),
                                                       component_type_name(c.BType), component_type_name(c.CType),
                                                       component_type_name(c.ResultType), scope_name(c.scope),
