@@ -35,6 +35,12 @@ void SelectionModel::select_call(int call) {
   set(s);
 }
 
+int SelectionModel::kernel_context() const {
+  const auto& ctxs = session_->contexts();
+  if (sel_.context >= 0 && sel_.context < ctxs.size() && ctxs[sel_.context].has_program) return sel_.context;
+  return session_->kernel_context(sel_.program_key);
+}
+
 void SelectionModel::select_context(int context) {
   const auto& ctxs = session_->contexts();
   if (context < 0 || context >= ctxs.size()) return set({});

@@ -23,6 +23,9 @@ class SelectionModel : public QObject {
  public:
   explicit SelectionModel(Session* session, QObject* parent = nullptr);
   const Selection& current() const { return sel_; }
+  // the kernel context of the selection: the selected context when it compiled a program (a call's is the one that
+  // compiled what it ran), else the selected key's; -1 when no kernel is selected
+  int kernel_context() const;
   Session* session() const { return session_; }
 
   void select_call(int call);

@@ -40,10 +40,7 @@ void SchedulePane::sync_rows() {
   {
     syncing_ = true;
     QItemSelection rows;
-    const Session& ses = *selection_->session();
-    const int kernel = s.context >= 0 && s.context < ses.contexts().size() && ses.contexts()[s.context].has_program ? s.context
-                       : s.program_key.isEmpty() ? -1 : ses.kernel_context(s.program_key);
-    for (int r : ses.calls_of_context(kernel))
+    for (int r : selection_->session()->calls_of_context(selection_->kernel_context()))
       rows.select(model_->index(r, 0), model_->index(r, ScheduleModel::kColumns - 1));
     if (s.call >= 0 && s.program_key.isEmpty())
       rows.select(model_->index(s.call, 0), model_->index(s.call, ScheduleModel::kColumns - 1));

@@ -173,9 +173,7 @@ void SourcePane::set_dark(bool dark) { highlighter_->set_dark(dark); }
 
 void SourcePane::on_selection(const Selection& sel) {
   const Session& s = *selection_->session();
-  // the selected kernel context (a call's is the one that compiled what it ran), else the key's
-  const bool kernel = sel.context >= 0 && sel.context < s.contexts().size() && s.contexts()[sel.context].has_program;
-  const int ctx = kernel ? sel.context : s.kernel_context(sel.program_key);
+  const int ctx = selection_->kernel_context();
   context_ = ctx;
   program_key_ = ctx < 0 ? QString() : program_id(s.contexts()[ctx].program.program_key, s.contexts()[ctx].program.applied_opts);
   if (ctx < 0) {
