@@ -69,6 +69,9 @@ struct OptTarget {
   int64_t tc_shared_max = 0;
   int64_t tc_shared_limit() const { return tc_shared_max > 0 ? tc_shared_max : shared_max; }
   bool supports_float4 = true;
+  // a reduce loop whose few lanes each read rows of their own is read a row at a time by the whole work group
+  // (engine/codegen/row_reads.h): memory that serves a work group's adjacent reads best (a GPU's, not a CPU's)
+  bool coalesce_row_reads = false;
   int max_upcast = 16;
   std::vector<TensorCore> tensor_cores;  // in the order the TC opt tries them (tc_select indexes it)
 };

@@ -176,7 +176,7 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer&
   spec.ast = kernel_ast;
   spec.lowered = lin;
   spec.lang = renderer.lang();
-  spec.lowered = renderer.linear_passes(spec.lowered);  // (the outs, ins and estimates above read the linearized list)
+  spec.lowered = renderer.linear_passes(spec.lowered, target);  // (the outs, ins and estimates above read the linearized list)
   renderer.render(spec);
   return spec;
 }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "engine/codegen/cpu/linear_passes.h"
-#include "engine/codegen/unroll_loop.h"
+#include "engine/codegen/row_reads.h"
 #include "engine/renderer/c_renderer.h"
 #include "engine/renderer/cstyle.h"
 #include "engine/codegen/tensor_core.h"
@@ -709,9 +709,11 @@ class GlslRenderer final : public Renderer {
  public:
   std::string name() const override { return "GLSL"; }
   std::string lang() const override { return "glsl"; }
-  // adjacent float accesses as vec4 accesses; a few lanes' reduce loop written several times a trip (unroll_loop.h:
-  // 65536 lanes are a quarter of what an H200 keeps in flight)
-  UOpRef linear_passes(const UOpRef& linear) const override { return unroll_reduce_loop(vector_accesses(linear, {4}), 65536); }
+  // adjacent float accesses as vec4 accesses; on a GPU, the rows a few lanes sum each read by their whole work group
+  // (row_reads.h: 65536 lanes are a quarter of what an H200 keeps in flight)
+  UOpRef linear_passes(const UOpRef& linear, const OptTarget& target) const override {
+    return share_row_reads(vector_accesses(linear, {4}), target.coalesce_row_reads, 65536, target.shared_max);
+  }
   // GLSL's sin is only accurate near [-pi, pi] (lavapipe gives +-1.0 for large arguments); lavapipe's exp2 is off by up
   // to 3 ulps where the polynomial's is 1 (its log2 is as close as the polynomial: kept). GLSL has no float64 exp2, log2,
   // sin or pow: those are the reference's float64 polynomials (pow through them)

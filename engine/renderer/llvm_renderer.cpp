@@ -757,7 +757,7 @@ class LlvmRenderer final : public Renderer {
   std::string lang() const override { return "llvm"; }
   // the CPU's packing passes and schemes, as the C renderer's
   UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const override { return cpu_lowered_passes(sink, target); }
-  UOpRef linear_passes(const UOpRef& linear) const override { return cpu_linear_passes(linear); }
+  UOpRef linear_passes(const UOpRef& linear, const OptTarget&) const override { return cpu_linear_passes(linear); }
   bool decomposes_transcendentals() const override { return true; }
   void render(ProgramSpec& spec) const override {
     require_cpu_program(spec.lowered, "LLVM", spec.name);

@@ -21,7 +21,7 @@ class Renderer {
   // the renderer's own passes over the lowered kernel, run after "final symbolic" (each a traced pass)
   virtual UOpRef lowered_passes(const UOpRef& sink, const OptTarget& target) const { return sink; }
   // the renderer's own passes over the linearized program (the LINEAR it renders), each a traced pass
-  virtual UOpRef linear_passes(const UOpRef& linear) const { return linear; }
+  virtual UOpRef linear_passes(const UOpRef& linear, const OptTarget&) const { return linear; }
   // whether EXP2/LOG2 become polynomials first ("transcendental decompositions"): a language without fast ones
   virtual bool decomposes_transcendentals() const { return false; }
   // which of EXP2, LOG2 and SIN that pass decomposes: those the language lacks, or computes slowly or imprecisely (by

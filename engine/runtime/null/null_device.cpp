@@ -20,7 +20,7 @@ class NullRenderer final : public Renderer {
   std::string name() const override { return "NULL"; }
   std::string lang() const override { return "c"; }
   // the C renderer's schemes, as steps of the trace (the source is the CPU's C)
-  UOpRef linear_passes(const UOpRef& linear) const override { return clang_renderer().linear_passes(linear); }
+  UOpRef linear_passes(const UOpRef& linear, const OptTarget& target) const override { return clang_renderer().linear_passes(linear, target); }
   bool decomposes_transcendentals() const override { return true; }
   void render(ProgramSpec& spec) const override { spec.src = render_c(spec, &spec.source_lines); }
 };

@@ -46,7 +46,7 @@ class VulkanDevice final : public Device {
   // logical > 0: another logical device of the same physical one (a Context of its own)
   VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options, int logical = 0)
       : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical),
-        // workgroup-scope tensor cores only with TC_WG=1 when the device opens: not yet run on a GPU that has them
+        // workgroup-scope tensor cores only with TC_WG=1 when the device opens: slower than subgroup scope on the H100
         workgroup_matrices_(info_.cooperative_matrix_workgroup && codegen_option("TC_WG", 0) > 0) {}
 
   std::string memory() const override { return name(); }
@@ -61,6 +61,7 @@ class VulkanDevice final : public Device {
     }
     t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
     t.tc_shared_max = info_.max_shared_memory;
+    t.coalesce_row_reads = info_.type != "cpu";
     // tensor cores: the device's VK_KHR_cooperative_matrix subgroup shapes, fp16 and bf16 (with
     // VK_KHR_shader_bfloat16) x itself + fp32, in its order, the NV SPIR-V glslang makes rewritten to the KHR
     // instructions (vulkan.h, khr_cooperative_matrix; on the H200 fp16 runs at 240 TFLOP/s this way against 161 through

@@ -220,39 +220,55 @@ class TestGpuCodegen : public QObject {
     QCOMPARE(back.substr(back.find("void main")), plain.substr(plain.find("void main")));
   }
 
-  // GLSL: a launch of few lanes (a row sum of 16384 x 256: 4096 lanes of 4 rows) writes its reduce loop's body 4 times
-  // a trip, copy j at 4r + j, the accumulators updated in the same order; the name and opts stay. A body that would
-  // pass 1024 nodes in 4 copies (the 64^3 matmul's 16 accumulators) is written twice; LOOP_UNROLL=8 writes the row sum's
-  // 8 times. Many lanes (a 2048 x 2048 matmul) or LOOP_UNROLL=0: the loop as the opts made it
-  void glsl_unrolled_reduce_loop() {
+  // GLSL on a GPU target: a launch of few lanes each summing rows of its own (a row sum of 16384 x 256: 4096 lanes in
+  // work groups of 32, 4 rows a lane, rows 1 KB apart) reads each row with the whole work group: a loop over the
+  // group's 32 rows per accumulator, lane l reading piece l of each (a chunk of 32 trips), the sums through work-group memory (one
+  // padded 32 x 33 array per accumulator), two barriers a chunk. Name, opts and launch stay. Not on a target without
+  // coalesce_row_reads (the generic GPU, lavapipe), nor with ROW_READS=0; ROW_READS=1 applies it there. Lanes that read
+  // adjacent pieces already (a column sum), two local dimensions (the 64^3 matmul) and a max: as the opts made them
+  void glsl_row_reads() {
+    OptTarget gpu_t = gpu_opt_target();
+    gpu_t.coalesce_row_reads = true;
     const UOpRef rs = k::row_sum(16384, 256);
-    const ProgramSpec p = to_program(rs, glsl_renderer(), gpu_opt_target());
-    codegen_options()["LOOP_UNROLL"] = "0";
     const ProgramSpec plain = to_program(rs, glsl_renderer(), gpu_opt_target());
-    const std::string big_plain = glsl(k::matmul(2048, 64, 2048)), mm_plain = glsl(k::matmul(64, 64, 64));
-    codegen_options().erase("LOOP_UNROLL");
+    const ProgramSpec p = to_program(rs, glsl_renderer(), gpu_t);
     QCOMPARE(p.name, plain.name);
     QCOMPARE(p.applied_opts, plain.applied_opts);
-    QVERIFY2(plain.src.find("for (int Ridx1 = 0; Ridx1 < 64; Ridx1++)") != std::string::npos, plain.src.c_str());
-    QVERIFY2(p.src.find("for (int Ridx1 = 0; Ridx1 < 16; Ridx1++)") != std::string::npos, p.src.c_str());
-    QVERIFY2(p.src.find("(Ridx1*4)") != std::string::npos, p.src.c_str());
-    // four times the loads and accumulator updates of the plain loop's body
+    QCOMPARE(p.global_size, plain.global_size);
+    QCOMPARE(p.local_size, plain.local_size);
+    QCOMPARE(*p.local_size, (Dims{32, 1, 1}));
+    QVERIFY2(plain.src.find("shared") == std::string::npos, plain.src.c_str());
     auto count = [](const std::string& s, const std::string& what) {
       size_t n = 0;
       for (size_t q = s.find(what); q != std::string::npos; q = s.find(what, q + 1)) ++n;
       return n;
     };
-    QCOMPARE(count(plain.src, "acc0 = (acc0"), size_t{1});
-    QCOMPARE(count(p.src, "acc0 = (acc0"), size_t{4});
-    QCOMPARE(count(p.src, "vec4 val"), 4 * count(plain.src, "vec4 val"));
-    QCOMPARE(glsl(k::matmul(2048, 64, 2048)), big_plain);
-    QVERIFY2(mm_plain.find(" < 16; Ridx") != std::string::npos, mm_plain.c_str());
-    const std::string mm = glsl(k::matmul(64, 64, 64));
-    QVERIFY2(mm.find(" < 8; Ridx") != std::string::npos && mm.find("*2)") != std::string::npos, mm.c_str());
-    codegen_options()["LOOP_UNROLL"] = "8";
-    const std::string eight = glsl(rs);
-    codegen_options().erase("LOOP_UNROLL");
-    QVERIFY2(eight.find("Ridx1 < 8;") != std::string::npos && count(eight, "acc0 = (acc0") == 8, eight.c_str());
+    const size_t accs = count(plain.src, "float acc");
+    QVERIFY(accs >= 2);
+    QCOMPARE(count(p.src, "shared float local"), accs);
+    QVERIFY2(p.src.find("shared float local0[1056];") != std::string::npos, p.src.c_str());  // 32 rows of 33
+    QCOMPARE(count(p.src, "barrier();"), size_t{2});
+    QCOMPARE(count(p.src, " < 32; Lidx"), accs);  // a loop over the group's rows per accumulator
+    QVERIFY2(p.src.find("(int(gl_LocalInvocationID.x))*33") != std::string::npos, p.src.c_str());  // each lane's own row
+    QCOMPARE(count(p.src, "vec4 val"), count(plain.src, "vec4 val"));  // one piece of a row a lane and chunk
+    QVERIFY2(p.src.find("Ridx1 < 2;") != std::string::npos, p.src.c_str());  // 64 trips: 2 chunks of 32
+    codegen_options()["ROW_READS"] = "0";
+    QCOMPARE(to_program(rs, glsl_renderer(), gpu_t).src, plain.src);
+    codegen_options()["ROW_READS"] = "1";
+    QCOMPARE(to_program(rs, glsl_renderer(), gpu_opt_target()).src, p.src);
+    codegen_options().erase("ROW_READS");
+    for (const UOpRef& ast : {k::matmul(64, 64, 64), k::row_max(16384, 256)}) {
+      const ProgramSpec a = to_program(ast, glsl_renderer(), gpu_opt_target()), b = to_program(ast, glsl_renderer(), gpu_t);
+      QCOMPARE(b.src, a.src);
+    }
+    // a column sum: adjacent lanes read adjacent floats
+    auto o = k::param(0, 4096), x = k::param(1, 4096 * 256);
+    auto r0 = k::R(4096, 0), r1 = k::R(256, 1, AxisType::REDUCE);
+    const UOpRef cs = k::sink(k::end(k::store(o, r0, k::reduce(Ops::ADD, k::idx(x, iadd(imul(r1, k::c(4096)), r0)), {r1})), {r0}));
+    QCOMPARE(to_program(cs, glsl_renderer(), gpu_t).src, to_program(cs, glsl_renderer(), gpu_opt_target()).src);
+    // a softmax's sum of exps: the row's max read once a row, where the row is summed
+    const ProgramSpec se = to_program(k::row_sum_exp(16384, 256), glsl_renderer(), gpu_t);
+    QVERIFY2(se.src.find("shared float local0") != std::string::npos, se.src.c_str());
   }
 
   // corpus-gpu 16: the 64^3 matmul
