@@ -97,8 +97,8 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
       acc_loads.insert(u.get());
       continue;
     }
-    // a buffer read: its index a sum over the loop, the lane and nodes that read neither; along the loop, contiguous
-    // and far from the next lane's
+    // a buffer read: its index a sum over the loop, the lane and nodes that read neither; a row (it steps along the
+    // loop) contiguous and far from the next lane's
     if (u->op == Ops::LOAD || u->op == Ops::VLOAD) {
       const UOp* idx = u->op == Ops::VLOAD ? (u->src.size() > 1 ? u->src[1].get() : nullptr) : u->src[0].get();
       int64_t width = 1;
@@ -114,7 +114,9 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
         else if (leaf == lidx.get()) across = c;
         else if (varies(leaf)) return nullptr;
       }
-      if (along == 0) continue;  // one value a row (a softmax's row max): read where the row is
+      // one value a row (a softmax's max: read where its row is), or one vector every row reads alike (a matrix-vector
+      // product's x: read a piece a lane, as the rows are)
+      if (along == 0 || (along == width && across == 0)) continue;
       if (along != width || std::abs(across) * u->dtype->itemsize() < kMinLaneStride) return nullptr;
       reads = true;
     }

@@ -13,7 +13,8 @@
 // Only for a launch of one local dimension (lidx0: 8 to 64 lanes, a power of two), at most max_lanes lanes in all, an
 // innermost reduce loop of constant trip divisible by L whose body is arithmetic, buffer reads and sum updates of its
 // accumulators (acc = acc + term), each buffer read along the loop contiguous (its index steps by its width) and at
-// least 64 bytes from the next lane's (a read not along the loop, a softmax's row max, is read where its row is), and
+// least 64 bytes from the next lane's (a read not along the loop, a softmax's row max, is read where its row is; one
+// every lane reads alike, a matrix-vector product's vector, a piece a lane), and
 // whose accumulators' L x (L + 1) arrays fit in shared_max bytes. `enabled` is the target's
 // (OptTarget::coalesce_row_reads: Vulkan's GPUs, not a CPU's driver); ROW_READS=1 applies it on any device, ROW_READS=0
 // on none.

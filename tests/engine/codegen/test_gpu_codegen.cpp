@@ -266,6 +266,16 @@ class TestGpuCodegen : public QObject {
     auto r0 = k::R(4096, 0), r1 = k::R(256, 1, AxisType::REDUCE);
     const UOpRef cs = k::sink(k::end(k::store(o, r0, k::reduce(Ops::ADD, k::idx(x, iadd(imul(r1, k::c(4096)), r0)), {r1})), {r0}));
     QCOMPARE(to_program(cs, glsl_renderer(), gpu_t).src, to_program(cs, glsl_renderer(), gpu_opt_target()).src);
+    // a matrix times a vector (16384 x 256): the vector's pieces read a lane each, as the rows' are
+    {
+      auto mo = k::param(0, 16384), ma = k::param(1, 16384 * 256), mx = k::param(2, 256);
+      auto mr = k::R(16384, 0), mk = k::R(256, 1, AxisType::REDUCE);
+      auto prod = alu(Ops::MUL, k::idx(ma, iadd(imul(mr, k::c(256)), mk)), k::idx(mx, mk));
+      const UOpRef mv = k::sink(k::end(k::store(mo, mr, k::reduce(Ops::ADD, prod, {mk})), {mr}));
+      const ProgramSpec a = to_program(mv, glsl_renderer(), gpu_opt_target()), b = to_program(mv, glsl_renderer(), gpu_t);
+      QVERIFY2(a.src.find("shared") == std::string::npos, a.src.c_str());
+      QVERIFY2(b.src.find("shared float local0[1056]") != std::string::npos, b.src.c_str());
+    }
     // a softmax's sum of exps: the row's max read once a row, where the row is summed
     const ProgramSpec se = to_program(k::row_sum_exp(16384, 256), glsl_renderer(), gpu_t);
     QVERIFY2(se.src.find("shared float local0") != std::string::npos, se.src.c_str());
