@@ -358,12 +358,12 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
       auto* stepper = w.findChild<tsv::StepperPane*>();
       return w.settled() && !(stepper && stepper->busy());
     };
-    auto take = [&w, shot, frames, &clock, exit_code, ready] {
+    auto take = [&w, shot, frames, &clock, exit_code, ready, step] {
       static bool done = false;
       if (done) return;
       done = true;
       auto shoot = std::make_shared<std::function<void(int)>>();
-      *shoot = [&w, shot, frames, &clock, exit_code, ready, shoot](int tries) {
+      *shoot = [&w, shot, frames, &clock, exit_code, ready, shoot, step](int tries) {
         if (!ready() && tries < 6000) {  // (a long run's trace can take a while to read: up to 10 minutes)
           QTimer::singleShot(100, &w, [shoot, tries] { (*shoot)(tries + 1); });
           return;
@@ -381,6 +381,8 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
             return;
           }
         }
+        if (auto* stepper = w.findChild<tsv::StepperPane*>(); stepper && step > 0)
+          std::fprintf(stderr, "tinyscope: --step %d: the stepper shows step %d of %d\n", step, stepper->current_step() + 1, stepper->model()->step_count());
         const qint64 gap = w.longest_stall_ms();  // before the grab, which is no part of the run
         QImage img = w.grab().toImage();
         bool ok = img.save(shot) && exported;
@@ -406,7 +408,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
       w.stop();
       take();
     });
-    if (run) QTimer::singleShot(0, &w, next_run);
+    if (run) queue_run();  // (queued: a settled_now before it starts must not queue a second run)
     else QTimer::singleShot(200, &w, [&w, take, step_now] {
       if (w.settled() && !step_now()) take();
     });
@@ -415,7 +417,7 @@ int show_and_run(QApplication& app, MainWindow& w, const Options& o, int exit_co
       if (run && runs_started < runs) queue_run();
       else if (!whatif_step()) step_now();
     });
-    if (run) QTimer::singleShot(0, &w, next_run);
+    if (run) queue_run();  // (queued: a settled_now before it starts must not queue a second run)
     else if (step > 0) QTimer::singleShot(200, &w, [&w, step_now] {
       if (w.settled()) step_now();
     });

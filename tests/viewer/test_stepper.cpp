@@ -436,6 +436,22 @@ class TestStepper : public QObject {
     QCOMPARE(img.size(), QSize(1600, 1000));
   }
 
+  // --run --step N: one run (a settled window before the run starts queues no second one, whose trace would reset the
+  // stepper to step 1), then the stepper at step N of the run's first kernel
+  void command_line_run_opens_a_step() {
+    const QString png = dir_.filePath("run_step.png");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(tinyscope_bin(), {source_dir() + "/resources/examples/tutorial.py", "--run", "--dev", "CPU", "--step", "4", "--screenshot", png});
+    QVERIFY(p.waitForFinished(90000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    QCOMPARE(err.count("tinyscope: Run to all panes"), 1);
+    QVERIFY2(err.contains(QRegularExpression("--step 4: the stepper shows step 4 of [1-9][0-9]*\n")), qPrintable(err));
+  }
+
   // the window has the stepper as a dock following the selection
   void window_has_the_stepper_dock() {
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
