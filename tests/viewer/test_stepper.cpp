@@ -421,16 +421,23 @@ class TestStepper : public QObject {
     QVERIFY(found);
   }
 
-  // --step N: the window opens on step N of the selected context (a screenshot of it, offscreen)
-  void command_line_opens_a_step() {
-    const QString png = dir_.filePath("step.png");
+  // the window's process, offscreen: its exit status (-1: it did not finish in time) and what it wrote to stderr
+  static std::pair<int, QString> window_process(const QStringList& args) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("QT_QPA_PLATFORM", "offscreen");
     p.setProcessEnvironment(env);
-    p.start(tinyscope_bin(), {fixture(), "--step", "3", "--screenshot", png});
-    QVERIFY(p.waitForFinished(60000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    p.start(tinyscope_bin(), args);
+    const bool done = p.waitForFinished(90000);
+    return {done ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
+  }
+
+  // --step N: the window opens on step N of the selected context (a screenshot of it, offscreen)
+  void command_line_opens_a_step() {
+    const QString png = dir_.filePath("step.png");
+    const auto [code, err] = window_process({fixture(), "--step", "3", "--screenshot", png});
+    QVERIFY2(code == 0, qPrintable(err));
+    QVERIFY2(err.contains("--step 3: the stepper shows step 3 of 15\n"), qPrintable(err));
     QImage img(png);
     QVERIFY(!img.isNull());
     QCOMPARE(img.size(), QSize(1600, 1000));
@@ -439,15 +446,9 @@ class TestStepper : public QObject {
   // --run --step N: one run (a settled window before the run starts queues no second one, whose trace would reset the
   // stepper to step 1), then the stepper at step N of the run's first kernel
   void command_line_run_opens_a_step() {
-    const QString png = dir_.filePath("run_step.png");
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    p.setProcessEnvironment(env);
-    p.start(tinyscope_bin(), {source_dir() + "/resources/examples/tutorial.py", "--run", "--dev", "CPU", "--step", "4", "--screenshot", png});
-    QVERIFY(p.waitForFinished(90000));
-    const QString err = QString::fromUtf8(p.readAllStandardError());
-    QVERIFY2(p.exitCode() == 0, qPrintable(err));
+    const auto [code, err] = window_process({source_dir() + "/resources/examples/tutorial.py", "--run", "--dev", "CPU", "--step", "4", "--screenshot",
+                                             dir_.filePath("run_step.png")});
+    QVERIFY2(code == 0, qPrintable(err));
     QCOMPARE(err.count("tinyscope: Run to all panes"), 1);
     QVERIFY2(err.contains(QRegularExpression("--step 4: the stepper shows step 4 of [1-9][0-9]*\n")), qPrintable(err));
   }
