@@ -58,6 +58,11 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     }
   }
   if (close < 0) return nullptr;
+  // every lane of the work group reaches the barriers: no gate and no loop of a lane's own trip count around the loop
+  for (int i = 0; i < open; ++i) {
+    const UOp& u = *l[static_cast<size_t>(i)];
+    if (u.op == Ops::IF || (u.op == Ops::RANGE && u.src[0]->op != Ops::CONST)) return nullptr;
+  }
   const UOpRef& R = l[static_cast<size_t>(open)];
   if (R->as<RangeArg>().type != AxisType::REDUCE || R->src[0]->op != Ops::CONST) return nullptr;
   const int64_t trip = R->src[0]->const_int();
