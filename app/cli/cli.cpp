@@ -217,10 +217,13 @@ int vulkan_checked_exit(int code) {
 
 const char* usage() { return kUsage; }
 
-ts::RealizeConfig realize_config_from_env() {
-  // the reference's codegen tuning variables go to the engine here too
+void codegen_options_from_env() {
   for (const std::string& v : ts::codegen_option_names())
     if (const char* e = std::getenv(v.c_str()); e && *e) ts::codegen_options()[v] = e;
+}
+
+ts::RealizeConfig realize_config_from_env() {
+  codegen_options_from_env();  // the reference's codegen tuning variables go to the engine here too
   ts::RealizeConfig c;
   if (const char* d = std::getenv("DEV"); d && *d) c.device = d;
   if (const char* d = std::getenv("DEBUG"); d && *d) c.debug = std::atoi(d);
@@ -467,7 +470,8 @@ int cmd_devices(const std::vector<std::string>& a) {
       return 2;
     }
   }
-  ts::device_names();  // registers the devices
+  codegen_options_from_env();  // the options a device reads as it opens (TC_KHR, TC_WG, USE_TC: its tensor_cores line)
+  ts::device_names();          // registers the devices
   std::fputs(ts::describe_devices(json).c_str(), stdout);
   return 0;
 }

@@ -8,7 +8,10 @@
 
 namespace tscli {
 
-// The engine's configuration from the environment: DEV (the device), DEBUG, TINYSCOPE_REPEAT. The one place DEV is read.
+// The codegen options (codegen_option_names()) set in the environment, into codegen_options().
+void codegen_options_from_env();
+// The engine's configuration from the environment: DEV (the device), DEBUG, TINYSCOPE_REPEAT, and the codegen options.
+// The one place DEV is read.
 ts::RealizeConfig realize_config_from_env();
 // Registers the host devices, then the Vulkan devices as a provider (enumerated when first needed);
 // TINYSCOPE_VK_VALIDATION=1 turns the Khronos validation layer on.
