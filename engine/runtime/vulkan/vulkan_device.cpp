@@ -153,7 +153,7 @@ class VulkanDevice final : public Device {
     }
     return out.empty() ? "none (no fp16 x fp16 + fp32 subgroup shape of GL_NV_cooperative_matrix)" : out;
   }
-  // "KHR: 3 shapes, NV: 2 shapes (16x8x16 float16 -> float32, ...)", or "no"
+  // "KHR: 3 shapes, NV: 2 shapes (16x8x16 float16 -> float32, ...); workgroup scope (...): ...", or "no"
   std::string coop_text() const {
     std::string out;
     if (info_.cooperative_matrix) out = "KHR: " + std::to_string(info_.cooperative_matrix_shapes.size()) + " shapes";
@@ -164,6 +164,19 @@ class VulkanDevice final : public Device {
         out += (i ? ", " : "") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " " + c.a_type + " -> " + c.result_type;
       }
       out += ")";
+    }
+    // VK_NV_cooperative_matrix2: its limits and the shapes it takes at workgroup scope (TC_WG=1 uses them)
+    if (info_.cooperative_matrix_workgroup) {
+      out += "; workgroup scope (VK_NV_cooperative_matrix2): work groups of up to " + std::to_string(info_.cooperative_matrix_workgroup_max_size) +
+             ", dimensions up to " + std::to_string(info_.cooperative_matrix_flexible_max_dimension) + ", granules";
+      bool any = false;
+      for (const auto& c : info_.cooperative_matrix_flexible_shapes) {
+        if (c.scope != "workgroup") continue;
+        out += std::string(any ? "," : "") + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " " + c.a_type + " -> " +
+               c.result_type + " (" + std::to_string(c.workgroup_invocations) + " invocations)";
+        any = true;
+      }
+      if (!any) out += " none";
     }
     return out.empty() ? "no" : out;
   }
