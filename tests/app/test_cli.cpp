@@ -44,6 +44,15 @@ class TestCli : public QObject {
 
   void unknown_command_fails() { QCOMPARE(run({"frobnicate"}).code, 2); }
 
+  // `tinyscope devices` describes the devices as run and bench open them: under the codegen options set in the
+  // environment (NUM_CPU_THREADS: the CPU's threads; TC_KHR, TC_WG, USE_TC: a GPU's tensor cores)
+  void devices_follow_the_codegen_options() {
+    Result r = run({"devices"}, {{"NUM_CPU_THREADS", "3"}});
+    QVERIFY2(r.code == 0 && r.out.contains("CPU         renderer CLANG, memory CPU, has_local no, has_threads yes, threads 3\n"), why(r).constData());
+    r = run({"devices"}, {{"NUM_CPU_THREADS", "5"}});
+    QVERIFY2(r.code == 0 && r.out.contains("has_threads yes, threads 5\n"), why(r).constData());
+  }
+
   void python_error_shows_the_script_line() {
     QTemporaryDir dir;
     QString path = write_script(dir, "err.py", "x = 1\ny = 2\nraise ValueError('boom on purpose')\n");
