@@ -864,6 +864,43 @@ class TestViewerPanes : public QObject {
     QCOMPARE(tsv::uop_repr(pane.model()->match(step).before, [&s](int id) { return s.uop(id); }), before);
   }
 
+  // a linear pass (the CPU's "vector loads of grouped lanes" in the softmax): the UOp diff lists the programs it read
+  // and made, a uop a line by id, so the lines both share are the uops it kept and the VLOADs are only on the right
+  void stepper_uop_diff_of_a_linear_pass() {
+    const QString path = softmax_trace();
+    QVERIFY(!path.isEmpty());
+    tsv::Session s;
+    QVERIFY(s.load(path));
+    tsv::SelectionModel sel(&s);
+    tsv::StepperPane pane(&sel);
+    pane.resize(1000, 700);
+    int context = -1, step = -1;
+    for (int c = 0; c < s.contexts().size() && step < 0; ++c) {
+      sel.select_context(c);
+      for (int k = 0; k < pane.model()->step_count() && step < 0; ++k)
+        if (pane.model()->pass_of(k).name == "vector loads of grouped lanes" && s.uop(pane.model()->match(k).before)->op == "LINEAR") context = c, step = k;
+    }
+    QVERIFY(step >= 0);
+    sel.select_context(context);
+    pane.set_step(step);
+    const tsv::Match& m = pane.model()->match(step);
+    const QStringList left = pane.uop_diff()->left()->toPlainText().split('\n'), right = pane.uop_diff()->right()->toPlainText().split('\n');
+    QCOMPARE(left.size(), s.uop(m.before)->src.size());
+    QCOMPARE(right.size(), s.uop(m.after)->src.size());
+    QCOMPARE(left.first().section(' ', 0, 0, QString::SectionSkipEmpty).toInt(), s.uop(m.before)->src.first());
+    QVERIFY(left.filter(" VLOAD ").isEmpty());
+    QVERIFY2(!right.filter(" VLOAD ").isEmpty(), qPrintable(right.join('\n')));
+    const QSet<QString> kept = QSet<QString>(left.begin(), left.end()) & QSet<QString>(right.begin(), right.end());
+    QVERIFY(!kept.isEmpty() && kept.size() < left.size());
+    if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      pane.show();
+      pane.details()->setCurrentWidget(pane.uop_diff());
+      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      QTest::qWait(100);
+      QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_linear_diff.png"));
+    }
+  }
+
   // Source > Assembly: the kernel's host assembly from `tinyscope asm`, a click away
   void source_pane_shows_assembly() {
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);

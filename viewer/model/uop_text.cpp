@@ -78,6 +78,24 @@ QString uop_repr(int root, const std::function<const Uop*(int)>& node, int max_l
   return out;
 }
 
+QString linear_program(int linear, const std::function<const Uop*(int)>& node) {
+  const Uop* l = node(linear);
+  if (!l) return {};
+  QStringList lines;
+  for (int id : l->src) {
+    const Uop* u = node(id);
+    QStringList src;
+    if (u)
+      for (int x : u->src) src << QString::number(x);
+    lines << QStringLiteral("%1 %2 %3 [%4] %5")
+                 .arg(id, 4)
+                 .arg(u ? u->op : QStringLiteral("?"), -12)
+                 .arg(u ? u->dtype : QString(), -16)
+                 .arg(src.join(QStringLiteral(", ")), u ? u->arg : QString());
+  }
+  return lines.join(QLatin1Char('\n'));
+}
+
 }  // namespace tsv
 
 namespace tsv {

@@ -14,6 +14,10 @@ struct Uop;
 // one node a line, each source indented two spaces; a node used more than once is printed once as x<N>:=UOp(...) and
 // then named x<N>; past max_lines lines one "..." stands for the rest (the open nodes' closing lines follow it). `node` reads the nodes (nullptr: unknown, "?").
 QString uop_repr(int root, const std::function<const Uop*(int)>& node, int max_lines = 400);
+// A LINEAR node's program, one uop a line in order, each by its node id ("  57 VLOAD        dtypes.float     [1, 47]
+// (4, 0, 0)": id, op, dtype, its sources' ids, argument): ids stay with unchanged uops from one pass's program to the
+// next, so a diff of two listings shows just the uops a linear pass added, dropped or rebuilt.
+QString linear_program(int linear, const std::function<const Uop*(int)>& node);
 
 }  // namespace tsv
 

@@ -526,10 +526,15 @@ void StepperPane::show_rule() {
       show_rule_line();
     }
   }
-  // the matched UOp and the rule's result, as the engine prints UOps
+  // the matched UOp and the rule's result, as the engine prints UOps; a linear pass's programs as listings
   auto node = [this](int id) { return model_->node(id); };
-  diff_->set_sources(tr("Before: the matched UOp"), uop_repr(m.before, node), tr("After: what the rule returned"),
-                     uop_repr(m.after, node), /*ignore_indentation=*/true);
+  const Uop *before = node(m.before), *after = node(m.after);
+  if (before && after && before->op == QLatin1String("LINEAR") && after->op == QLatin1String("LINEAR"))
+    diff_->set_sources(tr("Before: the program the pass read (uops by id)"), linear_program(m.before, node),
+                       tr("After: the program it made"), linear_program(m.after, node), /*ignore_indentation=*/true);
+  else
+    diff_->set_sources(tr("Before: the matched UOp"), uop_repr(m.before, node), tr("After: what the rule returned"),
+                       uop_repr(m.after, node), /*ignore_indentation=*/true);
 }
 
 void StepperPane::show_step() {
