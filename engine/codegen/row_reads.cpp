@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,10 +23,29 @@ struct RowCtx {
 
 constexpr int64_t kMinLaneStride = 64;  // bytes between adjacent lanes' reads: under this the reads are coalesced enough
 
-// an accumulator's update in the loop body: STORE(acc, ADD(LOAD(acc), term))
+// an accumulator's update in the loop body: STORE(acc, ADD(LOAD(acc), term)), or a max as the late decompositions
+// write it, STORE(acc, WHERE(CMPLT(LOAD(acc), term), term, LOAD(acc)))
 struct Update {
   UOpRef acc, load, term;
+  Ops op = Ops::ADD;
 };
+// a combined with b as `op` combines them in the loop
+UOpRef combine(Ops op, const UOpRef& a, const UOpRef& b) {
+  return op == Ops::ADD ? alu(Ops::ADD, a, b) : alu(Ops::WHERE, alu(Ops::CMPLT, a, b), b, a);
+}
+// the update that STORE `st` of the loop body makes to its accumulator, or none
+std::optional<Update> update_of(const UOpRef& st) {
+  const UOp* acc = cpu::resolve(st->src.at(0).get());
+  const UOpRef& v = st->src.at(1);
+  if (acc->op != Ops::DEFINE_ACC || v->dtype == dtypes::bool_) return std::nullopt;
+  auto is_acc = [&](const UOpRef& x) { return x->op == Ops::LOAD && cpu::resolve(x->src[0].get()) == acc; };
+  if (v->op == Ops::ADD)
+    for (int s = 0; s < 2; ++s)
+      if (is_acc(v->src[static_cast<size_t>(s)])) return Update{st->src[0], v->src[static_cast<size_t>(s)], v->src[static_cast<size_t>(1 - s)], Ops::ADD};
+  if (v->op == Ops::WHERE && v->src[0]->op == Ops::CMPLT && is_acc(v->src[2]) && v->src[0]->src[0] == v->src[2] && v->src[0]->src[1] == v->src[1])
+    return Update{st->src[0], v->src[2], v->src[1], Ops::MAX};
+  return std::nullopt;
+}
 
 UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
   const UOps& l = linear->src;
@@ -76,24 +96,16 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     for (auto& s : x->src) d = d || varies(s.get());
     return dep[x] = d;
   };
-  // the body: arithmetic, buffer reads and sum updates of accumulators, each accumulator read once, by its update
+  // the body: arithmetic, buffer reads and sum or max updates of accumulators, each accumulator read by its update only
   std::vector<Update> updates;
   std::unordered_set<const UOp*> acc_loads;
   bool reads = false;
   for (int i = open + 1; i < close; ++i) {
     const UOpRef& u = l[static_cast<size_t>(i)];
     if (u->op == Ops::STORE) {
-      const UOp* acc = cpu::resolve(u->src.at(0).get());
-      const UOpRef& v = u->src.at(1);
-      if (acc->op != Ops::DEFINE_ACC || v->op != Ops::ADD || !is_float(v->dtype)) return nullptr;
-      for (int s = 0; s < 2; ++s) {
-        const UOpRef& ld = v->src[static_cast<size_t>(s)];
-        if (ld->op == Ops::LOAD && cpu::resolve(ld->src[0].get()) == acc) {
-          updates.push_back({u->src[0], ld, v->src[static_cast<size_t>(1 - s)]});
-          break;
-        }
-      }
-      if (updates.empty() || updates.back().acc.get() != u->src[0].get()) return nullptr;
+      const std::optional<Update> up = update_of(u);
+      if (!up) return nullptr;
+      updates.push_back(*up);
       continue;
     }
     const bool plain = group::elementwise(u->op) || u->op == Ops::CONST || u->op == Ops::INDEX || u->op == Ops::LOAD || u->op == Ops::VLOAD || u->op == Ops::GEP;
@@ -217,10 +229,10 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     for (int64_t k = 0; k < L; ++k) {
       const UOpRef& buf = shared[static_cast<size_t>(u)];
       const UOpRef part = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::INDEX, acc_t, {buf, k ? alu(Ops::ADD, base, uconst_int(it, k)) : base})});
-      total = total ? alu(Ops::ADD, total, part) : part;
+      total = total ? combine(updates[static_cast<size_t>(u)].op, total, part) : part;
     }
     const UOpRef& acc = updates[static_cast<size_t>(u)].acc;
-    upds.push_back(UOp::make(Ops::STORE, dtypes::void_, {acc, alu(Ops::ADD, UOp::make(Ops::LOAD, acc_t, {acc}), total)}));
+    upds.push_back(UOp::make(Ops::STORE, dtypes::void_, {acc, combine(updates[static_cast<size_t>(u)].op, UOp::make(Ops::LOAD, acc_t, {acc}), total)}));
     list(upds.back(), false);
   }
   // the next chunk's sums overwrite these only after every lane has read them

@@ -125,12 +125,13 @@ class TestVulkanMath : public QObject {
   void inf_minus_inf_is_nan() { same_as_interp(inf_products, 0, "inf products"); }
   // rows read by the whole work group (ROW_READS=1: the pass is for GPUs, lavapipe is a CPU's driver): the sum of
   // 2^23 floats (its first kernel r_512_32_4_32_4), a 16384 x 512 row mean (r_128_32_4_128_4) and an 8192 x 1024
-  // softmax (its sum of exps r_64_32_4_256_4 reads the row max once a row): the interpreter's values within float
-  // rounding, as without the pass
+  // softmax (its max and its sum of exps r_64_32_4_256_4, the latter reading the row max once a row) and a 16384 x 512
+  // row max: the interpreter's values within float rounding, as without the pass
   void row_reads_results() {
     for (Tensor (*f)() : {+[] { return values(spread_values(1 << 23), dtypes::float32).sum(); },
                           +[] { return values(spread_values(1 << 23), dtypes::float32).reshape({16384, 512}).mean(std::vector<int64_t>{1}); },
-                          +[] { return values(spread_values(1 << 23), dtypes::float32).reshape({8192, 1024}).softmax(); }}) {
+                          +[] { return values(spread_values(1 << 23), dtypes::float32).reshape({8192, 1024}).softmax(); },
+                          +[] { return values(spread_values(1 << 23), dtypes::float32).reshape({16384, 512}).max(std::vector<int64_t>{1}); }}) {
       codegen_options()["ROW_READS"] = "1";
       const HostData shared = on("VULKAN", f);
       codegen_options().erase("ROW_READS");
