@@ -1,11 +1,11 @@
 #pragma once
-// GPU (the GLSL renderer's linear passes): a work group whose lanes each sum (or max) rows of their own reads, each trip of its
-// reduce loop, one 16-byte piece of every row, rows kilobytes apart: one load instruction of the work group touches as
-// many memory lines as it has lanes, far apart. With the few lanes of such a launch (the reference's sum of 2^28
-// floats: its first kernel r_512_32_4_1024_4 has 16,384 lanes of four 16 KB rows each) the H100 read at 60% of a
+// GPU (the GLSL renderer's linear passes): a work group whose lanes each sum (or max) rows of their own reads, each
+// trip of its reduce loop, one 16-byte piece of every row, rows kilobytes apart: one load instruction of the work group
+// touches as many memory lines as it has lanes, far apart. With the few lanes of such a launch (the reference's sum of
+// 2^28 floats: its first kernel r_512_32_4_1024_4 has 16,384 lanes of four 16 KB rows each) the H100 read at 60% of a
 // coalesced sum, and neither more loads in flight (the loop unrolled 2-16 times), nor staggered starts, nor 8 lanes a
-// row helped. Here the work group reads each row together instead: per chunk of L trips (L lanes), lane l reads piece
-// l of every row of the group, one row after the other (a load instruction covers L adjacent pieces of one row: 512
+// row helped. Here the work group reads each row together instead: per chunk of L trips (L lanes), lane l reads piece l
+// of every row of the group, one row after the other (a load instruction covers L adjacent pieces of one row: 512
 // bytes), writes its piece's term to work-group memory, and after a barrier each lane adds the L terms of each of its
 // rows to that row's accumulator. Each accumulator gets the same terms, added (or, for a max, compared) in another
 // order (a sum within float rounding of the loop's). The kernel keeps its name, opts and launch.
