@@ -2,6 +2,7 @@
 // Where a test finds the tinyscope executable and the source tree: ctest sets TINYSCOPE_BIN and TINYSCOPE_SOURCE_DIR;
 // outside ctest the paths compiled into the test (TS_BIN, TS_SOURCE_DIR) are the defaults.
 #include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QMap>
 #include <QStringList>
@@ -13,6 +14,11 @@ namespace ts_test {
 inline QString env_or(const char* name, const QString& fallback) {
   QByteArray v = qgetenv(name);
   return v.isEmpty() ? fallback : QString::fromLocal8Bit(v);
+}
+// `data` as the whole of the file at `path` (created or truncated), closed; false when it could not be written
+inline bool write_file(const QString& path, const QByteArray& data) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly) && f.write(data) == data.size() && (f.close(), f.error() == QFileDevice::NoError);
 }
 inline QString source_dir() { return env_or("TINYSCOPE_SOURCE_DIR", QStringLiteral(TS_SOURCE_DIR)); }
 inline QString tinyscope_bin() { return env_or("TINYSCOPE_BIN", QStringLiteral(TS_BIN)); }

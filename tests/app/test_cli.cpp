@@ -245,10 +245,7 @@ class TestCli : public QObject {
   // python3 under a UTF-8 locale): a C locale must not turn a non-ASCII string into an error or mojibake
   void scripts_and_files_are_utf8_in_any_locale() {
     QTemporaryDir dir;
-    QFile data(dir.filePath("names.txt"));
-    QVERIFY(data.open(QIODevice::WriteOnly));
-    data.write(QStringLiteral("gr\u00f6\u00dfe \u2713").toUtf8());
-    data.close();
+    QVERIFY(ts_test::write_file(dir.filePath("names.txt"), QStringLiteral("gr\u00f6\u00dfe \u2713").toUtf8()));
     QString path = write_script(dir, "u8.py",
                                 "s = 'h\u00e9llo \u2713'  # a comment with \u00fc\n"
                                 "t = open(__file__.replace('u8.py', 'names.txt')).read()\n"

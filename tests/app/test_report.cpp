@@ -453,9 +453,7 @@ class TestReport : public QObject {
     QTemporaryDir d;
     const QString script = d.filePath("markup.py"), html = d.filePath("markup.html");
     {
-      QFile f(script);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write("from tinygrad import Tensor\n# <b>not bold</b> & <i>not italic</i>\nprint('<script>x</script> & ' + str((Tensor([1.0]) + 1).tolist()))\n");
+      QVERIFY(ts_test::write_file(script, "from tinygrad import Tensor\n# <b>not bold</b> & <i>not italic</i>\nprint('<script>x</script> & ' + str((Tensor([1.0]) + 1).tolist()))\n"));
     }
     const Result r = report({script, "-o", html});
     QVERIFY2(r.code == 0, why(r).constData());
@@ -476,9 +474,7 @@ class TestReport : public QObject {
 
     const QString bad = d.filePath("raises.py");
     {
-      QFile f(bad);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write("from tinygrad import Tensor\nx = Tensor([1.0, 2.0]).realize()\nraise ValueError('boom on purpose')\n");
+      QVERIFY(ts_test::write_file(bad, "from tinygrad import Tensor\nx = Tensor([1.0, 2.0]).realize()\nraise ValueError('boom on purpose')\n"));
     }
     r = report({bad, "-o", out});
     QVERIFY2(r.code != 0, why(r).constData());
@@ -487,9 +483,7 @@ class TestReport : public QObject {
     QVERIFY(!QFileInfo::exists(out));
     // an earlier report at that path is left as it was
     {
-      QFile f(out);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write("an earlier report");
+      QVERIFY(ts_test::write_file(out, "an earlier report"));
     }
     r = report({bad, "-o", out});
     QVERIFY2(r.code != 0, why(r).constData());

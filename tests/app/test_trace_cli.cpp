@@ -192,11 +192,8 @@ class TestTraceCli : public QObject {
     Result r = trace({dir_.filePath("missing.json")});
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("cannot read"), why(r).constData());
-    QFile bad(dir_.filePath("bad.json"));
-    QVERIFY(bad.open(QIODevice::WriteOnly));
-    bad.write("{\"version\": 1, \"uops\": {\"1\": {\"op\": \"ADD\"");
-    bad.close();
-    r = trace({bad.fileName()});
+    QVERIFY(ts_test::write_file(dir_.filePath("bad.json"), "{\"version\": 1, \"uops\": {\"1\": {\"op\": \"ADD\""));
+    r = trace({dir_.filePath("bad.json")});
     QCOMPARE(r.code, 1);
     r = trace({cpu_, "-c", "no such context"});
     QCOMPARE(r.code, 2);

@@ -40,10 +40,7 @@ print(t.softmax(axis=-1).tolist())
 bool run_script(const char* script, const QString& env, tsv::Session* s, QString* err) {
   QTemporaryDir dir;
   const QString py = dir.filePath("script.py"), trace = dir.filePath("t.json");
-  QFile f(py);
-  if (!f.open(QIODevice::WriteOnly)) return false;
-  f.write(script);
-  f.close();
+  if (!ts_test::write_file(py, script)) return false;
   QProcessEnvironment e;
   e.insert("DEV", "CPU");
   e.insert("XDG_CACHE_HOME", dir.filePath("cache"));  // (BEAM searches afresh)
@@ -267,10 +264,7 @@ class TestAccess : public QObject {
   void export_access_flag_writes_frames() {
     QTemporaryDir dir;
     const QString py = dir.filePath("conv.py"), trace = dir.filePath("t.json"), out = dir.filePath("frames");
-    QFile f(py);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(kConv);
-    f.close();
+    QVERIFY(ts_test::write_file(py, kConv));
     QProcessEnvironment e;
     e.insert("DEV", "CPU");
     e.insert("XDG_CACHE_HOME", dir.filePath("cache"));

@@ -140,9 +140,7 @@ class TestCompare : public QObject {
   // what it computes, the rows after the inserted kernel too
   void an_inserted_kernel_shifts_nothing() {
     auto write = [&](const QString& name, const QString& text) {
-      QFile f(dir_.filePath(name));
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write(text.toUtf8());
+      QVERIFY(ts_test::write_file(dir_.filePath(name), text.toUtf8()));
     };
     const QString head = "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0]).realize()\nb = (a * 2).realize()\n";
     const QString tail = "c = (b + a).realize()\nd = (c * c).sum().realize()\nprint(d.item())\n";
@@ -203,13 +201,10 @@ class TestCompare : public QObject {
     QVERIFY2(w.set_compare_device("VULKAN", &err), qPrintable(err));
     QTemporaryDir dir;
     const QString script = dir.filePath("remainder.py");
-    QFile f(script);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor, dtypes\n"
+    QVERIFY(ts_test::write_file(script, "from tinygrad import Tensor, dtypes\n"
             "x = Tensor([1.5, 2.25, -3.75, 0.3, 7.0, -1.25], dtype=dtypes.float16)\n"
             "y = (x * 3).contiguous()\n"
-            "print((y % 0.001).tolist())\n");
-    f.close();
+            "print((y % 0.001).tolist())\n"));
     w.open_script(script);
     w.show();
     QSignalSpy compared(&w, &tsgui::MainWindow::compare_finished);

@@ -112,9 +112,7 @@ class TestRepeatOutputs : public QObject {
     QString path = source_dir() + "/resources/examples/" + prog.name;
     if (*prog.source) {
       path = dir.filePath(prog.name);
-      QFile f(path);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write(prog.source);
+      QVERIFY(ts_test::write_file(path, prog.source));
     }
     // the references: once, and with every kernel timed 5 times
     const QString once = cli_stdout({"run", path});

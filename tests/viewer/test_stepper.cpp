@@ -181,15 +181,12 @@ class TestStepper : public QObject {
   // to the targets' gradients, replayable like any rewrite pass
   void gradient_pass_steps_through_the_rules() {
     QString script = dir_.filePath("grad.py"), out = dir_.filePath("grad.json");
-    QFile f(script);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor\n"
+    QVERIFY(ts_test::write_file(script, "from tinygrad import Tensor\n"
             "x = Tensor([[1.0, -2.0], [3.0, 4.0]])\n"
             "w = Tensor([0.5, -1.0])\n"
             "loss = (x * w).relu().sum()\n"
             "loss.backward()\n"
-            "print(x.grad.tolist(), w.grad.tolist())\n");
-    f.close();
+            "print(x.grad.tolist(), w.grad.tolist())\n"));
     QProcess p;
     p.start(tinyscope_bin(), {"run", script, "--json", out, "--trace", "matches"});
     QVERIFY(p.waitForFinished(60000));

@@ -70,8 +70,7 @@ class TestTraceCheck : public QObject {
 
   QString write(const QString& name, const QByteArray& data) {
     const QString path = dir_.filePath(name);
-    QFile f(path);
-    if (f.open(QIODevice::WriteOnly)) f.write(data);
+    ts_test::write_file(path, data);  // (a path that cannot be written fails the test that reads it)
     return path;
   }
 

@@ -38,6 +38,19 @@ class TestViewerPanes : public QObject {
     if (softmax_.isEmpty()) softmax_ = record_matches(source_dir() + "/resources/examples/softmax.py", "softmax.json");
     return softmax_;
   }
+  // the first step of any context that `want` (a step of the selected context) accepts: its context selected and the
+  // pane at that step; -1 when none
+  static int select_first_step(tsv::SelectionModel& sel, tsv::StepperPane& pane, const std::function<bool(int)>& want) {
+    for (int c = 0; c < sel.session()->contexts().size(); ++c) {
+      sel.select_context(c);
+      for (int k = 0; k < pane.model()->step_count(); ++k)
+        if (want(k)) {
+          pane.set_step(k);
+          return k;
+        }
+    }
+    return -1;
+  }
   // the (context, pass) with the most recorded matches, kernel contexts first (the biggest codegen pass)
   static QPair<int, int> biggest_pass(const tsv::Session& s, bool kernels_only) {
     QPair<int, int> best{-1, -1};
@@ -201,12 +214,10 @@ class TestViewerPanes : public QObject {
   void access_pane_tensor_shapes_and_values() {
     const QString py = dir_.filePath("mm_16_24_8.py");
     {
-      QFile f(py);
-      QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write("from tinygrad import Tensor\n"
+      QVERIFY(ts_test::write_file(py, "from tinygrad import Tensor\n"
               "a = Tensor([[float((i * 24 + k) % 7 - 3) for k in range(24)] for i in range(16)]).realize()\n"
               "b = Tensor([[float((k * 8 + j) % 5 - 2) for j in range(8)] for k in range(24)]).realize()\n"
-              "print((a @ b).tolist()[0][:2])\n");
+              "print((a @ b).tolist()[0][:2])\n"));
     }
     auto record = [this](const QString& script, const QString& name, bool snapshots) {
       const QString out = dir_.filePath(name);
@@ -292,13 +303,10 @@ class TestViewerPanes : public QObject {
   void one_key_two_programs() {
     QTemporaryDir dir;
     const QString script = dir.filePath("two_opts.py"), out = dir.filePath("two_opts.json");
-    QFile f(script);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor, Context\n"
+    QVERIFY(ts_test::write_file(script, "from tinygrad import Tensor, Context\n"
             "a = Tensor.arange(64*64).reshape(64,64).float().contiguous().realize()\n"
             "with Context(NOOPT=1):\n  x = (a*2).sum(1).numpy()\n"
-            "y = (a*2).sum(1).numpy()\n");
-    f.close();
+            "y = (a*2).sum(1).numpy()\n"));
     const ts_test::Result r = ts_test::run_process(tinyscope_bin(), {"run", script, "--json", out, "--dev", "CPU"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     tsv::Session s;
@@ -805,10 +813,7 @@ class TestViewerPanes : public QObject {
   // x * 1 -> x: the matched UOp and the rule's result printed as the engine prints UOps, the MUL's own lines marked
   void stepper_uop_diff_of_x_times_one() {
     const QString script = dir_.filePath("times_one.py");
-    QFile f(script);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 1).tolist())\n");
-    f.close();
+    QVERIFY(ts_test::write_file(script, "from tinygrad import Tensor\na = Tensor([1.0, 2.0, 3.0, 4.0])\nprint((a * 1).tolist())\n"));
     const QString path = record_matches(script, "times_one.json");
     QVERIFY(!path.isEmpty());
     tsv::Session s;
@@ -816,17 +821,11 @@ class TestViewerPanes : public QObject {
     tsv::SelectionModel sel(&s);
     tsv::StepperPane pane(&sel);
     pane.resize(1000, 700);
-    int context = -1, step = -1;
-    for (int c = 0; c < s.contexts().size() && step < 0; ++c) {
-      sel.select_context(c);
-      for (int k = 0; k < pane.model()->step_count() && step < 0; ++k) {
-        const tsv::Match& m = pane.model()->match(k);
-        if (m.rule == "x*1 -> x" && s.uop(m.before)->op == "MUL") context = c, step = k;
-      }
-    }
+    const int step = select_first_step(sel, pane, [&](int k) {
+      const tsv::Match& m = pane.model()->match(k);
+      return m.rule == "x*1 -> x" && s.uop(m.before)->op == "MUL";
+    });
     QVERIFY(step >= 0);
-    sel.select_context(context);
-    pane.set_step(step);
     const QString before =
         "UOp(Ops.MUL, dtypes.float, arg=None, src=(\n"
         "  UOp(Ops.INDEX, dtypes.float, arg=None, src=(\n"
@@ -867,22 +866,14 @@ class TestViewerPanes : public QObject {
   // a linear pass (the CPU's "vector loads of grouped lanes" in the softmax): the UOp diff lists the programs it read
   // and made, a uop a line by id, so the lines both share are the uops it kept and the VLOADs are only on the right
   void stepper_uop_diff_of_a_linear_pass() {
-    const QString path = softmax_trace();
-    QVERIFY(!path.isEmpty());
     tsv::Session s;
-    QVERIFY(s.load(path));
+    QVERIFY(!softmax_trace().isEmpty() && s.load(softmax_trace()));
     tsv::SelectionModel sel(&s);
     tsv::StepperPane pane(&sel);
-    pane.resize(1000, 700);
-    int context = -1, step = -1;
-    for (int c = 0; c < s.contexts().size() && step < 0; ++c) {
-      sel.select_context(c);
-      for (int k = 0; k < pane.model()->step_count() && step < 0; ++k)
-        if (pane.model()->pass_of(k).name == "vector loads of grouped lanes" && s.uop(pane.model()->match(k).before)->op == "LINEAR") context = c, step = k;
-    }
+    const int step = select_first_step(sel, pane, [&](int k) {
+      return pane.model()->pass_of(k).name == "vector loads of grouped lanes" && s.uop(pane.model()->match(k).before)->op == "LINEAR";
+    });
     QVERIFY(step >= 0);
-    sel.select_context(context);
-    pane.set_step(step);
     const tsv::Match& m = pane.model()->match(step);
     const QStringList left = pane.uop_diff()->left()->toPlainText().split('\n'), right = pane.uop_diff()->right()->toPlainText().split('\n');
     QCOMPARE(left.size(), s.uop(m.before)->src.size());
@@ -893,6 +884,7 @@ class TestViewerPanes : public QObject {
     const QSet<QString> kept = QSet<QString>(left.begin(), left.end()) & QSet<QString>(right.begin(), right.end());
     QVERIFY(!kept.isEmpty() && kept.size() < left.size());
     if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
+      pane.resize(1000, 700);
       pane.show();
       pane.details()->setCurrentWidget(pane.uop_diff());
       if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);

@@ -796,11 +796,8 @@ class TestViewerWindow : public QObject {
   void reopened_trace_keeps_the_console() {
     QTemporaryDir dir;
     const QString script = dir.filePath("talk.py");
-    QFile f(script);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("import sys\nfrom tinygrad import Tensor\nprint('hello from the script', (Tensor([1.0, 2.0]) * 2).tolist())\n"
-            "print('a warning', file=sys.stderr)\nprint('the end')\n");
-    f.close();
+    QVERIFY(ts_test::write_file(script, "import sys\nfrom tinygrad import Tensor\nprint('hello from the script', (Tensor([1.0, 2.0]) * 2).tolist())\n"
+            "print('a warning', file=sys.stderr)\nprint('the end')\n"));
     const QString out = dir.filePath("talk.json");
     const QString why = ts_test::run_to_trace(script, out);
     QVERIFY2(why.isEmpty(), qPrintable(why));
@@ -833,10 +830,7 @@ class TestViewerWindow : public QObject {
     QJsonObject root = QJsonDocument::fromJson(ts_test::kernel_graph_trace()).object();
     root["result"] = QString(tsgui::MainWindow::kAsyncTraceBytes + 1000, QLatin1Char('x'));  // a big RESULT
     const QString path = dir.filePath("big.json");
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(QJsonDocument(root).toJson(QJsonDocument::Compact));
-    f.close();
+    QVERIFY(ts_test::write_file(path, QJsonDocument(root).toJson(QJsonDocument::Compact)));
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     w.show();
     QVERIFY(w.open_trace(path));
@@ -867,10 +861,7 @@ class TestViewerWindow : public QObject {
     root["contexts"] = contexts;
     QTemporaryDir dir;
     const QString path = dir.filePath("two_kernels.trace.json");
-    QFile out(path);
-    QVERIFY(out.open(QIODevice::WriteOnly));
-    out.write(QJsonDocument(root).toJson());
-    out.close();
+    QVERIFY(ts_test::write_file(path, QJsonDocument(root).toJson()));
     tsgui::MainWindow w(source_dir() + "/resources/examples", /*restore_layout=*/false);
     w.set_initial_context(QStringLiteral("r_8"));
     QVERIFY(w.open_trace(path));

@@ -22,9 +22,7 @@ class TestFuzzVariants : public QObject {
     defs_ = dir_.filePath("defs.py");
     Result r = run_process(QStringLiteral(TS_FUZZ_BIN), {"--python-defs", "1", "1000"});
     QVERIFY2(r.code == 0, why(r));
-    QFile f(defs_);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(r.out.toUtf8());
+    QVERIFY(ts_test::write_file(defs_, r.out.toUtf8()));
     QVERIFY(r.out.count("PROGRAMS.append((") == 1000);
   }
   void variants_data() {

@@ -68,9 +68,8 @@ class TestBeam : public QObject {
 
   // a script in the test's directory (empty when it cannot be written)
   QString write_script(const QString& name, const char* text) {
-    QFile f(tmp_.filePath(name));
-    if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0) return {};
-    return f.fileName();
+    const QString path = tmp_.filePath(name);
+    return ts_test::write_file(path, text) ? path : QString();
   }
 
  private slots:
