@@ -883,6 +883,16 @@ class TestViewerPanes : public QObject {
     QVERIFY2(!right.filter(" VLOAD ").isEmpty(), qPrintable(right.join('\n')));
     const QSet<QString> kept = QSet<QString>(left.begin(), left.end()) & QSet<QString>(right.begin(), right.end());
     QVERIFY(!kept.isEmpty() && kept.size() < left.size());
+    // no graph of one LINEAR over every uop: a notice, nothing laid out, the UOp diff in front
+    QVERIFY(!pane.busy());
+    QCOMPARE(pane.notice(), QStringLiteral("vector loads of grouped lanes rewrote the kernel's linearized program, %1 uops into %2: the UOp "
+                                           "diff below lists both, a uop a line")
+                                .arg(left.size())
+                                .arg(right.size()));
+    QCOMPARE(pane.details()->currentWidget(), pane.uop_diff());
+    pane.set_step(step - 1);  // the step before: a graph again
+    QTRY_VERIFY_WITH_TIMEOUT(!pane.busy(), 20000);
+    QVERIFY(pane.notice().isEmpty());
     if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
       pane.resize(1000, 700);
       pane.show();

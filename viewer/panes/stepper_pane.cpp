@@ -294,6 +294,7 @@ void StepperPane::connect_signals() {
 
 QString StepperPane::title() const { return plain_title_; }
 QString StepperPane::note() const { return note_->text(); }
+QString StepperPane::notice() const { return stack_->currentWidget() == notice_ ? notice_->text() : QString(); }
 
 void StepperPane::show_notice(const QString& text) {
   notice_->setText(text);
@@ -591,6 +592,21 @@ void StepperPane::show_step() {
     note << (model_->pass_reproduced(st.pass) ? tr("= the pass's recorded result")
                                               : tr("differs from the pass's recorded result"));
 
+  // a pass over the linearized program rewrites one LINEAR of every uop: as a graph, hundreds of edges into one node.
+  // The UOp diff lists the programs it read and made instead, and is put in front
+  const Uop *lin_before = model_->node(m.before), *lin_after = model_->node(m.after);
+  if (lin_before && lin_after && lin_before->op == QLatin1String("LINEAR") && lin_after->op == QLatin1String("LINEAR")) {
+    if (!waiting_.isEmpty()) LayoutEngine::instance()->cancel(waiting_);
+    waiting_.clear();
+    pending_window_ = drawn_ = StepperModel::Window{};
+    details_->setCurrentWidget(diff_);
+    note_->clear();
+    return show_notice(tr("%1 rewrote the kernel's linearized program, %2 uops into %3: the UOp diff below lists both, a "
+                          "uop a line")
+                           .arg(p.name)
+                           .arg(lin_before->src.size())
+                           .arg(lin_after->src.size()));
+  }
   // the steps of a pass share one layout: within it, a step only recolours
   const StepperModel::Window w = f.exact && union_limit_ > 0 ? model_->window(step_, union_limit_) : StepperModel::Window{};
   if (w.pass >= 0) {

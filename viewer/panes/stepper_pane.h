@@ -57,6 +57,8 @@ class StepperPane : public QWidget {
   QString title() const;
   // what the canvas says about the current picture (exact replay, partial view, ...)
   QString note() const;
+  // the notice shown instead of a graph (no step; a pass over the linearized program), empty while a graph is shown
+  QString notice() const;
   // true while a layout for this pane is pending
   bool busy() const { return !waiting_.isEmpty(); }
 
