@@ -46,7 +46,8 @@ class VulkanDevice final : public Device {
   // logical > 0: another logical device of the same physical one (a Context of its own)
   VulkanDevice(std::string name, DeviceInfo info, DeviceOptions options, int logical = 0)
       : Device(std::move(name)), info_(std::move(info)), options_(std::move(options)), logical_(logical),
-        // workgroup-scope tensor cores only with TC_WG=1 when the device opens: slower than subgroup scope on the H100
+        // workgroup-scope tensor cores only with TC_WG=1 when the device opens: loaded as glslang 12 can write them, far
+        // slower than subgroup scope on the H100 (README, Tensor cores)
         workgroup_matrices_(info_.cooperative_matrix_workgroup && codegen_option("TC_WG", 0) > 0) {}
 
   std::string memory() const override { return name(); }
