@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QSlider>
+#include <QSplitter>
 #include <QTemporaryDir>
 
 #include "viewer/panes/access_pane.h"
@@ -870,6 +871,8 @@ class TestViewerPanes : public QObject {
     QVERIFY(!softmax_trace().isEmpty() && s.load(softmax_trace()));
     tsv::SelectionModel sel(&s);
     tsv::StepperPane pane(&sel);
+    pane.resize(1000, 700);
+    pane.show();
     const int step = select_first_step(sel, pane, [&](int k) {
       return pane.model()->pass_of(k).name == "vector loads of grouped lanes" && s.uop(pane.model()->match(k).before)->op == "LINEAR";
     });
@@ -890,14 +893,15 @@ class TestViewerPanes : public QObject {
                                 .arg(left.size())
                                 .arg(right.size()));
     QCOMPARE(pane.details()->currentWidget(), pane.uop_diff());
-    pane.set_step(step - 1);  // the step before: a graph again
+    const QList<int> linear_sizes = pane.graph_and_details()->sizes();
+    QVERIFY2(linear_sizes.value(1) > 2 * linear_sizes.value(0), qPrintable(QString("%1 / %2").arg(linear_sizes.value(0)).arg(linear_sizes.value(1))));
+    pane.set_step(step - 1);  // the step before: a graph again, in the room it had
     QTRY_VERIFY_WITH_TIMEOUT(!pane.busy(), 20000);
     QVERIFY(pane.notice().isEmpty());
+    const QList<int> graph_sizes = pane.graph_and_details()->sizes();
+    QVERIFY2(graph_sizes.value(0) > graph_sizes.value(1), qPrintable(QString("%1 / %2").arg(graph_sizes.value(0)).arg(graph_sizes.value(1))));
     if (qEnvironmentVariableIsSet("TS_VIEWER_SHOT_DIR")) {
-      pane.resize(1000, 700);
-      pane.show();
-      pane.details()->setCurrentWidget(pane.uop_diff());
-      if (pane.busy()) QSignalSpy(&pane, &tsv::StepperPane::layout_done).wait(20000);
+      pane.set_step(step);
       QTest::qWait(100);
       QVERIFY(pane.grab().save(qEnvironmentVariable("TS_VIEWER_SHOT_DIR") + "/stepper_linear_diff.png"));
     }

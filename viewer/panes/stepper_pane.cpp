@@ -23,6 +23,7 @@
 #include <QTextBlock>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <utility>
 
 #include "viewer/graph/graph_view.h"
 #include "viewer/model/rule_counts_model.h"
@@ -541,6 +542,7 @@ void StepperPane::show_rule() {
 void StepperPane::show_step() {
   show_rule();
   if (step_ < 0) {
+    if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
     title_->clear();
     plain_title_.clear();
     note_->clear();
@@ -601,12 +603,19 @@ void StepperPane::show_step() {
     pending_window_ = drawn_ = StepperModel::Window{};
     details_->setCurrentWidget(diff_);
     note_->clear();
+    // the listings get most of the pane's height while the canvas holds only the notice (given back on leaving)
+    if (sizes_off_linear_.isEmpty()) {
+      sizes_off_linear_ = outer_->sizes();
+      const int total = sizes_off_linear_.value(0) + sizes_off_linear_.value(1);
+      outer_->setSizes({total / 4, total - total / 4});
+    }
     return show_notice(tr("%1 rewrote the kernel's linearized program, %2 uops into %3: the UOp diff below lists both, a "
                           "uop a line")
                            .arg(p.name)
                            .arg(lin_before->src.size())
                            .arg(lin_after->src.size()));
   }
+  if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
   // the steps of a pass share one layout: within it, a step only recolours
   const StepperModel::Window w = f.exact && union_limit_ > 0 ? model_->window(step_, union_limit_) : StepperModel::Window{};
   if (w.pass >= 0) {

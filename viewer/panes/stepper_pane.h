@@ -68,6 +68,7 @@ class StepperPane : public QWidget {
   QLabel* rule_where() const { return rule_where_; }
   SourceDiff* uop_diff() const { return diff_; }
   QTabWidget* details() const { return details_; }
+  QSplitter* graph_and_details() const { return outer_; }
   // the per-rule hit counts (sorted through a proxy: rules()->model())
   RuleCountsModel* rule_counts() const { return rule_counts_; }
   QTableView* rules() const { return rules_view_; }
@@ -176,6 +177,7 @@ class StepperPane : public QWidget {
   QString plain_title_, base_note_;
   QSplitter* split_;
   QSplitter* outer_;
+  QList<int> sizes_off_linear_;  // the graph's and the details' heights before a linear pass's step took them (none: not on one)
   bool split_sized_ = false;
   QRectF change_;          // the drawn change's bounds, in scene coordinates
   QRectF focus_;           // the rewritten node's box: what the view shows when the change is too spread to read
