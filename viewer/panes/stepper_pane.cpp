@@ -608,6 +608,7 @@ void StepperPane::show_step() {
       sizes_off_linear_ = outer_->sizes();
       const int total = sizes_off_linear_.value(0) + sizes_off_linear_.value(1);
       outer_->setSizes({total / 4, total - total / 4});
+      list_->scrollTo(list_->currentIndex());  // (the shorter list keeps the step in view)
     }
     return show_notice(tr("%1 rewrote the kernel's linearized program, %2 uops into %3: the UOp diff below lists both, a "
                           "uop a line")
