@@ -295,6 +295,10 @@ void StepperPane::connect_signals() {
 
 QString StepperPane::title() const { return plain_title_; }
 QString StepperPane::note() const { return note_->text(); }
+bool StepperPane::linear_step(const Match& m) const {
+  const Uop *before = model_->node(m.before), *after = model_->node(m.after);
+  return before && after && before->op == QLatin1String("LINEAR") && after->op == QLatin1String("LINEAR");
+}
 QString StepperPane::notice() const { return stack_->currentWidget() == notice_ ? notice_->text() : QString(); }
 
 void StepperPane::show_notice(const QString& text) {
@@ -530,8 +534,7 @@ void StepperPane::show_rule() {
   }
   // the matched UOp and the rule's result, as the engine prints UOps; a linear pass's programs as listings
   auto node = [this](int id) { return model_->node(id); };
-  const Uop *before = node(m.before), *after = node(m.after);
-  if (before && after && before->op == QLatin1String("LINEAR") && after->op == QLatin1String("LINEAR"))
+  if (linear_step(m))
     diff_->set_sources(tr("Before: the program the pass read (uops by id)"), linear_program(m.before, node),
                        tr("After: the program it made"), linear_program(m.after, node), /*ignore_indentation=*/true);
   else
@@ -596,8 +599,7 @@ void StepperPane::show_step() {
 
   // a pass over the linearized program rewrites one LINEAR of every uop: as a graph, hundreds of edges into one node.
   // The UOp diff lists the programs it read and made instead, and is put in front
-  const Uop *lin_before = model_->node(m.before), *lin_after = model_->node(m.after);
-  if (lin_before && lin_after && lin_before->op == QLatin1String("LINEAR") && lin_after->op == QLatin1String("LINEAR")) {
+  if (linear_step(m)) {
     if (!waiting_.isEmpty()) LayoutEngine::instance()->cancel(waiting_);
     waiting_.clear();
     pending_window_ = drawn_ = StepperModel::Window{};
@@ -613,8 +615,8 @@ void StepperPane::show_step() {
     return show_notice(tr("%1 rewrote the kernel's linearized program, %2 uops into %3: the UOp diff below lists both, a "
                           "uop a line")
                            .arg(p.name)
-                           .arg(lin_before->src.size())
-                           .arg(lin_after->src.size()));
+                           .arg(model_->node(m.before)->src.size())
+                           .arg(model_->node(m.after)->src.size()));
   }
   if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
   // the steps of a pass share one layout: within it, a step only recolours

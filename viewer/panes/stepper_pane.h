@@ -105,6 +105,8 @@ class StepperPane : public QWidget {
   void build_details();
   QHBoxLayout* build_controls();
   void connect_signals();
+  // a step of a pass over the linearized program: a LINEAR rewritten into another
+  bool linear_step(const Match& m) const;
   // what one layout request is for: the graph, its highlighted nodes and the note under the title
   struct Picture {
     GraphInput graph;
