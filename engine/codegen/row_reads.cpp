@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "engine/codegen/cpu/linear_edit.h"
 #include "engine/codegen/opt.h"
@@ -29,6 +30,23 @@ struct Update {
   UOpRef acc, load, term;
   Ops op = Ops::ADD;
 };
+// whether a node reads any of a set of nodes (memoized: the body's graphs share their subexpressions)
+class Reads {
+ public:
+  explicit Reads(std::unordered_set<const UOp*> of) : of_(std::move(of)) {}
+  bool operator()(const UOp* x) {
+    if (of_.count(x)) return true;
+    if (auto it = memo_.find(x); it != memo_.end()) return it->second;
+    bool d = false;
+    for (auto& s : x->src) d = d || (*this)(s.get());
+    return memo_[x] = d;
+  }
+
+ private:
+  std::unordered_set<const UOp*> of_;
+  std::unordered_map<const UOp*, bool> memo_;
+};
+
 // a combined with b as `op` combines them in the loop
 UOpRef combine(Ops op, const UOpRef& a, const UOpRef& b) {
   return op == Ops::ADD ? alu(Ops::ADD, a, b) : alu(Ops::WHERE, alu(Ops::CMPLT, a, b), b, a);
@@ -88,14 +106,7 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
   const int64_t trip = R->src[0]->const_int();
   if (trip % L != 0) return nullptr;
 
-  std::unordered_map<const UOp*, bool> dep;  // whether a node reads the loop index or the lane (memoized)
-  std::function<bool(const UOp*)> varies = [&](const UOp* x) -> bool {
-    if (x == R.get() || x == lidx.get()) return true;
-    if (auto it = dep.find(x); it != dep.end()) return it->second;
-    bool d = false;
-    for (auto& s : x->src) d = d || varies(s.get());
-    return dep[x] = d;
-  };
+  Reads varies({R.get(), lidx.get()});  // what reads the loop index or the lane
   // the body: arithmetic, buffer reads and sum or max updates of accumulators, each accumulator read by its update only
   std::vector<Update> updates;
   std::unordered_set<const UOp*> acc_loads;
@@ -139,16 +150,9 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     }
   }
   if (!reads || updates.empty()) return nullptr;
-  for (auto& up : updates) {
-    if (!acc_loads.count(up.load.get()) || up.acc->dtype != updates[0].acc->dtype) return nullptr;
-    std::function<bool(const UOp*)> reads_acc = [&](const UOp* x) -> bool {
-      if (acc_loads.count(x)) return true;
-      for (auto& s : x->src)
-        if (reads_acc(s.get())) return true;
-      return false;
-    };
-    if (reads_acc(up.term.get())) return nullptr;
-  }
+  Reads reads_acc(acc_loads);
+  for (auto& up : updates)
+    if (!acc_loads.count(up.load.get()) || up.acc->dtype != updates[0].acc->dtype || reads_acc(up.term.get())) return nullptr;
   if (acc_loads.size() != updates.size()) return nullptr;
 
   // nothing after the loop reads its body but through the accumulators
@@ -195,14 +199,9 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
   // placed in order, each node after its sources; what no row loop reads (the chunk's piece indexes) before the loops
   UOps out;
   std::unordered_set<const UOp*> listed;
-  std::unordered_map<const UOp*, bool> in_row;
-  std::function<bool(const UOp*)> reads_row = [&](const UOp* x) -> bool {
-    if (x->op == Ops::RANGE) return std::find_if(rows.begin(), rows.end(), [&](const UOpRef& r) { return r.get() == x; }) != rows.end();
-    if (auto f = in_row.find(x); f != in_row.end()) return f->second;
-    bool d = false;
-    for (auto& s : x->src) d = d || reads_row(s.get());
-    return in_row[x] = d;
-  };
+  std::unordered_set<const UOp*> row_ranges;
+  for (auto& r : rows) row_ranges.insert(r.get());
+  Reads reads_row(std::move(row_ranges));
   std::function<void(const UOpRef&, bool)> list = [&](const UOpRef& x, bool invariant_only) {
     if (listed.count(x.get())) return;
     for (auto& s : x->src) list(s, invariant_only);

@@ -78,20 +78,24 @@ QString uop_repr(int root, const std::function<const Uop*(int)>& node, int max_l
   return out;
 }
 
+namespace {
+// one uop of a listing as print_uops writes it: its number, op, dtype, its sources' numbers, its argument
+QString listing_line(int number, const Uop& u, const QStringList& src) {
+  return QStringLiteral("%1 %2 %3 [%4] %5").arg(number, 4).arg(u.op, -12).arg(u.dtype, -16).arg(src.join(QStringLiteral(", ")), u.arg);
+}
+}  // namespace
+
 QString linear_program(int linear, const std::function<const Uop*(int)>& node) {
   const Uop* l = node(linear);
   if (!l) return {};
+  Uop unknown;
+  unknown.op = QStringLiteral("?");
   QStringList lines;
   for (int id : l->src) {
     const Uop* u = node(id);
     QStringList src;
-    if (u)
-      for (int x : u->src) src << QString::number(x);
-    lines << QStringLiteral("%1 %2 %3 [%4] %5")
-                 .arg(id, 4)
-                 .arg(u ? u->op : QStringLiteral("?"), -12)
-                 .arg(u ? u->dtype : QString(), -16)
-                 .arg(src.join(QStringLiteral(", ")), u ? u->arg : QString());
+    for (int x : u ? u->src : QList<int>{}) src << QString::number(x);
+    lines << listing_line(id, u ? *u : unknown, src);
   }
   return lines.join(QLatin1Char('\n'));
 }
@@ -118,11 +122,7 @@ QString linear_listing(const Session& s, int kernel_context) {
     if (!u) continue;
     QStringList src;
     for (int x : u->src) src << (position.contains(x) ? QString::number(position.value(x)) : QStringLiteral("?"));
-    out += QStringLiteral("%1 %2 %3 [%4] %5\n")
-               .arg(i, 4)
-               .arg(u->op, -12)
-               .arg(u->dtype, -16)
-               .arg(src.join(QStringLiteral(", ")), u->arg);
+    out += listing_line(i, *u, src) + QLatin1Char('\n');
   }
   return out;
 }
