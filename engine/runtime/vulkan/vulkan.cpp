@@ -258,6 +258,8 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
   const bool push_ext = has_extension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   const bool bf16_ext = coop_ext && has_extension(exts, kBfloat16Ext);
   const bool coop2_ext = coop_ext && has_extension(exts, kCoopMatrix2Ext) && F.vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV;
+  const bool stats_ext = v12 && has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (v11) {
     sub.pNext = &m3;
     if (v12) m3.pNext = &drv;
@@ -282,7 +284,11 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
         *tail = &bf16;
         tail = &bf16.pNext;
       }
-      if (coop2_ext) *tail = &coop2;
+      if (coop2_ext) {
+        *tail = &coop2;
+        tail = &coop2.pNext;
+      }
+      if (stats_ext) *tail = &stats;
     }
     F.vkGetPhysicalDeviceFeatures2(pd, &f2);
   } else {
@@ -368,6 +374,7 @@ DeviceInfo query_device(const Instance& inst, VkPhysicalDevice pd, int index) {
     d.storage_buffer_8bit = f12.storageBuffer8BitAccess;
     d.float16 = f12.shaderFloat16;
     d.int8 = f12.shaderInt8;
+    d.pipeline_statistics = stats_ext && stats.pipelineExecutableInfo;
   }
   if (coop_ext && coop.cooperativeMatrix) {
     d.cooperative_matrix = true;
@@ -539,7 +546,8 @@ std::string print_device_info(const DeviceInfo& d) {
                                                 {"cooperative_matrix", d.cooperative_matrix},
                                                 {"cooperative_matrix_nv", d.cooperative_matrix_nv},
                                                 {"bfloat16_cooperative_matrix", d.bfloat16_cooperative_matrix},
-                                                {"cooperative_matrix_workgroup", d.cooperative_matrix_workgroup}};
+                                                {"cooperative_matrix_workgroup", d.cooperative_matrix_workgroup},
+                                                {"pipeline_statistics", d.pipeline_statistics}};
   for (auto& [n, on] : feats) o << " " << n << (on ? "+" : "-");
   o << "\n";
   for (auto [shapes, ext] : {std::pair{&d.cooperative_matrix_shapes, ""}, std::pair{&d.cooperative_matrix_nv_shapes, "NV "}})
@@ -578,6 +586,7 @@ void create_device(Context::Impl& I) {
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   Bfloat16Features bf16{kSTypeBfloat16Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
   CoopMatrix2Features coop2{kSTypeCoop2Features, nullptr, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE, VK_FALSE};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   f2.pNext = &f11;
   f11.pNext = &f12;
   f2.features.shaderInt64 = d.int64;
@@ -612,7 +621,13 @@ void create_device(Context::Impl& I) {
     coop2.cooperativeMatrixWorkgroupScope = VK_TRUE;
     coop2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
     *tail = &coop2;
+    tail = &coop2.pNext;
     enable.push_back(kCoopMatrix2Ext);
+  }
+  if (d.pipeline_statistics) {  // what the driver compiled: Program::statistics
+    stats.pipelineExecutableInfo = VK_TRUE;
+    *tail = &stats;
+    enable.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
   if (has_extension(exts, "VK_KHR_portability_subset")) enable.push_back("VK_KHR_portability_subset");
   if (d.max_push_descriptors) enable.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,6 +107,9 @@ struct DeviceInfo {
   uint32_t cooperative_matrix_workgroup_max_size = 0;     // the most invocations of a work group using them
   uint32_t cooperative_matrix_flexible_max_dimension = 0;  // the largest row or column count
   uint32_t cooperative_matrix_workgroup_reserved_shared = 0;  // shared memory bytes the compiler keeps for its staging
+  // VK_KHR_pipeline_executable_properties with its pipelineExecutableInfo feature: the driver reports what it compiled
+  // (Program::statistics)
+  bool pipeline_statistics = false;
 };
 
 // Every physical device the loader offers. No loader, no driver or no device: an empty list, and *reason (when
@@ -246,6 +250,13 @@ class DeviceBuffer {
   std::shared_ptr<BufferImpl> impl_;
 };
 
+// One figure a driver reports of a compiled pipeline (VK_KHR_pipeline_executable_properties), as it names it
+// ("Register Count", "Shared Memory Size", ...): its value as text, and as a number where it is one.
+struct PipelineStatistic {
+  std::string name, description, value;
+  std::optional<double> number;
+};
+
 // A compute pipeline: set 0 has storage buffers at bindings 0..num_buffers-1 (buffer i at binding i) and an
 // optional push-constant block of push_bytes bytes; the local size is the shader's.
 class Program {
@@ -256,6 +267,9 @@ class Program {
   uint32_t push_bytes() const;
   std::array<uint32_t, 3> local_size() const;
   const ShaderInterface& interface() const;
+  // what the driver reported of the machine code it compiled, for every executable of the pipeline (empty where the
+  // device lacks DeviceInfo::pipeline_statistics)
+  const std::vector<PipelineStatistic>& statistics() const;
   explicit operator bool() const { return static_cast<bool>(impl_); }
 
  private:

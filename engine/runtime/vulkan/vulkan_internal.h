@@ -99,7 +99,8 @@ using PFN_GetCoopMatrixFlexibleProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevic
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)                \
   X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp)     \
   X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults) X(vkCreateFence)  \
-  X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkGetFenceStatus) X(vkQueueSubmit) X(vkDeviceWaitIdle)
+  X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkGetFenceStatus) X(vkQueueSubmit) X(vkDeviceWaitIdle)  \
+  X(vkGetPipelineExecutablePropertiesKHR) X(vkGetPipelineExecutableStatisticsKHR)
 
 #define TS_VK_DECLARE(f) PFN_##f f = nullptr;
 struct GlobalFns {
@@ -180,6 +181,7 @@ struct ProgramImpl {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   bool push_descriptors = false;  // its buffers are pushed into the command buffer (no descriptor set to allocate)
+  std::vector<PipelineStatistic> statistics;
 };
 
 struct Context::Impl {
@@ -274,6 +276,7 @@ struct Context::Impl {
   VkDescriptorSetLayout set_layout(uint32_t n);
   VkPipelineLayout pipeline_layout(uint32_t n, uint32_t k);
   std::shared_ptr<ProgramImpl> make_program(const SpirvBinary& spirv, const std::string& name, uint32_t n, uint32_t k);
+  std::vector<PipelineStatistic> pipeline_statistics(VkPipeline pipeline) const;
   std::shared_ptr<ProgramImpl> copy_program(bool vec4);
   void save_pipeline_cache();
 

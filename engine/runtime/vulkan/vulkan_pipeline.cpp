@@ -3,6 +3,7 @@
 #include "engine/uop/atomic_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -182,9 +183,11 @@ std::shared_ptr<ProgramImpl> Context::Impl::make_program(const SpirvBinary& spir
   ci.stage.module = module;
   ci.stage.pName = prog->iface.entry_point.c_str();
   ci.layout = prog->layout;
+  if (d.pipeline_statistics) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkResult r = fn.vkCreateComputePipelines(device, pipeline_cache, 1, &ci, nullptr, &prog->pipeline);
   fn.vkDestroyShaderModule(device, module, nullptr);
   check(r, ("vkCreateComputePipelines of " + who).c_str());
+  if (d.pipeline_statistics) prog->statistics = pipeline_statistics(prog->pipeline);
   {
     std::lock_guard s(state_mu);
     stats.pipelines_created++;
@@ -255,6 +258,52 @@ void Context::Impl::save_pipeline_cache() {
   }
 }
 
+// what the driver reports of a pipeline's executables (one for a compute pipeline; a second one's figures are named
+// after it: "name (executable)"); a figure the driver cannot give is left out
+std::vector<PipelineStatistic> Context::Impl::pipeline_statistics(VkPipeline pipeline) const {
+  std::vector<PipelineStatistic> out;
+  if (!fn.vkGetPipelineExecutablePropertiesKHR || !fn.vkGetPipelineExecutableStatisticsKHR) return out;
+  VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  pi.pipeline = pipeline;
+  uint32_t n = 0;
+  if (fn.vkGetPipelineExecutablePropertiesKHR(device, &pi, &n, nullptr) != VK_SUCCESS) return out;
+  std::vector<VkPipelineExecutablePropertiesKHR> exes(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (fn.vkGetPipelineExecutablePropertiesKHR(device, &pi, &n, exes.data()) != VK_SUCCESS) return out;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = pipeline;
+    ei.executableIndex = e;
+    uint32_t m = 0;
+    if (fn.vkGetPipelineExecutableStatisticsKHR(device, &ei, &m, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(m, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (fn.vkGetPipelineExecutableStatisticsKHR(device, &ei, &m, st.data()) != VK_SUCCESS) continue;
+    for (uint32_t k = 0; k < m; ++k) {
+      PipelineStatistic s;
+      s.name = st[k].name;
+      if (n > 1) s.name += std::string(" (") + exes[e].name + ")";
+      s.description = st[k].description;
+      switch (st[k].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: s.value = st[k].value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+          s.value = std::to_string(st[k].value.i64), s.number = static_cast<double>(st[k].value.i64);
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+          s.value = std::to_string(st[k].value.u64), s.number = static_cast<double>(st[k].value.u64);
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: {
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%g", st[k].value.f64);
+          s.value = buf, s.number = st[k].value.f64;
+          break;
+        }
+        default: continue;
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
 Program Context::program(const SpirvBinary& spirv, const std::string& name, uint32_t num_buffers,
                          uint32_t push_bytes) {
   Program p;
@@ -268,5 +317,6 @@ uint32_t Program::num_buffers() const { return impl_->num_buffers; }
 uint32_t Program::push_bytes() const { return impl_->push_bytes; }
 std::array<uint32_t, 3> Program::local_size() const { return impl_->iface.local_size; }
 const ShaderInterface& Program::interface() const { return impl_->iface; }
+const std::vector<PipelineStatistic>& Program::statistics() const { return impl_->statistics; }
 
 }  // namespace ts::vk

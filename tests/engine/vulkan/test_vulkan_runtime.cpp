@@ -527,6 +527,18 @@ class TestVulkanRuntime : public QObject {
     EXPECT_ERROR(ctx_->program(cut, "cut", 3, 0), "cut");
   }
 
+  // what the driver says it compiled (VK_KHR_pipeline_executable_properties): named figures, the numeric ones with
+  // their number, where the device has the extension; none where it lacks it (lavapipe of Mesa 22.3)
+  void pipeline_statistics() {
+    Program p = program(kAdd, "add_stats", 3);
+    QCOMPARE(!p.statistics().empty(), ctx_->info().pipeline_statistics);
+    QCOMPARE(print_device_info(ctx_->info()).find(ctx_->info().pipeline_statistics ? "pipeline_statistics+" : "pipeline_statistics-") != std::string::npos, true);
+    for (auto& s : p.statistics()) {
+      QVERIFY(!s.name.empty());
+      if (s.number) QCOMPARE(std::stod(s.value), *s.number);
+    }
+  }
+
   void buffer_limits() {
     const uint64_t range = ctx_->info().max_storage_buffer_range;
     EXPECT_ERROR(ctx_->alloc(range + 1), "134217729 bytes", "maxStorageBufferRange", "134217728 bytes");
