@@ -317,6 +317,11 @@ RealizeRun realize_timed(const std::function<ts::Tensor()>& build, ts::Tensor* o
       char buf[96];
       std::snprintf(buf, sizeof buf, "%s%s %.1f us", r.each.empty() ? "" : ", ", log[i].name.c_str(), log[i].seconds * 1e6);
       r.each += buf;
+      if (log[i].statistics && !log[i].statistics->empty()) {
+        r.compiled += (r.compiled.empty() ? "" : "; ") + log[i].name + ":";
+        for (auto& [name, value] : *log[i].statistics) r.compiled += " " + name + " " + value + ",";
+        r.compiled.pop_back();
+      }
     }
   return r;
 }

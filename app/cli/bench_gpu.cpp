@@ -143,12 +143,13 @@ void GpuBench::row(const Work& w) {
     for (auto t0 = clk::now(); seconds_since(t0) < 1.0;) realize_timed(w.build);  // warm, as the hand-written ones
     std::vector<double> rate;
     int nk = cold.nkernels;
-    std::string each;
+    std::string each, compiled;
     for (int r = 0; r < reps; ++r) {
       RealizeRun e = realize_timed(w.build);
       rate.push_back(w.work / e.kernels);
       nk = e.nkernels;
       each = e.each;
+      compiled = e.compiled;
     }
     Stats s = stats(rate);
     const bool flops = w.name.find("matmul") != std::string::npos;
@@ -160,6 +161,7 @@ void GpuBench::row(const Work& w) {
     std::printf("  %-28s %s  %s  kernels %d  first run %.1f ms  output %s\n", w.name.c_str(),
                 flops ? spread(s, 1e-9, "GFLOP/s").c_str() : spread(s, 1e-9, "GB/s   ").c_str(), pct, nk, cold.wall * 1e3, check.c_str());
     if (nk > 1 || ts::realize_config().beam) std::printf("  %-28s (the last run's kernels: %s)\n", "", each.c_str());
+    if (!compiled.empty()) std::printf("  %-28s (compiled: %s)\n", "", compiled.c_str());
     for (auto& p : searched) {
       if (p.cached) std::printf("  %-28s BEAM %s: opts from the cache (no search)\n", "", ts::ansistrip(p.kernel).c_str());
       else

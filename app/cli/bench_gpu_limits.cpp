@@ -247,6 +247,14 @@ std::array<uint32_t, 3> grid(uint64_t groups, uint32_t max_x, uint32_t* row_grou
   return {x, y, 1};
 }
 
+// what the device's compiler reported of a hand-written shader's machine code, a line under its row (none: nothing)
+void print_statistics(const ts::vk::Program& prog) {
+  if (prog.statistics().empty()) return;
+  std::string line;
+  for (auto& s : prog.statistics()) line += (line.empty() ? "" : ", ") + s.name + " " + s.value;
+  std::printf("    %-38s (compiled: %s)\n", "", line.c_str());
+}
+
 // times `reps` submissions of one batch after a second of them (clocks ramp up from idle, and drop again after a
 // pause such as an output check: the same shader measured cold read less than half), returning the per-run sums of
 // the dispatches' times
@@ -411,6 +419,7 @@ Limit time_matmul_shader(ts::vk::Context& ctx, const std::string& src, const std
   }
   Limit l{label + " (" + nm + ")", stats(per_second(secs, 2.0 * m * m * m)), check};
   std::printf("    %-38s %s  output %s\n", l.name.c_str(), spread(*l.value, 1e-9, "GFLOP/s").c_str(), check.c_str());
+  print_statistics(prog);
   return l;
 }
 

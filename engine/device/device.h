@@ -26,6 +26,8 @@ namespace ts {
 // A program compiled for one device (machine code, a pipeline, or nothing for an interpreter).
 struct Executable {
   virtual ~Executable() = default;
+  // what the device's compiler reported of the machine code (null: nothing; trace::ProgramStatistics)
+  std::shared_ptr<const trace::ProgramStatistics> statistics;
 };
 // A host device's: the compiled kernel's entry point (null: the program is interpreted)
 struct HostEntry : Executable {

@@ -172,7 +172,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJob
       const double c0 = stamp ? trace::clock_seconds() : 0;
       compile_wait_seconds() = 0;
       c->exe = dev.load(c->spec);
-      if (stamp) scope.set_compile(c0 + compile_wait_seconds(), trace::clock_seconds());
+      if (stamp) scope.set_compile(c0 + compile_wait_seconds(), trace::clock_seconds(), c->exe->statistics.get());
     }
   }
   // (in flight until jobs->wait(); compile_all takes a program whose compile failed out again)
@@ -187,7 +187,7 @@ std::shared_ptr<Compiled> get_program(const UOpRef& ast, Device& dev, CompileJob
         trace::finish_compile(context, false, 0, 0);
         throw;
       }
-      trace::finish_compile(context, true, c0 + compile_wait_seconds(), context >= 0 ? trace::clock_seconds() : 0);
+      trace::finish_compile(context, true, c0 + compile_wait_seconds(), context >= 0 ? trace::clock_seconds() : 0, c->exe->statistics.get());
     });
   return c;
 }
@@ -525,6 +525,7 @@ void ScheduleRun::kernel_record(CallRecord& rec, const Compiled& c, const Schedu
   rec.global_size = c.spec.global_size;
   rec.applied_opts = c.spec.applied_opts;
   rec.program_key = c.key;
+  rec.statistics = c.exe ? c.exe->statistics : nullptr;
   rec.estimates = c.spec.estimates;
   rec.num_args = static_cast<int>(nbufs);
 }

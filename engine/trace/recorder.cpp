@@ -310,21 +310,32 @@ int ContextScope::defer_end() {
   deferred_ = index_ >= 0;
   return index_;
 }
-void finish_compile(int context, bool compiled, double begin, double end) {
+namespace {
+// a kernel context's compile: its [begin, end] and what the compiler reported of the machine code
+void set_compiled(json& c, double begin, double end, const ProgramStatistics* statistics) {
+  c[stamp::kCompile] = {begin, end};
+  if (!statistics) return;
+  json figures = json::array();
+  for (auto& [name, value] : *statistics) figures.push_back({name, value});
+  c[field::kStatistics] = std::move(figures);
+}
+}  // namespace
+
+void finish_compile(int context, bool compiled, double begin, double end, const ProgramStatistics* statistics) {
   if (context < 0) return;
   std::lock_guard lk(g_mu);
   json& c = g_contexts[static_cast<size_t>(context)];
   if (compiled) {
-    c[stamp::kCompile] = {begin, end};
+    set_compiled(c, begin, end, statistics);
     if (!c.contains(stamp::kEnd) || c[stamp::kEnd].get<double>() < end) c[stamp::kEnd] = end;
   }
   g_closed[static_cast<size_t>(context)] = true;
   stream_finished_contexts();
 }
-void ContextScope::set_compile(double begin, double end) {
+void ContextScope::set_compile(double begin, double end, const ProgramStatistics* statistics) {
   if (index_ < 0) return;
   std::lock_guard lk(g_mu);
-  g_contexts[index_][stamp::kCompile] = {begin, end};
+  set_compiled(g_contexts[index_], begin, end, statistics);
 }
 void ContextScope::rename(const std::string& name) {
   if (index_ < 0) return;

@@ -26,8 +26,9 @@ class ContextScope {
   ContextScope(ContextKind kind, std::string name);
   ~ContextScope();
   void rename(const std::string& name);
-  // a kernel context: when its program was compiled (clock_seconds(); the context's "compile")
-  void set_compile(double begin, double end);
+  // a kernel context: when its program was compiled (clock_seconds(); the context's "compile"), and what the compiler
+  // reported of it (null: nothing)
+  void set_compile(double begin, double end, const ProgramStatistics* statistics = nullptr);
   // A kernel context whose program compiles on another thread: the scope's end stops recording its passes, but the
   // context stays open (unwritten to a stream) until finish_compile. Returns its handle (-1: nothing is recorded).
   int defer_end();
@@ -41,7 +42,7 @@ class ContextScope {
 };
 // Ends a context defer_end() kept open (any thread): its compile [begin, end] when it compiled (compiled false: the
 // compile failed, no compile is recorded); the context ends when the compile did, or when its scope did if later.
-void finish_compile(int context, bool compiled, double begin, double end);
+void finish_compile(int context, bool compiled, double begin, double end, const ProgramStatistics* statistics = nullptr);
 
 void snapshot_tensor_graph(const UOps& outputs);
 // a realize's LINEAR, in execution order, in the current context; returns its number among the trace's schedules (the

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,10 @@
 namespace ts::trace {
 
 // One executed CALL, as the DEBUG=2 line reports it (realize fills it; its call log keeps the latest ones).
+// What a device's compiler reports of a program's machine code, as it names each figure: a Vulkan driver's pipeline
+// statistics ("Register Count", "Shared Memory Size", ...). Empty where the compiler reports nothing.
+using ProgramStatistics = std::vector<std::pair<std::string, std::string>>;
+
 struct CallRecord {
   std::string kind;          // "kernel" | "copy"
   std::string name;          // "E_4" / "copy       16 B,     CPU <- PYTHON" (no colors)
@@ -46,6 +51,7 @@ struct CallRecord {
   // clock_seconds() (recorder.h); < 0: not stamped (nothing records calls). The recorder derives the call's "start".
   double launched = -1;
   std::vector<uint64_t> writes, reads;  // the BUFFER uop ids it writes and reads (empty when not stamped)
+  std::shared_ptr<const ProgramStatistics> statistics;  // a kernel's: what its device's compiler reported (null: nothing)
 };
 
 // A buffer of a call allocated or freed by the runtime (realize's buffers on their devices; not the script's host data).

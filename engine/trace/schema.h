@@ -46,4 +46,11 @@ inline constexpr const char* kEnd = "end";            // a context: when it clos
 inline constexpr const char* kCompile = "compile";    // a kernel context: [begin, end] of compiling its program (host; after any wait for a compiler another kernel held)
 }  // namespace stamp
 
+// fields of a context besides its stamps
+namespace field {
+// a kernel context: what the device's compiler reported of its program's machine code, [[name, value], ...] in the
+// compiler's own words ("Register Count", "157"); absent where it reported nothing
+inline constexpr const char* kStatistics = "statistics";
+}  // namespace field
+
 }  // namespace ts::trace

@@ -3,6 +3,10 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QSplitter>
 #include <QTemporaryDir>
@@ -347,6 +351,46 @@ class TestViewerPanes : public QObject {
     QCoreApplication::processEvents();
     QVERIFY(schedule.selectionModel()->isRowSelected(kernels[1], {}));
     QVERIFY(!schedule.selectionModel()->isRowSelected(kernels[0], {}));
+  }
+
+  // what the device's compiler reported of a kernel's machine code (a trace's "statistics", here written into the seed
+  // trace's kernel context): in the source title's tooltip and above the kernel's assembly, in the compiler's words
+  void compiler_statistics_in_the_source_pane() {
+    QFile in(fixture());
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QJsonObject root = QJsonDocument::fromJson(in.readAll()).object();
+    QJsonArray contexts = root["contexts"].toArray();
+    int kernel_context = -1;
+    for (int c = 0; c < contexts.size(); ++c)
+      if (contexts[c].toObject()["kind"] == "kernel") {
+        QJsonObject o = contexts[c].toObject();
+        o["statistics"] = QJsonArray{QJsonArray{"Register Count", "42"}, QJsonArray{"Shared Memory Size", "0"}};
+        contexts[c] = o;
+        kernel_context = c;
+      }
+    QVERIFY(kernel_context >= 0);
+    root["contexts"] = contexts;
+    QTemporaryDir dir;
+    const QString path = dir.filePath("stats.json");
+    QVERIFY(ts_test::write_file(path, QJsonDocument(root).toJson()));
+    tsv::Session s;
+    QString err;
+    QVERIFY2(s.load(path, &err), qPrintable(err));
+    QCOMPARE(s.contexts()[kernel_context].statistics.size(), 2);
+    tsv::SelectionModel sel(&s);
+    tsv::SourcePane source(&sel);
+    QSignalSpy wanted(&source, &tsv::SourcePane::assembly_wanted);
+    sel.select_context(kernel_context);
+    QVERIFY2(source.title_tip().contains("compiled: Register Count 42, Shared Memory Size 0"), qPrintable(source.title_tip()));
+    QVERIFY(!source.text().contains("Register Count"));
+    source.show_assembly(true);
+    QCOMPARE(wanted.size(), 1);
+    source.set_assembly(wanted[0][0].toString(), "OpCapability Shader\n");
+    QCOMPARE(source.text(), QString("; the device's compiler reported of its machine code:\n; Register Count: 42\n; Shared Memory Size: 0\n;\nOpCapability Shader\n"));
+    // a kernel whose compiler reported nothing: its assembly alone
+    tsv::Session plain;
+    QVERIFY(plain.load(fixture()));
+    QVERIFY(plain.contexts()[kernel_context].statistics.isEmpty());
   }
 
   void panes_follow_the_selection() {

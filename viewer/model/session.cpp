@@ -25,6 +25,7 @@ namespace tsv {
 
 namespace key = ts::trace::key;
 namespace stamp = ts::trace::stamp;
+namespace field = ts::trace::field;
 
 namespace {
 QList<int> ints(const QJsonValue& v) {
@@ -246,6 +247,7 @@ bool Session::parse(const QByteArray& data, Parsed* out, QString* error) {
       c.compile_begin = cc.at(0).toDouble(-1);
       c.compile_end = cc.at(1).toDouble(-1);
     }
+    for (const auto& f : o[field::kStatistics].toArray()) c.statistics.push_back({f.toArray().at(0).toString(), f.toArray().at(1).toString()});
     if (o.contains("program")) {
       const QJsonObject po = o["program"].toObject();
       c.has_program = true;

@@ -70,6 +70,9 @@ struct Context {
   // when its scope opened and closed, and (kernel contexts) when its program compiled, in seconds since the run's clock
   // origin (engine/trace/schema.h: stamp); -1 in older traces
   double begin = -1, end = -1, compile_begin = -1, compile_end = -1;
+  // (kernel contexts) what the device's compiler reported of the program's machine code, (name, value) in its words
+  // (engine/trace/schema.h: field::kStatistics); empty where it reported nothing
+  QList<QPair<QString, QString>> statistics;
   bool is_schedule() const { return kind == "schedule"; }
   bool operator==(const Context&) const = default;
 };

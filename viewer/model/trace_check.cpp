@@ -19,6 +19,7 @@ namespace tsv {
 
 namespace key = ts::trace::key;
 namespace stamp = ts::trace::stamp;
+namespace field = ts::trace::field;
 using ts::trace::kConsoleChars;
 using ts::trace::kSchemaVersion;
 
@@ -376,7 +377,15 @@ class Checker {
     return req(o, "id", w, &Checker::count) && req(o, "kind", w, &Checker::context_kind) && req(o, "name", w, &Checker::name) && req(o, "passes", w, &Checker::passes) &&
            opt(o, "tensor_graph", w, &Checker::refs) && opt(o, "linear", w, &Checker::linear) &&
            opt(o, "program", w, &Checker::program) && opt(o, stamp::kBegin, w, &Checker::number) &&
-           opt(o, stamp::kEnd, w, &Checker::number) && opt(o, stamp::kCompile, w, &Checker::interval);
+           opt(o, stamp::kEnd, w, &Checker::number) && opt(o, stamp::kCompile, w, &Checker::interval) &&
+           opt(o, field::kStatistics, w, &Checker::statistics);
+  }
+  // [[name, value], ...]: what a compiler reported, each a pair of strings
+  bool statistics(const QJsonValue& v, const Where& w) { return array(v, w, &Checker::name_value); }
+  bool name_value(const QJsonValue& v, const Where& w) {
+    if (!v.isArray() || v.toArray().size() != 2) return expected(w, "an array [name, value]", v);
+    const QJsonArray a = v.toArray();
+    return name(a.at(0), Where{&w, nullptr, 0}) && text(a.at(1), Where{&w, nullptr, 1});
   }
   // [begin, end]: two timestamps, the second not before the first
   bool interval(const QJsonValue& v, const Where& w) {

@@ -141,7 +141,11 @@ void SourcePane::show_text() {
       emit assembly_wanted(program_key_, p.lang, p.src);
       return;  // set_assembly() shows it
     }
-    edit_->setPlainText(*it);
+    // what the device's compiler made of it, as it reported (the assembly is what it was given)
+    QString head;
+    for (const auto& [name, value] : s.contexts()[ctx].statistics) head += QStringLiteral("; %1: %2\n").arg(name, value);
+    if (!head.isEmpty()) head = tr("; the device's compiler reported of its machine code:\n") + head + QStringLiteral(";\n");
+    edit_->setPlainText(head + *it);
   } else if (uops_mode_) {
     highlighter_->set_language(QStringLiteral("interp"));
     const QString listing = linear_listing(s, ctx);
@@ -160,6 +164,9 @@ void SourcePane::show_text() {
   title_->setText(title);
   QString tip = p.program_key;
   if (!p.opts_source.isEmpty()) tip += tr("\nopts: %1").arg(p.opts_source);
+  QStringList compiled;
+  for (const auto& [name, value] : s.contexts()[ctx].statistics) compiled << QStringLiteral("%1 %2").arg(name, value);
+  if (!compiled.isEmpty()) tip += tr("\ncompiled: %1").arg(compiled.join(QStringLiteral(", ")));
   QStringList seen;  // each opt's meaning once (viewer/model/glossary.h)
   for (const QString& o : p.applied_opts)
     if (const QString g = glossary_text(o); !g.isEmpty() && !seen.contains(g)) seen << g;
@@ -169,6 +176,7 @@ void SourcePane::show_text() {
 
 QString SourcePane::text() const { return edit_->toPlainText(); }
 QString SourcePane::title() const { return title_->text(); }
+QString SourcePane::title_tip() const { return title_->toolTip(); }
 void SourcePane::set_dark(bool dark) { highlighter_->set_dark(dark); }
 
 void SourcePane::on_selection(const Selection& sel) {

@@ -21,6 +21,7 @@ class SourcePane : public QWidget {
   SourcePane(SelectionModel* selection, QWidget* parent = nullptr);
   QString text() const;
   QString title() const;
+  QString title_tip() const;  // the title's tooltip: where the opts came from, what the compiler reported, the opts' meaning
 
   // What the pane shows of a source (a trace is untrusted: its source can be one line of 70 MB): each line up to
   // kMaxLineChars, and up to kMaxShownChars or kMaxShownLines in all; `note` says what was cut ("" if nothing).

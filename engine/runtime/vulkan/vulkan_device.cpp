@@ -237,6 +237,11 @@ class VulkanDevice final : public Device {
     }
     SpirvBinary spirv = ctx().compile_glsl(spec.src, spec.name);
     e->program = ctx().program(spirv, spec.name, static_cast<uint32_t>(spec.num_buffers), e->push_bytes);
+    if (!e->program.statistics().empty()) {
+      auto st = std::make_shared<trace::ProgramStatistics>();
+      for (const PipelineStatistic& p : e->program.statistics()) st->emplace_back(p.name, p.value);
+      e->statistics = std::move(st);
+    }
     return e;
   }
 

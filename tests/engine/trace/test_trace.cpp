@@ -8,6 +8,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "engine/device/device.h"
 #include "engine/realize/realize.h"
 #include "engine/runtime/cpu/install.h"
 #include "engine/tensor/tensor.h"
@@ -173,6 +174,51 @@ class TestTrace : public QObject {
     QVERIFY(last_schedule["linear"][0].contains("computes"));
     std::string op = t["uops"][std::to_string(last_schedule["linear"][0]["computes"].get<uint64_t>())]["op"];
     QCOMPARE(op, std::string("CONTIGUOUS"));
+  }
+
+  // what a device's compiler reports of a program (a Vulkan driver's pipeline statistics) reaches the kernel's trace
+  // context and its calls: a host device whose load reports its source's length, as "Source Size"
+  void compiler_statistics_reach_the_trace() {
+    class Reporting final : public Device {
+     public:
+      Reporting() : Device("REPORTING"), cpu_(get_device("CPU")) {}
+      const Renderer& renderer() const override { return cpu_.renderer(); }
+      OptTarget opt_target() const override { return cpu_.opt_target(); }
+      std::string compiler_key() const override { return "REPORTING"; }
+      std::shared_ptr<Executable> load(const ProgramSpec& spec) override {
+        auto e = std::make_shared<Forward>();
+        e->inner = cpu_.load(spec);
+        e->statistics = std::make_shared<trace::ProgramStatistics>(trace::ProgramStatistics{{"Source Size", std::to_string(spec.src.size())}});
+        return e;
+      }
+      double launch(const ProgramSpec& spec, Executable& exe, std::span<Buffer* const> bufs, std::span<const int64_t> vars) override {
+        return cpu_.launch(spec, *static_cast<Forward&>(exe).inner, bufs, vars);
+      }
+
+     private:
+      struct Forward : Executable {
+        std::shared_ptr<Executable> inner;
+      };
+      Device& cpu_;
+    };
+    register_device(std::make_unique<Reporting>());
+    realize_config().device = "REPORTING";
+    Tensor a = Tensor::from_host(vec({1, 2, 3, 4})).realize();
+    Tensor c = a.mul(a).add(a);
+    QCOMPARE(c.data().f, (std::vector<double>{2, 6, 12, 20}));
+    realize_config().device = "CPU";
+    json t = trace::to_json(), kernel;
+    for (auto& k : t["contexts"])
+      if (k["kind"] == "kernel") kernel = k;
+    QCOMPARE(kernel["program"]["name"].get<std::string>(), std::string("E_4"));
+    const std::string size = std::to_string(kernel["program"]["src"].get<std::string>().size());
+    QCOMPARE(kernel["statistics"], json::parse("[[\"Source Size\", \"" + size + "\"]]"));
+    const CallRecord& call = call_log().back();
+    QVERIFY(call.statistics);
+    QCOMPARE(*call.statistics, (trace::ProgramStatistics{{"Source Size", size}}));
+    // the CPU's compiler reports nothing: its kernels carry no figures
+    for (auto& k : t["contexts"])
+      if (k["kind"] == "kernel" && k != kernel) QVERIFY(!k.contains("statistics"));
   }
 
   // the rules table: one entry per rule that fired (by location and name), its text the lines of the engine's
