@@ -163,10 +163,13 @@ void GpuBench::row(const Work& w) {
     if (nk > 1 || ts::realize_config().beam) std::printf("  %-28s (the last run's kernels: %s)\n", "", each.c_str());
     if (!compiled.empty()) std::printf("  %-28s (compiled: %s)\n", "", compiled.c_str());
     for (auto& p : searched) {
+      std::string opts;  // what it chose, as KERNEL_OPTS takes them
+      for (const ts::Opt& o : p.best_opts) opts += (opts.empty() ? "" : ", ") + o.str();
       if (p.cached) std::printf("  %-28s BEAM %s: opts from the cache (no search)\n", "", ts::ansistrip(p.kernel).c_str());
       else
         std::printf("  %-28s BEAM %s: searched in %.1f s, %zu candidates timed in %d rounds; default opts %.1f us -> %.1f us\n", "",
                     ts::ansistrip(p.kernel).c_str(), p.elapsed_s, p.timed, p.round, p.default_s * 1e6, p.best_s * 1e6);
+      std::printf("  %-28s   opts: %s\n", "", opts.empty() ? "none" : opts.c_str());
     }
     std::fflush(stdout);
   });
@@ -217,7 +220,7 @@ void GpuBench::engine_rows() {
       };
       ts::Tensor A = idx(1, 2, 9), B = idx(3, 1, 7);
       const double tol = dt == ts::dtypes::float32 ? 0 : dt == ts::dtypes::float16 ? 2e-3 : 8e-3;  // (bf16 out: 8 bits)
-      row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : size_t{3}, [=] { return A.matmul(B); },
+      row({"matmul " + std::to_string(m) + " " + dn, 2.0 * m * m * m, dt == ts::dtypes::float32 ? size_t{2} : dt == ts::dtypes::float16 ? size_t{3} : size_t{4}, [=] { return A.matmul(B); },
            [&](const ts::Tensor& t) { return matmul_check(t, tol); }});
     });
   }

@@ -62,7 +62,22 @@ struct ChainFloor {
 };
 ChainFloor hand_chain(ts::vk::Context& ctx, int reps);
 
-// the limits in a fixed order ([0] add, [1] sum, [2] fp32 matmul, [3] fp16 matmul); those `wanted` refuses are not run
+// A hand-written tensor-core matmul's tiling: a bm x bn tile of C a work group of wm x wn subgroups of 32 lanes, bk deep
+// a block, in matrices of tm x tn x tk (a shape the device lists)
+struct CoopmatTiling {
+  int64_t bm, bn, bk, wm, wn, tm, tn, tk;
+  std::string name() const;  // "matmul_coopmat_128x128x64_w2x4_16x8x16"
+};
+// the fp16 (bf16: bf16) matmul of one tiling, fp32 accumulators and C (C = A B, n x n, n the push constant; a work group
+// per tile, x along C's columns); `khr`: KHR cooperative matrices (the SPIR-V rewrite; bf16 needs it), else NV's
+// (bench_coopmat.cpp)
+std::string coopmat_matmul_source(const CoopmatTiling& t, bool khr, bool bf16 = false);
+// the tensor cores' rate with no memory in the way: 128 lanes a work group, each subgroup 16 multiply-adds of t's
+// shape a round for `iters` rounds, on fragments loaded once (bench_coopmat.cpp)
+std::string coopmat_rate_source(const CoopmatTiling& t, bool khr, int64_t iters);
+
+// the limits in a fixed order ([0] add, [1] sum, [2] fp32 matmul, [3] fp16 matmul, [4] bf16 matmul); those `wanted` refuses
+// are not run
 // (bench_gpu_limits.cpp)
 std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps, const std::function<bool(const std::string&)>& wanted);
 // the hand-written limits as the limits cache keeps them, or none when the add or the fp32 matmul is missing

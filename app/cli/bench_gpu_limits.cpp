@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "engine/runtime/vulkan/vulkan_device.h"
@@ -423,79 +424,6 @@ Limit time_matmul_shader(ts::vk::Context& ctx, const std::string& src, const std
   return l;
 }
 
-// A tensor-core fp16 matmul through GL_NV_cooperative_matrix (fp16 A and B, fp32 accumulate and C) for one of the
-// device's (m, n, k) subgroup shapes: a work group of 256 lanes (8 subgroups of 32, 2 x 4) computes a 128 x 128 tile
-// of C, each subgroup 64 x 32 of it in (64/m) x (32/n) accumulators; the next 128 x 32 A and 32 x 128 B tiles are
-// read into registers (f16vec4) while the current ones, in shared memory (rows padded by 8), feed the matrix ops.
-std::string coopmat_matmul_source(uint32_t tm, uint32_t tn, uint32_t tk) {
-  const uint32_t fm = 64 / tm, fn = 32 / tn;
-  std::string s = R"(#version 450
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_16bit_storage : require
-layout(local_size_x = 256) in;
-layout(set = 0, binding = 0) writeonly buffer C { float c[]; };
-layout(set = 0, binding = 1) readonly buffer A { f16vec4 a[]; };
-layout(set = 0, binding = 2) readonly buffer B { f16vec4 b[]; };
-layout(push_constant) uniform P { uint n; };
-)";
-  s += "#define TM " + std::to_string(tm) + "\n#define TN " + std::to_string(tn) + "\n#define TK " + std::to_string(tk) + "\n";
-  s += R"(#define ACC fcoopmatNV<32, gl_ScopeSubgroup, TM, TN>
-#define FA fcoopmatNV<16, gl_ScopeSubgroup, TM, TK>
-#define FB fcoopmatNV<16, gl_ScopeSubgroup, TK, TN>
-const uint BK = 32, AS = BK + 8, BS = 128 + 8;
-shared float16_t sa[128 * AS];
-shared float16_t sb[BK * BS];
-void main() {
-  const uint t = gl_LocalInvocationID.x, warp = t / 32, wm = warp / 4, wn = warp % 4;
-  const uint row0 = gl_WorkGroupID.y * 128, col0 = gl_WorkGroupID.x * 128, n4 = n / 4;
-  f16vec4 ra[4], rb[4];
-  for (uint r = 0; r < 4; ++r) {
-    const uint q = t + 256 * r;
-    ra[r] = a[(row0 + q / 8) * n4 + q % 8];
-    rb[r] = b[(q / 32) * n4 + col0 / 4 + q % 32];
-  }
-)";
-  for (uint32_t i = 0; i < fm; ++i)
-    for (uint32_t j = 0; j < fn; ++j) s += "  ACC acc" + std::to_string(i) + "_" + std::to_string(j) + " = ACC(0.0);\n";
-  s += R"(  for (uint k0 = 0; k0 < n; k0 += BK) {
-    barrier();
-    for (uint r = 0; r < 4; ++r) {
-      const uint q = t + 256 * r, ia = (q / 8) * AS + (q % 8) * 4, ib = (q / 32) * BS + (q % 32) * 4;
-      sa[ia] = ra[r].x; sa[ia + 1] = ra[r].y; sa[ia + 2] = ra[r].z; sa[ia + 3] = ra[r].w;
-      sb[ib] = rb[r].x; sb[ib + 1] = rb[r].y; sb[ib + 2] = rb[r].z; sb[ib + 3] = rb[r].w;
-    }
-    barrier();
-    if (k0 + BK < n) {
-      for (uint r = 0; r < 4; ++r) {
-        const uint q = t + 256 * r;
-        ra[r] = a[(row0 + q / 8) * n4 + (k0 + BK) / 4 + q % 8];
-        rb[r] = b[(k0 + BK + q / 32) * n4 + col0 / 4 + q % 32];
-      }
-    }
-    for (uint kk = 0; kk < BK; kk += TK) {
-)";
-  for (uint32_t i = 0; i < fm; ++i)
-    s += "      FA fa" + std::to_string(i) + "; coopMatLoadNV(fa" + std::to_string(i) + ", sa, (wm * 64 + " + std::to_string(i * tm) +
-         ") * AS + kk, AS, false);\n";
-  for (uint32_t j = 0; j < fn; ++j)
-    s += "      FB fb" + std::to_string(j) + "; coopMatLoadNV(fb" + std::to_string(j) + ", sb, kk * BS + wn * 32 + " + std::to_string(j * tn) +
-         ", BS, false);\n";
-  for (uint32_t i = 0; i < fm; ++i)
-    for (uint32_t j = 0; j < fn; ++j) {
-      const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
-      s += "      " + a + " = coopMatMulAddNV(fa" + std::to_string(i) + ", fb" + std::to_string(j) + ", " + a + ");\n";
-    }
-  s += "    }\n  }\n";
-  for (uint32_t i = 0; i < fm; ++i)
-    for (uint32_t j = 0; j < fn; ++j)
-      s += "  coopMatStoreNV(acc" + std::to_string(i) + "_" + std::to_string(j) + ", c, (row0 + wm * 64 + " + std::to_string(i * tm) +
-           ") * n + col0 + wn * 32 + " + std::to_string(j * tn) + ", n, false);\n";
-  s += "}\n";
-  return s;
-}
-
 // A tensor-core fp16 matmul through workgroup-scope matrices (VK_NV_cooperative_matrix2): the work group of `wg`
 // invocations holds a bm x bn accumulator and multiplies bm x bk tiles of A by bk x bn tiles of B loaded straight from
 // the buffers, `unroll` K steps a loop trip; the compiler stages the loads through shared memory.
@@ -531,28 +459,74 @@ layout(push_constant) uniform P { uint n; };
   return s;
 }
 
-// the tensor-core limit: the coopmat matmul above for each fp16 x fp16 + fp32 subgroup shape that tiles 64 x 32 x 32
-// (the best is the limit), on fp16 copies of the fp32 operands (exact in fp16); nullopt when the device has none
-std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::vector<float>& ma, const std::vector<float>& mb, int reps) {
+// the tensor-core limit: the coopmat matmul in three tilings (the best of a sweep on an H100 of 30: 247, 240 and 212
+// TFLOP/s there) for each fp16 (bf16) x fp16 (bf16) + fp32 subgroup shape of 32 lanes the device lists (the best is the
+// limit), on fp16 (bf16) copies of the fp32 operands (exact in either); before them, a line with the tensor cores' own
+// rate (fp16, no memory). nullopt when the device has no such shape.
+std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::vector<float>& ma, const std::vector<float>& mb, int reps, bool bf16) {
   const auto& info = ctx.info();
-  if (!info.cooperative_matrix_nv || m % 128 || info.subgroup_size != 32) return std::nullopt;
-  std::vector<_Float16> ha(m * m), hb(m * m);
-  for (int64_t i = 0; i < m * m; ++i) { ha[i] = static_cast<_Float16>(ma[i]); hb[i] = static_cast<_Float16>(mb[i]); }
-  auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(4 * m * m);
+  const bool khr = info.cooperative_matrix;
+  if ((!khr && !info.cooperative_matrix_nv) || (bf16 && !info.bfloat16_cooperative_matrix) || m % 128 || info.subgroup_size != 32) return std::nullopt;
+  std::vector<uint16_t> ha(m * m), hb(m * m);
+  auto half = [bf16](float f) {  // (the operands are multiples of 1/4 in [-1, 1]: exact either way)
+    if (bf16) {
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      return static_cast<uint16_t>(bits >> 16);
+    }
+    const _Float16 h = static_cast<_Float16>(f);
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    return bits;
+  };
+  for (int64_t i = 0; i < m * m; ++i) { ha[i] = half(ma[i]); hb[i] = half(mb[i]); }
+  auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(std::max<int64_t>(4 * m * m, 4 * 256 * 2048));
   ctx.copy_in(A, ha.data(), 2 * m * m);
   ctx.copy_in(B, hb.data(), 2 * m * m);
   std::optional<Limit> best;
-  for (const auto& c : info.cooperative_matrix_nv_shapes) {
-    if (!(c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup" &&
-          64 % c.m == 0 && 32 % c.n == 0 && 32 % c.k == 0))
+  bool rate_shown = false;
+  for (const auto& c : khr ? info.cooperative_matrix_shapes : info.cooperative_matrix_nv_shapes) {
+    const char* in = bf16 ? "bfloat16" : "float16";
+    if (!(c.a_type == in && c.b_type == in && c.c_type == "float32" && c.result_type == "float32" && c.scope == "subgroup" && c.k % 8 == 0 &&
+          c.n % 8 == 0))
       continue;
-    const std::string nm = "matmul_coopmat_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
-    Limit l = time_matmul_shader(ctx, coopmat_matmul_source(c.m, c.n, c.k), nm, "matmul " + std::to_string(m) + " fp16", C, A, B, m, reps);
-    if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
+    const int64_t tm = c.m, tn = c.n, tk = c.k;
+    if (!rate_shown && !bf16) {  // the rate of the first shape, as a line of its own (not a limit: nothing reads memory)
+      rate_shown = true;
+      const CoopmatTiling t{0, 0, 0, 0, 0, tm, tn, tk};
+      const int64_t iters = 4096, groups = 4 * static_cast<int64_t>(std::max<uint32_t>(info.max_workgroup_count[0] / 16, 1));
+      const std::string nm = "coopmat_rate_" + std::to_string(tm) + "x" + std::to_string(tn) + "x" + std::to_string(tk);
+      try {
+        auto prog = ctx.program(ctx.compile_glsl(coopmat_rate_source(t, khr, iters), nm), nm, 3, 4);
+        ts::vk::PushConstants pc;
+        pc.u32(static_cast<uint32_t>(m));
+        auto batch = ctx.batch();
+        const uint32_t g = static_cast<uint32_t>(std::min<int64_t>(groups, 2048));
+        batch.dispatch(prog, {C, A, B}, pc.bytes(), {g, 1, 1});
+        const double flops = 2.0 * tm * tn * tk * 16 * 4 * static_cast<double>(iters) * g;
+        std::printf("    %-38s %s  (the multiply-adds alone, fragments in registers: no limit)\n", ("tensor cores, " + nm).c_str(),
+                    spread(stats(per_second(time_batch(batch, reps), flops)), 1e-9, "GFLOP/s").c_str());
+        print_statistics(prog);
+      } catch (const std::exception& e) {
+        std::printf("    %-38s failed: %s\n", nm.c_str(), e.what());
+      }
+    }
+    for (const CoopmatTiling& t : {CoopmatTiling{128, 128, 64, 2, 4, tm, tn, tk}, CoopmatTiling{128, 128, 32, 2, 2, tm, tn, tk},
+                                   CoopmatTiling{64, 128, 32, 1, 4, tm, tn, tk}}) {
+      if (m % t.bm || m % t.bn || m % t.bk || (t.bm / t.wm) % tm || (t.bn / t.wn) % tn || t.bk % tk) continue;
+      try {
+        const std::string nm = bf16 ? t.name() + "_bf16" : t.name();
+        Limit l = time_matmul_shader(ctx, coopmat_matmul_source(t, khr, bf16), nm, "matmul " + std::to_string(m) + (bf16 ? " bf16" : " fp16"), C, A, B, m,
+                                     reps, t.bm, t.bn);
+        if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
+      } catch (const std::exception& e) {
+        std::printf("    %-38s failed: %s\n", (bf16 ? t.name() + "_bf16" : t.name()).c_str(), e.what());
+      }
+    }
   }
   // workgroup-scope matrices (where the device was opened with them, TC_WG=1): a few tilings for each fp16 x fp16 +
   // fp32 flexible shape (its granules and work group)
-  if (info.cooperative_matrix_workgroup && ctx.options().workgroup_matrices)
+  if (info.cooperative_matrix_workgroup && ctx.options().workgroup_matrices && !bf16)
     for (const auto& c : info.cooperative_matrix_flexible_shapes) {
       if (!(c.a_type == "float16" && c.b_type == "float16" && c.c_type == "float32" && c.result_type == "float32" && c.scope == "workgroup"))
         continue;
@@ -650,17 +624,24 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps, 
       out.push_back(best ? *best : Limit{fp32, std::nullopt, "no tiling gave the right result"});
     }
     // [3]: tensor cores, where the device has cooperative matrices GLSL can reach
-    std::optional<Limit> tc;
-    try {
-      if (!wanted("matmul " + std::to_string(m) + " fp16")) tc = skipped("matmul " + std::to_string(m) + " fp16 (coopmat)");
-      else tc = hand_coopmat(ctx, m, ma, mb, reps);
-    } catch (const std::exception& e) {
-      tc = Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, std::string("failed: ") + e.what()};
+    // [3], [4]: tensor cores (fp16, bf16), where the device has cooperative matrices GLSL can reach
+    for (const char* dn : {"fp16", "bf16"}) {
+      const bool bf16 = std::string(dn) == "bf16";
+      const std::string label = "matmul " + std::to_string(m) + " " + dn;
+      std::optional<Limit> tc;
+      try {
+        if (!wanted(label)) tc = skipped(label + " (coopmat)");
+        else tc = hand_coopmat(ctx, m, ma, mb, reps, bf16);
+      } catch (const std::exception& e) {
+        tc = Limit{label + " (coopmat)", std::nullopt, std::string("failed: ") + e.what()};
+      }
+      if (tc && tc->check != "ok") tc->value.reset();
+      const std::string why = !info.cooperative_matrix && !info.cooperative_matrix_nv ? "the device has no cooperative matrices"
+                              : bf16 && !info.bfloat16_cooperative_matrix                 ? "the device has no bf16 cooperative matrices"
+                                                                                          : std::string("no ") + dn + " x " + dn +
+                                                                                                " + fp32 subgroup shape of 32 lanes gave the right result";
+      out.push_back(tc ? *tc : Limit{label + " (coopmat)", std::nullopt, why});
     }
-    if (tc && tc->check != "ok") tc->value.reset();
-    const char* why = !info.cooperative_matrix_nv ? "the device has no VK_NV_cooperative_matrix"
-                                                  : "no fp16 x fp16 + fp32 subgroup shape of 32 lanes gave the right result";
-    out.push_back(tc ? *tc : Limit{"matmul " + std::to_string(m) + " fp16 (coopmat)", std::nullopt, why});
   }
   return out;
 }

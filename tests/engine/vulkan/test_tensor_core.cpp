@@ -17,6 +17,7 @@
 #include "engine/runtime/vulkan/vulkan.h"
 #include "engine/uop/error.h"
 #include "../codegen/kernels.h"
+#include "app/cli/bench_gpu_internal.h"
 
 using namespace ts;
 
@@ -258,6 +259,48 @@ class TestTensorCore : public QObject {
     // a shader the rewrite cannot express is an error naming the kernel
     vk::Compiler c;
     QVERIFY_THROWS_EXCEPTION(Error, vk::khr_cooperative_matrix(c.compile_glsl("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n", "plain"), false, "plain"));
+  }
+
+  // the bench's hand-written tensor-core shaders (the fp16 limit's tilings and the tensor cores' rate), KHR and NV: each
+  // compiles; the KHR binary is its NV one rewritten (the structure check above), with the matrix operations a tiling
+  // asks for: (bm/wm)/tm x (bn/wn)/tn multiply-adds, as many A and B fragment loads, a store per accumulator; the
+  // shared memory its padded tiles need
+  void bench_coopmat_shaders() {
+    vk::Compiler c;
+    auto count = [](const vk::SpirvBinary& b, uint32_t op) {
+      int n = 0;
+      for (size_t i = 5; i < b.words.size(); i += b.words[i] >> 16) n += (b.words[i] & 0xffff) == op;
+      return n;
+    };
+    for (auto [tm, tn, tk] : {std::array<int64_t, 3>{16, 8, 16}, {16, 16, 16}, {16, 8, 8}})
+      for (const tscli::CoopmatTiling& t : {tscli::CoopmatTiling{128, 128, 64, 2, 4, tm, tn, tk}, tscli::CoopmatTiling{128, 128, 32, 2, 2, tm, tn, tk},
+                                            tscli::CoopmatTiling{64, 128, 32, 1, 4, tm, tn, tk}}) {
+        const std::string src = tscli::coopmat_matmul_source(t, true);
+        vk::SpirvBinary khr, nv;
+        try {
+          khr = c.compile_glsl(src, t.name());
+          nv = c.compile_glsl(tscli::coopmat_matmul_source(t, false), t.name());
+        } catch (const Error& e) {
+          QFAIL((std::string(e.what()) + "\n" + src).c_str());
+        }
+        QVERIFY(vk::validate_spirv(nv).empty());
+        const std::string wrong = khr_structure(nv, khr, false);
+        QVERIFY2(wrong.empty(), (wrong + "\n" + src).c_str());
+        const int fm = static_cast<int>(t.bm / t.wm / tm), fn = static_cast<int>(t.bn / t.wn / tn);
+        QCOMPARE(count(khr, 4459), fm * fn);  // OpCooperativeMatrixMulAddKHR
+        QCOMPARE(count(khr, 4457), fm + fn);  // OpCooperativeMatrixLoadKHR
+        QCOMPARE(count(khr, 4458), fm * fn);  // OpCooperativeMatrixStoreKHR
+        QCOMPARE(vk::reflect(khr, t.name()).local_size[0], static_cast<uint32_t>(t.wm * t.wn * 32));
+        QCOMPARE(vk::reflect(khr, t.name()).shared_memory_bytes, static_cast<uint32_t>(2 * (t.bm * (t.bk + 8) + t.bk * (t.bn + 8))));
+        // bf16: the same shader, its matrices made bf16 by the rewrite
+        const vk::SpirvBinary bf16 = c.compile_glsl(tscli::coopmat_matmul_source(t, true, true), t.name());
+        const std::string wrong16 = khr_structure(nv, bf16, true);
+        QVERIFY2(wrong16.empty(), wrong16.c_str());
+        const tscli::CoopmatTiling shape{0, 0, 0, 0, 0, tm, tn, tk};
+        const vk::SpirvBinary rate = c.compile_glsl(tscli::coopmat_rate_source(shape, true, 64), "rate");
+        QVERIFY(khr_structure(c.compile_glsl(tscli::coopmat_rate_source(shape, false, 64), "rate"), rate, false).empty());
+        QCOMPARE(count(rate, 4459), 16);
+      }
   }
 
   // Workgroup-scope matrices (VK_NV_cooperative_matrix2): glslang passes gl_ScopeWorkgroup and any size through the

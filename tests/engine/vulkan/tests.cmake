@@ -23,7 +23,10 @@ set_property(TEST test_beam APPEND PROPERTY ENVIRONMENT "VK_DRIVER_FILES=/usr/sh
 
 # The TC opt on a target with the H200's tensor cores: which kernels take it, the heuristic's opts after it, and the
 # cooperative-matrix shaders compiled by glslang (lavapipe cannot run them)
-ts_add_test(test_tensor_core SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tensor_core.cpp LIBS tinyscope_engine ts_vulkan TIMEOUT 120)
+# (with the bench's hand-written tensor-core shaders, app/cli/bench_coopmat.cpp, compiled in: their binaries checked)
+ts_add_test(test_tensor_core SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tensor_core.cpp ${CMAKE_SOURCE_DIR}/app/cli/bench_coopmat.cpp
+            LIBS tinyscope_engine ts_vulkan TIMEOUT 120)
+target_include_directories(test_tensor_core PRIVATE ${CMAKE_SOURCE_DIR})
 
 # Math where lavapipe's builtins or optimizer differ from C (sin of large arguments, exp2, pow, int64 widening, inf
 # products), compared with the interpreter or hand values
