@@ -69,10 +69,11 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
   const UOps& l = linear->src;
   // the launch: one local dimension of L lanes, no work-group memory of its own
   UOpRef lidx;
-  int64_t lanes = 1, L = 0, next_id = 0;
+  int64_t lanes = 1, L = 0, next_id = 0, next_acc = 0;
   for (auto& u : l) {
     if (u->op == Ops::BARRIER || u->op == Ops::BUFFER || u->op == Ops::WMMA) return nullptr;
     if (u->op == Ops::RANGE) next_id = std::max(next_id, u->as<RangeArg>().id + 1);
+    if (u->op == Ops::DEFINE_ACC) next_acc = std::max(next_acc, u->as<int64_t>() + 1);
     if (u->op != Ops::SPECIAL) continue;
     if (u->src.empty() || u->src[0]->op != Ops::CONST) return nullptr;
     lanes *= u->src[0]->const_int();
@@ -206,7 +207,8 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     if (listed.count(x.get())) return;
     for (auto& s : x->src) list(s, invariant_only);
     if (invariant_only && (reads_row(x.get()) || x->op == Ops::STORE)) return;
-    if (listed.insert(x.get()).second) out.push_back(x);
+    // (AFTER orders a read after a loop: no entry of its own, as the linearizer writes it)
+    if (listed.insert(x.get()).second && x->op != Ops::AFTER) out.push_back(x);
   };
   for (int i = 0; i < open; ++i) list(l[static_cast<size_t>(i)], false);
   for (auto& b : shared) list(b, false);
@@ -220,16 +222,20 @@ UOpRef share(const UOpRef& linear, const RowCtx& ctx) {
     list(ends.back(), false);
   }
   list(UOp::make(Ops::BARRIER, dtypes::void_, ends), false);
-  // each lane's own rows: their L partial sums, in lane order, added to its accumulators
+  // each lane's own rows: their L partial sums, in lane order (a loop over the 2nd to the last), added to its accumulators
   const UOpRef base = alu(Ops::MUL, lidx, pitch);
   UOps upds;
   for (int64_t u = 0; u < U; ++u) {
-    UOpRef total;
-    for (int64_t k = 0; k < L; ++k) {
-      const UOpRef& buf = shared[static_cast<size_t>(u)];
-      const UOpRef part = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::INDEX, acc_t, {buf, k ? alu(Ops::ADD, base, uconst_int(it, k)) : base})});
-      total = total ? combine(updates[static_cast<size_t>(u)].op, total, part) : part;
-    }
+    const UOpRef& buf = shared[static_cast<size_t>(u)];
+    const Ops op = updates[static_cast<size_t>(u)].op;
+    const UOpRef first = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::INDEX, acc_t, {buf, base})});
+    const UOpRef part_sum = UOp::make(Ops::DEFINE_ACC, acc_t, {first}, int64_t{next_acc++});
+    const UOpRef k = UOp::make(Ops::RANGE, it, {uconst_int(lidx->dtype, L - 1)}, RangeArg{next_id++, AxisType::LOOP});
+    const UOpRef part = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::INDEX, acc_t, {buf, alu(Ops::ADD, alu(Ops::ADD, base, k), uconst_int(it, 1))})});
+    const UOpRef so_far = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::AFTER, acc_t, {part_sum, k})});
+    const UOpRef step = UOp::make(Ops::STORE, dtypes::void_, {part_sum, combine(op, so_far, part)});
+    const UOpRef done = UOp::make(Ops::END, dtypes::void_, {step, k});
+    const UOpRef total = UOp::make(Ops::LOAD, acc_t, {UOp::make(Ops::AFTER, acc_t, {part_sum, done})});
     const UOpRef& acc = updates[static_cast<size_t>(u)].acc;
     upds.push_back(UOp::make(Ops::STORE, dtypes::void_, {acc, combine(updates[static_cast<size_t>(u)].op, UOp::make(Ops::LOAD, acc_t, {acc}), total)}));
     list(upds.back(), false);

@@ -249,6 +249,7 @@ class TestGpuCodegen : public QObject {
     QVERIFY2(p.src.find("shared float local0[1056];") != std::string::npos, p.src.c_str());  // 32 rows of 33
     QCOMPARE(count(p.src, "barrier();"), size_t{2});
     QCOMPARE(count(p.src, " < 32; Lidx"), accs);  // a loop over the group's rows per accumulator
+    QCOMPARE(count(p.src, " < 31; Lidx"), accs);  // and one over a lane's terms but the first, which starts the sum
     QVERIFY2(p.src.find("(int(gl_LocalInvocationID.x))*33") != std::string::npos, p.src.c_str());  // each lane's own row
     QCOMPARE(count(p.src, "vec4 val"), count(plain.src, "vec4 val"));  // one piece of a row a lane and chunk
     QVERIFY2(p.src.find("Ridx1 < 2;") != std::string::npos, p.src.c_str());  // 64 trips: 2 chunks of 32
@@ -265,6 +266,7 @@ class TestGpuCodegen : public QObject {
     const ProgramSpec mx = to_program(k::row_max(16384, 256), glsl_renderer(), gpu_t);
     QVERIFY2(mx.src.find("shared float local0[1056];") != std::string::npos && count(mx.src, "barrier();") == 2, mx.src.c_str());
     QVERIFY2(mx.src.find("((acc0<") != std::string::npos && mx.src.find("\n    acc0 = alu") != std::string::npos, mx.src.c_str());
+    QVERIFY2(mx.src.find("((acc4<val5)?val5:acc4);") != std::string::npos && count(mx.src, " < 31; Lidx") == count(mx.src, " < 32; Lidx"), mx.src.c_str());
     // a column sum: adjacent lanes read adjacent floats
     auto o = k::param(0, 4096), x = k::param(1, 4096 * 256);
     auto r0 = k::R(4096, 0), r1 = k::R(256, 1, AxisType::REDUCE);
