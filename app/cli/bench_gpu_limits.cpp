@@ -666,9 +666,12 @@ std::optional<MeasuredLimits> gpu_limits_entry(const ts::vk::DeviceInfo& info, c
                  ", the better of two tilings, 2 FLOP a multiply-add, median of the timestamps)";
   if (limits[1].value && limits[1].check == "ok")
     m.figures.push_back({"read bandwidth", limits[1].value->median * 1e-9, "GB/s", "read bandwidth GB/s (hand-written GLSL " + limits[1].name + " over " + n + " fp32)"});
-  if (limits.size() > 3 && limits[3].value && limits[3].check == "ok")
-    m.figures.push_back({"fp16 matmul", limits[3].value->median * 1e-9, "GFLOP/s",
-                         "fp16 matmul GFLOP/s, fp32 accumulation (hand-written GLSL " + limits[3].name + ", cooperative matrices)"});
+  for (size_t i : {size_t{3}, size_t{4}}) {
+    const std::string dn = i == 3 ? "fp16" : "bf16";
+    if (limits.size() > i && limits[i].value && limits[i].check == "ok")
+      m.figures.push_back({dn + " matmul", limits[i].value->median * 1e-9, "GFLOP/s",
+                           dn + " matmul GFLOP/s, fp32 accumulation (hand-written GLSL " + limits[i].name + ", cooperative matrices)"});
+  }
   return m;
 }
 
