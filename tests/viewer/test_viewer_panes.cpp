@@ -383,6 +383,11 @@ class TestViewerPanes : public QObject {
     sel.select_context(kernel_context);
     QVERIFY2(source.title_tip().contains("compiled: Register Count 42, Shared Memory Size 0"), qPrintable(source.title_tip()));
     QVERIFY(!source.text().contains("Register Count"));
+    // the kernel's calls say so in the Timings pane's tooltip
+    tsv::TimingsModel timings(&s);
+    const QList<int> calls = s.calls_of_context(kernel_context);
+    QVERIFY(!calls.isEmpty());
+    QVERIFY2(timings.describe(calls[0]).contains("Compiled: Register Count 42, Shared Memory Size 0"), qPrintable(timings.describe(calls[0])));
     source.show_assembly(true);
     QCOMPARE(wanted.size(), 1);
     source.set_assembly(wanted[0][0].toString(), "OpCapability Shader\n");

@@ -122,6 +122,11 @@ QString TimingsModel::describe(int row) const {
                  .arg(row - first + 1)
                  .arg(n);
   }
+  if (const int k = session_->kernel_context(c); k >= 0 && !session_->contexts()[k].statistics.isEmpty()) {
+    QStringList figures;  // what the device's compiler reported of the program (Source pane: above its assembly)
+    for (const auto& [name, value] : session_->contexts()[k].statistics) figures << QStringLiteral("%1 %2").arg(name, value);
+    lines << tr("Compiled: %1 (the device's compiler's report)").arg(figures.join(QStringLiteral(", ")));
+  }
   if (restored(row))
     lines << tr("↺ timed on restored inputs: this kernel writes memory it also reads, so each repeat ran on a copy "
                 "of its inputs as the first run saw them (no result changes)");
