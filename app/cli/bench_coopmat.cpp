@@ -86,7 +86,8 @@ layout(push_constant) uniform P { uint n; };
 
 // The rate the tensor cores multiply at through the extension, with no memory in the way: 4 x 4 accumulators a subgroup
 // of 4, their fragments loaded from shared memory once, `iters` rounds of 16 multiply-adds; each subgroup's results
-// stored (so nothing is optimized away) to its own place of a buffer of at least 256 subgroups' 64 x 32 floats
+// stored (so nothing is optimized away) to its own place of a buffer of 256 subgroups' 16 matrices (16 tm x tn floats
+// each subgroup)
 std::string coopmat_rate_source(const CoopmatTiling& t, bool khr, int64_t iters) {
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
   std::string s = khr ? std::string(ts::vk::kKhrCoopmatMarker) + "\n" : std::string();
@@ -122,7 +123,7 @@ shared uvec4 sb[640];
   s += "  }\n";
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j)
-      s += "  coopMatStoreNV(acc" + std::to_string(i) + std::to_string(j) + ", c, w * 2048u + " + u((i * 4 + j) * t.tm * t.tn) + ", " + u(t.tn) + ", false);\n";
+      s += "  coopMatStoreNV(acc" + std::to_string(i) + std::to_string(j) + ", c, w * " + u(16 * t.tm * t.tn) + " + " + u((i * 4 + j) * t.tm * t.tn) + ", " + u(t.tn) + ", false);\n";
   return s + "}\n";
 }
 

@@ -73,7 +73,8 @@ struct CoopmatTiling {
 // (bench_coopmat.cpp)
 std::string coopmat_matmul_source(const CoopmatTiling& t, bool khr, bool bf16 = false);
 // the tensor cores' rate with no memory in the way: 128 lanes a work group, each subgroup 16 multiply-adds of t's
-// shape a round for `iters` rounds, on fragments loaded once (bench_coopmat.cpp)
+// shape a round for `iters` rounds, on fragments loaded once; its results go to binding 0, which holds 256 x 16 x tm x tn
+// floats (bench_coopmat.cpp)
 std::string coopmat_rate_source(const CoopmatTiling& t, bool khr, int64_t iters);
 
 // the limits in a fixed order ([0] add, [1] sum, [2] fp32 matmul, [3] fp16 matmul, [4] bf16 matmul); those `wanted` refuses

@@ -480,7 +480,7 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
     return bits;
   };
   for (int64_t i = 0; i < m * m; ++i) { ha[i] = half(ma[i]); hb[i] = half(mb[i]); }
-  auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(std::max<int64_t>(4 * m * m, 4 * 256 * 2048));
+  auto A = ctx.alloc(2 * m * m), B = ctx.alloc(2 * m * m), C = ctx.alloc(4 * m * m);
   ctx.copy_in(A, ha.data(), 2 * m * m);
   ctx.copy_in(B, hb.data(), 2 * m * m);
   std::optional<Limit> best;
@@ -494,16 +494,18 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
     if (!rate_shown && !bf16) {  // the rate of the first shape, as a line of its own (not a limit: nothing reads memory)
       rate_shown = true;
       const CoopmatTiling t{0, 0, 0, 0, 0, tm, tn, tk};
-      const int64_t iters = 4096, groups = 4 * static_cast<int64_t>(std::max<uint32_t>(info.max_workgroup_count[0] / 16, 1));
+      // (2048 work groups: every multiprocessor busy; Vulkan allows at least 65535 along x)
+      const int64_t iters = 4096;
+      const uint32_t groups = 2048;
       const std::string nm = "coopmat_rate_" + std::to_string(tm) + "x" + std::to_string(tn) + "x" + std::to_string(tk);
       try {
         auto prog = ctx.program(ctx.compile_glsl(coopmat_rate_source(t, khr, iters), nm), nm, 3, 4);
         ts::vk::PushConstants pc;
         pc.u32(static_cast<uint32_t>(m));
         auto batch = ctx.batch();
-        const uint32_t g = static_cast<uint32_t>(std::min<int64_t>(groups, 2048));
-        batch.dispatch(prog, {C, A, B}, pc.bytes(), {g, 1, 1});
-        const double flops = 2.0 * tm * tn * tk * 16 * 4 * static_cast<double>(iters) * g;
+        auto R = ctx.alloc(4 * 256 * 16 * tm * tn);  // (what the rate kernel stores)
+        batch.dispatch(prog, {R, A, B}, pc.bytes(), {groups, 1, 1});
+        const double flops = 2.0 * tm * tn * tk * 16 * 4 * static_cast<double>(iters) * groups;
         std::printf("    %-38s %s  (the multiply-adds alone, fragments in registers: no limit)\n", ("tensor cores, " + nm).c_str(),
                     spread(stats(per_second(time_batch(batch, reps), flops)), 1e-9, "GFLOP/s").c_str());
         print_statistics(prog);
@@ -514,13 +516,13 @@ std::optional<Limit> hand_coopmat(ts::vk::Context& ctx, int64_t m, const std::ve
     for (const CoopmatTiling& t : {CoopmatTiling{128, 128, 64, 2, 4, tm, tn, tk}, CoopmatTiling{128, 128, 32, 2, 2, tm, tn, tk},
                                    CoopmatTiling{64, 128, 32, 1, 4, tm, tn, tk}}) {
       if (m % t.bm || m % t.bn || m % t.bk || (t.bm / t.wm) % tm || (t.bn / t.wn) % tn || t.bk % tk) continue;
+      const std::string nm = bf16 ? t.name() + "_bf16" : t.name();
       try {
-        const std::string nm = bf16 ? t.name() + "_bf16" : t.name();
         Limit l = time_matmul_shader(ctx, coopmat_matmul_source(t, khr, bf16), nm, "matmul " + std::to_string(m) + (bf16 ? " bf16" : " fp16"), C, A, B, m,
                                      reps, t.bm, t.bn);
         if (l.check == "ok" && (!best || l.value->median > best->value->median)) best = l;
       } catch (const std::exception& e) {
-        std::printf("    %-38s failed: %s\n", (bf16 ? t.name() + "_bf16" : t.name()).c_str(), e.what());
+        std::printf("    %-38s failed: %s\n", nm.c_str(), e.what());
       }
     }
   }
@@ -623,7 +625,6 @@ std::vector<Limit> hand_written(ts::vk::Context& ctx, const Sizes& z, int reps, 
       }
       out.push_back(best ? *best : Limit{fp32, std::nullopt, "no tiling gave the right result"});
     }
-    // [3]: tensor cores, where the device has cooperative matrices GLSL can reach
     // [3], [4]: tensor cores (fp16, bf16), where the device has cooperative matrices GLSL can reach
     for (const char* dn : {"fp16", "bf16"}) {
       const bool bf16 = std::string(dn) == "bf16";
