@@ -299,6 +299,10 @@ bool StepperPane::linear_step(const Match& m) const {
   const Uop *before = model_->node(m.before), *after = model_->node(m.after);
   return before && after && before->op == QLatin1String("LINEAR") && after->op == QLatin1String("LINEAR");
 }
+// the graph's and the details' heights as they were before a linear pass's step took them (nothing when not on one)
+void StepperPane::restore_heights() {
+  if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
+}
 QString StepperPane::notice() const { return stack_->currentWidget() == notice_ ? notice_->text() : QString(); }
 
 void StepperPane::show_notice(const QString& text) {
@@ -545,7 +549,7 @@ void StepperPane::show_rule() {
 void StepperPane::show_step() {
   show_rule();
   if (step_ < 0) {
-    if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
+    restore_heights();
     title_->clear();
     plain_title_.clear();
     note_->clear();
@@ -618,7 +622,7 @@ void StepperPane::show_step() {
                            .arg(model_->node(m.before)->src.size())
                            .arg(model_->node(m.after)->src.size()));
   }
-  if (!sizes_off_linear_.isEmpty()) outer_->setSizes(std::exchange(sizes_off_linear_, {}));
+  restore_heights();
   // the steps of a pass share one layout: within it, a step only recolours
   const StepperModel::Window w = f.exact && union_limit_ > 0 ? model_->window(step_, union_limit_) : StepperModel::Window{};
   if (w.pass >= 0) {

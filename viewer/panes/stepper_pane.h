@@ -107,6 +107,7 @@ class StepperPane : public QWidget {
   void connect_signals();
   // a step of a pass over the linearized program: a LINEAR rewritten into another
   bool linear_step(const Match& m) const;
+  void restore_heights();
   // what one layout request is for: the graph, its highlighted nodes and the note under the title
   struct Picture {
     GraphInput graph;
