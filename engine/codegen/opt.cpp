@@ -61,7 +61,7 @@ const std::vector<std::string>& codegen_option_names() {
   static const std::vector<std::string> names{"NUM_CPU_THREADS", "NOOPT", "NOLOCALS", "MV", "MV_BLOCKSIZE", "MV_THREADS_PER_ROW",
                                               "MV_ROWS_PER_THREAD", "BEAM_UOPS_MAX", "BEAM_UPCAST_MAX", "BEAM_LOCAL_MAX",
                                               "BEAM_MIN_PROGRESS", "BEAM_PATIENCE", "USE_TC", "TC_SELECT", "TC_STAGE", "TC_VEC8", "TC_KHR", "TC_WG",
-                                              "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC", "ROW_READS",
+                                              "GLSL_LANES_SWAP", "FP_CONTRACT", "JAM", "JAM2", "PACK", "PREFETCH", "TRANSPOSE", "VECACC", "ROW_READS", "STAGE_MATMUL",
                                               "KERNEL_OPTS"};
   return names;
 }

@@ -74,6 +74,9 @@ struct OptTarget {
   bool coalesce_row_reads = false;
   int max_upcast = 16;
   std::vector<TensorCore> tensor_cores;  // in the order the TC opt tries them (tc_select indexes it)
+  // an fp32 matmul kernel whose lanes share the rows and columns they read is rendered with its tiles staged in shared
+  // memory (tensor_core.h, staged_matmul_layout; STAGE_MATMUL=0 keeps its lowered program): a Vulkan device's
+  bool stage_matmul = false;
 };
 // The CPU target (the reference's ClangRenderer): no locals, threads up to NUM_CPU_THREADS (env, default 8).
 OptTarget cpu_opt_target();

@@ -71,6 +71,8 @@ constexpr int64_t kTcStagedKMax = 32;
 // the k extent of a workgroup-scope kernel's loads
 constexpr int64_t kTcWorkgroupK = 32;
 constexpr int64_t kTcRegisterBudget = 176;
+// the k extent of a staged fp32 matmul's fill
+constexpr int64_t kStagedMatmulK = 16;
 
 int64_t prod_sizes(const std::vector<TcRange>& rs) {
   int64_t p = 1;
@@ -163,6 +165,7 @@ int64_t TcLayout::work_groups() const { return prod_sizes(globals); }
 int64_t TcLayout::k_blocks() const { return prod_sizes(reduces); }
 int64_t TcLayout::shared_bytes() const {
   const int64_t e = dtype_in->itemsize(), k = staged_k();
+  if (simt) return (tile_m() + tile_n()) * k * e;  // [k][tile_m] and [k][tile_n], unpadded
   // A: [tile_m][k + 8] or [k][tile_m + 8]; B: [k][tile_n + 8] or [tile_n][k + 8]
   const int64_t a = rm.ca == 1 ? k * (tile_m() + 8) : tile_m() * (k + 8);
   const int64_t b = rn.cb == 1 ? k * (tile_n() + 8) : tile_n() * (k + 8);
@@ -173,10 +176,11 @@ int64_t TcLayout::prefetch_words() const {
   return ((tile_m() + tile_n()) * staged_k() * dtype_in->itemsize() + 4 * lanes - 1) / (4 * lanes);
 }
 
-TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target) {
-  if (ids.size() != 3) refuse("the kernel has no tensor-core ranges");
+// A matmul kernel's layout without what a tensor core adds: its three buffers, dtypes, index bases and every range in its
+// role; `ids` (empty or three) names the ranges of one tensor-core operation (m, n, k), which take no other role
+static TcLayout matmul_roles(const UOpRef& ast, const std::vector<int64_t>& ids) {
   TcLayout L;
-  L.tm = tc.m, L.tn = tc.n, L.tk = tc.k, L.threads = tc.threads, L.khr = tc.khr;
+  L.rm.id = L.rn.id = L.rk.id = -1;
   // the one store, its value a REDUCE (or a cast of it) of a MUL of two buffer reads
   UOpRef store, red;
   std::vector<UOpRef> ranges;
@@ -201,8 +205,7 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   if (mul->op != Ops::MUL) refuse("the sum is not of a product");
   const UOpRef &ia = mul->src[0], &ib = mul->src[1], &ic = store->src[0];
   L.dtype_in = ia->dtype, L.dtype_acc = red->dtype, L.dtype_out = store->src[1]->dtype;
-  if (ia->dtype != tc.dtype_in || ib->dtype != tc.dtype_in || red->dtype != tc.dtype_out) refuse("dtypes do not match " + tc.str());
-  if (L.dtype_out != L.dtype_acc && L.dtype_out != tc.dtype_in) refuse("the sum is cast to " + std::string(L.dtype_out->name));
+  if (ib->dtype != ia->dtype) refuse("A is " + std::string(ia->dtype->name) + ", B " + ib->dtype->name);
   for (const UOpRef* x : {&ia, &ib, &ic})
     if ((*x)->op != Ops::INDEX || (*x)->src[0]->op != Ops::PARAM) refuse("an operand is not a buffer read");
   L.slot_a = ia->src[0]->as<ParamArg>().slot, L.slot_b = ib->src[0]->as<ParamArg>().slot, L.slot_c = ic->src[0]->as<ParamArg>().slot;
@@ -221,13 +224,13 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
     t.ca = aa.coef.at(t.id), t.cb = ab.coef.at(t.id), t.cc = ac.coef.at(t.id);
     const bool a = t.ca != 0, b = t.cb != 0, c = t.cc != 0;
     const AxisType ty = t.type;
-    if (t.id == ids[0]) {
+    if (!ids.empty() && t.id == ids[0]) {
       if (!(a && !b && c)) refuse("the m range is not a row of A and of the output only");
       L.rm = t;
-    } else if (t.id == ids[1]) {
+    } else if (!ids.empty() && t.id == ids[1]) {
       if (!(!a && b && c)) refuse("the n range is not a column of B and of the output only");
       L.rn = t;
-    } else if (t.id == ids[2]) {
+    } else if (!ids.empty() && t.id == ids[2]) {
       if (!(a && b && !c)) refuse("the k range is not a reduce of A and B");
       L.rk = t;
     } else if (a && b && c) {
@@ -246,6 +249,15 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
       refuse("a range that is not a row, column, reduce or batch of the matmul");
     }
   }
+  return L;
+}
+
+TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target) {
+  if (ids.size() != 3) refuse("the kernel has no tensor-core ranges");
+  TcLayout L = matmul_roles(ast, ids);
+  L.tm = tc.m, L.tn = tc.n, L.tk = tc.k, L.threads = tc.threads, L.khr = tc.khr;
+  if (L.dtype_in != tc.dtype_in || L.dtype_acc != tc.dtype_out) refuse("dtypes do not match " + tc.str());
+  if (L.dtype_out != L.dtype_acc && L.dtype_out != tc.dtype_in) refuse("the sum is cast to " + std::string(L.dtype_out->name));
   if (L.rm.size != tc.m || L.rn.size != tc.n || L.rk.size != tc.k) refuse("the tensor-core ranges are not " + tc.str());
   // fragments are loaded from and stored to rows (or columns) of contiguous elements
   if (L.rm.cc != 1 && L.rn.cc != 1) refuse("the output is neither row- nor column-major in the fragment");
@@ -254,8 +266,9 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   // a fragment store's start and stride are 16-byte aligned
   const int64_t align = 16 / L.dtype_out->itemsize();
   if (L.base_c % align) refuse("the output does not start 16-byte aligned");
-  for (auto& t : rs)
-    if (t.id != ids[0] && t.id != ids[1] && t.cc % align) refuse("an output stride is not a multiple of 16 bytes");
+  for (auto* v : {&L.globals, &L.locals, &L.upcast_m, &L.upcast_n})
+    for (auto& t : *v)
+      if (t.cc % align) refuse("an output stride is not a multiple of 16 bytes");
   if ((L.rm.cc == 1 ? L.rn.cc : L.rm.cc) % align) refuse("the output's row stride is not a multiple of 16 bytes");
   const int64_t lanes = L.subgroups() * L.threads;
   if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
@@ -278,6 +291,38 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
       TcLayout deeper = L;
       deeper.stage = d;
       if (deeper.staged_k() > kTcStagedKMax || deeper.shared_bytes() > shared_limit || acc_words + deeper.prefetch_words() > kTcRegisterBudget) break;
+      L.stage = d;
+    }
+  }
+  return L;
+}
+
+TcLayout staged_matmul_layout(const UOpRef& ast, const OptTarget& target) {
+  TcLayout L = matmul_roles(ast, {});
+  L.simt = true, L.tm = L.tn = L.tk = 1, L.threads = 1;
+  if (L.dtype_in != dtypes::float32 || L.dtype_acc != dtypes::float32 || L.dtype_out != dtypes::float32) refuse("not an fp32 matmul");
+  if (L.slot_c == L.slot_a || L.slot_c == L.slot_b) refuse("the output is an operand");
+  const int64_t lanes = L.subgroups(), fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
+  if (lanes < 32) refuse("fewer than 32 lanes share the tiles");
+  if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
+  if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+  if (fm * fn < 16) refuse("fewer than 16 outputs a lane");
+  if (fm * fn > 128) refuse("more than 128 outputs a lane");
+  if (L.reduces.empty()) refuse("no reduce loop to stage");
+  const int64_t shared_limit = target.tc_shared_limit();
+  if (L.shared_bytes() > shared_limit)
+    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
+  // K blocks a fill: one reduce range keeps a fill's blocks one digit of the tiles; as many as make the fill 16 deep,
+  // within shared memory and 32 prefetch registers a lane
+  if (const int64_t want = asked_stage(L)) {
+    if (want > 1 && L.reduces.size() > 1) refuse("TC_STAGE=" + std::to_string(want) + " with the K blocks in more than one range");
+    L.stage = want;
+    if (L.shared_bytes() > shared_limit) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+  } else if (L.reduces.size() == 1) {
+    for (int64_t d = 2; L.k_blocks() % d == 0 && L.block_k() * d <= kStagedMatmulK; d *= 2) {
+      TcLayout deeper = L;
+      deeper.stage = d;
+      if (deeper.shared_bytes() > shared_limit || deeper.prefetch_words() > 32) break;
       L.stage = d;
     }
   }
@@ -307,12 +352,17 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   UOpRef l = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.subgroups() * L.threads)}, std::string("lidx0"));
   lin.push_back(g);
   lin.push_back(l);
-  const std::string what = "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
+  const std::string what =
+      L.simt ? "fp32 multiply-adds: a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) + " tile per work group of " +
+                   std::to_string(L.subgroups()) + " lanes, " + std::to_string(prod_sizes(L.upcast_m)) + "x" + std::to_string(prod_sizes(L.upcast_n)) +
+                   " outputs a lane, A and B staged in shared memory " + std::to_string(L.staged_k()) + " deep (K blocks of " +
+                   std::to_string(L.block_k()) + ")"
+             : "tensor cores " + std::to_string(L.tm) + "x" + std::to_string(L.tn) + "x" + std::to_string(L.tk) + " " +
                            L.dtype_in->name + " -> " + L.dtype_acc->name + ": a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) +
                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
                            (L.stage > 1 ? ", " + std::to_string(L.stage) + (L.workgroup_scope ? " a load" : " staged at a time") : "") +
                            (L.workgroup_scope ? ", the tile one workgroup-scope matrix" : "");
-  lin.push_back(UOp::make(Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
+  lin.push_back(UOp::make(L.simt ? Ops::CUSTOM : Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
   for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})
     if (std::find(spec.globals.begin(), spec.globals.end(), s) == spec.globals.end()) spec.globals.push_back(static_cast<int>(s));

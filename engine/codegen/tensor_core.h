@@ -52,6 +52,9 @@ struct TcLayout {
   bool workgroup_scope = false;
   int64_t a_stride = 0, b_stride = 0, c_stride = 0;  // (workgroup scope) the tiles' row (column-major: column) strides
   bool a_col = false, b_col = false, c_col = false;  // column-major tiles
+  // No tensor core (staged_matmul_layout): each lane multiplies and adds an FM x FN block of fp32 outputs of its own
+  // (tm = tn = tk = 1, threads = 1: a lane is a "subgroup"), the work group's A and B tiles staged in shared memory
+  bool simt = false;
   // derived sizes
   int64_t subgroups() const;
   int64_t tile_m() const;  // rows of the work group's tile: tm x its LOCAL and UPCAST ranges of A
@@ -67,6 +70,12 @@ struct TcLayout {
 // The layout of an optimized kernel AST whose KernelInfo (or `ids`) names TC ranges; KernelOptError when it is not one
 // `target` can run (the reason in the message).
 TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<int64_t>& ids, const OptTarget& target);
+
+// An fp32 matmul kernel whose lanes (its LOCAL ranges) share the rows of A and the columns of B they read: its layout
+// with every range in a role (no tensor-core ranges), as many K blocks staged in shared memory at a time as make a
+// fill 16 deep within the shared-memory and register budgets (TC_STAGE=N asks for N). KernelOptError when it is not
+// such a kernel: other dtypes, fewer than 32 lanes or 16 outputs a lane, no reduce loop, a gate, a local buffer, ...
+TcLayout staged_matmul_layout(const UOpRef& ast, const OptTarget& target);
 
 // The program of a TC kernel (GLSL only): launch dims from its layout, the source from render_glsl_tensor_core.
 ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& sink, const TcLayout& layout, const Renderer& renderer);

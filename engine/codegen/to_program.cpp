@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/codegen/linearize.h"
@@ -95,6 +96,15 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer&
     if (i < 0 || i >= static_cast<int64_t>(target.tensor_cores.size())) throw Error("kernel " + info.name + ": no tensor core " + std::to_string(i) + " on this target");
     const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
     return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), renderer);
+  }
+  if (target.stage_matmul && codegen_option("STAGE_MATMUL", 1) != 0) {
+    std::optional<TcLayout> staged;
+    try {
+      staged = staged_matmul_layout(sink, target);
+    } catch (const KernelOptError&) {
+      // not such a kernel: lowered as any other
+    }
+    if (staged) return lower_tensor_core_program(kernel_ast, sink, *staged, renderer);
   }
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");

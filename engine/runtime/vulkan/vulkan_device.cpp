@@ -63,6 +63,7 @@ class VulkanDevice final : public Device {
     t.shared_max = std::min<int64_t>(t.shared_max, info_.max_shared_memory);
     t.tc_shared_max = info_.max_shared_memory;
     t.coalesce_row_reads = info_.type != "cpu";
+    t.stage_matmul = true;
     // tensor cores: the device's VK_KHR_cooperative_matrix subgroup shapes, fp16 and bf16 (with
     // VK_KHR_shader_bfloat16) x itself + fp32, in its order, the NV SPIR-V glslang makes rewritten to the KHR
     // instructions (vulkan.h, khr_cooperative_matrix; on the H200 fp16 runs at 240 TFLOP/s this way against 161 through

@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "engine/renderer/glsl_renderer.h"
 #include "engine/codegen/opt.h"
@@ -43,6 +44,31 @@ UOpRef half_matmul(int64_t M, int64_t K, int64_t N, bool b_transposed = false, b
 }
 
 ProgramSpec program(const UOpRef& ast, const OptTarget& t) { return to_program(ast, glsl_renderer(), t); }
+
+// out[r0*N+r1] = sum_r2 a[..] * b[r2*N+r1] in fp32; a_transposed reads a[r2*M+r0] (A column-major)
+UOpRef f32_matmul(int64_t M, int64_t K, int64_t N, bool a_transposed = false) {
+  auto o = k::param(0, M * N, dtypes::float32), a = k::param(1, M * K, dtypes::float32), b = k::param(2, K * N, dtypes::float32);
+  auto r0 = k::R(M, 0), r1 = k::R(N, 1), r2 = k::R(K, 2, AxisType::REDUCE);
+  auto ai = a_transposed ? iadd(imul(r2, k::c(M)), r0) : iadd(imul(r0, k::c(K)), r2);
+  auto v = alu(Ops::MUL, k::idx(a, ai), k::idx(b, iadd(imul(r2, k::c(N)), r1)));
+  return k::sink(k::end(k::store(o, iadd(imul(r0, k::c(N)), r1), k::reduce(Ops::ADD, v, {r2})), {r0, r1}));
+}
+
+// a GPU target whose fp32 matmuls are staged (a Vulkan device's, as the H100 lists its limits), no tensor cores
+OptTarget staged_target() {
+  OptTarget t = tc_target();
+  t.tensor_cores.clear();
+  t.tc_shared_max = 49152;
+  t.stage_matmul = true;
+  return t;
+}
+
+std::vector<Opt> opts_of(const std::vector<std::tuple<OptOps, int, int64_t>>& v) {
+  std::vector<Opt> out;
+  for (auto [op, axis, arg] : v) out.push_back(Opt{op, axis, arg});
+  return out;
+}
+
 
 bool has_tc(const ProgramSpec& p) {
   return !p.applied_opts.empty() && p.applied_opts[0].rfind("Opt(op=OptOps.TC", 0) == 0;
@@ -129,6 +155,62 @@ class TestTensorCore : public QObject {
   Q_OBJECT
 
  private slots:
+
+  // fp32 matmuls whose lanes share tiles are rendered staged (staged_matmul_layout): the hand-written shader's tiling
+  // (8 x 8 a lane as 2 x 4 rows and columns 64 apart, 256 lanes, K blocks of 4) gives a 128 x 128 tile, fills 16 deep,
+  // the lane's values read from shared memory as vec4, the trip count through the launch (so the program is never
+  // packed several work groups to one); STAGE_MATMUL=0 keeps the lowered program. What it computes is checked on
+  // lavapipe (test_vulkan_math staged_matmul_results) and by the bench on a GPU.
+  void staged_fp32_matmul() {
+    const OptTarget t = staged_target();
+    const auto hand = opts_of({{OptOps::UPCAST, 0, 4}, {OptOps::LOCAL, 0, 16}, {OptOps::UPCAST, 0, 2}, {OptOps::UPCAST, 1, 4},
+                               {OptOps::LOCAL, 1, 16}, {OptOps::UPCAST, 1, 2}, {OptOps::UNROLL, 0, 4}});
+    ProgramSpec p = to_program(f32_matmul(512, 512, 512), glsl_renderer(), t, hand);
+    QVERIFY2(p.src.find("// fp32 multiply-adds: a 128x128 tile per work group of 256 lanes, 8x8 outputs a lane, A and B staged in shared "
+                        "memory 16 deep (K blocks of 4)") != std::string::npos, p.src.c_str());
+    QCOMPARE(p.lowered->src.back()->op, Ops::CUSTOM);
+    QCOMPARE(p.global_size, (std::array<int64_t, 3>{16, 1, 1}));
+    QVERIFY(p.local_size && *p.local_size == (std::array<int64_t, 3>{256, 1, 1}));
+    QCOMPARE(glsl_group_packing(p), 1);
+    QVERIFY(p.src.find("const uint fills = 32u + (gl_NumWorkGroups.x - 16u);") != std::string::npos);
+    // tiles of 128 x 16 floats each (16 KB), read as vec4 from the buffers; 8 vec4 accumulators stored as vec4
+    QVERIFY(p.src.find("shared vec4 sa[512];") != std::string::npos && p.src.find("shared vec4 sb[512];") != std::string::npos);
+    QVERIFY(p.src.find("buffer buf_a { vec4 a[]; }") != std::string::npos && p.src.find("buffer buf_c { vec4 c[]; }") != std::string::npos);
+    compiles(p);
+    QCOMPARE(p.name, std::string("r_4_4_16_16_4_2_4_2_128_4"));
+    // A column-major (a.T @ b): its rows are the contiguous run, so its vec4 loads go to shared memory whole (a
+    // row-major A's are stored a component at a time, k-major)
+    ProgramSpec pt = to_program(f32_matmul(512, 512, 512, true), glsl_renderer(), t, hand);
+    QVERIFY2(pt.src.find("buffer buf_a { vec4 a[]; }") != std::string::npos && pt.src.find(") >> 2u] = ra0;") != std::string::npos, pt.src.c_str());
+    QVERIFY(p.src.find(") >> 2u] = ra0;") == std::string::npos && p.src.find("[(p) & 3u] = ra0.x;") != std::string::npos);
+    compiles(pt);
+    // upcasts of 3 and 6: scalar shared reads and accumulators, B's loads scalar; A's 96 vec4 units do not divide among
+    // the 64 lanes (the last load guarded)
+    ProgramSpec p3 = to_program(f32_matmul(96, 64, 96), glsl_renderer(), t,
+                                opts_of({{OptOps::UPCAST, 0, 3}, {OptOps::LOCAL, 0, 8}, {OptOps::UPCAST, 1, 6}, {OptOps::LOCAL, 1, 8}, {OptOps::UNROLL, 0, 4}}));
+    QVERIFY2(p3.src.find("of 64 lanes, 3x6 outputs a lane") != std::string::npos, p3.src.c_str());
+    QVERIFY(p3.src.find("if ((lane + 64u) < 96u)") != std::string::npos && p3.src.find("buffer buf_b { float b[]; }") != std::string::npos);
+    QVERIFY(p3.src.find("shared float sa[") != std::string::npos && p3.src.find(" < ") != std::string::npos);
+    compiles(p3);
+    // the default opts of test_vulkan_math's matmuls (which check what they compute) stage them
+    for (auto [m, k, n, at] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{{256, 192, 320, false}, {256, 192, 320, true}, {256, 256, 256, false}}) {
+      ProgramSpec q = program(f32_matmul(m, k, n, at), t);
+      QVERIFY2(q.src.find("fp32 multiply-adds") != std::string::npos, q.name.c_str());
+    }
+    // STAGE_MATMUL=0, fewer than 32 lanes, fewer than 16 outputs a lane, fp16 operands: the lowered program
+    codegen_options()["STAGE_MATMUL"] = "0";
+    ProgramSpec off = to_program(f32_matmul(512, 512, 512), glsl_renderer(), t, hand);
+    codegen_options().erase("STAGE_MATMUL");
+    QVERIFY(off.src.find("fp32 multiply-adds") == std::string::npos && off.lowered->src.back()->op != Ops::CUSTOM);
+    QCOMPARE(off.name, p.name);
+    for (const auto& [ast, opts] : std::vector<std::pair<UOpRef, std::vector<Opt>>>{
+             {f32_matmul(512, 512, 512), opts_of({{OptOps::UPCAST, 0, 4}, {OptOps::UPCAST, 1, 4}, {OptOps::LOCAL, 0, 4}, {OptOps::LOCAL, 1, 4}})},
+             {f32_matmul(512, 512, 512), opts_of({{OptOps::UPCAST, 0, 2}, {OptOps::UPCAST, 1, 4}, {OptOps::LOCAL, 0, 8}, {OptOps::LOCAL, 1, 8}})},
+             {half_matmul(512, 512, 512, false, false), opts_of({{OptOps::UPCAST, 0, 4}, {OptOps::UPCAST, 1, 4}, {OptOps::LOCAL, 0, 8}, {OptOps::LOCAL, 1, 8}})}}) {
+      ProgramSpec q = to_program(ast, glsl_renderer(), t, opts);
+      QVERIFY2(q.src.find("fp32 multiply-adds") == std::string::npos, q.name.c_str());
+    }
+  }
   // the heuristic: TC first (the first tensor core that fits: 16x8x16), then UPCAST of the A axis by 4, of the B axis by
   // 4 and LOCAL of the B axis by 4, so a work group of 4 subgroups computes a 64 x 128 tile in K blocks of 16
   void heuristic_opts_and_layout() {

@@ -94,6 +94,23 @@ Tensor pow_f64() {
       .pow(values({0.5, 3.0, 0.5, 1.0 / 3, -1.0, -1.0, 3.0, -300.0, -1.0, -2.0, 3.0, 0.0, NAN, 2.5, 1e20}, dtypes::float64));
 }
 
+// matmul operands of small multiples of 1/4 (every product and partial sum exact in fp32: any order gives the same bits)
+Tensor quarters(std::vector<int64_t> shape, int64_t mod, int64_t off) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 5 + i / 7) % mod - off) * 0.25);
+  return values(v, dtypes::float32).reshape(shape);
+}
+Tensor mm_plain() { return quarters({256, 192}, 9, 4).matmul(quarters({192, 320}, 7, 3)); }
+Tensor mm_a_transposed() { return quarters({192, 256}, 9, 4).transpose().matmul(quarters({192, 320}, 7, 3)); }
+Tensor mm_square_of_itself() {
+  Tensor x = quarters({256, 256}, 5, 2);
+  return x.matmul(x);
+}
+Tensor mm_batched() { return quarters({2, 128, 96}, 9, 4).matmul(quarters({2, 96, 256}, 7, 3)); }
+Tensor mm_odd() { return quarters({96, 60}, 9, 4).matmul(quarters({60, 84}, 7, 3)); }
+
 }  // namespace
 
 class TestVulkanMath : public QObject {
@@ -141,6 +158,17 @@ class TestVulkanMath : public QObject {
         QVERIFY(std::fabs(shared.f[k] - want.f[k]) <= 1e-5 * std::max(1.0, std::fabs(want.f[k])));
         QVERIFY(std::fabs(plain.f[k] - want.f[k]) <= 1e-5 * std::max(1.0, std::fabs(want.f[k])));
       }
+    }
+  }
+  // fp32 matmuls with their tiles staged in shared memory (test_tensor_core staged_fp32_matmul: the default opts of
+  // the first three render them staged): A row- and column-major, both operands one buffer, a batch, odd sizes; the
+  // interpreter's bits, and the same with STAGE_MATMUL=0
+  void staged_matmul_results() {
+    for (Tensor (*f)() : {mm_plain, mm_a_transposed, mm_square_of_itself, mm_batched, mm_odd}) {
+      same_as_interp(f, 0, "staged matmul");
+      codegen_options()["STAGE_MATMUL"] = "0";
+      same_as_interp(f, 0, "matmul, STAGE_MATMUL=0");
+      codegen_options().erase("STAGE_MATMUL");
     }
   }
   void float64_transcendentals() {
