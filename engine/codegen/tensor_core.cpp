@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
 #include "engine/codegen/linearize.h"
+#include "engine/codegen/lowering.h"
 
 namespace ts {
 
@@ -309,6 +311,25 @@ TcLayout staged_matmul_layout(const UOpRef& ast, const OptTarget& target) {
   if (fm * fn < 16) refuse("fewer than 16 outputs a lane");
   if (fm * fn > 128) refuse("more than 128 outputs a lane");
   if (L.reduces.empty()) refuse("no reduce loop to stage");
+  // the launch as the lowered kernel's (add gpudims: its dims in range-id order): every range's value over the SPECIALs
+  auto by_id = [](const TcRange& x, const TcRange& y) { return x.id < y.id; };
+  std::sort(L.globals.begin(), L.globals.end(), by_id);
+  std::sort(L.locals.begin(), L.locals.end(), by_id);
+  UOps gs, ls;
+  for (auto& r : L.globals) gs.push_back(iconst(r.size));
+  for (auto& r : L.locals) ls.push_back(iconst(r.size));
+  try {
+    L.global_idx = get_grouped_dims("gidx", gs, target.global_max, true);
+    L.local_idx = get_grouped_dims("lidx", ls, target.local_max, false);
+  } catch (const Error& e) {
+    refuse(std::string("launch dims: ") + e.what());
+  }
+  for (auto* v : {&L.global_idx, &L.local_idx})
+    for (auto& e : *v)
+      for (auto& u : e->toposort())
+        if (!(u->op == Ops::CONST || u->op == Ops::SPECIAL || u->op == Ops::ADD || u->op == Ops::MUL || u->op == Ops::FLOORDIV || u->op == Ops::CDIV ||
+              u->op == Ops::FLOORMOD || u->op == Ops::CMOD))
+          refuse("a launch index uses " + std::string(op_name(u->op)));
   const int64_t shared_limit = target.tc_shared_limit();
   if (L.shared_bytes() > shared_limit)
     refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
@@ -350,8 +371,17 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
     if (std::find(lin.begin(), lin.end(), params.at(s)) == lin.end()) lin.push_back(params.at(s));
   UOpRef g = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.work_groups())}, std::string("gidx0"));
   UOpRef l = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.subgroups() * L.threads)}, std::string("lidx0"));
-  lin.push_back(g);
-  lin.push_back(l);
+  if (L.simt) {  // the launch dims of the ranges' index expressions, in name order
+    std::map<std::string, UOpRef> specials;
+    for (auto* v : {&L.global_idx, &L.local_idx})
+      for (auto& e : *v)
+        for (auto& u : e->toposort())
+          if (u->op == Ops::SPECIAL) specials.emplace(u->as<std::string>(), u);
+    for (auto& [name, u] : specials) lin.push_back(u);
+  } else {
+    lin.push_back(g);
+    lin.push_back(l);
+  }
   const std::string what =
       L.simt ? "fp32 multiply-adds: a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) + " tile per work group of " +
                    std::to_string(L.subgroups()) + " lanes, " + std::to_string(prod_sizes(L.upcast_m)) + "x" + std::to_string(prod_sizes(L.upcast_n)) +
@@ -362,7 +392,10 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
                            " tile per work group of " + std::to_string(L.subgroups()) + " subgroups, K blocks of " + std::to_string(L.block_k()) +
                            (L.stage > 1 ? ", " + std::to_string(L.stage) + (L.workgroup_scope ? " a load" : " staged at a time") : "") +
                            (L.workgroup_scope ? ", the tile one workgroup-scope matrix" : "");
-  lin.push_back(UOp::make(L.simt ? Ops::CUSTOM : Ops::WMMA, dtypes::void_, {params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b), g, l}, what));
+  UOps srcs{params.at(L.slot_c), params.at(L.slot_a), params.at(L.slot_b)};
+  for (auto& u : lin)
+    if (u->op == Ops::SPECIAL) srcs.push_back(u);
+  lin.push_back(UOp::make(L.simt ? Ops::CUSTOM : Ops::WMMA, dtypes::void_, srcs, what));
   spec.lowered = UOp::make(Ops::LINEAR, dtypes::void_, lin);
   for (int64_t s : {L.slot_a, L.slot_b, L.slot_c})
     if (std::find(spec.globals.begin(), spec.globals.end(), s) == spec.globals.end()) spec.globals.push_back(static_cast<int>(s));

@@ -55,6 +55,10 @@ struct TcLayout {
   // No tensor core (staged_matmul_layout): each lane multiplies and adds an FM x FN block of fp32 outputs of its own
   // (tm = tn = tk = 1, threads = 1: a lane is a "subgroup"), the work group's A and B tiles staged in shared memory
   bool simt = false;
+  // (simt) each GLOBAL and LOCAL range's value as the reference's launch dims give it (get_grouped_dims: gidx reversed,
+  // merged or split to fit the device), over SPECIALs gidxN / lidxN and integer + * // %: the kernel launches as the
+  // lowered one would
+  std::vector<UOpRef> global_idx, local_idx;
   // derived sizes
   int64_t subgroups() const;
   int64_t tile_m() const;  // rows of the work group's tile: tm x its LOCAL and UPCAST ranges of A

@@ -583,6 +583,28 @@ std::string offset(const std::vector<Digit>& ds, const std::string& var, int64_t
   return tile_offset(t, var);
 }
 
+// a launch index expression (staged_matmul_layout: constants, gidxN / lidxN SPECIALs, + * // %) as GLSL uint; `swap`:
+// lidx0 and lidx1 are the y and x components (as glsl_swaps_lanes has the lowered kernels)
+std::string launch_expr(const UOpRef& e, bool swap) {
+  auto bin = [&](const char* op) { return "(" + launch_expr(e->src[0], swap) + " " + op + " " + launch_expr(e->src[1], swap) + ")"; };
+  switch (e->op) {
+    case Ops::CONST: return std::to_string(e->const_int()) + "u";
+    case Ops::SPECIAL: {
+      const std::string& nm = e->as<std::string>();
+      const int d = nm.back() - '0';
+      if (nm.rfind("gidx", 0) == 0) return std::string("gl_WorkGroupID.") + "xyz"[d];
+      return std::string("gl_LocalInvocationID.") + (swap && d < 2 ? "yx"[d] : "xyz"[d]);
+    }
+    case Ops::ADD: return bin("+");
+    case Ops::MUL: return bin("*");
+    case Ops::FLOORDIV:
+    case Ops::CDIV: return bin("/");
+    case Ops::FLOORMOD:
+    case Ops::CMOD: return bin("%");
+    default: throw Error("staged matmul: a launch index uses " + std::string(op_name(e->op)));
+  }
+}
+
 // the place of each range in a mixed-radix number over `rs` (the last the fastest)
 std::vector<int64_t> places(const std::vector<TcRange>& rs) {
   std::vector<int64_t> p(rs.size(), 1);
@@ -654,7 +676,11 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
   const int64_t FM = A.f, FN = B.f;
   std::ostringstream o;
   o << "#version 450\n// " << spec.lowered->src.back()->as<std::string>() << "\n";
-  o << "layout(local_size_x = " << lanes << ") in;\n";
+  // the lowered kernel's launch (its lidx1 the x component where glsl_swaps_lanes says so)
+  const std::array<int64_t, 3> ls = spec.local_size.value_or(std::array<int64_t, 3>{lanes, 1, 1});
+  const bool swap = glsl_swaps_lanes(spec);
+  if (ls[0] * ls[1] * ls[2] != lanes) throw Error("kernel " + spec.name + ": the staged matmul's launch has " + std::to_string(ls[0] * ls[1] * ls[2]) + " lanes, its layout " + std::to_string(lanes));
+  o << "layout(local_size_x = " << (swap ? ls[1] : ls[0]) << ", local_size_y = " << (swap ? ls[0] : ls[1]) << ", local_size_z = " << ls[2] << ") in;\n";
   // the output's stores: vec4 where a lane's 4 consecutive columns are contiguous and every other step a multiple of 4
   bool cvec = B.w == 4 && L.upcast_n.back().cc == 1 && L.base_c % 4 == 0;
   for (auto* v : {&L.globals, &L.locals, &L.upcast_m})
@@ -671,25 +697,32 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
   if (L.slot_b == L.slot_a) B.vec = A.vec;  // one declaration: one load width
   for (const staged::Side* x : {&A, &B})
     o << "shared " << (x->w == 4 ? "vec4" : "float") << " s" << x->name << "[" << L.staged_k() * x->slots() / x->w << "];\n";
-  o << "void main() {\n  const uint lane = gl_LocalInvocationID.x, wg = gl_WorkGroupID.x;\n";
-  o << "  // the work group's first element of A, B and the output, the lane's first output\n";
-  auto coef = [](int64_t TcRange::*c) { return [c](const TcRange& r) { return r.*c; }; };
-  o << "  const uint oa = " << L.base_a << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::ca)) << ";\n";
-  o << "  const uint ob = " << L.base_b << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cb)) << ";\n";
-  o << "  const uint oc = " << L.base_c << "u + " << digits_sum(L.globals, "wg", coef(&TcRange::cc)) << " + "
-    << digits_sum(L.locals, "lane", coef(&TcRange::cc)) << ";\n";
-  // the lane's index along each side: its LOCAL digits of that side
-  for (const staged::Side* x : {&A, &B}) {
+  o << "void main() {\n  const uint lane = gl_LocalInvocationIndex;  // (the tiles' loads: any order of the lanes)\n";
+  // each GLOBAL and LOCAL range's value, as the launch gives it
+  for (size_t i = 0; i < L.globals.size(); ++i) o << "  const uint g" << i << " = " << staged::launch_expr(L.global_idx.at(i), swap) << ";\n";
+  for (size_t i = 0; i < L.locals.size(); ++i) o << "  const uint l" << i << " = " << staged::launch_expr(L.local_idx.at(i), swap) << ";\n";
+  // sum of coefficient x value over ranges named `prefix`N
+  auto ranges_sum = [&](const std::vector<TcRange>& rs, const char* prefix, auto coef) {
     std::string e;
-    const auto all = staged::places(L.locals), mine = staged::places(x->locals);
-    for (size_t i = 0, j = 0; i < L.locals.size(); ++i) {
-      if (j >= x->locals.size() || L.locals[i].id != x->locals[j].id) continue;
-      std::string d = all[i] == 1 ? "lane" : "(lane / " + u(all[i]) + ")";
-      if (i > 0) d = "(" + d + " % " + u(L.locals[i].size) + ")";
-      e += (e.empty() ? "" : " + ") + (mine[j] == 1 ? d : u(mine[j]) + " * " + d);
-      ++j;
+    for (size_t i = 0; i < rs.size(); ++i)
+      if (const int64_t c = coef(rs[i])) e += (e.empty() ? "" : " + ") + (c == 1 ? "" : u(c) + " * ") + prefix + std::to_string(i);
+    return e.empty() ? std::string("0u") : e;
+  };
+  auto coef = [](int64_t TcRange::*c) { return [c](const TcRange& r) { return r.*c; }; };
+  o << "  // the work group's first element of A, B and the output, the lane's first output\n";
+  o << "  const uint oa = " << L.base_a << "u + " << ranges_sum(L.globals, "g", coef(&TcRange::ca)) << ";\n";
+  o << "  const uint ob = " << L.base_b << "u + " << ranges_sum(L.globals, "g", coef(&TcRange::cb)) << ";\n";
+  o << "  const uint oc = " << L.base_c << "u + " << ranges_sum(L.globals, "g", coef(&TcRange::cc)) << " + "
+    << ranges_sum(L.locals, "l", coef(&TcRange::cc)) << ";\n";
+  // the lane's index along each side: its LOCAL ranges of that side as one number (the last the fastest)
+  for (const staged::Side* x : {&A, &B}) {
+    const auto mine = staged::places(x->locals);
+    std::vector<TcRange> placed = L.locals;
+    for (auto& r : placed) {
+      auto it = std::find_if(x->locals.begin(), x->locals.end(), [&](const TcRange& m) { return m.id == r.id; });
+      r.ca = it == x->locals.end() ? 0 : mine[static_cast<size_t>(it - x->locals.begin())];
     }
-    o << "  const uint l" << x->name << " = " << (e.empty() ? "0u" : e) << ";\n";
+    o << "  const uint l" << x->name << " = " << ranges_sum(placed, "l", coef(&TcRange::ca)) << ";\n";
   }
   // loads: unit q = lane + lanes * i of the tile, the last digit counted in vectors
   auto units = [&](const staged::Side& x) { return L.staged_k() * x.slots() / x.vec; };
@@ -748,7 +781,7 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
     for (int64_t j = 0; j < FNv; ++j) o << "  " << (B.w == 4 ? "vec4" : "float") << " acc" << i << "_" << j << " = " << (B.w == 4 ? "vec4(0.0)" : "0.0") << ";\n";
   const int64_t fills = L.k_blocks() / L.stage;
   o << "  // " << fills << " fills (the trip count through gl_NumWorkGroups: unknown to the compiler)\n";
-  o << "  const uint fills = " << u(fills) << " + (gl_NumWorkGroups.x - " << u(L.work_groups()) << ");\n";
+  o << "  const uint fills = " << u(fills) << " + (gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z - " << u(L.work_groups()) << ");\n";
   o << "  for (uint kb = 0u; kb < fills; ++kb) {\n";
   o << "    barrier();\n" << store(A, "    ") << store(B, "    ") << "    barrier();\n";
   o << "    if (kb + 1u < fills) {\n" << load(A, "kb + 1u", "      ") << load(B, "kb + 1u", "      ") << "    }\n";

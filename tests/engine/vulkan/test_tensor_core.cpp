@@ -169,10 +169,10 @@ class TestTensorCore : public QObject {
     QVERIFY2(p.src.find("// fp32 multiply-adds: a 128x128 tile per work group of 256 lanes, 8x8 outputs a lane, A and B staged in shared "
                         "memory 16 deep (K blocks of 4)") != std::string::npos, p.src.c_str());
     QCOMPARE(p.lowered->src.back()->op, Ops::CUSTOM);
-    QCOMPARE(p.global_size, (std::array<int64_t, 3>{16, 1, 1}));
-    QVERIFY(p.local_size && *p.local_size == (std::array<int64_t, 3>{256, 1, 1}));
+    QCOMPARE(p.global_size, (std::array<int64_t, 3>{4, 4, 1}));
+    QVERIFY(p.local_size && *p.local_size == (std::array<int64_t, 3>{16, 16, 1}));
     QCOMPARE(glsl_group_packing(p), 1);
-    QVERIFY(p.src.find("const uint fills = 32u + (gl_NumWorkGroups.x - 16u);") != std::string::npos);
+    QVERIFY(p.src.find("const uint fills = 32u + (gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z - 16u);") != std::string::npos);
     // tiles of 128 x 16 floats each (16 KB), read as vec4 from the buffers; 8 vec4 accumulators stored as vec4
     QVERIFY(p.src.find("shared vec4 sa[512];") != std::string::npos && p.src.find("shared vec4 sb[512];") != std::string::npos);
     QVERIFY(p.src.find("buffer buf_a { vec4 a[]; }") != std::string::npos && p.src.find("buffer buf_c { vec4 c[]; }") != std::string::npos);
@@ -203,6 +203,9 @@ class TestTensorCore : public QObject {
     codegen_options().erase("STAGE_MATMUL");
     QVERIFY(off.src.find("fp32 multiply-adds") == std::string::npos && off.lowered->src.back()->op != Ops::CUSTOM);
     QCOMPARE(off.name, p.name);
+    // the lowered kernel's launch, dim for dim
+    QCOMPARE(off.global_size, p.global_size);
+    QVERIFY(off.local_size == p.local_size);
     for (const auto& [ast, opts] : std::vector<std::pair<UOpRef, std::vector<Opt>>>{
              {f32_matmul(512, 512, 512), opts_of({{OptOps::UPCAST, 0, 4}, {OptOps::UPCAST, 1, 4}, {OptOps::LOCAL, 0, 4}, {OptOps::LOCAL, 1, 4}})},
              {f32_matmul(512, 512, 512), opts_of({{OptOps::UPCAST, 0, 2}, {OptOps::UPCAST, 1, 4}, {OptOps::LOCAL, 0, 8}, {OptOps::LOCAL, 1, 8}})},
