@@ -377,7 +377,10 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
       for (auto& e : *v)
         for (auto& u : e->toposort())
           if (u->op == Ops::SPECIAL) specials.emplace(u->as<std::string>(), u);
-    for (auto& [name, u] : specials) lin.push_back(u);
+    for (auto& [name, u] : specials) {
+      if (std::find(lin.begin(), lin.end(), u->src[0]) == lin.end()) lin.push_back(u->src[0]);  // its size
+      lin.push_back(u);
+    }
   } else {
     lin.push_back(g);
     lin.push_back(l);

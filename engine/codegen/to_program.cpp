@@ -97,15 +97,17 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer&
     const std::vector<int64_t> ids(info.tensor_core.begin() + 1, info.tensor_core.end());
     return lower_tensor_core_program(kernel_ast, sink, tc_layout(sink, target.tensor_cores[i], ids, target), renderer);
   }
+  // an fp32 matmul whose lanes share tiles: lowered as any other (every pass in the trace), then rendered staged
+  std::optional<TcLayout> staged;
   if (target.stage_matmul && codegen_option("STAGE_MATMUL", 1) != 0) {
-    std::optional<TcLayout> staged;
     try {
       staged = staged_matmul_layout(sink, target);
     } catch (const KernelOptError&) {
-      // not such a kernel: lowered as any other
+      // not such a kernel
     }
-    if (staged) return lower_tensor_core_program(kernel_ast, sink, *staged, renderer);
   }
+  // (held only for a staged kernel: a uop kept alive is reused by the passes below, which renumbers other kernels' traces)
+  const UOpRef optimized = staged ? sink : nullptr;
   static const PatternMatcher postopt = symbolic() + pm_reduce_mul_chain() + pm_postopt();
   sink = graph_rewrite(sink, postopt, "postopt symbolic");
   // (JAM=0 keeps the loops as the opts made them; JAM2=0 jams one loop at most)
@@ -187,6 +189,15 @@ ProgramSpec lower_program(const UOpRef& kernel_ast, UOpRef sink, const Renderer&
   spec.lowered = lin;
   spec.lang = renderer.lang();
   spec.lowered = renderer.linear_passes(spec.lowered, target);  // (the outs, ins and estimates above read the linearized list)
+  if (staged) {
+    // the staged program takes the lowered one's place where it launches the same (it always should: both take the
+    // reference's launch dims); its LINEAR list, one CUSTOM saying what the shader does, is the trace's last pass
+    ProgramSpec st = lower_tensor_core_program(kernel_ast, optimized, *staged, renderer);
+    if (st.global_size == spec.global_size && st.local_size == spec.local_size) {
+      st.lowered = view(st.lowered, "stage the matmul's tiles in shared memory");
+      return st;
+    }
+  }
   renderer.render(spec);
   return spec;
 }

@@ -114,10 +114,10 @@ struct DiskCache {
     if (c.cache_dir.empty()) return;
     // the codegen options set (NOOPT, TC_STAGE, GLSL_LANES_SWAP, ...) change what opts make of a kernel, so opts
     // found under some are kept apart from those found under others; version 2: lanes ordered lidx1 first; 3:
-    // tensor-core tiles as workgroup-scope matrices where the device has them
+    // tensor-core tiles as workgroup-scope matrices where the device has them; 4: fp32 matmuls staged on Vulkan
     std::string options;
     for (auto& [k, v] : codegen_options()) options += " " + k + "=" + v;
-    key = "tinyscope beam 3\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\nspace: " +
+    key = "tinyscope beam 4\ndevice: " + device_identity(dev) + "\nwidth: " + std::to_string(c.width) + "\nspace: " +
           opt_space_name(c.space) + "\noptions:" + options + "\n" + render_graph(ast);
     char name[40];
     std::snprintf(name, sizeof name, "%016llx.txt", static_cast<unsigned long long>(fnv1a(key)));

@@ -484,19 +484,21 @@ std::string local_start(const TcLayout& L, const std::vector<TcRange>& mine, int
   return out.empty() ? "0u" : out;
 }
 
+// the output offset of upcast index `idx` over ranges `rs` (the last the fastest): its digits times their steps in C
+int64_t upcast_offset(const std::vector<TcRange>& rs, int64_t idx) {
+  int64_t off = 0;
+  for (size_t k = rs.size(); k-- > 0;) {
+    off += (idx % rs[k].size) * rs[k].cc;
+    idx /= rs[k].size;
+  }
+  return off;
+}
+
 // each accumulator (i, j) of the subgroup stored at its upcast digits' place in the output (converted to its dtype)
 void store_accumulators(std::ostringstream& o, const TcLayout& L, int64_t fm, int64_t fn, const std::string& out_t) {
   auto u = [](int64_t v) { return std::to_string(v) + "u"; };
   const bool c_col = L.rn.cc != 1;
   const int64_t c_stride = c_col ? L.rn.cc : L.rm.cc;
-  auto upcast_offset = [](const std::vector<TcRange>& rs, int64_t idx) {
-    int64_t off = 0;
-    for (size_t k = rs.size(); k-- > 0;) {
-      off += (idx % rs[k].size) * rs[k].cc;
-      idx /= rs[k].size;
-    }
-    return off;
-  };
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j) {
       const std::string a = "acc" + std::to_string(i) + "_" + std::to_string(j);
@@ -799,14 +801,6 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
   }
   o << "    }\n  }\n";
   // outputs: (i, j) at the upcast digits' place
-  auto upcast_offset = [](const std::vector<TcRange>& rs, int64_t idx) {
-    int64_t off = 0;
-    for (size_t k = rs.size(); k-- > 0;) {
-      off += (idx % rs[k].size) * rs[k].cc;
-      idx /= rs[k].size;
-    }
-    return off;
-  };
   for (int64_t i = 0; i < FM; ++i)
     for (int64_t j = 0; j < FNv; ++j) {
       const std::string acc = "acc" + std::to_string(i) + "_" + std::to_string(j);

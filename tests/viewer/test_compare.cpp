@@ -28,9 +28,11 @@ using namespace ts_test;
 
 namespace {
 // `tinyscope run SCRIPT --json T --snapshots` on `dev`, loaded
-QString load_run(const QString& script, const QString& dev, const QString& out, tsv::Session* s, const QString& runtime_dir) {
+QString load_run(const QString& script, const QString& dev, const QString& out, tsv::Session* s, const QString& runtime_dir,
+                 const QStringList& extra_env = {}) {
   QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
   env.insert("DEV", dev);
+  for (const QString& kv : extra_env) env.insert(kv.section('=', 0, 0), kv.section('=', 1));
   env.insert("DEBUG", "0");
   if (dev == "VULKAN") {
     if (!env.contains("VK_DRIVER_FILES") && !env.contains("VK_ICD_FILENAMES"))
@@ -97,16 +99,29 @@ class TestCompare : public QObject {
       const int k = m.rowCount() - 1;
       QVERIFY(m.index(k, tsv::CompareModel::kNameA).data().toString() != m.index(k, tsv::CompareModel::kNameB).data().toString());
       QVERIFY2(m.index(k, tsv::CompareModel::kRatio).data().toString().endsWith("×"), qPrintable(m.index(k, tsv::CompareModel::kRatio).data().toString()));
-      // its two sources, C and GLSL, line up statement by statement: the store of the output on one row
+      // on VULKAN the matmul is staged in shared memory: its GLSL renders no uop a line, so the two sources stand side
+      // by side as they are (no alignment offered)
       const tsv::Program& pa = a.contexts()[a.kernel_context(a.calls()[k].program_key)].program;
-      const tsv::Program& pb = b.contexts()[b.kernel_context(b.calls()[k].program_key)].program;
+      const tsv::Program& staged = b.contexts()[b.kernel_context(b.calls()[k].program_key)].program;
+      QVERIFY2(staged.src.contains("fp32 multiply-adds") && tsv::statement_keys(b, staged).isEmpty(), qPrintable(staged.src));
+      tsv::SourceDiff plain;
+      plain.set_aligned_sources("C", pa.src, tsv::statement_keys(a, pa), "GLSL", staged.src, tsv::statement_keys(b, staged));
+      QVERIFY(plain.align_box()->isHidden());
+      QCOMPARE(plain.right()->toPlainText(), staged.src);
+      // lowered as any kernel (STAGE_MATMUL=0), its two sources, C and GLSL, line up statement by statement: the store
+      // of the output on one row
+      tsv::Session c;
+      why = load_run(path, "VULKAN", dir_.filePath(script + ".vk-lowered.json"), &c, dir_.path(), {"STAGE_MATMUL=0"});
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+      QCOMPARE(c.calls().size(), b.calls().size());
+      const tsv::Program& pb = c.contexts()[c.kernel_context(c.calls()[k].program_key)].program;
       tsv::SourceDiff diff;
-      diff.set_aligned_sources("C", pa.src, tsv::statement_keys(a, pa), "GLSL", pb.src, tsv::statement_keys(b, pb));
+      diff.set_aligned_sources("C", pa.src, tsv::statement_keys(a, pa), "GLSL", pb.src, tsv::statement_keys(c, pb));
       QVERIFY(diff.align_box()->isChecked());
       const QStringList la = diff.left()->toPlainText().split('\n'), lb = diff.right()->toPlainText().split('\n');
       QCOMPARE(la.size(), lb.size());
       QCOMPARE(la.size(), diff.aligned_rows().size());
-      const QStringList ka = tsv::statement_keys(a, pa), kb = tsv::statement_keys(b, pb);
+      const QStringList ka = tsv::statement_keys(a, pa), kb = tsv::statement_keys(c, pb);
       int both = 0, stores = 0;
       for (const auto& [x, y] : diff.aligned_rows()) {
         if (x < 0 || y < 0) continue;
