@@ -653,6 +653,7 @@ Side make_side(const TcLayout& L, bool is_a) {
   if (L.stage > 1) ds.push_back({L.stage, L.reduces.at(0).*x.coef, L.block_k() * S});
   for (size_t i = 0; i < L.unrolls.size(); ++i) ds.push_back({L.unrolls[i].size, L.unrolls[i].*x.coef, kp[i] * S});
   std::erase_if(ds, [](const Digit& d) { return d.size == 1; });
+  if (ds.empty()) ds.push_back({1, 0, 0});  // a tile of one element
   std::stable_sort(ds.begin(), ds.end(), [](const Digit& p, const Digit& q) { return p.g > q.g; });
   x.digits = ds;
   return x;
@@ -675,6 +676,7 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
       for (auto& r : *v) ok = ok && r.*(x->coef) % 4 == 0;
     x->vec = ok ? 4 : 1;
   }
+  if (L.slot_b == L.slot_a) A.vec = B.vec = std::min(A.vec, B.vec);  // one buffer, one declaration: one load width
   const int64_t FM = A.f, FN = B.f;
   std::ostringstream o;
   o << "#version 450\n// " << spec.lowered->src.back()->as<std::string>() << "\n";
@@ -696,7 +698,6 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
     o << "layout(std430, set = 0, binding = " << L.slot_b << ") " << restrict << "readonly buffer buf_b { " << (B.vec == 4 ? "vec4" : "float")
       << " b[]; };\n";
   const std::string bname = L.slot_b != L.slot_a ? "b" : "a";
-  if (L.slot_b == L.slot_a) B.vec = A.vec;  // one declaration: one load width
   for (const staged::Side* x : {&A, &B})
     o << "shared " << (x->w == 4 ? "vec4" : "float") << " s" << x->name << "[" << L.staged_k() * x->slots() / x->w << "];\n";
   o << "void main() {\n  const uint lane = gl_LocalInvocationIndex;  // (the tiles' loads: any order of the lanes)\n";
@@ -732,7 +733,7 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
   auto unit_digits = [&](const staged::Side& x) {
     std::vector<Digit> d = x.digits;
     if (x.vec > 1) d.back().size /= x.vec, d.back().g *= x.vec, d.back().s *= x.vec;
-    if (d.back().size == 1) d.pop_back();
+    if (!d.empty() && d.back().size == 1) d.pop_back();
     return d;
   };
   auto fill_origin = [&](const staged::Side& x, const std::string& kb) {

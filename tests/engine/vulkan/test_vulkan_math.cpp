@@ -108,6 +108,10 @@ Tensor mm_square_of_itself() {
   Tensor x = quarters({256, 256}, 5, 2);
   return x.matmul(x);
 }
+Tensor mm_itself_transposed() {
+  Tensor x = quarters({256, 256}, 5, 2);
+  return x.matmul(x.transpose());
+}
 Tensor mm_batched() { return quarters({2, 128, 96}, 9, 4).matmul(quarters({2, 96, 256}, 7, 3)); }
 Tensor mm_odd() { return quarters({96, 60}, 9, 4).matmul(quarters({60, 84}, 7, 3)); }
 
@@ -161,10 +165,10 @@ class TestVulkanMath : public QObject {
     }
   }
   // fp32 matmuls with their tiles staged in shared memory (test_tensor_core staged_fp32_matmul: the default opts of
-  // the first three render them staged): A row- and column-major, both operands one buffer, a batch, odd sizes; the
+  // the first three render them staged): A row- and column-major, both operands one buffer (B transposed too), a batch, odd sizes; the
   // interpreter's bits, and the same with STAGE_MATMUL=0
   void staged_matmul_results() {
-    for (Tensor (*f)() : {mm_plain, mm_a_transposed, mm_square_of_itself, mm_batched, mm_odd}) {
+    for (Tensor (*f)() : {mm_plain, mm_a_transposed, mm_square_of_itself, mm_itself_transposed, mm_batched, mm_odd}) {
       same_as_interp(f, 0, "staged matmul");
       codegen_options()["STAGE_MATMUL"] = "0";
       same_as_interp(f, 0, "matmul, STAGE_MATMUL=0");
