@@ -103,6 +103,31 @@ int64_t asked_stage(const TcLayout& L) {
   return std::max<int64_t>(want, 0);
 }
 
+// the deepest fill of 2, 4, 8, ... K blocks (a divisor of them) for which `fits` holds of the deeper layout; the depth
+// stays where none does
+template <class Fits>
+void deepen_stage(TcLayout& L, Fits fits) {
+  for (int64_t d = 2; L.k_blocks() % d == 0; d *= 2) {
+    TcLayout deeper = L;
+    deeper.stage = d;
+    if (!fits(deeper)) break;
+    L.stage = d;
+  }
+}
+
+// a work group of `lanes` and the layout's work groups within the target's launch limits
+void refuse_over_launch(const TcLayout& L, int64_t lanes, const OptTarget& target) {
+  if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
+  if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+}
+
+// the tiles at the layout's depth within `limit` bytes of shared memory (`asked`: the depth TC_STAGE asked for)
+void refuse_over_shared(const TcLayout& L, int64_t limit, int64_t asked = 0) {
+  if (L.shared_bytes() <= limit) return;
+  if (asked) refuse("TC_STAGE=" + std::to_string(asked) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+  refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(limit));
+}
+
 // whether the layout's tile can be one workgroup-scope matrix of `tc` (TcLayout::workgroup_scope); sets its strides
 bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
   const int64_t lanes = L.subgroups() * L.threads;
@@ -143,7 +168,7 @@ bool choose_workgroup_scope(TcLayout& L, const TensorCore& tc) {
     if (const int64_t want = asked_stage(L)) {
       L.stage = want;
     } else {
-      for (int64_t d = 2; L.k_blocks() % d == 0 && L.block_k() * d <= kTcWorkgroupK; d *= 2) L.stage = d;
+      deepen_stage(L, [](const TcLayout& x) { return x.staged_k() <= kTcWorkgroupK; });
     }
   }
   return L.workgroup_scope = true;
@@ -272,13 +297,10 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
     for (auto& t : *v)
       if (t.cc % align) refuse("an output stride is not a multiple of 16 bytes");
   if ((L.rm.cc == 1 ? L.rn.cc : L.rm.cc) % align) refuse("the output's row stride is not a multiple of 16 bytes");
-  const int64_t lanes = L.subgroups() * L.threads;
-  if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
-  if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+  refuse_over_launch(L, L.subgroups() * L.threads, target);
   if (choose_workgroup_scope(L, tc)) return L;
   const int64_t shared_limit = target.tc_shared_limit();
-  if (L.shared_bytes() > shared_limit)
-    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
+  refuse_over_shared(L, shared_limit);
   const int64_t fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
   if (fm * fn > 64) refuse("more than 64 accumulators per subgroup");
   // the staging depth: K blocks per shared-memory fill. Deeper fills take half as many barriers per multiply-add, as
@@ -286,15 +308,12 @@ TcLayout tc_layout(const UOpRef& ast, const TensorCore& tc, const std::vector<in
   // accumulators (a lane holds tm x tn / threads of each in fp32)
   if (const int64_t want = asked_stage(L)) {
     L.stage = want;
-    if (L.shared_bytes() > shared_limit) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+    refuse_over_shared(L, shared_limit, want);
   } else {
     const int64_t acc_words = fm * fn * L.tm * L.tn / L.threads;
-    for (int64_t d = 2; L.k_blocks() % d == 0; d *= 2) {
-      TcLayout deeper = L;
-      deeper.stage = d;
-      if (deeper.staged_k() > kTcStagedKMax || deeper.shared_bytes() > shared_limit || acc_words + deeper.prefetch_words() > kTcRegisterBudget) break;
-      L.stage = d;
-    }
+    deepen_stage(L, [&](const TcLayout& x) {
+      return x.staged_k() <= kTcStagedKMax && x.shared_bytes() <= shared_limit && acc_words + x.prefetch_words() <= kTcRegisterBudget;
+    });
   }
   return L;
 }
@@ -306,8 +325,7 @@ TcLayout staged_matmul_layout(const UOpRef& ast, const OptTarget& target) {
   if (L.slot_c == L.slot_a || L.slot_c == L.slot_b) refuse("the output is an operand");
   const int64_t lanes = L.subgroups(), fm = prod_sizes(L.upcast_m), fn = prod_sizes(L.upcast_n);
   if (lanes < 32) refuse("fewer than 32 lanes share the tiles");
-  if (lanes > target.local_max[0]) refuse(std::to_string(lanes) + " lanes in a work group, the device allows " + std::to_string(target.local_max[0]));
-  if (L.work_groups() > target.global_max[0]) refuse("too many work groups");
+  refuse_over_launch(L, lanes, target);
   if (fm * fn < 16) refuse("fewer than 16 outputs a lane");
   if (fm * fn > 128) refuse("more than 128 outputs a lane");
   if (L.reduces.empty()) refuse("no reduce loop to stage");
@@ -331,21 +349,15 @@ TcLayout staged_matmul_layout(const UOpRef& ast, const OptTarget& target) {
               u->op == Ops::FLOORMOD || u->op == Ops::CMOD))
           refuse("a launch index uses " + std::string(op_name(u->op)));
   const int64_t shared_limit = target.tc_shared_limit();
-  if (L.shared_bytes() > shared_limit)
-    refuse("the tiles need " + std::to_string(L.shared_bytes()) + " bytes of shared memory, the device has " + std::to_string(shared_limit));
+  refuse_over_shared(L, shared_limit);
   // K blocks a fill: one reduce range keeps a fill's blocks one digit of the tiles; as many as make the fill 16 deep,
   // within shared memory and 32 prefetch registers a lane
   if (const int64_t want = asked_stage(L)) {
     if (want > 1 && L.reduces.size() > 1) refuse("TC_STAGE=" + std::to_string(want) + " with the K blocks in more than one range");
     L.stage = want;
-    if (L.shared_bytes() > shared_limit) refuse("TC_STAGE=" + std::to_string(want) + " needs " + std::to_string(L.shared_bytes()) + " bytes of shared memory");
+    refuse_over_shared(L, shared_limit, want);
   } else if (L.reduces.size() == 1) {
-    for (int64_t d = 2; L.k_blocks() % d == 0 && L.block_k() * d <= kStagedMatmulK; d *= 2) {
-      TcLayout deeper = L;
-      deeper.stage = d;
-      if (deeper.shared_bytes() > shared_limit || deeper.prefetch_words() > 32) break;
-      L.stage = d;
-    }
+    deepen_stage(L, [&](const TcLayout& x) { return x.staged_k() <= kStagedMatmulK && x.shared_bytes() <= shared_limit && x.prefetch_words() <= 32; });
   }
   return L;
 }
@@ -369,8 +381,6 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
   UOps lin;
   for (int64_t s : {L.slot_c, L.slot_a, L.slot_b})
     if (std::find(lin.begin(), lin.end(), params.at(s)) == lin.end()) lin.push_back(params.at(s));
-  UOpRef g = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.work_groups())}, std::string("gidx0"));
-  UOpRef l = UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.subgroups() * L.threads)}, std::string("lidx0"));
   if (L.simt) {  // the launch dims of the ranges' index expressions, in name order
     std::map<std::string, UOpRef> specials;
     for (auto* v : {&L.global_idx, &L.local_idx})
@@ -381,9 +391,9 @@ ProgramSpec lower_tensor_core_program(const UOpRef& kernel_ast, const UOpRef& si
       if (std::find(lin.begin(), lin.end(), u->src[0]) == lin.end()) lin.push_back(u->src[0]);  // its size
       lin.push_back(u);
     }
-  } else {
-    lin.push_back(g);
-    lin.push_back(l);
+  } else {  // one dim of work groups, one of lanes
+    lin.push_back(UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.work_groups())}, std::string("gidx0")));
+    lin.push_back(UOp::make(Ops::SPECIAL, dtypes::int32, {uconst_int(dtypes::int32, L.subgroups() * L.threads)}, std::string("lidx0")));
   }
   const std::string what =
       L.simt ? "fp32 multiply-adds: a " + std::to_string(L.tile_m()) + "x" + std::to_string(L.tile_n()) + " tile per work group of " +

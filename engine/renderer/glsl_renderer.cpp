@@ -717,15 +717,16 @@ std::string render_glsl_staged_matmul(const ProgramSpec& spec, const TcLayout& L
   o << "  const uint ob = " << L.base_b << "u + " << ranges_sum(L.globals, "g", coef(&TcRange::cb)) << ";\n";
   o << "  const uint oc = " << L.base_c << "u + " << ranges_sum(L.globals, "g", coef(&TcRange::cc)) << " + "
     << ranges_sum(L.locals, "l", coef(&TcRange::cc)) << ";\n";
-  // the lane's index along each side: its LOCAL ranges of that side as one number (the last the fastest)
+  // the lane's index along each side: its LOCAL ranges of that side as one number (the last the fastest), each range's
+  // place times its value lN (N its position among all the LOCAL ranges)
   for (const staged::Side* x : {&A, &B}) {
     const auto mine = staged::places(x->locals);
-    std::vector<TcRange> placed = L.locals;
-    for (auto& r : placed) {
-      auto it = std::find_if(x->locals.begin(), x->locals.end(), [&](const TcRange& m) { return m.id == r.id; });
-      r.ca = it == x->locals.end() ? 0 : mine[static_cast<size_t>(it - x->locals.begin())];
-    }
-    o << "  const uint l" << x->name << " = " << ranges_sum(placed, "l", coef(&TcRange::ca)) << ";\n";
+    auto place = [&](const TcRange& r) -> int64_t {
+      for (size_t j = 0; j < x->locals.size(); ++j)
+        if (x->locals[j].id == r.id) return mine[j];
+      return 0;
+    };
+    o << "  const uint l" << x->name << " = " << ranges_sum(L.locals, "l", place) << ";\n";
   }
   // loads: unit q = lane + lanes * i of the tile, the last digit counted in vectors
   auto units = [&](const staged::Side& x) { return L.staged_k() * x.slots() / x.vec; };

@@ -17,11 +17,11 @@
 
 namespace ts::trace {
 
-// One executed CALL, as the DEBUG=2 line reports it (realize fills it; its call log keeps the latest ones).
 // What a device's compiler reports of a program's machine code, as it names each figure: a Vulkan driver's pipeline
 // statistics ("Register Count", "Shared Memory Size", ...). Empty where the compiler reports nothing.
 using ProgramStatistics = std::vector<std::pair<std::string, std::string>>;
 
+// One executed CALL, as the DEBUG=2 line reports it (realize fills it; its call log keeps the latest ones).
 struct CallRecord {
   std::string kind;          // "kernel" | "copy"
   std::string name;          // "E_4" / "copy       16 B,     CPU <- PYTHON" (no colors)
